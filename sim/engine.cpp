@@ -1,0 +1,494 @@
+#include "sim/engine.hpp"
+
+#include <algorithm>
+
+#include <boost/context/fiber.hpp>
+#include <fmt/format.h>
+
+#include "sim/errors.hpp"
+#include "sim/stack_pool.hpp"
+
+namespace sim {
+
+namespace ctx = boost::context;
+
+struct Process {
+  ctx::fiber fiber;      // the process, while it is suspended
+  ctx::fiber scheduler;  // the engine, while the process runs
+  std::function<void()> body;
+  ProcessId id = 0;
+  std::uint32_t slot = 0;
+  NodeId node = kWorld;
+  bool daemon = false;
+  bool killed = false;
+  bool waiting = false;
+  WaitInfo wait;
+  Time since;
+  Process* node_prev = nullptr;  // the node's processes, for crash()
+  Process* node_next = nullptr;
+};
+
+struct Engine::Node {
+  std::string name;
+  bool up = true;
+  bool paused = false;
+  std::int64_t paused_until = 0;
+  std::uint64_t epoch = 0;      // bumped by crash: callbacks for an older epoch are dropped
+  std::vector<Event> deferred;  // wake-ups that came due during a pause, in order
+  Process* processes = nullptr;
+  std::function<void()> on_crash;
+  std::function<void()> on_restart;
+};
+
+namespace {
+thread_local Engine* tl_engine = nullptr;
+
+constexpr int kKindShift = 56;
+constexpr std::uint64_t kTargetMask = (std::uint64_t{1} << kKindShift) - 1;
+
+// Makes `engine` the thread's current engine for the scope of run().
+class CurrentEngine {
+ public:
+  explicit CurrentEngine(Engine* engine) : saved_(tl_engine) { tl_engine = engine; }
+  ~CurrentEngine() { tl_engine = saved_; }
+  CurrentEngine(const CurrentEngine&) = delete;
+  CurrentEngine& operator=(const CurrentEngine&) = delete;
+
+ private:
+  Engine* saved_;
+};
+}  // namespace
+
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::completed: return "completed";
+    case RunStatus::deadlock: return "deadlock";
+    case RunStatus::time_budget: return "time budget reached";
+    case RunStatus::event_budget: return "event budget reached";
+    case RunStatus::stopped: return "stopped";
+  }
+  return "?";
+}
+
+std::string RunResult::liveness_report() const {
+  std::string out = fmt::format("run {} at {} after {} events", to_string(status), format_time(end), events);
+  std::size_t waiting = 0;
+  for (const auto& p : alive) waiting += p.daemon ? 0 : 1;
+  if (waiting == 0) return out + "; no process left waiting\n";
+  out += fmt::format("; {} process{} still waiting:\n", waiting, waiting == 1 ? "" : "es");
+  for (const auto& p : alive) {
+    if (p.daemon) continue;
+    out += fmt::format("  {} (#{}, node {}) waits on {} since {}\n", p.name, p.id, p.node, p.waiting_for,
+                       format_time(p.since));
+  }
+  return out;
+}
+
+Engine* Engine::current() { return tl_engine; }
+
+Engine::Engine(EngineConfig config)
+    : config_(config), choices_(config.seed), trace_(config.trace) {
+  if (config_.event_budget == 0) throw UsageError("sim::EngineConfig: event_budget must be at least 1");
+  if (config_.time_budget <= Duration::zero())
+    throw UsageError("sim::EngineConfig: time_budget must be positive, got " + format_duration(config_.time_budget));
+  stacks_ = std::make_unique<StackPool>(config_.stack_bytes, config_.guard_pages);
+  ties_ = choices_.stream("sim.ties");
+  process_names_.emplace_back("(none)");
+  add_node("world");
+}
+
+Engine::~Engine() {
+  // Unwind every suspended process with Killed, in id order, so its destructors run
+  // and its stack returns to the pool.
+  CurrentEngine scope(this);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (Process* p = slots_[i].process) {
+      p->killed = true;
+      resume(p);
+    }
+  }
+}
+
+// --- Nodes -----------------------------------------------------------------
+
+NodeId Engine::add_node(std::string name) {
+  auto node = std::make_unique<Node>();
+  node->name = std::move(name);
+  nodes_.push_back(std::move(node));
+  return static_cast<NodeId>(nodes_.size() - 1);
+}
+
+Engine::Node& Engine::node_ref(NodeId node, const char* call) {
+  if (node >= nodes_.size()) throw UsageError(fmt::format("{}: no node #{}", call, node));
+  return *nodes_[node];
+}
+const Engine::Node& Engine::node_ref(NodeId node, const char* call) const {
+  if (node >= nodes_.size()) throw UsageError(fmt::format("{}: no node #{}", call, node));
+  return *nodes_[node];
+}
+
+const std::string& Engine::node_name(NodeId node) const { return node_ref(node, "sim::Engine::node_name").name; }
+bool Engine::is_up(NodeId node) const { return node_ref(node, "sim::Engine::is_up").up; }
+bool Engine::is_paused(NodeId node) const { return node_ref(node, "sim::Engine::is_paused").paused; }
+void Engine::on_crash(NodeId node, std::function<void()> hook) { node_ref(node, "sim::Engine::on_crash").on_crash = std::move(hook); }
+void Engine::on_restart(NodeId node, std::function<void()> hook) {
+  node_ref(node, "sim::Engine::on_restart").on_restart = std::move(hook);
+}
+
+void Engine::pause(NodeId node, Duration length) {
+  Node& n = node_ref(node, "sim::Engine::pause");
+  if (node == kWorld) throw UsageError("sim::Engine::pause: the world node cannot be paused");
+  if (length < Duration::zero()) throw UsageError("sim::Engine::pause: negative length " + format_duration(length));
+  if (!n.up) return;  // a crashed node has nothing to stop
+  const std::int64_t until = now_ + length.count();
+  record_engine(trace_kind::node_pause, node, 0, length.count());
+  if (until <= n.paused_until && n.paused) return;
+  n.paused_until = std::max(n.paused_until, until);
+  n.paused = true;
+  schedule(until, EventKind::node_resume, node, n.epoch);
+  if (current_ != nullptr && current_->node == node) {
+    // The caller is on the paused node: it stops here, like every other thread there.
+    WaitHandle h = prepare_wait("sim::Engine::pause");
+    wake(h);
+    wait(h, WaitInfo{"pause of its node", nullptr, from_ns(until)});
+  }
+}
+
+void Engine::crash(NodeId node) {
+  Node& n = node_ref(node, "sim::Engine::crash");
+  if (node == kWorld) throw UsageError("sim::Engine::crash: the world node cannot crash");
+  if (!n.up) return;
+  n.up = false;
+  n.paused = false;
+  n.paused_until = 0;
+  ++n.epoch;
+  n.deferred.clear();
+  record_engine(trace_kind::node_crash, node, 0);
+  for (Process* p = n.processes; p != nullptr; p = p->node_next) kill_process(p);
+  if (n.on_crash) n.on_crash();
+  if (current_ != nullptr && current_->node == node) throw Killed{};
+}
+
+void Engine::restart(NodeId node) {
+  Node& n = node_ref(node, "sim::Engine::restart");
+  if (n.up) throw UsageError(fmt::format("sim::Engine::restart: node '{}' is not crashed", n.name));
+  n.up = true;
+  record_engine(trace_kind::node_restart, node, 0);
+  if (n.on_restart) n.on_restart();
+}
+
+// --- Processes -------------------------------------------------------------
+
+ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> body, SpawnOptions options) {
+  Node& n = node_ref(node, "sim::Engine::spawn");
+  if (!n.up) throw UsageError(fmt::format("sim::Engine::spawn: node '{}' is crashed (spawning '{}')", n.name, name));
+  if (!body) throw UsageError(fmt::format("sim::Engine::spawn: process '{}' has no body", name));
+
+  auto* p = new Process;
+  p->body = std::move(body);
+  p->id = next_process_id_++;
+  p->node = node;
+  p->daemon = options.daemon;
+  p->since = now();
+  p->wait = WaitInfo{"its start"};
+  p->waiting = true;
+  if (free_slots_.empty()) {
+    p->slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    p->slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_[p->slot].process = p;
+  p->node_next = n.processes;
+  if (n.processes != nullptr) n.processes->node_prev = p;
+  n.processes = p;
+  process_names_.push_back(std::move(name));
+  ++live_;
+
+  p->fiber = ctx::fiber(std::allocator_arg, PooledStack{stacks_.get()}, [this, p](ctx::fiber&& scheduler) {
+    p->scheduler = std::move(scheduler);
+    run_body(p);
+    return std::move(p->scheduler);
+  });
+  schedule(now_, EventKind::wake, p->slot, slots_[p->slot].token);
+  return p->id;
+}
+
+void Engine::run_body(Process* p) {
+  record_engine(trace_kind::process_start, p->node, p->id);
+  try {
+    if (!p->killed) p->body();
+  } catch (const Killed&) {
+  } catch (const ctx::detail::forced_unwind&) {
+    throw;
+  } catch (const std::exception& e) {
+    failure_ = std::make_exception_ptr(ProcessError(fmt::format("process '{}' (node {}) failed at {}: {}",
+                                                                process_names_[p->id], nodes_[p->node]->name,
+                                                                format_time(now()), e.what())));
+  } catch (...) {
+    failure_ = std::make_exception_ptr(ProcessError(fmt::format("process '{}' (node {}) failed at {}: non-standard exception",
+                                                                process_names_[p->id], nodes_[p->node]->name,
+                                                                format_time(now()))));
+  }
+  record_engine(p->killed ? trace_kind::process_killed : trace_kind::process_exit, p->node, p->id);
+  // Captured state is released inside the process, where its destructors may still use sim.
+  p->body = nullptr;
+}
+
+void Engine::kill(ProcessId process) {
+  for (auto& slot : slots_) {
+    if (slot.process != nullptr && slot.process->id == process) {
+      kill_process(slot.process);
+      if (slot.process == current_) throw Killed{};
+      return;
+    }
+  }
+}
+
+void Engine::kill_process(Process* p) {
+  if (p->killed) return;
+  p->killed = true;
+  if (p != current_) schedule(now_, EventKind::kill, p->slot, slots_[p->slot].token);
+}
+
+void Engine::resume(Process* p) {
+  Process* outer = current_;
+  current_ = p;
+  p->waiting = false;
+  p->fiber = std::move(p->fiber).resume();
+  current_ = outer;
+  if (!p->fiber) finish(p);
+}
+
+void Engine::finish(Process* p) {
+  Node& n = *nodes_[p->node];
+  if (p->node_prev != nullptr) p->node_prev->node_next = p->node_next;
+  else n.processes = p->node_next;
+  if (p->node_next != nullptr) p->node_next->node_prev = p->node_prev;
+  Slot& slot = slots_[p->slot];
+  slot.process = nullptr;
+  ++slot.token;
+  free_slots_.push_back(p->slot);
+  --live_;
+  delete p;
+}
+
+ProcessId Engine::current_process() const { return current_ != nullptr ? current_->id : 0; }
+NodeId Engine::current_node() const { return current_ != nullptr ? current_->node : kWorld; }
+const std::string& Engine::process_name(ProcessId process) const {
+  if (process >= process_names_.size()) throw UsageError(fmt::format("sim::Engine::process_name: no process #{}", process));
+  return process_names_[process];
+}
+
+// --- Blocking --------------------------------------------------------------
+
+Process* Engine::current_or_throw(const char* call) const {
+  if (current_ == nullptr) throw UsageError(std::string(call) + ": called outside a simulated process");
+  return current_;
+}
+
+WaitHandle Engine::prepare_wait(const char* call) {
+  Process* p = current_or_throw(call);
+  return WaitHandle{p->slot, slots_[p->slot].token};
+}
+
+void Engine::wait(WaitHandle handle, const WaitInfo& info) {
+  Process* p = current_or_throw(info.what);
+  if (handle.slot != p->slot || handle.token != slots_[p->slot].token)
+    throw UsageError(fmt::format("sim::Engine::wait ({}): the wait handle is not the current process's", info.what));
+  if (p->killed) throw Killed{};
+  p->wait = info;
+  p->since = now();
+  p->waiting = true;
+  p->scheduler = std::move(p->scheduler).resume();
+  if (p->killed) throw Killed{};
+}
+
+void Engine::wake_at(WaitHandle handle, Time t) {
+  if (to_ns(t) < now_)
+    throw UsageError(fmt::format("sim::Engine::wake_at: {} is in the past (now {})", format_time(t), format_time(now())));
+  schedule(to_ns(t), EventKind::wake, handle.slot, handle.token);
+}
+
+bool Engine::is_waiting(WaitHandle handle) const {
+  if (handle.slot >= slots_.size()) return false;
+  const Slot& slot = slots_[handle.slot];
+  return slot.process != nullptr && slot.token == handle.token && slot.process->waiting;
+}
+
+// --- Callbacks and trace ---------------------------------------------------
+
+void Engine::at(Time t, NodeId node, std::function<void()> fn) {
+  Node& n = node_ref(node, "sim::Engine::at");
+  if (to_ns(t) < now_)
+    throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
+  std::uint32_t index;
+  if (free_callbacks_.empty()) {
+    index = static_cast<std::uint32_t>(callbacks_.size());
+    callbacks_.emplace_back();
+  } else {
+    index = free_callbacks_.back();
+    free_callbacks_.pop_back();
+  }
+  callbacks_[index] = Callback{std::move(fn), node, n.epoch};
+  schedule(to_ns(t), EventKind::callback, index, 0);
+}
+
+void Engine::after(Duration d, NodeId node, std::function<void()> fn) {
+  if (d < Duration::zero()) throw UsageError("sim::Engine::after: negative delay " + format_duration(d));
+  at(now() + d, node, std::move(fn));
+}
+
+void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int64_t b) {
+  trace_.record(TraceEvent{now(), current_node(), current_process(), kind, key, a, b});
+}
+
+void Engine::record_engine(TraceKind kind, NodeId node, ProcessId process, std::int64_t a) {
+  trace_.record(TraceEvent{now(), node, process, kind, 0, a, 0});
+}
+
+// --- The loop --------------------------------------------------------------
+
+void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra) {
+  const std::uint64_t a = (static_cast<std::uint64_t>(kind) << kKindShift) | target;
+  if (at == now_ && running_) {
+    // Same instant: joins the ready set directly, so it can be ordered against the
+    // events already due now.
+    ready_.push_back(Event{at, queue_.next_seq(), a, extra});
+  } else {
+    queue_.push(at, a, extra);
+  }
+}
+
+// Takes the next event: the earliest; among simultaneous ones, the choice source picks.
+bool Engine::next_event(Event& out) {
+  if (ready_head_ == ready_.size()) {
+    ready_.clear();
+    ready_head_ = 0;
+    if (queue_.empty()) return false;
+    if (queue_.top().at > to_ns(Time{config_.time_budget})) return false;
+    out = queue_.pop();
+    now_ = out.at;
+    if (queue_.empty() || queue_.top().at != now_) return true;  // no tie: the common case
+    ready_.push_back(out);
+    while (!queue_.empty() && queue_.top().at == now_) ready_.push_back(queue_.pop());
+  }
+  const std::size_t n = ready_.size() - ready_head_;
+  const std::size_t pick = n > 1 ? static_cast<std::size_t>(ties_.choose(n)) : 0;
+  out = ready_[ready_head_ + pick];
+  if (pick == 0) {
+    ++ready_head_;
+  } else {
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(ready_head_ + pick));
+  }
+  return true;
+}
+
+void Engine::dispatch(const Event& e) {
+  const auto kind = static_cast<EventKind>(e.a >> kKindShift);
+  const std::uint64_t target = e.a & kTargetMask;
+  switch (kind) {
+    case EventKind::wake:
+    case EventKind::kill: {
+      const Slot& slot = slots_[target];
+      Process* p = slot.process;
+      if (p == nullptr || slot.token != e.b || !p->waiting) return;  // stale: that wait is over
+      Node& n = *nodes_[p->node];
+      if (n.paused && kind == EventKind::wake) {
+        n.deferred.push_back(e);
+        return;
+      }
+      ++events_;
+      ++slots_[target].token;
+      record_engine(trace_kind::process_resume, p->node, p->id);
+      resume(p);
+      return;
+    }
+    case EventKind::callback: {
+      // A callback is the node's kernel side (a delivery into its queues): it runs while
+      // the node is paused, so arrivals keep their order, and the processes that handle
+      // them wait for the pause to end.
+      Callback& cb = callbacks_[target];
+      const Node& n = *nodes_[cb.node];
+      std::function<void()> fn = std::move(cb.fn);
+      const bool live = n.up && n.epoch == cb.epoch;
+      cb.fn = nullptr;
+      free_callbacks_.push_back(static_cast<std::uint32_t>(target));
+      if (!live) return;
+      ++events_;
+      record_engine(trace_kind::callback, cb.node, 0);
+      fn();
+      return;
+    }
+    case EventKind::node_resume: {
+      Node& n = *nodes_[target];
+      if (!n.paused || n.epoch != e.b || n.paused_until > now_) return;
+      ++events_;
+      n.paused = false;
+      record_engine(trace_kind::node_resume, static_cast<NodeId>(target), 0);
+      // The processes woken during the pause are all ready now; the tie-break orders them.
+      for (const Event& d : n.deferred) ready_.push_back(Event{now_, queue_.next_seq(), d.a, d.b});
+      n.deferred.clear();
+      return;
+    }
+  }
+}
+
+RunResult Engine::run() {
+  if (running_) throw UsageError("sim::Engine::run: the engine is already running");
+  CurrentEngine scope(this);
+  running_ = true;
+  stop_requested_ = false;
+  const std::uint64_t events_before = events_;
+  RunResult result;
+  result.status = RunStatus::completed;
+  Event e;
+  for (;;) {
+    if (stop_requested_) {
+      result.status = RunStatus::stopped;
+      break;
+    }
+    if (events_ - events_before >= config_.event_budget) {
+      result.status = RunStatus::event_budget;
+      break;
+    }
+    if (!next_event(e)) {
+      if (!queue_.empty()) result.status = RunStatus::time_budget;
+      break;
+    }
+    dispatch(e);
+    if (failure_) break;
+  }
+  running_ = false;
+  if (failure_) {
+    std::exception_ptr failure = std::exchange(failure_, nullptr);
+    std::rethrow_exception(failure);
+  }
+  result.end = now();
+  result.events = events_ - events_before;
+  result.trace_hash = trace_.hash();
+  result.alive = alive_processes();
+  if (result.status == RunStatus::completed) {
+    for (const auto& p : result.alive)
+      if (!p.daemon) result.status = RunStatus::deadlock;
+  }
+  return result;
+}
+
+std::vector<BlockedProcess> Engine::alive_processes() const {
+  std::vector<BlockedProcess> out;
+  for (const Slot& slot : slots_) {
+    const Process* p = slot.process;
+    if (p == nullptr) continue;
+    std::string what = p->wait.what;
+    if (p->wait.object != nullptr) what += fmt::format(" on '{}'", *p->wait.object);
+    what += p->wait.deadline == kNever ? " (no deadline)" : " until " + format_time(p->wait.deadline);
+    if (nodes_[p->node]->paused) what += ", its node paused";
+    out.push_back(BlockedProcess{p->id, process_names_[p->id], nodes_[p->node]->name, std::move(what), p->since, p->daemon});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+  return out;
+}
+
+}  // namespace sim

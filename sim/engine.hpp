@@ -1,0 +1,237 @@
+#pragma once
+// The discrete-event engine: simulated time, the event queue, nodes, processes.
+//
+// Processes are fibers written as straight-line blocking code (see sim/process.hpp);
+// only one runs at a time and every wake-up is an event. Events at the same instant are
+// ordered by the run's choice source, so explorers can permute them; with a seed the
+// whole run is a pure function of (binary, configuration, seed).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/random.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace sim {
+
+using NodeId = std::uint32_t;
+using ProcessId = std::uint32_t;
+
+/// The node that exists in every engine: where fault injectors and other
+/// out-of-world processes live. It cannot be paused or crashed.
+inline constexpr NodeId kWorld = 0;
+
+#ifdef NDEBUG
+inline constexpr bool kGuardPagesByDefault = false;
+#else
+inline constexpr bool kGuardPagesByDefault = true;
+#endif
+
+struct EngineConfig {
+  std::uint64_t seed = 1;
+  /// The run ends, reported as such, when the next event lies beyond this instant.
+  Duration time_budget = std::chrono::hours(24 * 365);
+  /// The run ends, reported as such, after this many events.
+  std::uint64_t event_budget = 10'000'000'000ull;
+  TraceMode trace = TraceMode::hash;
+  /// Stack size of each process.
+  std::size_t stack_bytes = 16 * 1024;
+  /// A PROT_NONE page below every stack, so an overflow is a clean SIGSEGV rather
+  /// than heap corruption. One memory mapping per process: for tests and debugging.
+  bool guard_pages = kGuardPagesByDefault;
+};
+
+struct SpawnOptions {
+  /// A daemon (a server loop, say) may still be waiting when the run completes;
+  /// any other process still waiting then is a liveness failure.
+  bool daemon = false;
+};
+
+/// What a blocked process waits for, kept cheap: no formatting until a report asks.
+struct WaitInfo {
+  const char* what = "";                   // "sleep", "Mailbox::get", ...
+  const std::string* object = nullptr;     // the name of the mailbox or future, if any
+  Time deadline = kNever;
+};
+
+/// Identifies one wait of one process; wake-ups for an older wait are ignored.
+struct WaitHandle {
+  std::uint32_t slot = 0;
+  std::uint64_t token = 0;
+  bool operator==(const WaitHandle&) const = default;
+};
+
+enum class RunStatus {
+  completed,     // no events left, every non-daemon process finished
+  deadlock,      // no events left, but non-daemon processes still wait
+  time_budget,   // the next event lies beyond the time budget
+  event_budget,  // the event budget was used up
+  stopped,       // Engine::stop() was called
+};
+const char* to_string(RunStatus status);
+
+/// A process still alive when the run ended, and what it was waiting for.
+struct BlockedProcess {
+  ProcessId id = 0;
+  std::string name;
+  std::string node;
+  std::string waiting_for;  // "Mailbox::get on 'server.inbox' until t=1 s"
+  Time since;
+  bool daemon = false;
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::completed;
+  Time end;                       // time of the last event handled
+  std::uint64_t events = 0;       // events handled by this run() call
+  std::uint64_t trace_hash = 0;
+  std::vector<BlockedProcess> alive;  // every process alive at the end, in id order
+  /// Completed or stopped; anything else is a liveness result.
+  bool ok() const { return status == RunStatus::completed || status == RunStatus::stopped; }
+  /// A few lines: why the run ended and every non-daemon process still waiting, on what.
+  std::string liveness_report() const;
+};
+
+struct Process;
+class StackPool;
+
+class Engine {
+ public:
+  explicit Engine(EngineConfig config = {});
+  /// Unwinds every process still alive with sim::Killed. Whatever the processes use
+  /// (mailboxes, models) must therefore outlive the engine: declare it first.
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineConfig& config() const { return config_; }
+
+  // --- Nodes -------------------------------------------------------------
+  NodeId add_node(std::string name);
+  std::size_t node_count() const { return nodes_.size(); }
+  const std::string& node_name(NodeId node) const;
+  bool is_up(NodeId node) const;
+  bool is_paused(NodeId node) const;
+  /// Called when the node crashes, after its processes are marked killed: drop volatile state here.
+  void on_crash(NodeId node, std::function<void()> hook);
+  /// Called when the node restarts: re-create its processes here.
+  void on_restart(NodeId node, std::function<void()> hook);
+  /// Stops the world on `node` for `length` from now (overlapping pauses merge): none of
+  /// its processes runs; their wake-ups wait until the pause ends. Deliveries into the
+  /// node's queues (callbacks) still land, in order, as in a kernel under a paused
+  /// process. A process pausing its own node stops at once.
+  void pause(NodeId node, Duration length);
+  /// Every process of the node unwinds with sim::Killed from where it waits; events
+  /// scheduled for the node are dropped. A process crashing its own node is killed at once.
+  void crash(NodeId node);
+  /// Brings a crashed node back and calls its restart hook.
+  void restart(NodeId node);
+
+  // --- Processes ---------------------------------------------------------
+  /// Creates a process on `node`; it starts by an event at the current instant.
+  ProcessId spawn(NodeId node, std::string name, std::function<void()> body, SpawnOptions options = {});
+  /// Kills one process (it unwinds with sim::Killed). Killing the caller throws at once.
+  void kill(ProcessId process);
+  /// Number of processes started and not yet finished.
+  std::size_t live_processes() const { return live_; }
+  /// The running process's id and node (kWorld and 0 outside any process).
+  ProcessId current_process() const;
+  NodeId current_node() const;
+  const std::string& process_name(ProcessId process) const;
+
+  // --- Time and callbacks ------------------------------------------------
+  Time now() const { return from_ns(now_); }
+  /// Runs `fn` at `t` on behalf of `node`, the node's kernel side: it runs even while the
+  /// node is paused and is dropped if the node crashes first. For deliveries into a node's
+  /// queues; work the node's program does belongs in a process.
+  void at(Time t, NodeId node, std::function<void()> fn);
+  void after(Duration d, NodeId node, std::function<void()> fn);
+
+  // --- Randomness and trace ----------------------------------------------
+  ChoiceSource& choices() { return choices_; }
+  /// The component's own stream (see ChoiceSource).
+  Stream stream(std::string_view name) { return choices_.stream(name); }
+  Trace& trace() { return trace_; }
+  /// Records a model event, stamped with the time, node and process.
+  void record(TraceKind kind, std::uint64_t key = 0, std::int64_t a = 0, std::int64_t b = 0);
+
+  // --- Running -----------------------------------------------------------
+  /// Handles events until none is left, a budget is reached or stop() is called.
+  /// Rethrows, as ProcessError, an exception that escaped a process.
+  RunResult run();
+  /// Ends the current run() after the event being handled.
+  void stop() { stop_requested_ = true; }
+
+  // --- Blocking, for sim's primitives (Mailbox, Future); models use those ----
+  /// The current process's next wait. Throws UsageError naming `call` outside a process.
+  WaitHandle prepare_wait(const char* call);
+  /// Suspends the current process until `handle` is woken. Throws sim::Killed if the
+  /// process was killed meanwhile.
+  void wait(WaitHandle handle, const WaitInfo& info);
+  /// Schedules the wake-up of `handle` at `t` (no effect if that wait is over by then).
+  void wake_at(WaitHandle handle, Time t);
+  void wake(WaitHandle handle) { wake_at(handle, now()); }
+  /// The wait is still the process's current one and has not been woken.
+  bool is_waiting(WaitHandle handle) const;
+
+  /// The engine running on this thread (inside run()), or nullptr.
+  static Engine* current();
+
+ private:
+  enum class EventKind : std::uint8_t { wake, kill, callback, node_resume };
+  struct Node;
+  struct Slot {
+    Process* process = nullptr;
+    std::uint64_t token = 0;
+  };
+  struct Callback {
+    std::function<void()> fn;
+    NodeId node = 0;
+    std::uint64_t epoch = 0;
+  };
+
+  void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra);
+  bool next_event(Event& out);
+  void dispatch(const Event& e);
+  void resume(Process* p);
+  void finish(Process* p);
+  void kill_process(Process* p);
+  void run_body(Process* p);
+  Node& node_ref(NodeId node, const char* call);
+  const Node& node_ref(NodeId node, const char* call) const;
+  Process* current_or_throw(const char* call) const;
+  void record_engine(TraceKind kind, NodeId node, ProcessId process, std::int64_t a = 0);
+  std::vector<BlockedProcess> alive_processes() const;
+
+  EngineConfig config_;
+  ChoiceSource choices_;
+  Stream ties_;
+  Trace trace_;
+  std::unique_ptr<StackPool> stacks_;
+  EventQueue queue_;
+  // Events at the current instant, in sequence order; the tie-break picks among them.
+  std::vector<Event> ready_;
+  std::size_t ready_head_ = 0;
+  std::int64_t now_ = 0;
+  std::uint64_t events_ = 0;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<Callback> callbacks_;
+  std::vector<std::uint32_t> free_callbacks_;
+  std::vector<std::string> process_names_;  // by process id
+  ProcessId next_process_id_ = 1;
+  std::size_t live_ = 0;
+  Process* current_ = nullptr;
+  bool running_ = false;
+  bool stop_requested_ = false;
+  std::exception_ptr failure_;
+};
+
+}  // namespace sim

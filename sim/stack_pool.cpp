@@ -1,0 +1,70 @@
+#include "sim/stack_pool.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace sim {
+namespace {
+constexpr std::size_t kStacksPerBlock = 64;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
+    : guard_pages_(guard_pages), page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
+  if (stack_bytes < 4096) throw std::invalid_argument("sim::EngineConfig: stack_bytes must be at least 4096");
+  stack_bytes_ = round_up(stack_bytes, page_bytes_);
+}
+
+StackPool::~StackPool() {
+  for (void* block : blocks_) std::free(block);
+  for (char* mapping : mappings_) ::munmap(mapping, stack_bytes_ + page_bytes_);
+}
+
+void StackPool::grow() {
+  if (guard_pages_) {
+    const std::size_t length = stack_bytes_ + page_bytes_;
+    void* vp = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (vp == MAP_FAILED) throw std::bad_alloc();
+    char* base = static_cast<char*>(vp);
+    // Checked in every build: a guard page that silently fails to appear is the
+    // heap corruption it exists to prevent.
+    if (::mprotect(base, page_bytes_, PROT_NONE) != 0) {
+      const int err = errno;
+      ::munmap(base, length);
+      throw std::runtime_error(std::string("sim: cannot protect a stack guard page (") + std::strerror(err) +
+                               "); too many live processes for guard_pages (see vm.max_map_count)");
+    }
+    mappings_.push_back(base);
+    free_.push_back(base + page_bytes_);
+    return;
+  }
+  void* block = std::aligned_alloc(page_bytes_, stack_bytes_ * kStacksPerBlock);
+  if (block == nullptr) throw std::bad_alloc();
+  blocks_.push_back(block);
+  // Pushed highest first so stacks are handed out in address order.
+  for (std::size_t i = kStacksPerBlock; i-- > 0;) free_.push_back(static_cast<char*>(block) + i * stack_bytes_);
+}
+
+boost::context::stack_context StackPool::allocate() {
+  if (free_.empty()) grow();
+  char* low = free_.back();
+  free_.pop_back();
+  boost::context::stack_context sctx;
+  sctx.size = stack_bytes_;
+  sctx.sp = low + stack_bytes_;
+  return sctx;
+}
+
+void StackPool::deallocate(boost::context::stack_context& sctx) noexcept {
+  free_.push_back(static_cast<char*>(sctx.sp) - sctx.size);
+}
+
+}  // namespace sim

@@ -1,0 +1,45 @@
+#pragma once
+// Process stacks (internal to sim/).
+//
+// Plain stacks are carved from large page-aligned blocks and recycled through a free
+// list: no allocator header sits inside a stack, so a live process keeps resident only
+// the pages it has touched. Guarded stacks get a mapping each with a PROT_NONE page
+// below them, so an overflow is a clean SIGSEGV; they cost one memory mapping per
+// process (vm.max_map_count caps them near 30,000), hence for tests and debugging.
+
+#include <cstddef>
+#include <vector>
+
+#include <boost/context/stack_context.hpp>
+
+namespace sim {
+
+class StackPool {
+ public:
+  StackPool(std::size_t stack_bytes, bool guard_pages);
+  ~StackPool();
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+
+  boost::context::stack_context allocate();
+  void deallocate(boost::context::stack_context& sctx) noexcept;
+
+ private:
+  void grow();
+
+  std::size_t stack_bytes_;
+  bool guard_pages_;
+  std::size_t page_bytes_;
+  std::vector<char*> free_;     // lowest usable address of each free stack
+  std::vector<void*> blocks_;   // plain mode: blocks of many stacks
+  std::vector<char*> mappings_; // guarded mode: one mapping (guard page first) per stack
+};
+
+/// The StackAllocator boost::context::fiber is given: a handle on the engine's pool.
+struct PooledStack {
+  StackPool* pool;
+  boost::context::stack_context allocate() { return pool->allocate(); }
+  void deallocate(boost::context::stack_context& sctx) noexcept { pool->deallocate(sctx); }
+};
+
+}  // namespace sim

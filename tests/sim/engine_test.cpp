@@ -1,0 +1,254 @@
+// The engine's core: time order, tie order, sleeping, budgets, liveness reports, misuse.
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace test;
+using sim::Duration;
+using sim::Time;
+
+TEST_CASE("events run in time order and sleep_for advances simulated time exactly") {
+  sim::Engine engine(config());
+  std::vector<std::pair<std::string, Time>> log;
+  for (int delay_ms : {30, 10, 20}) {
+    engine.spawn(sim::kWorld, "p" + std::to_string(delay_ms), [&, delay_ms] {
+      sim::sleep_for(std::chrono::milliseconds(delay_ms));
+      log.emplace_back(sim::this_process_name(), sim::now());
+    });
+  }
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::completed);
+  REQUIRE(log.size() == 3);
+  CHECK(log[0] == std::pair<std::string, Time>{"p10", at_ms(10)});
+  CHECK(log[1] == std::pair<std::string, Time>{"p20", at_ms(20)});
+  CHECK(log[2] == std::pair<std::string, Time>{"p30", at_ms(30)});
+  CHECK(result.end == at_ms(30));
+}
+
+namespace {
+// The order in which ten processes, all waking at the same instant, run.
+std::vector<int> tie_order(std::uint64_t seed) {
+  sim::Engine engine(config(seed));
+  std::vector<int> order;
+  for (int i = 0; i < 10; ++i) {
+    engine.spawn(sim::kWorld, "p", [&order, i] {
+      sim::sleep_for(5ms);
+      order.push_back(i);
+    });
+  }
+  engine.run();
+  return order;
+}
+}  // namespace
+
+TEST_CASE("simultaneous events are ordered by the choice source: the seed decides, the same seed repeats") {
+  const auto a = tie_order(1);
+  CHECK(a == tie_order(1));
+  bool some_seed_differs = false;
+  for (std::uint64_t seed = 2; seed < 10 && !some_seed_differs; ++seed) some_seed_differs = tie_order(seed) != a;
+  CHECK(some_seed_differs);
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
+TEST_CASE("a zero-length sleep is a choice point: the seed decides whether other ready events go first") {
+  std::set<std::vector<std::string>> orders;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    sim::Engine engine(config(seed));
+    std::vector<std::string> log;
+    engine.spawn(sim::kWorld, "yielder", [&] {
+      log.push_back("before");
+      sim::sleep_for(0ns);
+      log.push_back("after");
+    });
+    engine.spawn(sim::kWorld, "other", [&] { log.push_back("other"); });
+    engine.run();
+    CHECK(engine.now() == Time{});
+    orders.insert(log);
+  }
+  using V = std::vector<std::string>;
+  CHECK(orders == std::set<V>{V{"other", "before", "after"}, V{"before", "other", "after"}, V{"before", "after", "other"}});
+}
+
+TEST_CASE("processes spawned by processes start at the spawning instant on the spawner's node") {
+  sim::Engine engine(config());
+  const auto node = engine.add_node("app-1");
+  Time child_start;
+  sim::NodeId child_node = sim::kWorld;
+  engine.spawn(node, "parent", [&] {
+    sim::sleep_for(3ms);
+    sim::spawn("child", [&] {
+      child_start = sim::now();
+      child_node = sim::this_node();
+    });
+  });
+  engine.run();
+  CHECK(child_start == at_ms(3));
+  CHECK(child_node == node);
+}
+
+TEST_CASE("the event budget ends the run with a report naming every waiting process and what it waits for") {
+  auto c = config();
+  c.event_budget = 50;
+  sim::Mailbox<int> inbox("server.inbox");  // declared first: it must outlive the processes
+  sim::Engine engine(c);
+  engine.spawn(sim::kWorld, "ticker", [] {
+    for (;;) sim::sleep_for(1ms);
+  });
+  engine.spawn(sim::kWorld, "server", [&] { inbox.get(); });
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::event_budget);
+  CHECK(result.events == 50);
+  REQUIRE(result.alive.size() == 2);
+  const std::string report = result.liveness_report();
+  CHECK(report.find("event budget reached") != std::string::npos);
+  CHECK(report.find("ticker") != std::string::npos);
+  CHECK(report.find("sleep until t=") != std::string::npos);
+  CHECK(report.find("server") != std::string::npos);
+  CHECK(report.find("Mailbox::get on 'server.inbox' (no deadline)") != std::string::npos);
+}
+
+TEST_CASE("the time budget ends the run before any event beyond it") {
+  auto c = config();
+  c.time_budget = 10s;
+  sim::Engine engine(c);
+  int ticks = 0;
+  engine.spawn(sim::kWorld, "ticker", [&] {
+    for (;;) {
+      sim::sleep_for(1s);
+      ++ticks;
+    }
+  });
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::time_budget);
+  CHECK(ticks == 10);
+  CHECK(result.end == Time{10s});
+  CHECK(result.liveness_report().find("ticker") != std::string::npos);
+}
+
+TEST_CASE("a process waiting forever with no event left is reported as a deadlock; a daemon is not") {
+  SECTION("non-daemon") {
+    sim::Mailbox<int> never("never-filled");
+    sim::Engine engine(config());
+    engine.spawn(sim::kWorld, "stuck-client", [&] { never.get(); });
+    const auto result = engine.run();
+    CHECK(result.status == sim::RunStatus::deadlock);
+    CHECK_FALSE(result.ok());
+    CHECK(result.liveness_report().find("stuck-client") != std::string::npos);
+    CHECK(result.liveness_report().find("never-filled") != std::string::npos);
+  }
+  SECTION("daemon") {
+    sim::Mailbox<int> requests("requests");
+    sim::Engine engine(config());
+    engine.spawn(sim::kWorld, "server", [&] {
+      for (;;) requests.get();
+    }, sim::SpawnOptions{.daemon = true});
+    const auto result = engine.run();
+    CHECK(result.status == sim::RunStatus::completed);
+    CHECK(result.ok());
+    REQUIRE(result.alive.size() == 1);
+    CHECK(result.alive[0].daemon);
+  }
+}
+
+TEST_CASE("stop() ends the run after the current event") {
+  sim::Engine engine(config());
+  int ticks = 0;
+  engine.spawn(sim::kWorld, "ticker", [&] {
+    for (;;) {
+      sim::sleep_for(1ms);
+      if (++ticks == 5) sim::engine().stop();
+    }
+  });
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::stopped);
+  CHECK(ticks == 5);
+}
+
+TEST_CASE("an exception escaping a process ends the run and is rethrown naming the process") {
+  sim::Engine engine(config());
+  engine.spawn(sim::kWorld, "faulty", [] {
+    sim::sleep_for(2ms);
+    throw std::runtime_error("boom");
+  });
+  REQUIRE_THROWS_AS(engine.run(), sim::ProcessError);
+  sim::Engine again(config());
+  again.spawn(sim::kWorld, "faulty", [] { throw std::runtime_error("boom"); });
+  REQUIRE_THROWS_WITH(again.run(), Catch::Contains("process 'faulty'") && Catch::Contains("boom"));
+}
+
+TEST_CASE("engine misuse fails with a message naming the call") {
+  using Catch::Contains;
+  CHECK_THROWS_WITH(sim::sleep_for(1ms), Contains("sim::sleep_for") && Contains("outside"));
+  CHECK_THROWS_WITH(sim::now(), Contains("sim::now"));
+  {
+    auto c = config();
+    c.event_budget = 0;
+    CHECK_THROWS_WITH(sim::Engine(c), Contains("event_budget"));
+  }
+  {
+    auto c = config();
+    c.time_budget = 0s;
+    CHECK_THROWS_WITH(sim::Engine(c), Contains("time_budget"));
+  }
+  sim::Engine engine(config());
+  engine.spawn(sim::kWorld, "negative", [] { sim::sleep_for(-1ms); });
+  CHECK_THROWS_WITH(engine.run(), Contains("sim::sleep_for: negative duration -0.001 s"));
+
+  sim::Engine e2(config());
+  CHECK_THROWS_WITH(e2.prepare_wait("sim::Mailbox::get"), Contains("sim::Mailbox::get: called outside a simulated process"));
+  const auto node = e2.add_node("db");
+  e2.crash(node);
+  CHECK_THROWS_WITH(e2.spawn(node, "late", [] {}), Contains("node 'db' is crashed"));
+  CHECK_THROWS_WITH(e2.pause(sim::kWorld, 1ms), Contains("world node"));
+  CHECK_THROWS_WITH(e2.after(-1ms, node, [] {}), Contains("negative delay"));
+  CHECK_THROWS_WITH(e2.spawn(99, "nowhere", [] {}), Contains("no node #99"));
+}
+
+TEST_CASE("run() cannot be called from inside a process") {
+  sim::Engine engine(config());
+  engine.spawn(sim::kWorld, "recursive", [&] { engine.run(); });
+  CHECK_THROWS_WITH(engine.run(), Catch::Contains("already running"));
+}
+
+TEST_CASE("the trace keeps typed events in full mode, and its hash matches hash mode") {
+  auto run = [](sim::TraceMode mode) {
+    auto c = config(3);
+    c.trace = mode;
+    sim::Engine engine(c);
+    const auto acquired = engine.trace().kind("test.acquired");
+    engine.spawn(sim::kWorld, "p", [&] {
+      sim::sleep_for(1ms);
+      engine.record(acquired, 42, 7, -1);
+    });
+    engine.run();
+    return std::make_pair(engine.trace().hash(), engine.trace().events());
+  };
+  const auto [full_hash, events] = run(sim::TraceMode::full);
+  const auto [hash_only, no_events] = run(sim::TraceMode::hash);
+  CHECK(full_hash == hash_only);
+  CHECK(no_events.empty());
+  const auto it = std::find_if(events.begin(), events.end(), [](const sim::TraceEvent& e) { return e.key == 42; });
+  REQUIRE(it != events.end());
+  CHECK(it->at == at_ms(1));
+  CHECK(it->process == 1);
+  CHECK(it->a == 7);
+  CHECK(it->b == -1);
+  sim::Trace names(sim::TraceMode::off);
+  CHECK(names.kind_name(names.kind("test.acquired")) == "test.acquired");
+  CHECK(names.kind_name(sim::trace_kind::node_crash) == "node_crash");
+}
+
+TEST_CASE("time is formatted as seconds with trailing zeros trimmed") {
+  CHECK(sim::format_duration(1500ms) == "1.5 s");
+  CHECK(sim::format_duration(0ns) == "0 s");
+  CHECK(sim::format_duration(1ns) == "0.000000001 s");
+  CHECK(sim::format_duration(-2s) == "-2 s");
+  CHECK(sim::format_time(at_ms(3400)) == "t=3.4 s");
+}

@@ -1,0 +1,159 @@
+// Mailboxes and futures: blocking receive, timeouts, many receivers, late values.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace test;
+using sim::Time;
+
+TEST_CASE("get_for throws Timeout exactly at the deadline when nothing arrives") {
+  sim::Engine engine(config());
+  sim::Mailbox<int> inbox("inbox");
+  Time timed_out_at;
+  engine.spawn(sim::kWorld, "receiver", [&] {
+    try {
+      inbox.get_for(20ms);
+    } catch (const sim::Timeout&) {
+      timed_out_at = sim::now();
+    }
+  });
+  CHECK(engine.run().status == sim::RunStatus::completed);
+  CHECK(timed_out_at == at_ms(20));
+}
+
+TEST_CASE("a message arriving before the deadline is received at its arrival, and the timer is then inert") {
+  sim::Engine engine(config());
+  sim::Mailbox<int> inbox("inbox");
+  int got = 0;
+  Time got_at;
+  engine.spawn(sim::kWorld, "receiver", [&] {
+    got = inbox.get_for(20ms);
+    got_at = sim::now();
+    sim::sleep_for(100ms);  // the stale 20 ms timer must not wake this sleep early
+    CHECK(sim::now() == got_at + 100ms);
+  });
+  engine.spawn(sim::kWorld, "sender", [&] {
+    sim::sleep_for(5ms);
+    inbox.put(17);
+  });
+  engine.run();
+  CHECK(got == 17);
+  CHECK(got_at == at_ms(5));
+}
+
+TEST_CASE("a put from a callback (a network delivery) wakes the receiver through an event at that instant") {
+  sim::Engine engine(config());
+  const auto server = engine.add_node("server");
+  sim::Mailbox<std::string> inbox("server.inbox");
+  std::string got;
+  Time got_at;
+  engine.spawn(server, "server", [&] {
+    got = inbox.get();
+    got_at = sim::now();
+  });
+  engine.after(7ms, server, [&] { inbox.put("hello"); });
+  engine.run();
+  CHECK(got == "hello");
+  CHECK(got_at == at_ms(7));
+}
+
+TEST_CASE("with several receivers on one mailbox every message is received exactly once") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    sim::Engine engine(config(seed));
+    sim::Mailbox<int> queue("accept-queue");
+    std::map<int, int> received;  // message -> times received
+    for (int w = 0; w < 4; ++w) {
+      engine.spawn(sim::kWorld, "worker", [&] {
+        try {
+          for (;;) {
+            int m = queue.get_for(50ms);
+            ++received[m];
+            sim::sleep_for(std::chrono::microseconds(100 * (m % 3)));
+          }
+        } catch (const sim::Timeout&) {
+          // the queue stayed empty: this worker is done
+        }
+      });
+    }
+    engine.spawn(sim::kWorld, "producer", [&] {
+      for (int m = 0; m < 100; ++m) {
+        queue.put(m);
+        if (m % 7 == 0) sim::sleep_for(1ms);
+      }
+    });
+    CHECK(engine.run().status == sim::RunStatus::completed);
+    REQUIRE(received.size() == 100);
+    for (const auto& [m, times] : received) CHECK(times == 1);
+  }
+}
+
+TEST_CASE("a bounded mailbox refuses a message when full and keeps the ones it has") {
+  sim::Mailbox<int> queue("accept-queue", 2);
+  CHECK(queue.try_put(1));
+  CHECK(queue.try_put(2));
+  CHECK_FALSE(queue.try_put(3));
+  CHECK(queue.size() == 2);
+  CHECK_THROWS_WITH(queue.put(4), Catch::Contains("'accept-queue' is full"));
+  CHECK(queue.try_get() == 1);
+  CHECK(queue.try_get() == 2);
+  CHECK_FALSE(queue.try_get().has_value());
+}
+
+TEST_CASE("a killed receiver that a put had chosen hands the message on to another receiver") {
+  sim::Engine engine(config());
+  sim::Mailbox<int> queue("queue");
+  std::vector<std::string> receivers;
+  sim::ProcessId first = 0;
+  first = engine.spawn(sim::kWorld, "first", [&] { queue.get(); receivers.push_back("first"); });
+  engine.spawn(sim::kWorld, "second", [&] { queue.get(); receivers.push_back("second"); });
+  engine.spawn(sim::kWorld, "killer", [&] {
+    sim::sleep_for(1ms);
+    queue.put(1);         // chooses "first", the longest waiting
+    sim::engine().kill(first);  // before "first" has run
+  });
+  engine.run();
+  CHECK(receivers == std::vector<std::string>{"second"});
+  CHECK(queue.empty());
+}
+
+TEST_CASE("a future returns its value, and a value set after the reader timed out is kept unread") {
+  sim::Engine engine(config());
+  sim::Promise<int> fast("fast"), slow("slow");
+  int fast_value = 0;
+  bool slow_timed_out = false;
+  engine.spawn(sim::kWorld, "caller", [&, f = fast.get_future(), s = slow.get_future()]() mutable {
+    fast_value = f.get_for(10ms);
+    try {
+      s.get_for(10ms);
+    } catch (const sim::Timeout&) {
+      slow_timed_out = true;
+    }
+  });
+  engine.after(3ms, sim::kWorld, [&] { fast.set_value(5); });
+  engine.after(50ms, sim::kWorld, [&] { slow.set_value(6); });  // the late reply
+  CHECK(engine.run().status == sim::RunStatus::completed);
+  CHECK(fast_value == 5);
+  CHECK(slow_timed_out);
+  CHECK(slow.satisfied());
+  CHECK_THROWS_WITH(slow.set_value(7), Catch::Contains("'slow' is already set"));
+}
+
+TEST_CASE("a future rethrows the exception set instead of a value") {
+  sim::Engine engine(config());
+  sim::Promise<int> p("reply");
+  bool caught = false;
+  engine.spawn(sim::kWorld, "caller", [&, f = p.get_future()]() mutable {
+    try {
+      f.get();
+    } catch (const std::runtime_error& e) {
+      caught = std::string(e.what()) == "refused";
+    }
+  });
+  engine.after(1ms, sim::kWorld, [&] { p.set_exception(std::make_exception_ptr(std::runtime_error("refused"))); });
+  engine.run();
+  CHECK(caught);
+}
