@@ -174,6 +174,9 @@ class Engine {
   /// Suspends the current process until `handle` is woken. Throws sim::Killed if the
   /// process was killed meanwhile.
   void wait(WaitHandle handle, const WaitInfo& info);
+  /// Suspends the current process for `d` (sim::sleep_for). Throws UsageError naming
+  /// `call` outside a process or for a negative `d`.
+  void sleep_for(Duration d, const char* call);
   /// Schedules the wake-up of `handle` at `t` (no effect if that wait is over by then).
   void wake_at(WaitHandle handle, Time t);
   void wake(WaitHandle handle) { wake_at(handle, now()); }
@@ -186,9 +189,11 @@ class Engine {
  private:
   enum class EventKind : std::uint8_t { wake, kill, callback, node_resume };
   struct Node;
+  // Everything a wake-up event needs before it touches the process itself.
   struct Slot {
     Process* process = nullptr;
     std::uint64_t token = 0;
+    NodeId node = 0;
   };
   struct Callback {
     std::function<void()> fn;
@@ -203,6 +208,7 @@ class Engine {
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
+  void suspend(Process* p, const WaitInfo& info);
   Node& node_ref(NodeId node, const char* call);
   const Node& node_ref(NodeId node, const char* call) const;
   Process* current_or_throw(const char* call) const;

@@ -8,21 +8,9 @@ Engine& engine(const char* call) {
   return *e;
 }
 
-void sleep_for(Duration d) {
-  Engine& e = engine("sim::sleep_for");
-  if (d < Duration::zero()) throw UsageError("sim::sleep_for: negative duration " + format_duration(d));
-  const WaitHandle h = e.prepare_wait("sim::sleep_for");
-  const Time until = e.now() + d;
-  e.wake_at(h, until);
-  e.wait(h, WaitInfo{"sleep", nullptr, until});
-}
-
 void sleep_until(Time t) {
   Engine& e = engine("sim::sleep_until");
-  const WaitHandle h = e.prepare_wait("sim::sleep_until");
-  const Time until = t < e.now() ? e.now() : t;
-  e.wake_at(h, until);
-  e.wait(h, WaitInfo{"sleep", nullptr, until});
+  e.sleep_for(t < e.now() ? Duration::zero() : t - e.now(), "sim::sleep_until");
 }
 
 ProcessId spawn(std::string name, std::function<void()> body, SpawnOptions options) {

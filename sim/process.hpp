@@ -18,7 +18,7 @@ Engine& engine(const char* call = "sim::engine");
 inline Time now() { return engine("sim::now").now(); }
 
 /// Suspends the calling process for `d` (zero yields to the other events of this instant).
-void sleep_for(Duration d);
+inline void sleep_for(Duration d) { engine("sim::sleep_for").sleep_for(d, "sim::sleep_for"); }
 /// Suspends the calling process until `t` (at once if `t` has passed).
 void sleep_until(Time t);
 

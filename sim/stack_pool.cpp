@@ -13,6 +13,7 @@
 namespace sim {
 namespace {
 constexpr std::size_t kStacksPerBlock = 64;
+constexpr std::size_t kCacheLine = 64;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 }  // namespace
@@ -46,11 +47,15 @@ void StackPool::grow() {
     free_.push_back(base + page_bytes_);
     return;
   }
-  void* block = std::aligned_alloc(page_bytes_, stack_bytes_ * kStacksPerBlock);
+  // Stacks a power of two apart would put every process's hot top frames in the same
+  // few cache sets, and switching between many processes would thrash them; one extra
+  // cache line per stack staggers them across all sets.
+  const std::size_t stride = stack_bytes_ + kCacheLine;
+  void* block = std::aligned_alloc(page_bytes_, stride * kStacksPerBlock);
   if (block == nullptr) throw std::bad_alloc();
   blocks_.push_back(block);
   // Pushed highest first so stacks are handed out in address order.
-  for (std::size_t i = kStacksPerBlock; i-- > 0;) free_.push_back(static_cast<char*>(block) + i * stack_bytes_);
+  for (std::size_t i = kStacksPerBlock; i-- > 0;) free_.push_back(static_cast<char*>(block) + i * stride);
 }
 
 boost::context::stack_context StackPool::allocate() {

@@ -35,11 +35,4 @@ class StackPool {
   std::vector<char*> mappings_; // guarded mode: one mapping (guard page first) per stack
 };
 
-/// The StackAllocator boost::context::fiber is given: a handle on the engine's pool.
-struct PooledStack {
-  StackPool* pool;
-  boost::context::stack_context allocate() { return pool->allocate(); }
-  void deallocate(boost::context::stack_context& sctx) noexcept { pool->deallocate(sctx); }
-};
-
 }  // namespace sim
