@@ -22,7 +22,6 @@ struct Process {
   std::uint32_t slot = 0;
   NodeId node = kWorld;
   bool killed = false;
-  bool waiting = false;
   WaitInfo wait;
   Time since;
   // Touched at start, exit and crash.
@@ -211,7 +210,6 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
   p->daemon = options.daemon;
   p->since = now();
   p->wait = WaitInfo{"its start"};
-  p->waiting = true;
   if (free_slots_.empty()) {
     p->slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
@@ -221,6 +219,7 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
   }
   slots_[p->slot].process = p;
   slots_[p->slot].node = node;
+  slots_[p->slot].waiting = true;
   p->node_next = n.processes;
   if (n.processes != nullptr) n.processes->node_prev = p;
   n.processes = p;
@@ -278,7 +277,7 @@ void Engine::kill_process(Process* p) {
 void Engine::resume(Process* p) {
   Process* outer = current_;
   current_ = p;
-  p->waiting = false;
+  slots_[p->slot].waiting = false;
   p->fiber = std::move(p->fiber).resume();
   current_ = outer;
   if (!p->fiber) finish(p);
@@ -291,6 +290,7 @@ void Engine::finish(Process* p) {
   if (p->node_next != nullptr) p->node_next->node_prev = p->node_prev;
   Slot& slot = slots_[p->slot];
   slot.process = nullptr;
+  slot.waiting = false;
   ++slot.token;
   free_slots_.push_back(p->slot);
   --live_;
@@ -322,7 +322,7 @@ WaitHandle Engine::prepare_wait(const char* call) {
   if (p->killed) throw Killed{};
   p->wait = info;
   p->since = now();
-  p->waiting = true;
+  slots_[p->slot].waiting = true;
   p->scheduler = std::move(p->scheduler).resume();
   if (p->killed) throw Killed{};
 }
@@ -352,7 +352,7 @@ void Engine::wake_at(WaitHandle handle, Time t) {
 bool Engine::is_waiting(WaitHandle handle) const {
   if (handle.slot >= slots_.size()) return false;
   const Slot& slot = slots_[handle.slot];
-  return slot.process != nullptr && slot.token == handle.token && slot.process->waiting;
+  return slot.token == handle.token && slot.waiting;
 }
 
 // --- Callbacks and trace ---------------------------------------------------

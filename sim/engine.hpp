@@ -194,6 +194,7 @@ class Engine {
     Process* process = nullptr;
     std::uint64_t token = 0;
     NodeId node = 0;
+    bool waiting = false;  // suspended in a wait (not running, not finished)
   };
   struct Callback {
     std::function<void()> fn;

@@ -98,6 +98,7 @@ class Mailbox {
 
   // Removes `h` from the waiters; false if a put had already taken it off.
   bool forget(const WaitHandle& h) {
+    if (waiters_.empty()) return false;
     auto it = std::find(waiters_.begin(), waiters_.end(), h);
     if (it == waiters_.end()) return false;
     waiters_.erase(it);
