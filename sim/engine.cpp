@@ -112,8 +112,8 @@ Engine::Engine(EngineConfig config)
 }
 
 Engine::~Engine() {
-  // Unwind every suspended process with Killed, in id order, so its destructors run
-  // and its stack returns to the pool.
+  // Unwind every suspended process with Killed, so its destructors run and its stack
+  // returns to the pool.
   CurrentEngine scope(this);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     if (Process* p = slots_[i].process) {
@@ -439,7 +439,7 @@ void Engine::dispatch(const Event& e) {
       }
       ++events_;
       ++slots_[target].token;
-      record_engine(trace_kind::process_resume, slot.node, p->id);
+      if (trace_.mode() != TraceMode::off) record_engine(trace_kind::process_resume, slot.node, p->id);
       resume(p);
       return;
     }
@@ -476,7 +476,14 @@ void Engine::dispatch(const Event& e) {
 RunResult Engine::run() {
   if (running_) throw UsageError("sim::Engine::run: the engine is already running");
   CurrentEngine scope(this);
-  running_ = true;
+  // A callback or a replay divergence may throw out of the loop: the engine stays usable.
+  struct Running {
+    bool& flag;
+    explicit Running(bool& f) : flag(f) { flag = true; }
+    ~Running() { flag = false; }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+  } running(running_);
   stop_requested_ = false;
   const std::uint64_t events_before = events_;
   RunResult result;
@@ -498,7 +505,6 @@ RunResult Engine::run() {
     dispatch(e);
     if (failure_) break;
   }
-  running_ = false;
   if (failure_) {
     std::exception_ptr failure = std::exchange(failure_, nullptr);
     std::rethrow_exception(failure);

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/errors.hpp"
+
 namespace sim {
 namespace {
 constexpr std::size_t kStacksPerBlock = 64;
@@ -20,7 +22,7 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 
 StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
     : guard_pages_(guard_pages), page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
-  if (stack_bytes < 4096) throw std::invalid_argument("sim::EngineConfig: stack_bytes must be at least 4096");
+  if (stack_bytes < 4096) throw UsageError("sim::EngineConfig: stack_bytes must be at least 4096");
   stack_bytes_ = round_up(stack_bytes, page_bytes_);
 }
 

@@ -252,3 +252,13 @@ TEST_CASE("time is formatted as seconds with trailing zeros trimmed") {
   CHECK(sim::format_duration(-2s) == "-2 s");
   CHECK(sim::format_time(at_ms(3400)) == "t=3.4 s");
 }
+
+TEST_CASE("an exception thrown by a callback leaves run() and the engine can run again") {
+  sim::Engine engine(config());
+  int ticks = 0;
+  engine.after(1ms, sim::kWorld, [] { throw std::runtime_error("callback failed"); });
+  engine.after(2ms, sim::kWorld, [&] { ++ticks; });
+  CHECK_THROWS_WITH(engine.run(), "callback failed");
+  CHECK(engine.run().status == sim::RunStatus::completed);
+  CHECK(ticks == 1);
+}
