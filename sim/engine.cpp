@@ -382,10 +382,6 @@ void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int6
   trace_.record(TraceEvent{now(), current_node(), current_process(), kind, key, a, b});
 }
 
-void Engine::record_engine(TraceKind kind, NodeId node, ProcessId process, std::int64_t a) {
-  trace_.record(TraceEvent{now(), node, process, kind, 0, a, 0});
-}
-
 // --- The loop --------------------------------------------------------------
 
 void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra) {
@@ -439,7 +435,7 @@ void Engine::dispatch(const Event& e) {
       }
       ++events_;
       ++slots_[target].token;
-      if (trace_.mode() != TraceMode::off) record_engine(trace_kind::process_resume, slot.node, p->id);
+      record_engine(trace_kind::process_resume, slot.node, p->id);
       resume(p);
       return;
     }

@@ -213,7 +213,10 @@ class Engine {
   Node& node_ref(NodeId node, const char* call);
   const Node& node_ref(NodeId node, const char* call) const;
   Process* current_or_throw(const char* call) const;
-  void record_engine(TraceKind kind, NodeId node, ProcessId process, std::int64_t a = 0);
+  // Inline, so with tracing off nothing is evaluated, not even the process's id.
+  void record_engine(TraceKind kind, NodeId node, ProcessId process, std::int64_t a = 0) {
+    if (trace_.mode() != TraceMode::off) trace_.record(TraceEvent{now(), node, process, kind, 0, a, 0});
+  }
   std::vector<BlockedProcess> alive_processes() const;
 
   EngineConfig config_;
