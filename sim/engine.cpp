@@ -57,8 +57,10 @@ struct Engine::Node {
 namespace {
 thread_local Engine* tl_engine = nullptr;
 
+// An event's `a` holds its kind, a background flag and its target (slot, callback or node).
 constexpr int kKindShift = 56;
-constexpr std::uint64_t kTargetMask = (std::uint64_t{1} << kKindShift) - 1;
+constexpr std::uint64_t kBackgroundBit = std::uint64_t{1} << 55;
+constexpr std::uint64_t kTargetMask = kBackgroundBit - 1;
 
 // Makes `engine` the thread's current engine for the scope of run().
 class CurrentEngine {
@@ -111,7 +113,10 @@ Engine::Engine(EngineConfig config)
   add_node("world");
 }
 
-Engine::~Engine() {
+Engine::~Engine() { shutdown(); }
+
+void Engine::shutdown() {
+  if (running_ && current_ != nullptr) throw UsageError("sim::Engine::shutdown: called from inside a process");
   // Unwind every suspended process with Killed, so its destructors run and its stack
   // returns to the pool.
   CurrentEngine scope(this);
@@ -207,7 +212,7 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
   p->body = std::move(body);
   p->id = next_process_id_++;
   p->node = node;
-  p->daemon = options.daemon;
+  p->daemon = options.daemon || options.background;
   p->since = now();
   p->wait = WaitInfo{"its start"};
   if (free_slots_.empty()) {
@@ -220,6 +225,7 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
   slots_[p->slot].process = p;
   slots_[p->slot].node = node;
   slots_[p->slot].waiting = true;
+  slots_[p->slot].background = options.background;
   p->node_next = n.processes;
   if (n.processes != nullptr) n.processes->node_prev = p;
   n.processes = p;
@@ -233,7 +239,7 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
     run_body(p);
     return std::move(p->scheduler);
   });
-  schedule(now_, EventKind::wake, p->slot, slots_[p->slot].token);
+  schedule(now_, EventKind::wake, p->slot, slots_[p->slot].token, options.background);
   return p->id;
 }
 
@@ -339,14 +345,16 @@ void Engine::sleep_for(Duration d, const char* call) {
   Process* p = current_or_throw(call);
   if (d < Duration::zero()) throw UsageError(std::string(call) + ": negative duration " + format_duration(d));
   const Time until = now() + d;
-  schedule(to_ns(until), EventKind::wake, p->slot, slots_[p->slot].token);
+  const Slot& slot = slots_[p->slot];
+  schedule(to_ns(until), EventKind::wake, p->slot, slot.token, slot.background);
   suspend(p, WaitInfo{"sleep", nullptr, until});
 }
 
 void Engine::wake_at(WaitHandle handle, Time t) {
   if (to_ns(t) < now_)
     throw UsageError(fmt::format("sim::Engine::wake_at: {} is in the past (now {})", format_time(t), format_time(now())));
-  schedule(to_ns(t), EventKind::wake, handle.slot, handle.token);
+  const bool background = handle.slot < slots_.size() && slots_[handle.slot].background;
+  schedule(to_ns(t), EventKind::wake, handle.slot, handle.token, background);
 }
 
 bool Engine::is_waiting(WaitHandle handle) const {
@@ -384,8 +392,9 @@ void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int6
 
 // --- The loop --------------------------------------------------------------
 
-void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra) {
-  const std::uint64_t a = (static_cast<std::uint64_t>(kind) << kKindShift) | target;
+void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background) {
+  const std::uint64_t a = (static_cast<std::uint64_t>(kind) << kKindShift) | (background ? kBackgroundBit : 0) | target;
+  if (!background) ++foreground_pending_;
   if (at == now_ && running_) {
     // Same instant: joins the ready set directly, so it can be ordered against the
     // events already due now.
@@ -397,6 +406,8 @@ void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std
 
 // Takes the next event: the earliest; among simultaneous ones, the choice source picks.
 bool Engine::next_event(Event& out) {
+  // Only background wake-ups left (an injector's next fault, say): the run is over.
+  if (foreground_pending_ == 0) return false;
   if (ready_head_ == ready_.size()) {
     ready_.clear();
     ready_head_ = 0;
@@ -404,13 +415,17 @@ bool Engine::next_event(Event& out) {
     if (queue_.top().at > to_ns(Time{config_.time_budget})) return false;
     out = queue_.pop();
     now_ = out.at;
-    if (queue_.empty() || queue_.top().at != now_) return true;  // no tie: the common case
+    if (queue_.empty() || queue_.top().at != now_) {  // no tie: the common case
+      if ((out.a & kBackgroundBit) == 0) --foreground_pending_;
+      return true;
+    }
     ready_.push_back(out);
     while (!queue_.empty() && queue_.top().at == now_) ready_.push_back(queue_.pop());
   }
   const std::size_t n = ready_.size() - ready_head_;
   const std::size_t pick = n > 1 ? static_cast<std::size_t>(ties_.choose(n)) : 0;
   out = ready_[ready_head_ + pick];
+  if ((out.a & kBackgroundBit) == 0) --foreground_pending_;
   if (pick == 0) {
     ++ready_head_;
   } else {
@@ -462,7 +477,10 @@ void Engine::dispatch(const Event& e) {
       n.paused = false;
       record_engine(trace_kind::node_resume, static_cast<NodeId>(target), 0);
       // The processes woken during the pause are all ready now; the tie-break orders them.
-      for (const Event& d : n.deferred) ready_.push_back(Event{now_, queue_.next_seq(), d.a, d.b});
+      for (const Event& d : n.deferred) {
+        if ((d.a & kBackgroundBit) == 0) ++foreground_pending_;
+        ready_.push_back(Event{now_, queue_.next_seq(), d.a, d.b});
+      }
       n.deferred.clear();
       return;
     }
@@ -495,7 +513,7 @@ RunResult Engine::run() {
       break;
     }
     if (!next_event(e)) {
-      if (!queue_.empty()) result.status = RunStatus::time_budget;
+      if (foreground_pending_ > 0) result.status = RunStatus::time_budget;
       break;
     }
     dispatch(e);

@@ -51,6 +51,9 @@ struct SpawnOptions {
   /// A daemon (a server loop, say) may still be waiting when the run completes;
   /// any other process still waiting then is a liveness failure.
   bool daemon = false;
+  /// A background process (a fault injector, a periodic expiry cycle) keeps no run
+  /// alive: the run completes once only background wake-ups are left. Implies daemon.
+  bool background = false;
 };
 
 /// What a blocked process waits for, kept cheap: no formatting until a report asks.
@@ -111,6 +114,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   const EngineConfig& config() const { return config_; }
+
+  /// Unwinds every process still alive with sim::Killed, at once (the destructor does
+  /// it too). For owners that must destroy what processes use before the engine.
+  void shutdown();
 
   // --- Nodes -------------------------------------------------------------
   NodeId add_node(std::string name);
@@ -194,7 +201,8 @@ class Engine {
     Process* process = nullptr;
     std::uint64_t token = 0;
     NodeId node = 0;
-    bool waiting = false;  // suspended in a wait (not running, not finished)
+    bool waiting = false;     // suspended in a wait (not running, not finished)
+    bool background = false;  // its wake-ups keep no run alive
   };
   struct Callback {
     std::function<void()> fn;
@@ -202,7 +210,7 @@ class Engine {
     std::uint64_t epoch = 0;
   };
 
-  void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra);
+  void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background = false);
   bool next_event(Event& out);
   void dispatch(const Event& e);
   void resume(Process* p);
@@ -230,6 +238,7 @@ class Engine {
   std::size_t ready_head_ = 0;
   std::int64_t now_ = 0;
   std::uint64_t events_ = 0;
+  std::uint64_t foreground_pending_ = 0;  // scheduled events not of background processes
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;

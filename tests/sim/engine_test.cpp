@@ -262,3 +262,62 @@ TEST_CASE("an exception thrown by a callback leaves run() and the engine can run
   CHECK(engine.run().status == sim::RunStatus::completed);
   CHECK(ticks == 1);
 }
+
+TEST_CASE("a background process keeps no run alive: the run completes when only its wake-ups are left") {
+  sim::Engine engine(config());
+  int ticks = 0;
+  Time worker_done;
+  engine.spawn(sim::kWorld, "injector", [&] {
+    for (;;) {
+      sim::sleep_for(10ms);
+      ++ticks;
+    }
+  }, sim::SpawnOptions{.background = true});
+  engine.spawn(sim::kWorld, "worker", [&] {
+    sim::sleep_for(35ms);
+    worker_done = sim::now();
+  });
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::completed);
+  CHECK(worker_done == at_ms(35));
+  CHECK(ticks == 3);  // at 10, 20 and 30 ms; the tick due at 40 ms never runs
+  CHECK(result.end == at_ms(35));
+  REQUIRE(result.alive.size() == 1);
+  CHECK(result.alive[0].daemon);
+}
+
+TEST_CASE("a background process's wake-ups still run while foreground work is pending, in time order") {
+  sim::Engine engine(config());
+  std::vector<std::string> log;
+  engine.spawn(sim::kWorld, "injector", [&] {
+    sim::sleep_for(5ms);
+    log.emplace_back("fault");
+  }, sim::SpawnOptions{.background = true});
+  engine.spawn(sim::kWorld, "worker", [&] {
+    sim::sleep_for(10ms);
+    log.emplace_back("work");
+  });
+  engine.run();
+  CHECK(log == std::vector<std::string>{"fault", "work"});
+}
+
+TEST_CASE("shutdown unwinds every waiting process at once, running its destructors") {
+  sim::Mailbox<int> never("never");
+  int unwound = 0;
+  struct Guard {
+    int& count;
+    ~Guard() { ++count; }
+  };
+  sim::Engine engine(config());
+  for (int i = 0; i < 3; ++i) {
+    engine.spawn(sim::kWorld, "waiter", [&] {
+      Guard g{unwound};
+      never.get();
+    }, sim::SpawnOptions{.daemon = true});
+  }
+  engine.run();
+  CHECK(unwound == 0);
+  engine.shutdown();
+  CHECK(unwound == 3);
+  CHECK(engine.live_processes() == 0);
+}
