@@ -23,6 +23,15 @@ void require(bool ok, const std::string& what) {
 
 bool finite(double x) { return std::isfinite(x); }
 
+// The index drawn from `weights` (uniform over `n` when empty); `total` is their sum.
+std::size_t weighted_index(Stream& s, std::size_t n, const std::vector<std::uint32_t>& weights, std::uint64_t total) {
+  if (weights.empty()) return static_cast<std::size_t>(s.choose(n));
+  std::uint64_t pick = s.choose(total);
+  std::size_t i = 0;
+  while (pick >= weights[i]) pick -= weights[i++];
+  return i;
+}
+
 // A uniform double in (0, 1]: safe to take the logarithm of.
 double open_uniform(Stream& s) { return 1.0 - s.uniform01(); }
 
@@ -67,6 +76,13 @@ Distribution::Distribution(Shape shape) : shape_(std::move(shape)) {
                    for (auto w : d.weights) total_weight_ += w;
                    require(d.weights.empty() || total_weight_ > 0, "empirical weights must not all be zero");
                  },
+                 [this](const Mixture& d) {
+                   require(!d.parts.empty(), "mixture needs at least one part");
+                   require(d.weights.empty() || d.weights.size() == d.parts.size(),
+                           fmt::format("mixture has {} parts but {} weights", d.parts.size(), d.weights.size()));
+                   for (auto w : d.weights) total_weight_ += w;
+                   require(d.weights.empty() || total_weight_ > 0, "mixture weights must not all be zero");
+                 },
              },
              shape_);
 }
@@ -80,13 +96,8 @@ double Distribution::sample(Stream& s) const {
           [&](const Normal& d) { return d.mean + d.stddev * standard_normal(s); },
           [&](const LogNormal& d) { return std::exp(d.mu + d.sigma * standard_normal(s)); },
           [&](const Pareto& d) { return d.scale * std::exp(-std::log(open_uniform(s)) / d.shape); },
-          [&](const Empirical& d) {
-            if (d.weights.empty()) return d.values[s.choose(d.values.size())];
-            std::uint64_t pick = s.choose(total_weight_);
-            std::size_t i = 0;
-            while (pick >= d.weights[i]) pick -= d.weights[i++];
-            return d.values[i];
-          },
+          [&](const Empirical& d) { return d.values[weighted_index(s, d.values.size(), d.weights, total_weight_)]; },
+          [&](const Mixture& d) { return d.parts[weighted_index(s, d.parts.size(), d.weights, total_weight_)].sample(s); },
       },
       shape_);
 }
@@ -107,6 +118,15 @@ std::string Distribution::describe() const {
                         [](const LogNormal& d) { return fmt::format("lognormal(mu {}, sigma {})", d.mu, d.sigma); },
                         [](const Pareto& d) { return fmt::format("pareto(scale {}, shape {})", d.scale, d.shape); },
                         [](const Empirical& d) { return fmt::format("empirical({} values)", d.values.size()); },
+                        [](const Mixture& d) {
+                          std::string out = "mixture(";
+                          for (std::size_t i = 0; i < d.parts.size(); ++i) {
+                            if (i > 0) out += ", ";
+                            out += d.weights.empty() ? "" : fmt::format("{} x ", d.weights[i]);
+                            out += d.parts[i].describe();
+                          }
+                          return out + ")";
+                        },
                     },
                     shape_);
 }
@@ -129,6 +149,10 @@ Distribution empirical(const std::vector<Duration>& values, std::vector<std::uin
   for (Duration v : values) e.values.push_back(ns(v));
   e.weights = std::move(weights);
   return e;
+}
+
+Distribution mixture(std::vector<Distribution> parts, std::vector<std::uint32_t> weights) {
+  return Mixture{std::move(parts), std::move(weights)};
 }
 
 }  // namespace sim

@@ -47,10 +47,18 @@ struct Empirical {
   std::vector<std::uint32_t> weights;
 };
 
+class Distribution;
+/// A draw from one of `parts`, picked with integer `weights` (all equal when empty): a
+/// lognormal body with a rare Pareto tail, say, for GC pauses.
+struct Mixture {
+  std::vector<Distribution> parts;
+  std::vector<std::uint32_t> weights;
+};
+
 /// A distribution of doubles; for durations the values are nanoseconds.
 class Distribution {
  public:
-  using Shape = std::variant<Fixed, Uniform, Exponential, Normal, LogNormal, Pareto, Empirical>;
+  using Shape = std::variant<Fixed, Uniform, Exponential, Normal, LogNormal, Pareto, Empirical, Mixture>;
 
   /// Checks the parameters; throws UsageError naming the distribution if they are invalid.
   explicit Distribution(Shape shape);
@@ -70,7 +78,7 @@ class Distribution {
 
  private:
   Shape shape_;
-  std::uint64_t total_weight_ = 0;  // Empirical only
+  std::uint64_t total_weight_ = 0;  // Empirical and Mixture only
 };
 
 // Duration-valued shorthands (the values are stored as nanoseconds).
@@ -82,5 +90,6 @@ Distribution normal(Duration mean, Duration stddev);
 Distribution lognormal_median(Duration median, double sigma);
 Distribution pareto(Duration scale, double shape);
 Distribution empirical(const std::vector<Duration>& values, std::vector<std::uint32_t> weights = {});
+Distribution mixture(std::vector<Distribution> parts, std::vector<std::uint32_t> weights = {});
 
 }  // namespace sim

@@ -96,6 +96,14 @@ TEST_CASE("each distribution has the shape it promises") {
   CHECK(static_cast<double>(twenties) / static_cast<double>(w.size()) == Approx(0.75).epsilon(0.01));
 }
 
+TEST_CASE("a mixture draws each part with its weight: a lognormal body with a rare heavy tail") {
+  const auto m = many(sim::mixture({sim::Uniform{0, 10}, sim::Pareto{1000, 1.5}}, {99, 1}));
+  const auto tail = std::count_if(m.begin(), m.end(), [](double x) { return x >= 1000; });
+  CHECK(static_cast<double>(tail) / static_cast<double>(m.size()) == Approx(0.01).epsilon(0.05));
+  CHECK(std::count_if(m.begin(), m.end(), [](double x) { return x >= 10 && x < 1000; }) == 0);
+  CHECK(sim::mixture({sim::Fixed{1}, sim::Fixed{2}}, {3, 1}).describe() == "mixture(3 x fixed(1), 1 x fixed(2))");
+}
+
 TEST_CASE("invalid distribution parameters are refused with a message naming the distribution") {
   using Catch::Contains;
   CHECK_THROWS_WITH(sim::Distribution(sim::Uniform{5, 1}), Contains("uniform needs finite low <= high"));
@@ -104,4 +112,6 @@ TEST_CASE("invalid distribution parameters are refused with a message naming the
   CHECK_THROWS_WITH(sim::Distribution(sim::Empirical{{1, 2}, {1}}), Contains("2 values but 1 weights"));
   CHECK_THROWS_WITH(sim::Distribution(sim::Empirical{{}, {}}), Contains("at least one value"));
   CHECK_THROWS_WITH(sim::Distribution(sim::Normal{0, -1}), Contains("stddev >= 0"));
+  CHECK_THROWS_WITH(sim::mixture({}), Contains("mixture needs at least one part"));
+  CHECK_THROWS_WITH(sim::mixture({sim::Fixed{1}}, {0}), Contains("mixture weights must not all be zero"));
 }
