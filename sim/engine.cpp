@@ -386,6 +386,11 @@ void Engine::after(Duration d, NodeId node, std::function<void()> fn) {
   at(now() + d, node, std::move(fn));
 }
 
+void Engine::release_hold() {
+  if (holds_ == 0) throw UsageError("sim::Engine::release_hold: no hold is open");
+  --holds_;
+}
+
 void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int64_t b) {
   trace_.record(TraceEvent{now(), current_node(), current_process(), kind, key, a, b});
 }
@@ -407,7 +412,7 @@ void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std
 // Takes the next event: the earliest; among simultaneous ones, the choice source picks.
 bool Engine::next_event(Event& out) {
   // Only background wake-ups left (an injector's next fault, say): the run is over.
-  if (foreground_pending_ == 0) return false;
+  if (foreground_pending_ == 0 && holds_ == 0) return false;
   if (ready_head_ == ready_.size()) {
     ready_.clear();
     ready_head_ = 0;
@@ -513,7 +518,7 @@ RunResult Engine::run() {
       break;
     }
     if (!next_event(e)) {
-      if (foreground_pending_ > 0) result.status = RunStatus::time_budget;
+      if (foreground_pending_ > 0 || (holds_ > 0 && !queue_.empty())) result.status = RunStatus::time_budget;
       break;
     }
     dispatch(e);

@@ -160,6 +160,11 @@ class Engine {
   void at(Time t, NodeId node, std::function<void()> fn);
   void after(Duration d, NodeId node, std::function<void()> fn);
 
+  /// Work that only a background process can finish (messages a partition holds until
+  /// an injector heals it): while any is open, background wake-ups keep the run going.
+  void hold_open() { ++holds_; }
+  void release_hold();
+
   // --- Randomness and trace ----------------------------------------------
   ChoiceSource& choices() { return choices_; }
   /// The component's own stream (see ChoiceSource).
@@ -239,6 +244,7 @@ class Engine {
   std::int64_t now_ = 0;
   std::uint64_t events_ = 0;
   std::uint64_t foreground_pending_ = 0;  // scheduled events not of background processes
+  std::uint64_t holds_ = 0;               // see hold_open()
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;

@@ -321,3 +321,20 @@ TEST_CASE("shutdown unwinds every waiting process at once, running its destructo
   CHECK(unwound == 3);
   CHECK(engine.live_processes() == 0);
 }
+
+TEST_CASE("an open hold keeps background wake-ups running until it is released") {
+  sim::Engine engine(config());
+  Time released;
+  engine.hold_open();  // say, a message held by a partition the process below will heal
+  engine.spawn(sim::kWorld, "healer", [&] {
+    sim::sleep_for(30ms);
+    engine.release_hold();
+    released = sim::now();
+    sim::sleep_for(30ms);
+  }, sim::SpawnOptions{.background = true});
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::completed);
+  CHECK(released == at_ms(30));
+  CHECK(result.end == at_ms(30));
+  CHECK_THROWS_WITH(engine.release_hold(), Catch::Contains("sim::Engine::release_hold: no hold is open"));
+}
