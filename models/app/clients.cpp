@@ -1,0 +1,131 @@
+#include "models/app/clients.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace models {
+
+const char* to_string(ArrivalKind kind) {
+  switch (kind) {
+    case ArrivalKind::at_start: return "at-start";
+    case ArrivalKind::fixed: return "fixed";
+    case ArrivalKind::poisson: return "poisson";
+  }
+  return "?";
+}
+
+const char* to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::ok: return "ok";
+    case Outcome::failed: return "failed";
+    case Outcome::gave_up: return "gave_up";
+  }
+  return "?";
+}
+
+Clients::Clients(Network& net, Node& node, LoadBalancer& balancer, ClientsConfig config)
+    : net_(net),
+      node_(node),
+      balancer_(balancer),
+      config_(std::move(config)),
+      attempt_kind_(node.engine().trace().kind("client.attempt")),
+      outcome_kind_(node.engine().trace().kind("client.outcome")) {
+  if (config_.clients < 0 || config_.operations_per_client < 0)
+    throw sim::UsageError("models::Clients: client and operation counts must not be negative");
+  if (config_.retry.max_attempts < 1)
+    throw sim::UsageError(fmt::format("models::Clients: max_attempts must be at least 1, got {}", config_.retry.max_attempts));
+  if (config_.retry.attempt_timeout <= sim::Duration::zero())
+    throw sim::UsageError("models::Clients: the attempt timeout must be positive");
+  if (config_.arrival.kind == ArrivalKind::poisson && config_.arrival.interval <= sim::Duration::zero())
+    throw sim::UsageError("models::Clients: a Poisson arrival needs a positive mean interval");
+  Backoff{config_.retry.backoff};  // checks the backoff parameters now, not at the first retry
+}
+
+void Clients::start() {
+  sim::Engine& engine = node_.engine();
+  streams_.clear();
+  for (int c = 0; c < config_.clients; ++c) streams_.push_back(engine.stream(fmt::format("{}-{}", config_.name, c)));
+  for (int c = 0; c < config_.clients; ++c)
+    node_.spawn(fmt::format("{}-{}", config_.name, c), [this, c] { run_client(static_cast<std::uint32_t>(c)); });
+}
+
+void Clients::run_client(std::uint32_t client) {
+  sim::Stream& stream = streams_[client];
+  const Arrival& arrival = config_.arrival;
+  const sim::Time begin = sim::Time{arrival.start};
+  sim::Time next = begin;
+  for (int i = 0; i < config_.operations_per_client; ++i) {
+    switch (arrival.kind) {
+      case ArrivalKind::at_start:
+        next = begin + (arrival.spread > sim::Duration::zero()
+                            ? sim::Duration{static_cast<std::int64_t>(stream.choose(static_cast<std::uint64_t>(arrival.spread.count()) + 1))}
+                            : sim::Duration::zero());
+        break;
+      case ArrivalKind::fixed: next = begin + arrival.interval * i; break;
+      case ArrivalKind::poisson: next += sim::exponential(arrival.interval).sample_duration(stream); break;
+    }
+    const std::uint64_t key = config_.first_key + (config_.keys == 0 ? client : stream.choose(config_.keys));
+    auto start_operation = [this, client, i, key, &stream] { run_operation(client, i, key, stream); };
+    if (arrival.kind == ArrivalKind::at_start) {
+      node_.spawn(fmt::format("{}-{}.op-{}", config_.name, client, i), [start_operation, next] {
+        sim::sleep_until(next);
+        start_operation();
+      });
+    } else {
+      sim::sleep_until(next);
+      node_.spawn(fmt::format("{}-{}.op-{}", config_.name, client, i), start_operation);
+    }
+  }
+}
+
+bool Clients::retryable(ErrorKind error) const {
+  return std::find(config_.retry.retry_on.begin(), config_.retry.retry_on.end(), error) != config_.retry.retry_on.end();
+}
+
+void Clients::run_operation(std::uint32_t client, int index, std::uint64_t key, sim::Stream& stream) {
+  sim::Engine& engine = node_.engine();
+  const RetryPolicy& retry = config_.retry;
+  ++issued_;
+  OperationRecord record;
+  record.operation = static_cast<std::uint64_t>(client) * static_cast<std::uint64_t>(config_.operations_per_client) +
+                     static_cast<std::uint64_t>(index);
+  record.client = client;
+  record.key = key;
+  record.start = engine.now();
+  Backoff backoff(retry.backoff);
+  for (int attempt = 1;; ++attempt) {
+    record.attempts = attempt;
+    AppServer& server = balancer_.pick(key);
+    engine.record(attempt_kind_, record.operation, attempt, server.node().id());
+    const Request request{record.operation, static_cast<std::uint32_t>(attempt), client, key, record.operation, engine.now()};
+    ErrorKind error;
+    try {
+      error = call<Response>(net_, node_.id(), server.node().id(), request, retry.attempt_timeout,
+                             [&server](Request r, Reply<Response> reply) { server.accept(std::move(r), std::move(reply)); })
+                  .error;
+    } catch (const sim::Timeout&) {
+      error = ErrorKind::timeout;
+    }
+    if (error == ErrorKind::none) {
+      record.outcome = Outcome::ok;
+      break;
+    }
+    record.last_error = error;
+    if (!retryable(error)) {
+      record.outcome = Outcome::failed;
+      break;
+    }
+    if (attempt == retry.max_attempts) {
+      record.outcome = Outcome::gave_up;
+      break;
+    }
+    sim::sleep_for(backoff.next(stream));
+  }
+  record.end = engine.now();
+  engine.record(outcome_kind_, record.operation, static_cast<std::int64_t>(record.outcome),
+                static_cast<std::int64_t>(record.last_error));
+  records_.push_back(record);
+}
+
+}  // namespace models

@@ -1,0 +1,121 @@
+#include "models/net/network.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace models {
+
+Network::Network(sim::Engine& engine, LinkConfig default_link) : engine_(engine), default_(std::move(default_link)) {
+  if (!(default_.loss >= 0 && default_.loss <= 1))
+    throw sim::UsageError(fmt::format("models::Network: loss must be in [0, 1], got {}", default_.loss));
+}
+
+Network::Link& Network::link(sim::NodeId from, sim::NodeId to) {
+  const std::size_t needed = std::max<std::size_t>({from + 1u, to + 1u, engine_.node_count()});
+  if (needed > width_) {
+    std::vector<Link> grown(needed * needed);
+    for (std::size_t f = 0; f < width_; ++f)
+      for (std::size_t t = 0; t < width_; ++t) grown[f * needed + t] = std::move(links_[f * width_ + t]);
+    links_ = std::move(grown);
+    width_ = needed;
+  }
+  Link& l = links_[from * width_ + to];
+  if (!l.configured) {
+    l.configured = true;
+    l.config = default_;
+    l.stream = engine_.stream(fmt::format("net.{}->{}", engine_.node_name(from), engine_.node_name(to)));
+  }
+  return l;
+}
+
+void Network::set_link(sim::NodeId from, sim::NodeId to, LinkConfig config) {
+  if (!(config.loss >= 0 && config.loss <= 1))
+    throw sim::UsageError(fmt::format("models::Network::set_link: loss must be in [0, 1], got {}", config.loss));
+  link(from, to).config = std::move(config);
+}
+
+void Network::set_links(sim::NodeId a, sim::NodeId b, const LinkConfig& config) {
+  set_link(a, b, config);
+  set_link(b, a, config);
+}
+
+void Network::partition(sim::NodeId from, sim::NodeId to, PartitionMode mode) {
+  Link& l = link(from, to);
+  l.partitioned = true;
+  l.mode = mode;
+  record("net.partition", from, to, mode == PartitionMode::hold ? 1 : 0);
+}
+
+void Network::partition_both(sim::NodeId a, sim::NodeId b, PartitionMode mode) {
+  partition(a, b, mode);
+  partition(b, a, mode);
+}
+
+void Network::heal(sim::NodeId from, sim::NodeId to) {
+  Link& l = link(from, to);
+  if (!l.partitioned) return;
+  l.partitioned = false;
+  record("net.heal", from, to);
+  if (l.held.empty()) return;
+  // What the partition held leaves as one burst, in the order it was sent, like the
+  // retransmitted segments of a TCP connection.
+  engine_.release_hold();
+  engine_.at(std::max(engine_.now(), l.clogged_until) + l.config.latency.sample_duration(l.stream), to,
+             [held = std::move(l.held)]() mutable {
+               for (Held& h : held) h.deliver();
+             });
+  l.held.clear();
+}
+
+void Network::heal_both(sim::NodeId a, sim::NodeId b) {
+  heal(a, b);
+  heal(b, a);
+}
+
+bool Network::is_partitioned(sim::NodeId from, sim::NodeId to) const {
+  if (from >= width_ || to >= width_) return false;
+  return links_[from * width_ + to].partitioned;
+}
+
+void Network::clog(sim::NodeId from, sim::NodeId to, sim::Duration length) {
+  if (length < sim::Duration::zero())
+    throw sim::UsageError("models::Network::clog: negative length " + sim::format_duration(length));
+  Link& l = link(from, to);
+  l.clogged_until = std::max(l.clogged_until, engine_.now() + length);
+  record("net.clog", from, to, length.count());
+}
+
+void Network::send(sim::NodeId from, sim::NodeId to, std::function<void()> deliver) {
+  ++sent_;
+  Link& l = link(from, to);
+  if (l.partitioned) {
+    if (l.mode == PartitionMode::hold) {
+      // Held messages are pending work: the run goes on until the partition heals.
+      if (l.held.empty()) engine_.hold_open();
+      l.held.push_back(Held{std::move(deliver)});
+    } else {
+      ++lost_;
+      record("net.drop", from, to);
+    }
+    return;
+  }
+  transmit(l, from, to, std::move(deliver), std::max(engine_.now(), l.clogged_until));
+}
+
+void Network::transmit(Link& l, sim::NodeId from, sim::NodeId to, std::function<void()> deliver, sim::Time earliest) {
+  if (l.config.loss > 0 && l.stream.uniform01() < l.config.loss) {
+    ++lost_;
+    record("net.lost", from, to);
+    return;
+  }
+  engine_.at(earliest + l.config.latency.sample_duration(l.stream), to, std::move(deliver));
+}
+
+void Network::record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a) {
+  sim::Trace& trace = engine_.trace();
+  if (trace.mode() == sim::TraceMode::off) return;
+  trace.record(sim::TraceEvent{engine_.now(), from, engine_.current_process(), trace.kind(kind), to, a, 0});
+}
+
+}  // namespace models

@@ -1,0 +1,87 @@
+#pragma once
+// The network between nodes: one-way links with a latency distribution and a loss
+// probability, partitions and clogging, each per direction.
+//
+// Imitates an intra-datacenter network (DOMAIN.md, Parameters: RTT ~0.5 ms, ~200 us on
+// 1 Gbit/s). A message is a delivery callback run on the receiving node (its kernel side:
+// it lands even while the node is paused, and is dropped if the node crashed). A partition
+// either drops what is sent across it or holds it until the partition heals, as TCP's
+// retransmissions would; a clog holds messages until a given time (FoundationDB's
+// RandomClogging). Each link draws from its own stream, so traffic on one link never
+// shifts the random draws of another.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/sim.hpp"
+
+namespace models {
+
+struct LinkConfig {
+  /// One-way delay of each message.
+  sim::Distribution latency = sim::fixed(std::chrono::microseconds(250));
+  /// Probability that a message is lost.
+  double loss = 0;
+};
+
+enum class PartitionMode {
+  drop,  // messages sent across the partition are lost
+  hold,  // they wait and are delivered, in order, once it heals
+};
+
+class Network {
+ public:
+  explicit Network(sim::Engine& engine, LinkConfig default_link = {});
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  /// Configures the link from `from` to `to` (one direction).
+  void set_link(sim::NodeId from, sim::NodeId to, LinkConfig link);
+  /// Configures both directions between `a` and `b`.
+  void set_links(sim::NodeId a, sim::NodeId b, const LinkConfig& link);
+
+  /// Cuts the link from `from` to `to` (one direction) until heal().
+  void partition(sim::NodeId from, sim::NodeId to, PartitionMode mode = PartitionMode::drop);
+  /// Cuts both directions between `a` and `b`.
+  void partition_both(sim::NodeId a, sim::NodeId b, PartitionMode mode = PartitionMode::drop);
+  /// Repairs the link; messages it held leave now, in the order they were sent.
+  void heal(sim::NodeId from, sim::NodeId to);
+  void heal_both(sim::NodeId a, sim::NodeId b);
+  bool is_partitioned(sim::NodeId from, sim::NodeId to) const;
+  /// Holds every message sent from `from` to `to` in the next `length`; they leave when it ends.
+  void clog(sim::NodeId from, sim::NodeId to, sim::Duration length);
+
+  /// Sends a message: `deliver` runs on `to` after the link's latency, unless lost.
+  void send(sim::NodeId from, sim::NodeId to, std::function<void()> deliver);
+
+  std::uint64_t sent() const { return sent_; }
+  std::uint64_t lost() const { return lost_; }
+  sim::Engine& engine() const { return engine_; }
+
+ private:
+  struct Held {
+    std::function<void()> deliver;
+  };
+  struct Link {
+    bool configured = false;  // false: the default link, its stream not created yet
+    LinkConfig config;
+    sim::Stream stream;
+    bool partitioned = false;
+    PartitionMode mode = PartitionMode::drop;
+    sim::Time clogged_until;
+    std::vector<Held> held;
+  };
+  Link& link(sim::NodeId from, sim::NodeId to);
+  void transmit(Link& l, sim::NodeId from, sim::NodeId to, std::function<void()> deliver, sim::Time earliest);
+  void record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a = 0);
+
+  sim::Engine& engine_;
+  LinkConfig default_;
+  std::size_t width_ = 0;    // links_ is a width_ x width_ matrix, grown as nodes appear
+  std::vector<Link> links_;  // [from * width_ + to]
+  std::uint64_t sent_ = 0;
+  std::uint64_t lost_ = 0;
+};
+
+}  // namespace models

@@ -1,0 +1,49 @@
+#pragma once
+// Request/reply over the simulated network, with a caller-side timeout.
+//
+// The request travels one link, the server acts, the reply travels back on the reverse
+// link. Either message can be lost or late: a caller that times out does not know whether
+// the server acted (the root of the production case, ../shared/sources/003 section 2). A
+// reply arriving after the caller gave up is dropped unread.
+
+#include <utility>
+
+#include "models/net/network.hpp"
+
+namespace models {
+
+/// How a server answers one request, once, over the network back to its caller.
+template <class Resp>
+class Reply {
+ public:
+  Reply(Network& net, sim::NodeId server, sim::NodeId caller, sim::Promise<Resp> promise)
+      : net_(&net), server_(server), caller_(caller), promise_(std::move(promise)) {}
+
+  /// Sends `response` to the caller (it may be lost or arrive after the caller gave up).
+  void send(Resp response) {
+    net_->send(server_, caller_, [promise = promise_, response = std::move(response)]() mutable {
+      if (!promise.satisfied()) promise.set_value(std::move(response));
+    });
+  }
+  sim::NodeId caller() const { return caller_; }
+
+ private:
+  Network* net_;
+  sim::NodeId server_;
+  sim::NodeId caller_;
+  sim::Promise<Resp> promise_;
+};
+
+/// Sends `request` from `from` to `to`; on arrival, `arrive(request, reply)` runs on `to`
+/// (typically: put it in the server's queue). Waits at most `timeout` for the reply and
+/// throws sim::Timeout after that.
+template <class Resp, class Req, class Arrive>
+Resp call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Duration timeout, Arrive arrive) {
+  sim::Promise<Resp> promise("reply");
+  sim::Future<Resp> answer = promise.get_future();
+  net.send(from, to, [reply = Reply<Resp>(net, to, from, std::move(promise)), request = std::move(request),
+                      arrive = std::move(arrive)]() mutable { arrive(std::move(request), std::move(reply)); });
+  return answer.get_for(timeout);
+}
+
+}  // namespace models
