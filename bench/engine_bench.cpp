@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/world_bench.hpp"
 #include "sim/sim.hpp"
 
 namespace {
@@ -202,6 +203,7 @@ int main() {
   const double sleep_e = median(se), sleep_c = median(sc), sleep_h = median(seh);
   const double rpc_e = median(re), rpc_c = median(rc);
   const double mem = bytes_per_process(100'000);
+  const bench::WorldFigures world = bench::world_bench(kRepeats);
 
   fmt::print("| workload | engine | callback loop | ratio |\n|---|---|---|---|\n");
   fmt::print("| (a) 1000 processes x 10,000 random sleeps, events/s | {:.3g} | {:.3g} | {:.2f} |\n", sleep_e, sleep_c,
@@ -209,6 +211,8 @@ int main() {
   fmt::print("| (a) same, trace hash kept | {:.3g} | {:.3g} | {:.2f} |\n", sleep_h, sleep_c, sleep_h / sleep_c);
   fmt::print("| (b) 100 clients -> 1 server RPC, uniform 1-100 us links, messages/s | {:.3g} | {:.3g} | {:.2f} |\n",
              rpc_e, rpc_c, rpc_e / rpc_c);
+  fmt::print("| world: 100 clients x 100 operations, 4 app nodes, events/s ({:.0f} events a run) | {:.3g} | | |\n",
+             world.events_per_run, world.events_per_s);
   fmt::print("\nmedian of {} runs each; resident memory per live process measured at 100,000 processes\n\n", kRepeats);
   fmt::print("sleep.engine_events_per_s: {:.0f}\n", sleep_e);
   fmt::print("sleep.callback_events_per_s: {:.0f}\n", sleep_c);
@@ -218,5 +222,7 @@ int main() {
   fmt::print("rpc.callback_events_per_s: {:.0f}\n", rpc_c);
   fmt::print("rpc.ratio: {:.3f}\n", rpc_e / rpc_c);
   fmt::print("memory.bytes_per_process: {:.0f}\n", mem);
+  fmt::print("world.events_per_s: {:.0f}\n", world.events_per_s);
+  fmt::print("world.operations_per_s: {:.0f}\n", world.operations_per_s);
   return 0;
 }
