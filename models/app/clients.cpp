@@ -102,7 +102,7 @@ void Clients::run_operation(std::uint32_t client, int index, std::uint64_t key, 
     ErrorKind error;
     try {
       error = call<Response>(net_, node_.id(), server.node().id(), request, retry.attempt_timeout,
-                             [&server](Request r, Reply<Response> reply) { server.accept(std::move(r), std::move(reply)); })
+                             [&server](Request r, ReplyTo<Response> reply) { server.accept(std::move(r), std::move(reply)); })
                   .error;
     } catch (const sim::Timeout&) {
       error = ErrorKind::timeout;

@@ -49,7 +49,7 @@ void AppServer::spawn_workers() {
   }
 }
 
-void AppServer::accept(Request request, Reply<Response> reply) {
+void AppServer::accept(Request request, ReplyTo<Response> reply) {
   if (queue_.try_put(Job{std::move(request), reply})) {
     ++accepted_;
     max_queued_ = std::max(max_queued_, queue_.size());

@@ -52,7 +52,7 @@ class AppServer {
   void start();
 
   /// A request arriving on the node (run by the network): queued, or rejected when full.
-  void accept(Request request, Reply<Response> reply);
+  void accept(Request request, ReplyTo<Response> reply);
 
   Node& node() const { return node_; }
   Network& network() const { return net_; }
@@ -69,7 +69,7 @@ class AppServer {
  private:
   struct Job {
     Request request;
-    Reply<Response> reply;
+    ReplyTo<Response> reply;
   };
   void spawn_workers();
 

@@ -14,9 +14,9 @@ namespace models {
 
 /// How a server answers one request, once, over the network back to its caller.
 template <class Resp>
-class Reply {
+class ReplyTo {
  public:
-  Reply(Network& net, sim::NodeId server, sim::NodeId caller, sim::Promise<Resp> promise)
+  ReplyTo(Network& net, sim::NodeId server, sim::NodeId caller, sim::Promise<Resp> promise)
       : net_(&net), server_(server), caller_(caller), promise_(std::move(promise)) {}
 
   /// Sends `response` to the caller (it may be lost or arrive after the caller gave up).
@@ -41,7 +41,7 @@ template <class Resp, class Req, class Arrive>
 Resp call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Duration timeout, Arrive arrive) {
   sim::Promise<Resp> promise("reply");
   sim::Future<Resp> answer = promise.get_future();
-  net.send(from, to, [reply = Reply<Resp>(net, to, from, std::move(promise)), request = std::move(request),
+  net.send(from, to, [reply = ReplyTo<Resp>(net, to, from, std::move(promise)), request = std::move(request),
                       arrive = std::move(arrive)]() mutable { arrive(std::move(request), std::move(reply)); });
   return answer.get_for(timeout);
 }

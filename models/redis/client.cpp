@@ -1,0 +1,16 @@
+#include "models/redis/client.hpp"
+
+namespace models::redis {
+
+Client::Client(Network& net, Node& from, Server& server, sim::Duration timeout)
+    : net_(net), from_(from), server_(&server), timeout_(timeout) {}
+Client::Client(Network& net, Node& from, Sentinel& sentinel, sim::Duration timeout)
+    : net_(net), from_(from), sentinel_(&sentinel), timeout_(timeout) {}
+
+redis::Reply Client::run(const Command& command, sim::Duration timeout) {
+  Server& server = target();
+  return call<redis::Reply>(net_, from_.id(), server.node().id(), command, timeout,
+                            [&server](Command c, ReplyTo<redis::Reply> reply) { server.accept(std::move(c), std::move(reply)); });
+}
+
+}  // namespace models::redis

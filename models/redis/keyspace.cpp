@@ -1,0 +1,145 @@
+#include "models/redis/keyspace.hpp"
+
+#include <charconv>
+
+namespace models::redis {
+
+const char* to_string(Op op) {
+  switch (op) {
+    case Op::get: return "GET";
+    case Op::set: return "SET";
+    case Op::del: return "DEL";
+    case Op::pexpire: return "PEXPIRE";
+    case Op::pttl: return "PTTL";
+    case Op::incr: return "INCR";
+    case Op::cas_del: return "EVAL compare-and-delete";
+    case Op::cas_pexpire: return "EVAL compare-and-pexpire";
+    case Op::hlock_acquire: return "EVAL redisson-lock";
+    case Op::hlock_renew: return "EVAL redisson-renew";
+    case Op::hlock_release: return "EVAL redisson-unlock";
+  }
+  return "?";
+}
+
+bool is_write(Op op) { return op != Op::get && op != Op::pttl; }
+
+namespace {
+const char* const kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
+std::int64_t ms_ceil(sim::Duration d) { return (d.count() + 999'999) / 1'000'000; }
+}  // namespace
+
+Value* Keyspace::live(const std::string& key, sim::Time now) {
+  auto it = data_.find(key);
+  if (it == data_.end()) return nullptr;
+  if (it->second.expires_at <= now) {
+    data_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+const Value* Keyspace::find(const std::string& key, sim::Time now) const {
+  auto it = data_.find(key);
+  if (it == data_.end() || it->second.expires_at <= now) return nullptr;
+  return &it->second;
+}
+
+void Keyspace::apply(const Change& change) {
+  if (change.second) data_[change.first] = *change.second;
+  else data_.erase(change.first);
+}
+
+Reply Keyspace::execute(const Command& c, sim::Time now, std::vector<Change>* changes) {
+  Value* v = live(c.key, now);
+  auto changed = [&] {
+    if (changes == nullptr) return;
+    auto it = data_.find(c.key);
+    changes->emplace_back(c.key, it == data_.end() ? std::nullopt : std::optional<Value>(it->second));
+  };
+  auto expiry = [&](sim::Duration ttl) { return ttl > sim::Duration::zero() ? now + ttl : sim::kNever; };
+  auto owns = [&](const Value* x) { return x != nullptr && x->is_hash && x->hash.count(c.value) > 0; };
+
+  switch (c.op) {
+    case Op::get:
+      if (v == nullptr) return Reply::nil();
+      if (v->is_hash) return Reply::error(kWrongType);
+      return Reply::bulk(v->text);
+    case Op::set:
+      if ((c.nx && v != nullptr) || (c.xx && v == nullptr)) return Reply::nil();
+      data_[c.key] = Value{false, c.value, {}, expiry(c.ttl)};
+      changed();
+      return Reply::ok();
+    case Op::del:
+      if (v == nullptr) return Reply::number(0);
+      data_.erase(c.key);
+      changed();
+      return Reply::number(1);
+    case Op::pexpire:
+      if (v == nullptr) return Reply::number(0);
+      v->expires_at = expiry(c.ttl);
+      if (c.ttl <= sim::Duration::zero()) data_.erase(c.key);  // a non-positive TTL deletes the key
+      changed();
+      return Reply::number(1);
+    case Op::pttl:
+      if (v == nullptr) return Reply::number(-2);
+      if (v->expires_at == sim::kNever) return Reply::number(-1);
+      return Reply::number(ms_ceil(v->expires_at - now));
+    case Op::incr: {
+      std::int64_t n = 0;
+      if (v != nullptr) {
+        if (v->is_hash) return Reply::error(kWrongType);
+        const auto [end, ec] = std::from_chars(v->text.data(), v->text.data() + v->text.size(), n);
+        if (ec != std::errc() || end != v->text.data() + v->text.size() || v->text.empty())
+          return Reply::error("ERR value is not an integer or out of range");
+      }
+      ++n;
+      Value& slot = data_[c.key];
+      slot.text = std::to_string(n);
+      if (v == nullptr) slot.expires_at = sim::kNever;
+      changed();
+      return Reply::number(n);
+    }
+    case Op::cas_del:
+      if (v == nullptr || v->is_hash || v->text != c.value) return Reply::number(0);
+      data_.erase(c.key);
+      changed();
+      return Reply::number(1);
+    case Op::cas_pexpire:
+      if (v == nullptr || v->is_hash || v->text != c.value) return Reply::number(0);
+      v->expires_at = expiry(c.ttl);
+      changed();
+      return Reply::number(1);
+    case Op::hlock_acquire:
+      // nil: acquired (or re-entered); otherwise the holder's remaining PTTL.
+      if (v == nullptr || owns(v)) {
+        Value& slot = data_[c.key];
+        slot.is_hash = true;
+        ++slot.hash[c.value];
+        slot.expires_at = expiry(c.ttl);
+        changed();
+        return Reply::nil();
+      }
+      if (!v->is_hash) return Reply::error(kWrongType);
+      return Reply::number(v->expires_at == sim::kNever ? -1 : ms_ceil(v->expires_at - now));
+    case Op::hlock_renew:
+      if (!owns(v)) return Reply::number(0);
+      v->expires_at = expiry(c.ttl);
+      changed();
+      return Reply::number(1);
+    case Op::hlock_release:
+      // nil: not the owner (Redisson throws IllegalMonitorStateException); 0: still held
+      // (re-entered); 1: released.
+      if (!owns(v)) return Reply::nil();
+      if (--v->hash[c.value] > 0) {
+        v->expires_at = expiry(c.ttl);
+        changed();
+        return Reply::number(0);
+      }
+      data_.erase(c.key);
+      changed();
+      return Reply::number(1);
+  }
+  return Reply::error("ERR unknown command");
+}
+
+}  // namespace models::redis
