@@ -107,6 +107,7 @@ Reply Keyspace::execute(const Command& c, sim::Time now, std::vector<Change>* ch
     case Op::cas_pexpire:
       if (v == nullptr || v->is_hash || v->text != c.value) return Reply::number(0);
       v->expires_at = expiry(c.ttl);
+      if (c.ttl <= sim::Duration::zero()) data_.erase(c.key);  // the script's PEXPIRE deletes too
       changed();
       return Reply::number(1);
     case Op::hlock_acquire:
