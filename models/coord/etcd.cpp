@@ -1,0 +1,160 @@
+#include "models/coord/etcd.hpp"
+
+namespace models::etcd {
+
+Server::Server(Network& net, Node& node, ServerConfig config)
+    : net_(net), node_(node), config_(std::move(config)), inbox_(node.name() + ".etcd") {}
+
+void Server::start() {
+  node_.spawn(node_.name() + ".etcd", [this] { serve(); }, sim::SpawnOptions{.daemon = true});
+}
+
+void Server::accept(Request request, ReplyTo<Response> reply) { inbox_.put(Job{std::move(request), std::move(reply)}); }
+
+const KeyValue* Server::find(const std::string& key) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return nullptr;
+  if (it->second.lease != 0) {
+    auto lease = leases_.find(it->second.lease);
+    if (lease == leases_.end() || lease->second.expires_at <= node_.clock().now()) return nullptr;
+  }
+  return &it->second;
+}
+
+void Server::serve() {
+  sim::Stream stream = node_.engine().stream(node_.name() + ".etcd");
+  for (;;) {
+    Job job = inbox_.get();
+    sim::sleep_for(config_.service.sample_duration(stream));
+    expire_leases();
+    job.reply.send(execute(job.request));
+  }
+}
+
+void Server::remove(const std::string& key) {
+  if (keys_.erase(key) > 0) ++revision_;
+}
+
+void Server::expire_leases() {
+  const sim::Time now = node_.clock().now();
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (it->second.expires_at > now) {
+      ++it;
+      continue;
+    }
+    const std::int64_t id = it->first;
+    it = leases_.erase(it);
+    std::vector<std::string> doomed;
+    for (const auto& [key, kv] : keys_)
+      if (kv.lease == id) doomed.push_back(key);
+    for (const auto& key : doomed) remove(key);
+  }
+}
+
+bool Server::holds(const Compare& c) const {
+  const KeyValue* kv = find(c.key);
+  auto compare = [&](auto have, auto want) {
+    switch (c.result) {
+      case Compare::Result::equal: return have == want;
+      case Compare::Result::not_equal: return have != want;
+      case Compare::Result::less: return have < want;
+      case Compare::Result::greater: return have > want;
+    }
+    return false;
+  };
+  switch (c.target) {
+    case Compare::Target::create_revision: return compare(kv ? kv->create_revision : 0, c.number);
+    case Compare::Target::mod_revision: return compare(kv ? kv->mod_revision : 0, c.number);
+    case Compare::Target::version: return compare(kv ? kv->version : 0, c.number);
+    case Compare::Target::value: return kv != nullptr && compare(kv->value, c.value);
+  }
+  return false;
+}
+
+void Server::apply(const Operation& op) {
+  if (op.kind == Operation::Kind::del) {
+    remove(op.key);
+    return;
+  }
+  ++revision_;
+  KeyValue& kv = keys_[op.key];
+  if (kv.version == 0) {
+    kv.key = op.key;
+    kv.create_revision = revision_;
+  }
+  kv.value = op.value;
+  kv.mod_revision = revision_;
+  ++kv.version;
+  kv.lease = leases_.count(op.lease) > 0 ? op.lease : 0;
+}
+
+Response Server::execute(const Request& r) {
+  Response out;
+  switch (r.kind) {
+    case Request::Kind::grant: {
+      const std::int64_t id = next_lease_++;
+      leases_[id] = Lease{r.ttl, node_.clock().now() + r.ttl};
+      out.lease = id;
+      break;
+    }
+    case Request::Kind::keep_alive: {
+      auto it = leases_.find(r.lease);
+      out.ok = it != leases_.end();
+      if (out.ok) {
+        it->second.expires_at = node_.clock().now() + it->second.ttl;
+      }
+      break;
+    }
+    case Request::Kind::revoke: {
+      out.ok = leases_.count(r.lease) > 0;
+      if (out.ok) {
+        leases_[r.lease].expires_at = sim::Time{};
+        expire_leases();
+      }
+      break;
+    }
+    case Request::Kind::get:
+      if (const KeyValue* kv = find(r.key)) out.kv = *kv;
+      break;
+    case Request::Kind::put:
+      if (r.lease != 0 && leases_.count(r.lease) == 0) {
+        out.ok = false;  // etcdserver: requested lease not found
+        break;
+      }
+      apply({Operation::Kind::put, r.key, r.value, r.lease});
+      break;
+    case Request::Kind::del: remove(r.key); break;
+    case Request::Kind::txn: {
+      bool all = true;
+      for (const Compare& c : r.compares) all = all && holds(c);
+      for (const Operation& op : all ? r.success : r.failure) apply(op);
+      out.ok = all;
+      break;
+    }
+  }
+  out.revision = revision_;
+  return out;
+}
+
+Client::Client(Network& net, Node& from, Server& server, sim::Duration timeout)
+    : net_(net), from_(from), server_(server), timeout_(timeout) {}
+
+Response Client::run(const Request& request) {
+  Server& server = server_;
+  return call<Response>(net_, from_.id(), server.node().id(), request, timeout_,
+                        [&server](Request r, ReplyTo<Response> reply) { server.accept(std::move(r), std::move(reply)); });
+}
+
+void keep_alive_in_background(Client& client, std::int64_t lease, sim::Duration ttl) {
+  sim::spawn("etcd.keep-alive", [&client, lease, ttl] {
+    for (;;) {
+      sim::sleep_for(ttl / 3);
+      try {
+        if (!client.keep_alive(lease)) return;  // the lease is gone: the session is over
+      } catch (const sim::Timeout&) {
+      }
+    }
+  }, sim::SpawnOptions{.background = true});
+}
+
+}  // namespace models::etcd

@@ -1,0 +1,94 @@
+// The etcd-like store: leases, revisions and guarded transactions (DOMAIN.md, Lock services).
+
+#include <catch2/catch.hpp>
+
+#include "models/coord/etcd.hpp"
+#include "support.hpp"
+
+using namespace test;
+using models::etcd::Compare;
+using models::etcd::Operation;
+
+namespace {
+struct Etcd {
+  sim::Engine engine{config()};
+  models::Network net{engine, {sim::fixed(1ms), 0}};
+  models::Node app1{engine, {"app-1", {}}};
+  models::Node app2{engine, {"app-2", {}}};
+  models::Node node{engine, {"etcd-1", {}}};
+  models::etcd::Server server{net, node};
+  models::etcd::Client a{net, app1, server};
+  models::etcd::Client b{net, app2, server};
+  Etcd() { server.start(); }
+  ~Etcd() { engine.shutdown(); }
+};
+}  // namespace
+
+TEST_CASE("an etcd lease not kept alive expires after its TTL, deleting its keys") {
+  Etcd e;
+  bool before = false, after = true;
+  std::int64_t revision_before = 0, revision_after = 0;
+  e.app1.spawn("client", [&] {
+    const auto lease = e.a.grant(2s);
+    e.a.put("lock/openid:42", "a", lease);
+    sim::sleep_until(at_ms(1900));
+    before = e.a.get("lock/openid:42").has_value();
+    revision_before = e.server.revision();
+    sim::sleep_until(at_ms(2100));
+    after = e.a.get("lock/openid:42").has_value();
+    revision_after = e.server.revision();
+  });
+  REQUIRE(e.engine.run().ok());
+  CHECK(before);
+  CHECK_FALSE(after);
+  CHECK(revision_after == revision_before + 1);  // the deletion is a revision of its own
+}
+
+TEST_CASE("an etcd lease kept alive survives its TTL, until a pause of the client outlasts it") {
+  Etcd e;
+  bool at_10s = false, after_pause = true;
+  e.app1.spawn("client", [&] {
+    const auto lease = e.a.grant(2s);
+    e.a.put("lock/openid:42", "a", lease);
+    models::etcd::keep_alive_in_background(e.a, lease, 2s);
+    sim::sleep_until(at_ms(10'000));
+    at_10s = e.a.get("lock/openid:42").has_value();
+  });
+  e.engine.spawn(sim::kWorld, "gc", [&] {
+    sim::sleep_until(at_ms(10'500));
+    e.app1.pause(3s);
+  });
+  e.app2.spawn("observer", [&] {
+    sim::sleep_until(at_ms(13'000));
+    after_pause = e.b.get("lock/openid:42").has_value();
+  });
+  REQUIRE(e.engine.run().ok());
+  CHECK(at_10s);
+  CHECK_FALSE(after_pause);
+}
+
+TEST_CASE("an etcd txn guarded by the lock key's create revision fails once the key was re-created") {
+  Etcd e;
+  bool first_write = false, stale_write = true;
+  std::int64_t token_a = 0, token_b = 0;
+  e.app1.spawn("holder-a", [&] {
+    const auto lease = e.a.grant(1s);
+    token_a = e.a.put("lock", "a", lease).revision;  // the create revision: A's fencing token
+    const Compare still_owner{Compare::Target::create_revision, Compare::Result::equal, "lock", token_a};
+    first_write = e.a.txn({still_owner}, {{Operation::Kind::put, "data", "from a"}}).ok;
+    sim::sleep_for(3s);  // paused past the lease: the key expires and B re-creates it
+    stale_write = e.a.txn({still_owner}, {{Operation::Kind::put, "data", "stale a"}}).ok;
+  });
+  e.app2.spawn("holder-b", [&] {
+    sim::sleep_until(at_ms(1500));
+    const auto lease = e.b.grant(10s);
+    const Compare absent{Compare::Target::create_revision, Compare::Result::equal, "lock", 0};
+    REQUIRE(e.b.txn({absent}, {{Operation::Kind::put, "lock", "b", lease}}).ok);
+    token_b = e.b.get("lock")->create_revision;
+  });
+  REQUIRE(e.engine.run().ok());
+  CHECK(first_write);
+  CHECK_FALSE(stale_write);
+  CHECK(token_b > token_a);  // revisions only grow: usable as fencing tokens
+  CHECK(e.server.find("data")->value == "from a");
+}
