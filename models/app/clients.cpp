@@ -101,9 +101,7 @@ void Clients::run_operation(std::uint32_t client, int index, std::uint64_t key, 
     const Request request{record.operation, static_cast<std::uint32_t>(attempt), client, key, record.operation, engine.now()};
     ErrorKind error;
     try {
-      error = call<Response>(net_, node_.id(), server.node().id(), request, retry.attempt_timeout,
-                             [&server](Request r, ReplyTo<Response> reply) { server.accept(std::move(r), std::move(reply)); })
-                  .error;
+      error = call_server<Response>(net_, node_.id(), server, request, retry.attempt_timeout).error;
     } catch (const sim::Timeout&) {
       error = ErrorKind::timeout;
     }

@@ -140,9 +140,7 @@ Client::Client(Network& net, Node& from, Server& server, sim::Duration timeout)
     : net_(net), from_(from), server_(server), timeout_(timeout) {}
 
 Response Client::run(const Request& request) {
-  Server& server = server_;
-  return call<Response>(net_, from_.id(), server.node().id(), request, timeout_,
-                        [&server](Request r, ReplyTo<Response> reply) { server.accept(std::move(r), std::move(reply)); });
+  return call_server<Response>(net_, from_.id(), server_, request, timeout_);
 }
 
 void keep_alive_in_background(Client& client, std::int64_t lease, sim::Duration ttl) {

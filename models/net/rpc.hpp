@@ -46,4 +46,12 @@ Resp call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Dura
   return answer.get_for(timeout);
 }
 
+/// call() to a server object living on `server.node()` that takes requests with
+/// `server.accept(request, reply)`: an app server, a Redis node, the etcd-like store.
+template <class Resp, class Server, class Req>
+Resp call_server(Network& net, sim::NodeId from, Server& server, Req request, sim::Duration timeout) {
+  return call<Resp>(net, from, server.node().id(), std::move(request), timeout,
+                    [&server](Req r, ReplyTo<Resp> reply) { server.accept(std::move(r), std::move(reply)); });
+}
+
 }  // namespace models

@@ -8,9 +8,7 @@ Client::Client(Network& net, Node& from, Sentinel& sentinel, sim::Duration timeo
     : net_(net), from_(from), sentinel_(&sentinel), timeout_(timeout) {}
 
 redis::Reply Client::run(const Command& command, sim::Duration timeout) {
-  Server& server = target();
-  return call<redis::Reply>(net_, from_.id(), server.node().id(), command, timeout,
-                            [&server](Command c, ReplyTo<redis::Reply> reply) { server.accept(std::move(c), std::move(reply)); });
+  return call_server<redis::Reply>(net_, from_.id(), target(), command, timeout);
 }
 
 }  // namespace models::redis

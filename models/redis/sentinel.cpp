@@ -13,9 +13,8 @@ Sentinel::Sentinel(Network& net, Node& node, std::vector<Server*> servers, Senti
 
 bool Sentinel::ping(Server& server) {
   try {
-    const redis::Reply r = call<redis::Reply>(net_, node_.id(), server.node().id(), Command::pttl("sentinel:ping"),
-                                              config_.ping_timeout,
-                                              [&server](Command c, ReplyTo<redis::Reply> reply) { server.accept(std::move(c), std::move(reply)); });
+    const redis::Reply r =
+        call_server<redis::Reply>(net_, node_.id(), server, Command::pttl("sentinel:ping"), config_.ping_timeout);
     return r.kind != redis::Reply::Kind::error;
   } catch (const sim::Timeout&) {
     return false;
