@@ -7,6 +7,12 @@ Server::Server(Network& net, Node& node, ServerConfig config)
 
 void Server::start() {
   node_.spawn(node_.name() + ".etcd", [this] { serve(); }, sim::SpawnOptions{.daemon = true});
+  node_.spawn(node_.name() + ".etcd-lessor", [this] {
+    for (;;) {
+      node_.clock().sleep_for(config_.expiry_check);
+      expire_leases();
+    }
+  }, sim::SpawnOptions{.background = true});
 }
 
 void Server::accept(Request request, ReplyTo<Response> reply) { inbox_.put(Job{std::move(request), std::move(reply)}); }
@@ -27,12 +33,33 @@ void Server::serve() {
     Job job = inbox_.get();
     sim::sleep_for(config_.service.sample_duration(stream));
     expire_leases();
-    job.reply.send(execute(job.request));
+    job.reply.send(execute(job.request, job.reply.caller()));
   }
 }
 
 void Server::remove(const std::string& key) {
-  if (keys_.erase(key) > 0) ++revision_;
+  if (keys_.erase(key) == 0) return;
+  ++revision_;
+  publish(Event{Event::Type::del, KeyValue{.key = key, .mod_revision = revision_}});
+}
+
+void Server::publish(const Event& event) {
+  history_.push_back(event);
+  // A watch whose client end is gone (only this reference is left) is cancelled.
+  std::erase_if(watchers_, [](const Watcher& w) { return w.channel.use_count() == 1; });
+  for (Watcher& w : watchers_)
+    if (event.kv.key.starts_with(w.prefix)) send(w, event);
+}
+
+void Server::send(Watcher& w, const Event& event) {
+  net_.send(node_.id(), w.caller, [channel = w.channel, seq = w.next_seq++, event] {
+    channel->early.emplace(seq, event);
+    for (auto it = channel->early.find(channel->next); it != channel->early.end(); it = channel->early.find(channel->next)) {
+      channel->events.put(it->second);
+      channel->early.erase(it);
+      ++channel->next;
+    }
+  });
 }
 
 void Server::expire_leases() {
@@ -86,9 +113,10 @@ void Server::apply(const Operation& op) {
   kv.mod_revision = revision_;
   ++kv.version;
   kv.lease = leases_.count(op.lease) > 0 ? op.lease : 0;
+  publish(Event{Event::Type::put, kv});
 }
 
-Response Server::execute(const Request& r) {
+Response Server::execute(const Request& r, sim::NodeId caller) {
   Response out;
   switch (r.kind) {
     case Request::Kind::grant: {
@@ -116,6 +144,18 @@ Response Server::execute(const Request& r) {
     case Request::Kind::get:
       if (const KeyValue* kv = find(r.key)) out.kv = *kv;
       break;
+    case Request::Kind::range: {
+      for (auto it = keys_.lower_bound(r.key); it != keys_.end() && it->first.starts_with(r.key); ++it)
+        if (const KeyValue* kv = find(it->first)) out.kvs.push_back(*kv);
+      break;
+    }
+    case Request::Kind::watch: {
+      Watcher& w = watchers_.emplace_back(Watcher{r.key, caller, r.channel});
+      if (r.start_revision > 0)
+        for (const Event& e : history_)
+          if (e.kv.mod_revision >= r.start_revision && e.kv.key.starts_with(r.key)) send(w, e);
+      break;
+    }
     case Request::Kind::put:
       if (r.lease != 0 && leases_.count(r.lease) == 0) {
         out.ok = false;  // etcdserver: requested lease not found
@@ -141,6 +181,22 @@ Client::Client(Network& net, Node& from, Server& server, sim::Duration timeout)
 
 Response Client::run(const Request& request) {
   return call_server<Response>(net_, from_.id(), server_, request, timeout_);
+}
+
+Watch Client::watch(const std::string& prefix, std::int64_t start_revision) {
+  auto channel = std::make_shared<WatchChannel>(from_.name() + ".etcd-watch " + prefix);
+  run({.kind = Request::Kind::watch, .key = prefix, .start_revision = start_revision, .channel = channel});
+  return Watch(std::move(channel));
+}
+
+Event Watch::next() {
+  sim::Engine& engine = sim::engine("models::etcd::Watch::next");
+  engine.hold_open();
+  struct Release {
+    sim::Engine& e;
+    ~Release() { e.release_hold(); }
+  } release{engine};
+  return channel_->events.get();
 }
 
 void keep_alive_in_background(Client& client, std::int64_t lease, sim::Duration ttl) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +48,23 @@ struct Operation {
   std::int64_t lease = 0;
 };
 
+/// A change a watch reports: the key's state after a put, or the key deleted.
+struct Event {
+  enum class Type { put, del } type = Type::put;
+  KeyValue kv{};  // for a delete: the key, and mod_revision = the deleting revision
+  bool operator==(const Event&) const = default;
+};
+
+/// What a watch's events travel into on the client's side, in revision order.
+struct WatchChannel {
+  explicit WatchChannel(std::string name) : events(std::move(name)) {}
+  sim::Mailbox<Event> events;
+  std::uint64_t next = 1;
+  std::map<std::uint64_t, Event> early;  // arrived ahead of a missing one
+};
+
 struct Request {
-  enum class Kind { grant, keep_alive, revoke, get, put, del, txn } kind = Kind::get;
+  enum class Kind { grant, keep_alive, revoke, get, range, put, del, txn, watch } kind = Kind::get;
   std::string key{};
   std::string value{};
   std::int64_t lease = 0;
@@ -56,6 +72,8 @@ struct Request {
   std::vector<Compare> compares{};
   std::vector<Operation> success{};
   std::vector<Operation> failure{};
+  std::int64_t start_revision = 0;        // watch: replay events from here (0: from now on)
+  std::shared_ptr<WatchChannel> channel{};  // watch: where the events go
 };
 
 struct Response {
@@ -63,10 +81,13 @@ struct Response {
   std::int64_t revision = 0;  // the store's revision after the request
   std::int64_t lease = 0;     // grant: the new lease id
   std::optional<KeyValue> kv;  // get
+  std::vector<KeyValue> kvs;   // range: every key with the prefix, in key order
 };
 
 struct ServerConfig {
   sim::Distribution service = sim::fixed(std::chrono::microseconds(200));  // a committed Raft write, roughly
+  /// How often the leader looks for expired leases (etcd's lessor checks every 500 ms).
+  sim::Duration expiry_check = std::chrono::milliseconds(500);
 };
 
 class Server {
@@ -92,13 +113,21 @@ class Server {
     ReplyTo<Response> reply;
   };
   void serve();
-  Response execute(const Request& r);
+  Response execute(const Request& r, sim::NodeId caller);
   bool holds(const Compare& c) const;
   void apply(const Operation& op);
   void remove(const std::string& key);
-  /// Deletes the keys of every lease past its deadline. Run before each request, which is
-  /// when a client can tell; expiry itself keeps no run alive.
+  /// Deletes the keys of every lease past its deadline. Run before each request and
+  /// every expiry_check by a background process (expiry keeps no run alive by itself).
   void expire_leases();
+  void publish(const Event& event);
+  struct Watcher {
+    std::string prefix;
+    sim::NodeId caller = 0;
+    std::shared_ptr<WatchChannel> channel;
+    std::uint64_t next_seq = 1;
+  };
+  void send(Watcher& w, const Event& event);
 
   Network& net_;
   Node& node_;
@@ -108,12 +137,30 @@ class Server {
   std::int64_t next_lease_ = 1;
   std::map<std::string, KeyValue> keys_;
   std::map<std::int64_t, Lease> leases_;
+  std::vector<Event> history_;  // every change, in revision order (never compacted)
+  std::vector<Watcher> watchers_;
+};
+
+/// The client's end of a watch on a key prefix; dropping it cancels the watch.
+class Watch {
+ public:
+  Watch() = default;
+  explicit Watch(std::shared_ptr<WatchChannel> channel) : channel_(std::move(channel)) {}
+  /// The next event. While waiting, the run is kept open: a lease expiry, which only time
+  /// brings, may be what delivers it.
+  Event next();
+  /// Waits at most `d`; throws sim::Timeout.
+  Event next_for(sim::Duration d) { return channel_->events.get_for(d); }
+
+ private:
+  std::shared_ptr<WatchChannel> channel_;
 };
 
 /// A client of the store from an app node, with a timeout per request.
 class Client {
  public:
   Client(Network& net, Node& from, Server& server, sim::Duration timeout = std::chrono::seconds(5));
+  Node& node() const { return from_; }
   /// Sends `request`; throws sim::Timeout when no reply comes in time.
   Response run(const Request& request);
 
@@ -124,6 +171,10 @@ class Client {
   }
   std::optional<KeyValue> get(const std::string& key) { return run({.kind = Request::Kind::get, .key = key}).kv; }
   Response del(const std::string& key) { return run({.kind = Request::Kind::del, .key = key}); }
+  std::vector<KeyValue> range(const std::string& prefix) { return run({.kind = Request::Kind::range, .key = prefix}).kvs; }
+  /// Watches every key starting with `prefix`, replaying changes since `start_revision`
+  /// (0: only future ones). Changes arrive in revision order.
+  Watch watch(const std::string& prefix, std::int64_t start_revision = 0);
   Response txn(std::vector<Compare> compares, std::vector<Operation> success, std::vector<Operation> failure = {}) {
     return run({.kind = Request::Kind::txn, .compares = std::move(compares), .success = std::move(success), .failure = std::move(failure)});
   }

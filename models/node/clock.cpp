@@ -11,7 +11,7 @@ sim::Duration drifted(sim::Duration d, double ppm) {
 }  // namespace
 
 Clock::Clock(sim::Engine& engine, ClockConfig config)
-    : engine_(engine), drift_ppm_(config.drift_ppm), anchor_true_(engine.now()), anchor_local_(engine.now() + config.offset) {
+    : engine_(engine), drift_ppm_(config.drift_ppm), anchor_true_(engine.now()), anchor_local_(engine.now() + config.offset), anchor_mono_(engine.now()) {
   if (!(std::abs(config.drift_ppm) < 1e6))
     throw sim::UsageError("models::Clock: drift must be within +-1e6 ppm (a clock that runs), got " +
                           std::to_string(config.drift_ppm));
@@ -19,7 +19,10 @@ Clock::Clock(sim::Engine& engine, ClockConfig config)
 
 sim::Time Clock::now() const { return anchor_local_ + drifted(engine_.now() - anchor_true_, drift_ppm_); }
 
+sim::Time Clock::monotonic() const { return anchor_mono_ + drifted(engine_.now() - anchor_true_, drift_ppm_); }
+
 void Clock::rebase() {
+  anchor_mono_ = monotonic();
   anchor_local_ = now();
   anchor_true_ = engine_.now();
 }

@@ -24,6 +24,9 @@ class Clock {
 
   /// The node's wall-clock time: what gettimeofday returns there.
   sim::Time now() const;
+  /// The monotonic clock's reading (CLOCK_MONOTONIC): drifts with the clock, never stepped.
+  /// For timeouts a node judges on its own, such as session expiry.
+  sim::Time monotonic() const;
   /// Local minus true time, now.
   sim::Duration offset() const { return now() - engine_.now(); }
   double drift_ppm() const { return drift_ppm_; }
@@ -45,6 +48,7 @@ class Clock {
   double drift_ppm_ = 0;
   sim::Time anchor_true_;   // the true time of the last change
   sim::Time anchor_local_;  // the wall-clock reading then
+  sim::Time anchor_mono_;   // the monotonic reading then
 };
 
 }  // namespace models
