@@ -62,3 +62,19 @@ TEST_CASE("a drift change applies from its instant on") {
   CHECK(n.clock().now() == at_ms(3001));  // 2 s at +500 ppm
   CHECK(n.clock().drift_ppm() == 500);
 }
+
+TEST_CASE("a node's monotonic clock drifts with its wall clock but ignores steps") {
+  sim::Engine engine(config());
+  models::Node x(engine, {"x", {1h, 0}});
+  std::vector<sim::Time> mono;
+  engine.spawn(sim::kWorld, "observer", [&] {
+    sim::sleep_for(1s);
+    x.step_clock(-10s);
+    mono.push_back(x.clock().monotonic());
+    x.set_drift_ppm(100'000);  // a clock 10 % fast, to see it plainly
+    sim::sleep_for(1s);
+    mono.push_back(x.clock().monotonic());
+  });
+  REQUIRE(engine.run().ok());
+  CHECK(mono == std::vector<sim::Time>{at_ms(1000), at_ms(2100)});
+}
