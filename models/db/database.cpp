@@ -1,0 +1,809 @@
+#include "models/db/database.hpp"
+
+#include <algorithm>
+#include <list>
+#include <set>
+
+namespace models::db {
+
+std::string to_string(const Value& value) {
+  if (const auto* n = std::get_if<std::int64_t>(&value)) return std::to_string(*n);
+  return "'" + std::get<std::string>(value) + "'";
+}
+
+const char* to_string(Isolation isolation) {
+  return isolation == Isolation::read_committed ? "READ COMMITTED" : "REPEATABLE READ";
+}
+
+const char* to_string(Code code) {
+  switch (code) {
+    case Code::ok: return "ok";
+    case Code::duplicate_key: return "1062 Duplicate entry";
+    case Code::lock_wait_timeout: return "1205 Lock wait timeout exceeded";
+    case Code::deadlock: return "1213 Deadlock found when trying to get lock";
+    case Code::connection_timeout: return "connection timed out";
+  }
+  return "?";
+}
+
+namespace {
+
+using TxnId = std::uint64_t;
+constexpr int kPrimary = 0;  // the clustered index, keyed by id
+constexpr int kKey = 1;      // the index on the key column
+
+struct Version {
+  TxnId txn = 0;
+  std::uint64_t commit = 0;  // 0 while uncommitted
+  bool deleted = false;
+  Values values;
+};
+
+struct RowData {
+  std::vector<Version> versions;  // oldest first
+  RowOrigin origin;
+};
+
+// One lock or lock request on one index of one table. A record part covers `key`; a gap
+// part covers the open range (lo, hi) between neighbouring index entries (a next-key lock
+// has both, with hi = key). Insert intention covers only the position `key`.
+struct Lock {
+  TxnId txn = 0;
+  bool exclusive = false;
+  bool record = false;
+  bool gap = false;
+  bool insert_intention = false;
+  Value key{};
+  std::optional<Value> lo, hi;  // nullopt: infinity (hi: the supremum)
+  bool granted = false;
+  std::optional<sim::Promise<Code>> wake{};  // while waiting: ok when granted, deadlock for a victim
+};
+
+bool covers_gap(const Lock& l, const Value& k) {
+  return l.gap && (!l.lo || *l.lo < k) && (!l.hi || k < *l.hi);
+}
+
+// InnoDB's lock_rec_has_to_wait, for locks of two transactions.
+bool has_to_wait(const Lock& req, const Lock& other) {
+  if (req.insert_intention) return covers_gap(other, req.key);  // gaps block inserts, nothing else does
+  if (other.insert_intention) return false;
+  if (!req.exclusive && !other.exclusive) return false;
+  return req.record && other.record && req.key == other.key;  // a gap request never waits
+}
+
+struct Table {
+  TableSchema schema;
+  std::map<std::int64_t, RowData> rows;
+  std::multimap<Value, std::int64_t> key_index;  // every key any version had -> row id
+  std::int64_t next_id = 1;
+  std::list<Lock> locks[2];
+};
+
+struct Undo {
+  Table* table;
+  std::int64_t id;
+};
+
+struct Txn {
+  TxnId id = 0;
+  bool explicit_ = false;
+  Isolation isolation = Isolation::repeatable_read;
+  std::optional<std::uint64_t> view;  // the commit counter when the read view was taken
+  std::vector<Undo> undo;
+  Lock* waiting = nullptr;  // the request it waits on, until granted or refused
+  bool doomed = false;      // chosen as a deadlock victim, not yet rolled back
+  Table* waiting_table = nullptr;
+  int waiting_index = 0;
+};
+
+struct SessionState {
+  Isolation isolation;
+  std::string who;
+  std::unique_ptr<Txn> txn;
+};
+
+// What a statement's lock request came to.
+enum class Got { at_once, after_wait };
+
+struct Failure {
+  Code code;
+};
+
+bool matches(const Values& v, const Where& where) {
+  for (const Condition& c : where) {
+    auto it = v.find(c.column);
+    if (it == v.end()) throw sim::UsageError("models::db: no column '" + c.column + "'");
+    const Value& have = it->second;
+    bool ok = false;
+    switch (c.op) {
+      case Condition::Op::eq: ok = have == c.value; break;
+      case Condition::Op::ne: ok = have != c.value; break;
+      case Condition::Op::lt: ok = have < c.value; break;
+      case Condition::Op::le: ok = have <= c.value; break;
+      case Condition::Op::gt: ok = have > c.value; break;
+      case Condition::Op::ge: ok = have >= c.value; break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct Database::Impl {
+  explicit Impl(Database& db) : db(db) {}
+  Database& db;
+  DatabaseStats stats;
+  std::map<std::string, Table> tables;
+  std::map<SessionId, SessionState> sessions;
+  std::map<TxnId, Txn*> txns;
+  SessionId next_session = 1;
+  TxnId next_txn = 1;
+  std::uint64_t commits = 0;  // the commit counter read views compare with
+
+  Table& table(const std::string& name) {
+    auto it = tables.find(name);
+    if (it == tables.end()) throw sim::UsageError("models::db: no table '" + name + "'");
+    return it->second;
+  }
+
+  // --- Rows and versions ---------------------------------------------------
+
+  static const Version* current(const RowData& row) { return row.versions.empty() ? nullptr : &row.versions.back(); }
+  static const Version* latest_committed(const RowData& row) {
+    for (auto it = row.versions.rbegin(); it != row.versions.rend(); ++it)
+      if (it->commit != 0) return &*it;
+    return nullptr;
+  }
+  static const Version* visible(const RowData& row, const Txn& txn, std::uint64_t view) {
+    for (auto it = row.versions.rbegin(); it != row.versions.rend(); ++it)
+      if (it->txn == txn.id || (it->commit != 0 && it->commit <= view)) return &*it;
+    return nullptr;
+  }
+  // A row an index still has an entry for: not deleted by a committed delete.
+  static bool live(const RowData& row) {
+    const Version* v = current(row);
+    return v != nullptr && !(v->deleted && v->commit != 0);
+  }
+
+  std::optional<Value> key_of(const Table& t, const Values& v) const {
+    if (t.schema.key_column.empty()) return std::nullopt;
+    return v.at(t.schema.key_column);
+  }
+
+  // The rows a lookup by `key` on the key index finds (any version had it), by id.
+  std::vector<std::int64_t> by_key(const Table& t, const Value& key) const {
+    std::set<std::int64_t> ids;
+    auto [first, last] = t.key_index.equal_range(key);
+    for (auto it = first; it != last; ++it) {
+      auto row = t.rows.find(it->second);
+      if (row != t.rows.end() && live(row->second)) {
+        const Version* v = current(row->second);
+        if (v->values.at(t.schema.key_column) == key) ids.insert(it->second);
+      }
+    }
+    return {ids.begin(), ids.end()};
+  }
+
+  // The neighbours of `k` among an index's live entries: (last below, first above).
+  std::pair<std::optional<Value>, std::optional<Value>> neighbours(const Table& t, int index, const Value& k) const {
+    std::optional<Value> lo, hi;
+    if (index == kPrimary) {
+      const std::int64_t id = std::get<std::int64_t>(k);
+      for (auto it = t.rows.lower_bound(id); it != t.rows.begin();) {
+        --it;
+        if (live(it->second)) {
+          lo = Value{it->first};
+          break;
+        }
+      }
+      for (auto it = t.rows.upper_bound(id); it != t.rows.end(); ++it)
+        if (live(it->second)) {
+          hi = Value{it->first};
+          break;
+        }
+    } else {
+      for (auto it = t.key_index.lower_bound(k); it != t.key_index.begin();) {
+        --it;
+        if (!by_key(t, it->first).empty()) {
+          lo = it->first;
+          break;
+        }
+      }
+      for (auto it = t.key_index.upper_bound(k); it != t.key_index.end(); ++it)
+        if (!by_key(t, it->first).empty()) {
+          hi = it->first;
+          break;
+        }
+    }
+    return {lo, hi};
+  }
+
+  // --- Locks ---------------------------------------------------------------
+
+  bool holds(const Table& t, int index, const Lock& want) const {
+    for (const Lock& l : t.locks[index]) {
+      if (l.txn != want.txn || !l.granted || l.insert_intention != want.insert_intention) continue;
+      if (want.exclusive && !l.exclusive) continue;
+      if (want.record && !(l.record && l.key == want.key)) continue;
+      if (want.gap && !(l.gap && l.lo == want.lo && l.hi == want.hi)) continue;
+      if (want.insert_intention && l.key != want.key) continue;
+      return true;
+    }
+    return false;
+  }
+
+  // Whether `req` must wait: a conflicting granted lock anywhere in its queue, or a
+  // conflicting request waiting ahead of it (first come, first served).
+  bool must_wait(const std::list<Lock>& queue, const Lock& req) const { return !blockers(queue, req).empty(); }
+
+  std::vector<TxnId> blockers(const std::list<Lock>& queue, const Lock& req) const {
+    std::set<TxnId> out;
+    bool ahead = true;
+    for (const Lock& l : queue) {
+      if (&l == &req) {
+        ahead = false;
+        continue;
+      }
+      if (l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l)) out.insert(l.txn);
+    }
+    return {out.begin(), out.end()};
+  }
+
+  // A cycle through `start` in the wait-for graph: the transactions on it, start first.
+  std::vector<Txn*> cycle_from(Txn& start) const {
+    std::vector<Txn*> path;
+    std::set<TxnId> seen;
+    std::vector<Txn*> found;
+    auto dfs = [&](auto&& self, Txn& t) -> bool {
+      path.push_back(&t);
+      for (TxnId b : blockers(t.waiting_table->locks[t.waiting_index], *t.waiting)) {
+        if (b == start.id) {
+          found = path;
+          return true;
+        }
+        auto it = txns.find(b);
+        if (it == txns.end() || it->second->waiting == nullptr || it->second->doomed || !seen.insert(b).second) continue;
+        if (self(self, *it->second)) return true;
+      }
+      path.pop_back();
+      return false;
+    };
+    dfs(dfs, start);
+    return found;
+  }
+
+  void regrant(std::list<Lock>& queue) {
+    for (Lock& l : queue) {
+      if (l.granted || must_wait(queue, l)) continue;
+      l.granted = true;
+      if (auto t = txns.find(l.txn); t != txns.end() && t->second->waiting == &l) t->second->waiting = nullptr;
+      if (l.wake) {
+        l.wake->set_value(Code::ok);
+        l.wake.reset();
+      }
+    }
+  }
+
+  void release_locks(Txn& txn) {
+    for (auto& [name, t] : tables)
+      for (auto& queue : t.locks) {
+        const auto before = queue.size();
+        std::erase_if(queue, [&](const Lock& l) { return l.txn == txn.id && l.granted; });
+        if (queue.size() != before) regrant(queue);
+      }
+  }
+
+  // Requests `want`; blocks the calling process while it must wait. Throws Failure
+  // (deadlock: the transaction is already rolled back; lock wait timeout).
+  Got lock(Txn& txn, Table& t, int index, Lock want) {
+    want.txn = txn.id;
+    if (holds(t, index, want)) return Got::at_once;
+    std::list<Lock>& queue = t.locks[index];
+    Lock& req = queue.emplace_back(std::move(want));
+    if (!must_wait(queue, req)) {
+      req.granted = true;
+      if (req.insert_intention) queue.pop_back();  // it only had to get past the gaps
+      return Got::at_once;
+    }
+    ++stats.lock_waits;
+    txn.waiting = &req;
+    txn.waiting_table = &t;
+    txn.waiting_index = index;
+    if (std::vector<Txn*> cycle = cycle_from(txn); !cycle.empty()) {
+      // The requester closes the cycle: it is the victim, unless it modified more rows
+      // than the lightest transaction on it.
+      Txn* victim = &txn;
+      for (Txn* other : cycle)
+        if (other->undo.size() < victim->undo.size()) victim = other;
+      ++stats.deadlocks;
+      if (victim == &txn) {
+        drop_waiting(txn);
+        rollback(txn);
+        throw Failure{Code::deadlock};
+      }
+      victim->doomed = true;
+      victim->waiting->wake->set_value(Code::deadlock);
+      victim->waiting->wake.reset();
+    }
+    sim::Promise<Code> promise("innodb lock wait");
+    sim::Future<Code> granted = promise.get_future();
+    req.wake.emplace(std::move(promise));
+    Code outcome;
+    try {
+      outcome = granted.get_for(db.config_.lock_wait_timeout);
+    } catch (const sim::Timeout&) {
+      drop_waiting(txn);
+      ++stats.lock_wait_timeouts;
+      throw Failure{Code::lock_wait_timeout};
+    }
+    if (outcome == Code::deadlock) {
+      drop_waiting(txn);
+      rollback(txn);
+      throw Failure{Code::deadlock};
+    }
+    txn.waiting = nullptr;
+    if (req.insert_intention) {
+      queue.remove_if([&](const Lock& l) { return &l == &req; });
+      regrant(queue);
+    }
+    return Got::after_wait;
+  }
+
+  void drop_waiting(Txn& txn) {
+    if (txn.waiting == nullptr) return;
+    std::list<Lock>& queue = txn.waiting_table->locks[txn.waiting_index];
+    Lock* req = txn.waiting;
+    queue.remove_if([&](const Lock& l) { return &l == req; });
+    txn.waiting = nullptr;
+    regrant(queue);
+  }
+
+  // When a record goes (its insert rolled back), other transactions' locks on it pass to
+  // the gap it leaves, as InnoDB's lock_rec_inherit_to_gap does.
+  void inherit_to_gap(Table& t, int index, const Value& key, TxnId owner) {
+    for (Lock& l : t.locks[index]) {
+      if (l.txn == owner || !l.record || l.key != key || l.insert_intention) continue;
+      auto [lo, hi] = neighbours(t, index, key);
+      l.record = false;
+      l.gap = true;
+      l.lo = lo;
+      l.hi = hi;
+    }
+  }
+
+  // --- Transactions --------------------------------------------------------
+
+  Txn& begin(SessionState& s, bool explicit_) {
+    s.txn = std::make_unique<Txn>();
+    s.txn->id = next_txn++;
+    s.txn->explicit_ = explicit_;
+    s.txn->isolation = s.isolation;
+    txns[s.txn->id] = s.txn.get();
+    return *s.txn;
+  }
+
+  void undo_to(Txn& txn, std::size_t mark) {
+    while (txn.undo.size() > mark) {
+      const Undo u = txn.undo.back();
+      txn.undo.pop_back();
+      auto row = u.table->rows.find(u.id);
+      row->second.versions.pop_back();
+      if (row->second.versions.empty()) {
+        std::optional<Value> key;
+        for (auto it = u.table->key_index.begin(); it != u.table->key_index.end();)
+          if (it->second == u.id) {
+            key = it->first;
+            it = u.table->key_index.erase(it);
+          } else {
+            ++it;
+          }
+        u.table->rows.erase(row);
+        inherit_to_gap(*u.table, kPrimary, Value{u.id}, txn.id);
+        if (key) inherit_to_gap(*u.table, kKey, *key, txn.id);
+      }
+    }
+  }
+
+  void rollback(Txn& txn) {
+    undo_to(txn, 0);
+    finish(txn);
+    ++stats.rollbacks;
+  }
+
+  void commit(Txn& txn) {
+    ++commits;
+    for (const Undo& u : txn.undo)
+      for (Version& v : u.table->rows.at(u.id).versions)
+        if (v.txn == txn.id && v.commit == 0) v.commit = commits;
+    finish(txn);
+    ++stats.commits;
+  }
+
+  // Ends the transaction: its locks go and waiters are granted.
+  void finish(Txn& txn) {
+    drop_waiting(txn);
+    release_locks(txn);
+    txns.erase(txn.id);
+    txn.id = 0;  // marks it ended; the session drops it
+  }
+
+  std::uint64_t read_view(Txn& txn) {
+    if (txn.isolation == Isolation::read_committed) return commits;  // a fresh view per statement
+    if (!txn.view) txn.view = commits;
+    return *txn.view;
+  }
+
+  // --- Statements ------------------------------------------------------------
+
+  // The access path a WHERE clause gives: a point on the primary key, a point on the key
+  // index, or a scan of the clustered index.
+  struct Path {
+    int index = kPrimary;
+    std::optional<Value> key;
+  };
+  Path path_for(const Table& t, const Where& where) const {
+    for (const Condition& c : where)
+      if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, c.value};
+    if (t.schema.key_index != KeyIndex::none)
+      for (const Condition& c : where)
+        if (c.op == Condition::Op::eq && c.column == t.schema.key_column) return {kKey, c.value};
+    return {kPrimary, std::nullopt};
+  }
+
+  std::vector<std::int64_t> candidates(const Table& t, const Path& p) const {
+    std::vector<std::int64_t> ids;
+    if (p.index == kKey) return by_key(t, *p.key);
+    if (p.key) {
+      auto it = t.rows.find(std::get<std::int64_t>(*p.key));
+      if (it != t.rows.end() && live(it->second)) ids.push_back(it->first);
+      return ids;
+    }
+    for (const auto& [id, row] : t.rows)
+      if (live(row)) ids.push_back(id);
+    return ids;
+  }
+
+  Lock record_lock(const Value& key, bool exclusive, bool next_key, std::optional<Value> lo) const {
+    Lock l;
+    l.exclusive = exclusive;
+    l.record = true;
+    l.key = key;
+    if (next_key) {
+      l.gap = true;
+      l.lo = std::move(lo);
+      l.hi = key;
+    }
+    return l;
+  }
+  Lock gap_lock(std::optional<Value> lo, std::optional<Value> hi) const {
+    Lock l;
+    l.gap = true;
+    l.lo = std::move(lo);
+    l.hi = std::move(hi);
+    return l;
+  }
+
+  // Locks what a locking read or DML finds by `where`, then returns the rows whose
+  // latest version matches. Under READ COMMITTED a DML statement skips a row locked by
+  // another transaction when its latest committed version does not match (semi-consistent).
+  std::vector<std::int64_t> locate_locked(Txn& txn, Table& t, const Where& where, bool exclusive, bool dml) {
+    const bool rr = txn.isolation == Isolation::repeatable_read;
+    const Path p = path_for(t, where);
+    const bool unique_point = p.key && (p.index == kPrimary || t.schema.key_index == KeyIndex::unique);
+    for (;;) {
+      bool waited = false;
+      std::vector<std::int64_t> ids = candidates(t, p);
+      std::vector<std::int64_t> kept;
+      for (std::int64_t id : ids) {
+        const RowData& row = t.rows.at(id);
+        if (!rr && dml) {
+          const Version* committed = latest_committed(row);
+          Lock probe = record_lock(Value{id}, exclusive, false, std::nullopt);
+          probe.txn = txn.id;
+          const bool busy = std::any_of(t.locks[kPrimary].begin(), t.locks[kPrimary].end(),
+                                        [&](const Lock& l) { return l.txn != txn.id && has_to_wait(probe, l); });
+          if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) continue;
+        }
+        Lock mine = record_lock(Value{id}, exclusive, false, std::nullopt);
+        mine.txn = txn.id;
+        const bool held_before = holds(t, kPrimary, mine);
+        if (p.index == kKey) {
+          const Value key = t.rows.at(id).versions.back().values.at(t.schema.key_column);
+          const bool next_key = rr && !unique_point;
+          waited |= lock(txn, t, kKey, record_lock(key, exclusive, next_key, neighbours(t, kKey, key).first)) == Got::after_wait;
+        }
+        const bool next_key = rr && !unique_point;
+        waited |= lock(txn, t, kPrimary, record_lock(Value{id}, exclusive, next_key && p.index == kPrimary,
+                                                     neighbours(t, kPrimary, Value{id}).first)) == Got::after_wait;
+        if (waited) break;
+        const Version* v = t.rows.count(id) ? current(t.rows.at(id)) : nullptr;
+        const bool match = v != nullptr && !v->deleted && matches(v->values, where);
+        if (match) {
+          kept.push_back(id);
+        } else if (!rr && !held_before) {
+          // READ COMMITTED releases the lock of a row that does not match.
+          std::erase_if(t.locks[kPrimary], [&](const Lock& l) { return l.txn == txn.id && l.record && l.key == Value{id}; });
+          regrant(t.locks[kPrimary]);
+        }
+      }
+      if (waited) continue;  // the rows may have changed while we waited: look again
+      if (rr) {
+        // The gap: after the last match for a non-unique lookup or a scan, or where an
+        // absent unique key would go.
+        std::optional<Lock> gap;
+        if (p.index == kKey && !(unique_point && !ids.empty())) {
+          auto [lo, hi] = neighbours(t, kKey, *p.key);
+          gap = gap_lock(ids.empty() ? lo : std::optional<Value>(*p.key), hi);
+        } else if (p.index == kPrimary && p.key && ids.empty()) {
+          auto [lo, hi] = neighbours(t, kPrimary, *p.key);
+          gap = gap_lock(lo, hi);
+        } else if (p.index == kPrimary && !p.key) {
+          std::optional<Value> last;
+          if (!t.rows.empty()) last = Value{t.rows.rbegin()->first};
+          gap = gap_lock(last, std::nullopt);  // up to the supremum
+        }
+        if (gap) {
+          gap->exclusive = exclusive;
+          lock(txn, t, p.index, *gap);  // gap locks never wait
+        }
+      }
+      return kept;
+    }
+  }
+
+  Row row_of(std::int64_t id, const Values& values) const {
+    Row r{id, values};
+    r.values["id"] = Value{id};
+    return r;
+  }
+
+  std::vector<Row> select(Txn& txn, Table& t, const Statement& s) {
+    std::vector<Row> out;
+    if (s.lock != ReadLock::none) {
+      for (std::int64_t id : locate_locked(txn, t, s.where, s.lock == ReadLock::update, false))
+        out.push_back(row_of(id, current(t.rows.at(id))->values));
+      return out;
+    }
+    const std::uint64_t view = read_view(txn);
+    for (const auto& [id, row] : t.rows) {
+      const Version* v = visible(row, txn, view);
+      if (v != nullptr && !v->deleted && matches(v->values, s.where)) out.push_back(row_of(id, v->values));
+    }
+    return out;
+  }
+
+  void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
+    if (auto key = key_of(t, v.values)) t.key_index.emplace(*key, id);
+    t.rows[id].versions.push_back(std::move(v));
+    txn.undo.push_back({&t, id});
+  }
+
+  Result insert(Txn& txn, Table& t, const Statement& s, const std::string& who) {
+    Result out;
+    Values values = t.schema.columns;
+    for (const auto& [column, value] : s.values) {
+      if (column != t.schema.key_column && !t.schema.columns.count(column))
+        throw sim::UsageError("models::db: no column '" + column + "' in " + t.schema.name);
+      values[column] = value;
+    }
+    const std::optional<Value> key = key_of(t, values);
+    if (!t.schema.key_column.empty() && !s.values.count(t.schema.key_column))
+      throw sim::UsageError("models::db: insert into " + t.schema.name + " without its key column");
+    out.insert_id = t.next_id++;  // taken now, lost if the insert fails
+    const bool unique = t.schema.key_index == KeyIndex::unique;
+    const bool rr = txn.isolation == Isolation::repeatable_read;
+    for (;;) {
+      if (unique) {
+        std::vector<std::int64_t> dups = by_key(t, *key);
+        std::erase_if(dups, [&](std::int64_t id) {  // a row this transaction deleted is no duplicate
+          const Version* v = current(t.rows.at(id));
+          return v->deleted && v->txn == txn.id;
+        });
+        if (!dups.empty()) {
+          // The duplicate check: S on the duplicate (X to update or replace it), waiting
+          // for a transaction that inserted it and has not ended.
+          const std::int64_t dup = dups.front();
+          const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
+          if (lock(txn, t, kKey, record_lock(*key, exclusive, rr, neighbours(t, kKey, *key).first)) == Got::after_wait)
+            continue;  // it may be gone now
+          if (lock(txn, t, kPrimary, record_lock(Value{dup}, exclusive, false, std::nullopt)) == Got::after_wait) continue;
+          return on_duplicate(txn, t, s, dup, values, std::move(out), who);
+        }
+      }
+      Lock ii;
+      ii.exclusive = true;
+      ii.insert_intention = true;
+      bool waited = false;
+      if (key && t.schema.key_index != KeyIndex::none) {
+        ii.key = *key;
+        waited |= lock(txn, t, kKey, ii) == Got::after_wait;
+      }
+      ii.key = Value{out.insert_id};
+      waited |= lock(txn, t, kPrimary, ii) == Got::after_wait;
+      if (waited) continue;
+      put_row(txn, t, out.insert_id, std::move(values), who);
+      out.affected = 1;
+      return out;
+    }
+  }
+
+  void put_row(Txn& txn, Table& t, std::int64_t id, Values values, const std::string& who) {
+    // The new record is X-locked by its inserter (InnoDB's implicit lock).
+    Lock x;
+    x.txn = txn.id;
+    x.exclusive = true;
+    x.record = true;
+    x.granted = true;
+    if (auto key = key_of(t, values); key && t.schema.key_index != KeyIndex::none) {
+      x.key = *key;
+      t.locks[kKey].push_back(x);
+    }
+    x.key = Value{id};
+    t.locks[kPrimary].push_back(x);
+    values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
+    add_version(txn, t, id, Version{txn.id, 0, false, std::move(values)});
+    t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
+  }
+
+  Result on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, Values values, Result out,
+                      const std::string& who) {
+    const Values& old = current(t.rows.at(dup))->values;
+    switch (s.on_duplicate) {
+      case OnDuplicate::error:
+        ++stats.duplicate_keys;
+        throw Failure{Code::duplicate_key};
+      case OnDuplicate::ignore:
+        out.warnings = 1;  // 0 rows, a warning
+        return out;
+      case OnDuplicate::update: {
+        Values updated = old;
+        for (const auto& [column, value] : s.on_update) updated[column] = value;
+        if (updated != old) {
+          add_version(txn, t, dup, Version{txn.id, 0, false, std::move(updated)});
+          out.affected = 2;
+        }
+        out.insert_id = dup;
+        return out;
+      }
+      case OnDuplicate::replace: {
+        Values gone = old;
+        add_version(txn, t, dup, Version{txn.id, 0, true, std::move(gone)});
+        put_row(txn, t, out.insert_id, std::move(values), who);  // unlisted columns: defaults
+        out.affected = 2;
+        return out;
+      }
+    }
+    return out;
+  }
+
+  Result insert_if_absent(Txn& txn, Table& t, const Statement& s, const std::string& who) {
+    bool present;
+    if (txn.isolation == Isolation::repeatable_read) {
+      present = !locate_locked(txn, t, s.where, false, false).empty();  // shared next-key locks
+    } else {
+      Statement read{.kind = Statement::Kind::select, .table = s.table, .where = s.where};
+      present = !select(txn, t, read).empty();  // a consistent read
+    }
+    if (present) return Result{};
+    // InnoDB works row by row: another statement can run between the read and the write.
+    sim::sleep_for(db.config_.row_step);
+    return insert(txn, t, s, who);
+  }
+
+  Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
+    if (!remove && s.values.count(t.schema.key_column) && !t.schema.key_column.empty())
+      throw sim::UsageError("models::db: updating the key column is not modelled");
+    Result out;
+    for (std::int64_t id : locate_locked(txn, t, s.where, true, true)) {
+      const Values& old = current(t.rows.at(id))->values;
+      Values next = old;
+      for (const auto& [column, value] : s.values) {
+        if (!next.count(column)) throw sim::UsageError("models::db: no column '" + column + "' in " + t.schema.name);
+        next[column] = value;
+      }
+      if (!remove && next == old) continue;  // matched but unchanged: not counted
+      add_version(txn, t, id, Version{txn.id, 0, remove, std::move(next)});
+      ++out.affected;
+    }
+    return out;
+  }
+
+  Result run(SessionState& s, const Statement& st) {
+    using K = Statement::Kind;
+    if (st.kind == K::begin) {
+      if (s.txn) commit(*s.txn);  // BEGIN commits an open transaction implicitly
+      begin(s, true);
+      return {};
+    }
+    if (st.kind == K::commit || st.kind == K::rollback) {
+      if (s.txn) (st.kind == K::commit) ? commit(*s.txn) : rollback(*s.txn);
+      s.txn.reset();
+      return {};
+    }
+    Table& t = table(st.table);
+    const bool autocommit = !s.txn;
+    Txn& txn = autocommit ? begin(s, false) : *s.txn;
+    const std::size_t mark = txn.undo.size();
+    Result out;
+    try {
+      switch (st.kind) {
+        case K::select: out.rows = select(txn, t, st); break;
+        case K::insert: out = insert(txn, t, st, s.who); break;
+        case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who); break;
+        case K::update: out = update(txn, t, st, false); break;
+        case K::remove: out = update(txn, t, st, true); break;
+        default: break;
+      }
+    } catch (const Failure& f) {
+      out = Result{};
+      out.code = f.code;
+      if (f.code == Code::deadlock) {
+        s.txn.reset();  // rolled back whole
+        return out;
+      }
+      undo_to(txn, mark);  // 1062 and 1205 roll back the statement only
+      if (autocommit) {
+        rollback(txn);
+        s.txn.reset();
+      }
+      return out;
+    }
+    if (autocommit) {
+      commit(txn);
+      s.txn.reset();
+    }
+    return out;
+  }
+};
+
+Database::Database(DatabaseConfig config) : impl_(std::make_unique<Impl>(*this)), config_(config) {}
+Database::~Database() = default;
+
+void Database::create_table(TableSchema schema) {
+  if (impl_->tables.count(schema.name)) throw sim::UsageError("models::db: table '" + schema.name + "' exists");
+  if (!schema.key_column.empty()) schema.columns.erase(schema.key_column);
+  Table& t = impl_->tables[schema.name];
+  t.schema = std::move(schema);
+}
+
+Database::SessionId Database::open_session(Isolation isolation, std::string who) {
+  const SessionId id = impl_->next_session++;
+  impl_->sessions[id] = SessionState{isolation, std::move(who), nullptr};
+  return id;
+}
+
+void Database::set_origin(SessionId session, std::string who) { impl_->sessions.at(session).who = std::move(who); }
+
+Result Database::execute(SessionId session, const Statement& statement) {
+  auto it = impl_->sessions.find(session);
+  if (it == impl_->sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
+  return impl_->run(it->second, statement);
+}
+
+void Database::close(SessionId session) {
+  auto it = impl_->sessions.find(session);
+  if (it == impl_->sessions.end()) return;
+  if (it->second.txn) impl_->rollback(*it->second.txn);
+  impl_->sessions.erase(it);
+}
+
+bool Database::in_transaction(SessionId session) const {
+  auto it = impl_->sessions.find(session);
+  return it != impl_->sessions.end() && it->second.txn != nullptr;
+}
+
+std::vector<RowRecord> Database::committed_rows(const std::string& table) const {
+  std::vector<RowRecord> out;
+  const Table& t = impl_->table(table);
+  for (const auto& [id, row] : t.rows) {
+    const Version* v = Impl::latest_committed(row);
+    if (v == nullptr || v->deleted) continue;
+    out.push_back(RowRecord{impl_->row_of(id, v->values), row.origin});
+  }
+  return out;
+}
+
+const DatabaseStats& Database::stats() const { return impl_->stats; }
+
+}  // namespace models::db

@@ -1,0 +1,173 @@
+#pragma once
+// An InnoDB-like database: the storage, transactions and locks, without the network.
+//
+// Imitates InnoDB as its manual documents it and as DOMAIN.md (section Database, and
+// "Verified on real servers") records it, closely enough that each strategy in the source
+// articles is exactly as safe here as there:
+// - a table has an auto-increment primary key `id` (values taken by failed or rolled-back
+//   inserts are lost: gaps), an optional index on one business-key column (unique or not)
+//   and other columns with defaults;
+// - multi-version rows: a plain SELECT reads a snapshot (taken per statement under READ
+//   COMMITTED, at the first read under REPEATABLE READ); locking reads and DML read the
+//   latest committed version;
+// - locks on index keys: record locks (S, X), gap locks on the range an absent key falls
+//   in (compatible with each other, blocking inserts), next-key locks, insert-intention
+//   locks; a duplicate check takes S on the duplicate (X for ON DUPLICATE KEY UPDATE and
+//   REPLACE) and waits for an uncommitted inserter; locks of a rolled-back record pass to
+//   the gap (which is how the manual's three-session example deadlocks);
+// - a FIFO lock-wait queue, deadlock detection on the wait-for graph (the victim is the
+//   transaction whose request closes the cycle unless it modified more rows; 1213 rolls
+//   back the whole transaction) and lock-wait timeout (1205, 50 s by default, rolling back
+//   only the statement, as 1062 does);
+// - READ COMMITTED takes no gap locks and, for UPDATE/DELETE, skips locked rows whose
+//   latest committed version does not match (semi-consistent read).
+// Not modelled: secondary indexes other than the key column, purge of deleted rows,
+// AUTO_INCREMENT table locks (1467), SERIALIZABLE.
+//
+// Statements run inside simulated processes: a lock wait blocks the calling process.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/sim.hpp"
+
+namespace models::db {
+
+using Value = std::variant<std::int64_t, std::string>;
+/// Column values by column name. `id` is the primary key.
+using Values = std::map<std::string, Value>;
+std::string to_string(const Value& value);
+
+enum class KeyIndex { none, non_unique, unique };
+
+struct TableSchema {
+  std::string name;
+  /// The column strategies look rows up by (an OpenID, a request id). Empty: none.
+  std::string key_column{};
+  KeyIndex key_index = KeyIndex::unique;
+  /// Every other column with its default (REPLACE resets unlisted columns to these).
+  Values columns{};
+};
+
+enum class Isolation { read_committed, repeatable_read };
+const char* to_string(Isolation isolation);
+
+/// One term of a WHERE clause; a statement's terms all hold (AND).
+struct Condition {
+  enum class Op { eq, ne, lt, le, gt, ge } op = Op::eq;
+  std::string column;
+  Value value;
+};
+inline Condition eq(std::string column, Value v) { return {Condition::Op::eq, std::move(column), std::move(v)}; }
+inline Condition ne(std::string column, Value v) { return {Condition::Op::ne, std::move(column), std::move(v)}; }
+inline Condition lt(std::string column, Value v) { return {Condition::Op::lt, std::move(column), std::move(v)}; }
+inline Condition gt(std::string column, Value v) { return {Condition::Op::gt, std::move(column), std::move(v)}; }
+using Where = std::vector<Condition>;
+
+enum class ReadLock { none, share, update };  // plain, FOR SHARE, FOR UPDATE
+enum class OnDuplicate { error, ignore, update, replace };
+
+/// A statement in typed form (no SQL parser).
+struct Statement {
+  enum class Kind {
+    begin,
+    commit,
+    rollback,
+    select,            // SELECT ... WHERE [FOR SHARE | FOR UPDATE]
+    insert,            // INSERT / INSERT IGNORE / ... ON DUPLICATE KEY UPDATE / REPLACE
+    insert_if_absent,  // INSERT INTO t SELECT ... WHERE NOT EXISTS (SELECT 1 FROM t WHERE <where>)
+    update,            // UPDATE t SET <set> WHERE <where>
+    remove,            // DELETE FROM t WHERE <where>
+  } kind = Kind::select;
+  std::string table{};
+  Where where{};
+  ReadLock lock = ReadLock::none;
+  Values values{};  // insert: the new row; update / ON DUPLICATE KEY UPDATE: the assignments
+  OnDuplicate on_duplicate = OnDuplicate::error;
+  Values on_update{};  // ON DUPLICATE KEY UPDATE assignments
+};
+
+/// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
+enum class Code : int { ok = 0, duplicate_key = 1062, lock_wait_timeout = 1205, deadlock = 1213, connection_timeout = -1 };
+const char* to_string(Code code);
+
+struct Row {
+  std::int64_t id = 0;
+  Values values;  // every column, `id` included
+  bool operator==(const Row&) const = default;
+};
+
+struct Result {
+  Code code = Code::ok;
+  std::int64_t affected = 0;   // affected rows, as MySQL counts them (ON DUPLICATE KEY UPDATE: 1 / 2 / 0)
+  std::int64_t insert_id = 0;  // the id an insert took (consumed even when it failed)
+  std::int32_t warnings = 0;   // INSERT IGNORE of a duplicate: 1
+  std::vector<Row> rows{};     // select
+  bool ok() const { return code == Code::ok; }
+};
+
+/// Who wrote a row and when, so a checker can explain a duplicate.
+struct RowOrigin {
+  std::string who;            // the connection's origin: "app-2 worker 3, client 7, op 12"
+  std::uint64_t transaction = 0;
+  sim::Time inserted_at;       // true time of the insert (for checkers only)
+};
+
+/// A committed row as a checker sees it.
+struct RowRecord {
+  Row row;
+  RowOrigin origin;
+};
+
+struct DatabaseConfig {
+  sim::Duration lock_wait_timeout = std::chrono::seconds(50);  // innodb_lock_wait_timeout
+  /// Time between the read and the write of one statement (INSERT ... SELECT): another
+  /// statement may run in between, as InnoDB works one row at a time.
+  sim::Duration row_step = std::chrono::microseconds(10);
+};
+
+/// Counts for reports.
+struct DatabaseStats {
+  std::uint64_t commits = 0, rollbacks = 0, deadlocks = 0, lock_wait_timeouts = 0, duplicate_keys = 0, lock_waits = 0;
+};
+
+class Database {
+ public:
+  explicit Database(DatabaseConfig config = {});
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  void create_table(TableSchema schema);
+
+  /// A session: one connection's state (its open transaction, isolation, origin).
+  using SessionId = std::uint64_t;
+  SessionId open_session(Isolation isolation, std::string who);
+  void set_origin(SessionId session, std::string who);
+
+  /// Runs `statement` in `session`, blocking the calling process on lock waits. Without
+  /// BEGIN each statement is its own transaction (autocommit).
+  Result execute(SessionId session, const Statement& statement);
+  /// Rolls back the session's open transaction, if any, and forgets the session (its
+  /// connection closed).
+  void close(SessionId session);
+  bool in_transaction(SessionId session) const;
+
+  /// Committed rows of `table` in id order (for checkers).
+  std::vector<RowRecord> committed_rows(const std::string& table) const;
+  const DatabaseStats& stats() const;
+  const DatabaseConfig& config() const { return config_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  DatabaseConfig config_;
+};
+
+}  // namespace models::db

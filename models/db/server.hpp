@@ -1,0 +1,183 @@
+#pragma once
+// The database server on its own node, and the connection pools app nodes reach it by.
+//
+// Imitates a MySQL server with one thread per connection and a JDBC pool such as HikariCP
+// (DOMAIN.md, Parameters): each connection has a session process on the database node
+// that runs its statements in order, taking service time per statement kind and commit
+// time (the redo-log flush) per commit. A pool has a bounded number of connections;
+// waiting for one is latency the caller sees, and waiting too long is an error. A client
+// whose statement times out closes the connection: the server finishes the statement,
+// then rolls back whatever transaction was open (the server acted, the client does not
+// know what it did).
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/db/database.hpp"
+#include "models/net/rpc.hpp"
+#include "models/node/node.hpp"
+
+namespace models::db {
+
+struct ServerConfig {
+  DatabaseConfig database{};
+  Isolation isolation = Isolation::repeatable_read;  // MySQL's default
+  sim::Distribution read_service = sim::fixed(std::chrono::microseconds(200));
+  sim::Distribution write_service = sim::fixed(std::chrono::microseconds(500));
+  sim::Distribution commit_service = sim::fixed(std::chrono::milliseconds(1));  // flush at commit
+};
+
+/// What a connection sends: open a session, run a statement, or close.
+struct Message {
+  enum class Kind { open, statement, close } kind = Kind::statement;
+  std::uint64_t session = 0;
+  Statement statement{};
+  std::string who{};                     // the origin stamped on rows this connection inserts
+  std::optional<Isolation> isolation{};  // open: the session's level (default: the server's)
+};
+
+struct Reply {
+  Result result{};
+  std::uint64_t session = 0;  // open: the new session
+};
+
+class Server {
+ public:
+  Server(Network& net, Node& node, ServerConfig config = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void create_table(TableSchema schema) { database_.create_table(std::move(schema)); }
+  void accept(Message message, ReplyTo<Reply> reply);
+  /// Ends a session as a reset connection does (its client's machine went down): the
+  /// current statement finishes, then its transaction is rolled back.
+  void disconnect(std::uint64_t session);
+  Node& node() const { return node_; }
+  Database& database() { return database_; }
+  const Database& database() const { return database_; }
+  const ServerConfig& config() const { return config_; }
+
+ private:
+  struct Session;
+  void serve(Session& session);
+  sim::Duration service_time(const Statement& statement, bool autocommit, sim::Stream& stream) const;
+
+  Network& net_;
+  Node& node_;
+  ServerConfig config_;
+  Database database_;
+  std::uint64_t next_session_ = 1;
+  std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
+};
+
+/// A statement failed with a MySQL error (as JDBC's SQLException with its error code).
+class SqlError : public std::runtime_error {
+ public:
+  SqlError(Code code, const std::string& what);
+  Code code() const { return code_; }
+
+ private:
+  Code code_;
+};
+
+struct PoolConfig {
+  std::size_t size = 10;                                      // HikariCP maximumPoolSize
+  sim::Duration acquire_timeout = std::chrono::seconds(30);   // HikariCP connectionTimeout
+  sim::Duration statement_timeout = std::chrono::seconds(10);  // the driver's socket timeout
+  std::optional<Isolation> isolation{};                        // default: the server's
+};
+
+class Pool;
+
+/// A connection borrowed from a pool; goes back when destroyed. Every call blocks the
+/// calling process for the round trip (and any lock wait on the server). Errors come back
+/// as SqlError: duplicate key, deadlock, lock wait timeout, or connection timeout (the
+/// connection is closed then, its open transaction rolled back by the server).
+class Connection {
+ public:
+  Connection() = default;
+  Connection(Connection&& other) noexcept;
+  Connection& operator=(Connection&& other) noexcept;
+  ~Connection();
+
+  /// Who the rows this connection inserts come from, for checkers.
+  void set_origin(std::string who);
+
+  Result execute(const Statement& statement);  // throws SqlError unless the result is ok
+  void begin() { execute({.kind = Statement::Kind::begin}); }
+  void commit() { execute({.kind = Statement::Kind::commit}); }
+  void rollback() { execute({.kind = Statement::Kind::rollback}); }
+  std::vector<Row> select(const std::string& table, Where where, ReadLock lock = ReadLock::none) {
+    return execute({.kind = Statement::Kind::select, .table = table, .where = std::move(where), .lock = lock}).rows;
+  }
+  Result insert(const std::string& table, Values values, OnDuplicate on_duplicate = OnDuplicate::error,
+                Values on_update = {}) {
+    return execute({.kind = Statement::Kind::insert, .table = table, .values = std::move(values),
+                    .on_duplicate = on_duplicate, .on_update = std::move(on_update)});
+  }
+  Result insert_if_absent(const std::string& table, Values values, Where absent) {
+    return execute({.kind = Statement::Kind::insert_if_absent, .table = table, .where = std::move(absent),
+                    .values = std::move(values)});
+  }
+  std::int64_t update(const std::string& table, Values set, Where where) {
+    return execute({.kind = Statement::Kind::update, .table = table, .where = std::move(where), .values = std::move(set)})
+        .affected;
+  }
+  std::int64_t remove(const std::string& table, Where where) {
+    return execute({.kind = Statement::Kind::remove, .table = table, .where = std::move(where)}).affected;
+  }
+  /// The conditional write that rejects a stale fencing token: sets `set` and
+  /// `fence_column` = token where `where` holds and the stored token is lower. Returns
+  /// false (nothing written) for a stale token.
+  bool update_fenced(const std::string& table, Values set, Where where, const std::string& fence_column,
+                     std::int64_t token);
+
+ private:
+  friend class Pool;
+  Connection(Pool& pool, std::size_t slot) : pool_(&pool), slot_(slot) {}
+  void give_back();
+  Pool* pool_ = nullptr;
+  std::size_t slot_ = 0;
+  bool in_transaction_ = false;
+};
+
+class Pool {
+ public:
+  Pool(Network& net, Node& from, Server& server, PoolConfig config = {});
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  /// Borrows a connection, waiting up to acquire_timeout for one to be free; throws
+  /// SqlError(connection_timeout) after that.
+  Connection acquire();
+  std::size_t idle() const { return free_.size(); }
+
+ private:
+  friend class Connection;
+  struct Slot {
+    std::uint64_t session = 0;  // 0: not open (yet, or again after a timeout)
+    std::string who;
+  };
+  struct Waiter {
+    sim::Promise<std::size_t> promise;
+    std::shared_ptr<bool> gave_up;
+  };
+  Reply call(const Message& message);
+  Result run(std::size_t slot, const Statement& statement);
+  void give_back(std::size_t slot, bool close_it);
+  void close(std::size_t slot);
+
+  Network& net_;
+  Node& from_;
+  Server& server_;
+  PoolConfig config_;
+  std::vector<Slot> slots_;
+  std::deque<std::size_t> free_;
+  std::deque<Waiter> waiting_;
+};
+
+}  // namespace models::db
