@@ -14,7 +14,7 @@ build: setup
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@$(BUILD)/app/locksim demo
+	@$(BUILD)/app/locksim run account-bind
 
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

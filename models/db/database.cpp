@@ -711,6 +711,7 @@ struct Database::Impl {
 
   Result run(SessionState& s, const Statement& st) {
     using K = Statement::Kind;
+    ++stats.statements;
     if (st.kind == K::begin) {
       if (s.txn) commit(*s.txn);  // BEGIN commits an open transaction implicitly
       begin(s, true);

@@ -134,7 +134,7 @@ struct DatabaseConfig {
 
 /// Counts for reports.
 struct DatabaseStats {
-  std::uint64_t commits = 0, rollbacks = 0, deadlocks = 0, lock_wait_timeouts = 0, duplicate_keys = 0, lock_waits = 0;
+  std::uint64_t statements = 0, commits = 0, rollbacks = 0, deadlocks = 0, lock_wait_timeouts = 0, duplicate_keys = 0, lock_waits = 0;
 };
 
 class Database {

@@ -1,0 +1,29 @@
+#pragma once
+// Runs a scenario: every chosen strategy through `trials` trials (seeds seed, seed+1, ...),
+// each trial a fresh world, and sums what the checkers found.
+
+#include <functional>
+
+#include "app/scenario.hpp"
+#include "reports/results.hpp"
+
+namespace locksim {
+
+/// One trial of one strategy: what the checkers counted, and latencies.
+struct TrialOutcome {
+  std::map<std::string, double> counts;
+  std::vector<double> latency_ms;  // every finished logical operation
+  std::uint64_t operations = 0;
+  std::uint64_t db_statements = 0;
+  std::uint64_t redis_commands = 0;
+  std::uint64_t events = 0;
+  std::uint64_t trace_hash = 0;
+  std::vector<std::string> examples;
+};
+
+TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed);
+
+/// Every strategy, every trial, then the expectations checked.
+reports::RunResults run_scenario(const Scenario& scenario);
+
+}  // namespace locksim

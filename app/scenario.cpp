@@ -1,0 +1,360 @@
+#include "app/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "app/metrics.hpp"
+
+namespace locksim {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Reads one JSON object, knowing where it is, so every complaint names the file and path.
+class Reader {
+ public:
+  Reader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& expected, const std::string& key = "") const {
+    throw InputError(fmt::format("{}: {}: expected {}", file_, where(key), expected));
+  }
+  std::string where(const std::string& key = "") const {
+    const std::string p = key.empty() ? path_ : path_ + "/" + key;
+    return p.empty() ? "/" : p;
+  }
+
+  /// Fails on any key not in `known`.
+  void only(std::initializer_list<const char*> known) const {
+    if (!j_.is_object()) fail("an object");
+    for (const auto& [key, value] : j_.items()) {
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
+        std::string list;
+        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail("one of the keys " + list + " (unknown key)", key);
+      }
+    }
+  }
+  bool has(const std::string& key) const { return j_.contains(key); }
+  Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key)); }
+  const json& raw() const { return j_; }
+
+  std::string string(const std::string& key, std::string fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_string()) fail("a string", key);
+    return j_.at(key).get<std::string>();
+  }
+  std::string choice(const std::string& key, std::string fallback, std::initializer_list<const char*> allowed) const {
+    std::string v = string(key, fallback);
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; })) {
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      fail("one of " + list + ", got \"" + v + "\"", key);
+    }
+    return v;
+  }
+  double number(const std::string& key, double fallback, double min, double max) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_number()) fail("a number", key);
+    const double v = j_.at(key).get<double>();
+    if (!(v >= min && v <= max)) fail(fmt::format("a number from {} to {}, got {}", min, max, v), key);
+    return v;
+  }
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_number_integer()) fail("an integer", key);
+    const auto v = j_.at(key).get<std::int64_t>();
+    if (v < min || v > max) fail(fmt::format("an integer from {} to {}, got {}", min, max, v), key);
+    return v;
+  }
+  sim::Duration millis(const std::string& key, sim::Duration fallback, double min_ms = 0, double max_ms = 1e12) const {
+    if (!has(key)) return fallback;
+    return from_ms(number(key, 0, min_ms, max_ms));
+  }
+  static sim::Duration from_ms(double ms) {
+    return sim::Duration{static_cast<std::int64_t>(std::llround(ms * 1e6))};
+  }
+
+  /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [10, 2]}
+  /// | {"lognormal_ms": {"median": 40, "sigma": 0.6}} | {"pareto_ms": {"scale": 10, "shape": 1.5}}
+  sim::Distribution distribution(const std::string& key, sim::Distribution fallback) const {
+    if (!has(key)) return fallback;
+    const Reader d = child(key);
+    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms"});
+    if (d.raw().size() != 1) d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms");
+    auto pair = [&](const char* k) {
+      const json& v = d.raw().at(k);
+      if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || v[0].get<double>() < 0 ||
+          v[1].get<double>() < v[0].get<double>())
+        d.fail("[low, high] with 0 <= low <= high", k);
+      return std::pair{v[0].get<double>(), v[1].get<double>()};
+    };
+    if (d.has("fixed_ms")) return sim::fixed(from_ms(d.number("fixed_ms", 0, 0, 1e12)));
+    if (d.has("uniform_ms")) {
+      auto [lo, hi] = pair("uniform_ms");
+      return sim::uniform(from_ms(lo), from_ms(hi));
+    }
+    if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, 1e12)));
+    if (d.has("normal_ms")) {
+      auto [mean, sd] = pair("normal_ms");
+      return sim::normal(from_ms(mean), from_ms(sd));
+    }
+    if (d.has("lognormal_ms")) {
+      const Reader l = d.child("lognormal_ms");
+      l.only({"median", "sigma"});
+      if (!l.has("median") || !l.has("sigma")) l.fail("both median and sigma");
+      return sim::lognormal_median(from_ms(l.number("median", 0, 1e-6, 1e12)), l.number("sigma", 0, 0, 10));
+    }
+    const Reader p = d.child("pareto_ms");
+    p.only({"scale", "shape"});
+    if (!p.has("scale") || !p.has("shape")) p.fail("both scale and shape");
+    return sim::pareto(from_ms(p.number("scale", 0, 1e-6, 1e12)), p.number("shape", 0, 0.01, 100));
+  }
+
+ private:
+  const json& j_;
+  const std::string& file_;
+  std::string path_;
+};
+
+models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
+  static const std::map<std::string, models::ErrorKind> kinds = {
+      {"timeout", models::ErrorKind::timeout},         {"rejected", models::ErrorKind::rejected},
+      {"1062", models::ErrorKind::duplicate_key},      {"1213", models::ErrorKind::deadlock},
+      {"1205", models::ErrorKind::lock_wait_timeout},  {"lock_busy", models::ErrorKind::lock_busy},
+      {"dropped", models::ErrorKind::dropped},         {"internal", models::ErrorKind::internal}};
+  auto it = kinds.find(name);
+  if (it == kinds.end()) r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got \"" + name + "\"", key);
+  return it->second;
+}
+
+Expectation parse_expectation(const Reader& r, const std::string& strategy, const std::string& metric) {
+  const json& v = r.raw().at(metric);
+  if (!is_metric(metric)) r.fail("a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...), got \"" + metric + "\"", metric);
+  if (!v.is_string()) r.fail("a comparison such as \"> 0\" or \"= 0\"", metric);
+  std::istringstream in(v.get<std::string>());
+  Expectation e{strategy, metric, "", 0};
+  in >> e.op >> e.value;
+  if (in.fail() || !(e.op == ">" || e.op == ">=" || e.op == "=" || e.op == "<=" || e.op == "<"))
+    r.fail("a comparison such as \"> 0\" or \"= 0\", got \"" + v.get<std::string>() + "\"", metric);
+  return e;
+}
+
+std::uint64_t fnv1a(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// `a.b.c=value` applied to the JSON document; the value is JSON if it parses, else a string.
+void override_json(json& doc, const std::string& file, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--set {}: expected path=value, for example clients.count=50", assignment));
+  std::string pointer = "/" + assignment.substr(0, eq);
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  const std::string text = assignment.substr(eq + 1);
+  json value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;
+  try {
+    doc[json::json_pointer(pointer)] = value;
+  } catch (const json::exception&) {
+    throw InputError(fmt::format("{}: {}: --set cannot write here", file, pointer));
+  }
+}
+
+}  // namespace
+
+bool Expectation::holds(double m) const {
+  if (op == ">") return m > value;
+  if (op == ">=") return m >= value;
+  if (op == "=") return m == value;
+  if (op == "<=") return m <= value;
+  return m < value;
+}
+
+std::string Expectation::text() const { return fmt::format("{} {} {} {}", strategy, metric, op, value); }
+
+std::string scenario_path(const std::string& name_or_path) {
+  if (std::filesystem::exists(name_or_path)) return name_or_path;
+  const std::string in_catalogue = std::string(LOCKSIM_SCENARIO_DIR) + "/" + name_or_path + ".json";
+  if (std::filesystem::exists(in_catalogue)) return in_catalogue;
+  throw InputError(fmt::format("{}: no such scenario file, and no {}.json in {}", name_or_path, name_or_path,
+                               LOCKSIM_SCENARIO_DIR));
+}
+
+std::vector<std::string> catalogue() {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(LOCKSIM_SCENARIO_DIR))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json doc;
+  try {
+    doc = json::parse(bytes);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: /: expected JSON ({})", path, e.what()));
+  }
+  for (const auto& o : overrides) override_json(doc, path, o);
+
+  Scenario s;
+  s.file = path;
+  s.resolved = doc.dump();
+  s.hash = fnv1a(s.resolved);
+  const Reader top(doc, path, "");
+  top.only({"name", "description", "source", "lesson", "topology", "database", "clients", "faults", "strategies", "trials",
+            "seed", "time_budget_s", "expect"});
+  if (!top.has("name")) top.fail("a \"name\"");
+  s.name = top.string("name", "");
+  s.description = top.string("description", "");
+  s.source = top.string("source", "");
+  s.lesson = top.string("lesson", "");
+  s.trials = static_cast<int>(top.integer("trials", s.trials, 1, 10'000'000));
+  s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
+  s.time_budget = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(top.number("time_budget_s", 3600, 1, 1e7)));
+
+  if (top.has("topology")) {
+    const Reader t = top.child("topology");
+    t.only({"app_servers", "workers", "accept_queue", "balance", "client_latency", "internal_latency", "app_work"});
+    s.app_work = t.distribution("app_work", s.app_work);
+    s.app_servers = static_cast<int>(t.integer("app_servers", s.app_servers, 1, 1000));
+    s.server.workers = static_cast<int>(t.integer("workers", 8, 1, 100'000));
+    s.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", 128, 0, 10'000'000));
+    const std::string balance = t.choice("balance", "round_robin", {"random", "round_robin", "sticky"});
+    s.balance = balance == "random" ? models::Balance::random
+                : balance == "sticky" ? models::Balance::sticky
+                                      : models::Balance::round_robin;
+    s.client_link.latency = t.distribution("client_latency", s.client_link.latency);
+    s.internal_link.latency = t.distribution("internal_latency", s.internal_link.latency);
+  }
+  if (top.has("database")) {
+    const Reader d = top.child("database");
+    d.only({"isolation", "pool_size", "read", "write", "commit", "lock_wait_timeout_ms", "statement_timeout_ms"});
+    s.database.isolation = d.choice("isolation", "repeatable_read", {"repeatable_read", "read_committed"}) == "read_committed"
+                               ? models::db::Isolation::read_committed
+                               : models::db::Isolation::repeatable_read;
+    s.database.pool_size = static_cast<std::size_t>(d.integer("pool_size", 10, 1, 100'000));
+    s.database.read = d.distribution("read", s.database.read);
+    s.database.write = d.distribution("write", s.database.write);
+    s.database.commit = d.distribution("commit", s.database.commit);
+    s.database.lock_wait_timeout = d.millis("lock_wait_timeout_ms", s.database.lock_wait_timeout, 1);
+    s.database.statement_timeout = d.millis("statement_timeout_ms", s.database.statement_timeout, 1);
+  }
+  if (top.has("clients")) {
+    const Reader c = top.child("clients");
+    c.only({"count", "operations", "keys", "arrival", "timeout_ms", "max_attempts", "backoff", "retry_on"});
+    s.clients.clients = static_cast<int>(c.integer("count", 10, 1, 10'000'000));
+    s.clients.operations_per_client = static_cast<int>(c.integer("operations", 1, 1, 10'000'000));
+    s.clients.keys = static_cast<std::uint64_t>(c.integer("keys", 0, 0, std::numeric_limits<std::int64_t>::max()));
+    s.clients.retry.attempt_timeout = c.millis("timeout_ms", s.clients.retry.attempt_timeout, 0.001);
+    s.clients.retry.max_attempts = static_cast<int>(c.integer("max_attempts", 3, 1, 1000));
+    if (c.has("arrival")) {
+      const Reader a = c.child("arrival");
+      a.only({"kind", "start_ms", "spread_ms", "interval_ms"});
+      const std::string kind = a.choice("kind", "at_start", {"at_start", "fixed", "poisson"});
+      s.clients.arrival.kind = kind == "fixed"     ? models::ArrivalKind::fixed
+                               : kind == "poisson" ? models::ArrivalKind::poisson
+                                                   : models::ArrivalKind::at_start;
+      s.clients.arrival.start = a.millis("start_ms", {});
+      s.clients.arrival.spread = a.millis("spread_ms", {});
+      s.clients.arrival.interval = a.millis("interval_ms", s.clients.arrival.interval, 0.001);
+    }
+    if (c.has("backoff")) {
+      const Reader b = c.child("backoff");
+      b.only({"base_ms", "cap_ms", "jitter"});
+      s.clients.retry.backoff.base = b.millis("base_ms", s.clients.retry.backoff.base);
+      s.clients.retry.backoff.cap = b.millis("cap_ms", s.clients.retry.backoff.cap);
+      const std::string jitter = b.choice("jitter", "full", {"none", "full", "equal", "decorrelated"});
+      s.clients.retry.backoff.jitter = jitter == "none"    ? models::Jitter::none
+                                       : jitter == "equal" ? models::Jitter::equal
+                                       : jitter == "decorrelated" ? models::Jitter::decorrelated
+                                                                  : models::Jitter::full;
+    }
+    if (c.has("retry_on")) {
+      const json& list = c.raw().at("retry_on");
+      if (!list.is_array()) c.fail("a list of error kinds", "retry_on");
+      s.clients.retry.retry_on.clear();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_string()) c.fail("an error kind", "retry_on/" + std::to_string(i));
+        s.clients.retry.retry_on.push_back(error_kind(c, list[i].get<std::string>(), "retry_on/" + std::to_string(i)));
+      }
+    }
+  }
+  if (top.has("faults")) {
+    const Reader f = top.child("faults");
+    f.only({"gc_pauses"});
+    if (f.has("gc_pauses")) {
+      const Reader g = f.child("gc_pauses");
+      g.only({"interval", "length"});
+      models::GcPausesConfig gc;
+      gc.interval = g.distribution("interval", gc.interval);
+      gc.length = g.distribution("length", gc.length);
+      s.gc_pauses = gc;
+    }
+  }
+
+  // Strategies: "all", names, or {"name": ..., "params": {...}}.
+  std::vector<json> chosen;
+  if (!top.has("strategies") || top.raw().at("strategies") == "all") {
+    for (const auto& e : models::strategies::registry()) chosen.push_back(e.info.name);
+  } else {
+    const json& list = top.raw().at("strategies");
+    if (!list.is_array() || list.empty()) top.fail("\"all\" or a non-empty list of strategies", "strategies");
+    chosen.assign(list.begin(), list.end());
+  }
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const std::string at = "strategies/" + std::to_string(i);
+    const json& item = chosen[i];
+    std::string name;
+    json params = json::object();
+    if (item.is_string()) {
+      name = item.get<std::string>();
+    } else if (item.is_object()) {
+      const Reader r(item, path, "/" + at);
+      r.only({"name", "params"});
+      name = r.string("name", "");
+      if (r.has("params")) params = item.at("params");
+    } else {
+      top.fail("a strategy name or {\"name\": ..., \"params\": {...}}", at);
+    }
+    const models::strategies::Entry* entry = models::strategies::find(name);
+    if (entry == nullptr) top.fail("a strategy name (see `locksim list`), got \"" + name + "\"", at);
+    StrategyChoice choice{name, {}};
+    for (const auto& p : entry->info.params) choice.params[p.name] = p.value;
+    if (!params.is_object()) top.fail("an object of parameters", at + "/params");
+    for (const auto& [key, value] : params.items()) {
+      if (!choice.params.count(key)) top.fail("a parameter of " + name + " (unknown parameter)", at + "/params/" + key);
+      if (!value.is_number() || value.get<double>() < 0) top.fail("a non-negative number", at + "/params/" + key);
+      choice.params[key] = value.get<double>();
+    }
+    s.strategies.push_back(std::move(choice));
+  }
+
+  if (top.has("expect")) {
+    const Reader e = top.child("expect");
+    if (!e.raw().is_object()) e.fail("an object: strategy -> {metric: comparison}");
+    for (const auto& [strategy, metrics] : e.raw().items()) {
+      if (models::strategies::find(strategy) == nullptr) e.fail("a strategy name, got \"" + strategy + "\"", strategy);
+      const Reader m = e.child(strategy);
+      if (!metrics.is_object()) m.fail("an object: metric -> comparison");
+      for (const auto& [metric, comparison] : metrics.items()) s.expect.push_back(parse_expectation(m, strategy, metric));
+    }
+  }
+  return s;
+}
+
+}  // namespace locksim

@@ -1,0 +1,33 @@
+#include "models/checkers/duplicates.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace models::checkers {
+
+Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::string& key_column, std::size_t examples) {
+  std::map<db::Value, std::vector<const db::RowRecord*>> by_key;
+  for (const auto& r : rows) by_key[r.row.values.at(key_column)].push_back(&r);
+  Duplicates out;
+  for (const auto& [key, group] : by_key) {
+    if (group.size() < 2) continue;
+    ++out.duplicated_keys;
+    out.duplicate_rows += group.size() - 1;
+    if (out.examples.size() >= examples) continue;
+    std::string ids, who;
+    for (const auto* r : group) {
+      ids += (ids.empty() ? "" : ", ") + std::to_string(r->row.id);
+      who += fmt::format("{}{} (t={:.3f} s)", who.empty() ? "" : "; ", r->origin.who,
+                         std::chrono::duration<double>(r->origin.inserted_at.time_since_epoch()).count());
+    }
+    const auto apart = group.back()->origin.inserted_at - group.front()->origin.inserted_at;
+    out.examples.push_back(fmt::format("rows {}, same {} {}, inserted {:.1f} ms apart by {}", ids, key_column,
+                                       db::to_string(key),
+                                       std::chrono::duration<double, std::milli>(apart < sim::Duration{} ? -apart : apart).count(),
+                                       who));
+  }
+  return out;
+}
+
+}  // namespace models::checkers

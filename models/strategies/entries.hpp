@@ -1,0 +1,20 @@
+#pragma once
+// The registry entry of each strategy, one per file.
+
+#include "models/strategies/strategy.hpp"
+
+namespace models::strategies {
+
+Entry check_then_insert();
+Entry unique_index();
+Entry insert_catch_reselect();
+Entry insert_ignore_reselect();
+Entry upsert();
+Entry insert_where_not_exists();
+Entry select_for_update();
+Entry local_mutex();
+Entry redis_set_nx_ex_drop();
+Entry redis_token_cas_unlock();
+Entry lock_plus_unique_index();
+
+}  // namespace models::strategies

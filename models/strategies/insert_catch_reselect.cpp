@@ -1,0 +1,33 @@
+// insert-catch-reselect: INSERT first; on 1062 the row exists, so read it back and succeed.
+
+#include "models/strategies/entries.hpp"
+
+namespace models::strategies {
+namespace {
+class InsertCatchReselect : public Strategy {
+ public:
+  using Strategy::Strategy;
+  ErrorKind bind(const Request& r, Worker& w) override {
+    db::Connection c = connect(r, w);
+    sim::sleep_for(env_.work(w));  // building the row
+    try {
+      c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+    } catch (const db::SqlError& e) {
+      if (e.code() != db::Code::duplicate_key) throw;
+      if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) return ErrorKind::internal;  // "1062 but not found"
+    }
+    return ErrorKind::none;
+  }
+};
+}  // namespace
+
+Entry insert_catch_reselect() {
+  return {{.name = "insert-catch-reselect",
+           .description = "INSERT; on 1062 re-select the existing row and succeed",
+           .source = "sources/001 (swallow the duplicate key error and re-query)",
+           .risks = "no duplicates; inside a REPEATABLE READ transaction that already read, the re-select can miss the row",
+           .needs = {.key_index = db::KeyIndex::unique}},
+          [](Env& env, const Params& p) { return std::make_unique<InsertCatchReselect>(env, p); }};
+}
+
+}  // namespace models::strategies

@@ -1,0 +1,29 @@
+// insert-where-not-exists: INSERT INTO t_account SELECT ... WHERE NOT EXISTS (SELECT 1 FROM
+// t_account WHERE open_id = ?), without a unique index.
+
+#include "models/strategies/entries.hpp"
+
+namespace models::strategies {
+namespace {
+class InsertWhereNotExists : public Strategy {
+ public:
+  using Strategy::Strategy;
+  ErrorKind bind(const Request& r, Worker& w) override {
+    db::Connection c = connect(r, w);
+    sim::sleep_for(env_.work(w));  // building the row
+    c.insert_if_absent(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}, {db::eq("open_id", open_id(r))});
+    return ErrorKind::none;
+  }
+};
+}  // namespace
+
+Entry insert_where_not_exists() {
+  return {{.name = "insert-where-not-exists",
+           .description = "INSERT ... SELECT ... WHERE NOT EXISTS; plain index on open_id",
+           .source = "sources/004 (INSERT ... SELECT WHERE NOT EXISTS)",
+           .risks = "under REPEATABLE READ no duplicates but deadlocks when two arrive together; under READ COMMITTED duplicates",
+           .needs = {.key_index = db::KeyIndex::non_unique}},
+          [](Env& env, const Params& p) { return std::make_unique<InsertWhereNotExists>(env, p); }};
+}
+
+}  // namespace models::strategies

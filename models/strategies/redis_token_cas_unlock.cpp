@@ -1,0 +1,44 @@
+// redis-token-cas-unlock: SET lock NX PX with a unique value, retrying until an acquire
+// timeout; check-then-insert; unlock with the compare-and-delete script.
+
+#include <fmt/format.h>
+
+#include "models/strategies/entries.hpp"
+
+namespace models::strategies {
+namespace {
+class RedisTokenCasUnlock : public Strategy {
+ public:
+  using Strategy::Strategy;
+  ErrorKind bind(const Request& r, Worker& w) override {
+    const std::string lock = "lock:" + open_id(r);
+    const std::string token = fmt::format("{}-{}-{}", w.server.name(), w.index, r.operation * 16 + r.attempt);
+    const Clock& clock = w.server.node().clock();
+    const sim::Time give_up = clock.monotonic() + millis("acquire_timeout_ms");
+    while (env_.redis(w, redis::Command::set_nx_px(lock, token, millis("ttl_ms"))).is_nil()) {
+      if (clock.monotonic() >= give_up) return ErrorKind::lock_busy;
+      sim::sleep_for(millis("retry_ms"));
+    }
+    {
+      db::Connection c = connect(r, w);
+      check_then_insert(c, r, w);
+    }
+    env_.redis(w, redis::Command::cas_del(lock, token));
+    return ErrorKind::none;
+  }
+};
+}  // namespace
+
+Entry redis_token_cas_unlock() {
+  return {{.name = "redis-token-cas-unlock",
+           .description = "SET NX PX with a unique value, retry until a timeout; compare-and-delete unlock",
+           .source = "sources/004 (Redis lock with unique id, acquire timeout, Lua unlock)",
+           .risks = "no wrong unlocks; a pause past the TTL still lets a second holder in",
+           .params = {{"ttl_ms", 10000, "lock TTL"},
+                      {"acquire_timeout_ms", 1000, "give up acquiring after this"},
+                      {"retry_ms", 10, "pause between acquire attempts"}},
+           .needs = {.redis = true}},
+          [](Env& env, const Params& p) { return std::make_unique<RedisTokenCasUnlock>(env, p); }};
+}
+
+}  // namespace models::strategies

@@ -1,0 +1,20 @@
+#include "models/strategies/entries.hpp"
+
+namespace models::strategies {
+
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> all = {
+      check_then_insert(),     unique_index(),          insert_catch_reselect(),  insert_ignore_reselect(),
+      upsert(),                insert_where_not_exists(), select_for_update(),    local_mutex(),
+      redis_set_nx_ex_drop(),  redis_token_cas_unlock(), lock_plus_unique_index(),
+  };
+  return all;
+}
+
+const Entry* find(const std::string& name) {
+  for (const Entry& e : registry())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
+}  // namespace models::strategies

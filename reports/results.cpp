@@ -1,0 +1,132 @@
+#include "reports/results.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace locksim::reports {
+
+Share wilson(std::uint64_t hits, std::uint64_t trials) {
+  if (trials == 0) return {};
+  const double z = 1.959963984540054, n = static_cast<double>(trials), p = static_cast<double>(hits) / n;
+  const double denominator = 1 + z * z / n;
+  const double centre = (p + z * z / (2 * n)) / denominator;
+  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator;
+  return {p, std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+bool RunResults::value(const std::string& strategy, const std::string& metric, double& out) const {
+  for (const auto& s : strategies) {
+    if (s.name != strategy) continue;
+    if (auto c = s.counts.find(metric); c != s.counts.end()) {
+      out = c->second.total;
+      return true;
+    }
+    if (auto f = s.figures.find(metric); f != s.figures.end()) {
+      out = f->second;
+      return true;
+    }
+    if (metric.starts_with("errors.")) {  // an error kind that never happened
+      out = 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+std::string count_cell(const StrategyResult& s, const std::string& name) {
+  auto it = s.counts.find(name);
+  if (it == s.counts.end()) return "-";
+  return fmt::format("{:g}", it->second.total);
+}
+std::string share_cell(const StrategyResult& s, const std::string& name) {
+  auto it = s.counts.find(name);
+  if (it == s.counts.end()) return "-";
+  const Share& sh = it->second.share;
+  return fmt::format("{:.0f}% [{:.0f}-{:.0f}]", 100 * sh.value, 100 * sh.low, 100 * sh.high);
+}
+std::string errors_cell(const StrategyResult& s) {
+  std::string out;
+  for (const auto& [name, m] : s.counts)
+    if (name.starts_with("errors.") && m.total > 0) out += fmt::format("{}{} {:g}", out.empty() ? "" : ", ", name.substr(7), m.total);
+  return out.empty() ? "none" : out;
+}
+std::string figure(const StrategyResult& s, const std::string& name, const char* format) {
+  auto it = s.figures.find(name);
+  return it == s.figures.end() ? "-" : fmt::format(fmt::runtime(format), it->second);
+}
+}  // namespace
+
+std::string table(const RunResults& r) {
+  std::string out;
+  out += fmt::format("{:<24} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", "dup rows",
+                     "trials with dups", "dup keys", "dropped", "p50 ms", "p99 ms", "db/op", "redis", "errors (ops)");
+  for (const auto& s : r.strategies) {
+    out += fmt::format("{:<24} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, count_cell(s, "duplicate_rows"),
+                       share_cell(s, "duplicate_rows"), count_cell(s, "duplicated_keys"), count_cell(s, "dropped_requests"),
+                       figure(s, "latency_ms.p50", "{:.1f}"), figure(s, "latency_ms.p99", "{:.1f}"),
+                       figure(s, "db_ops_per_op", "{:.2f}"), figure(s, "redis_ops_per_op", "{:.2f}"), errors_cell(s));
+  }
+  return out;
+}
+
+std::string to_json(const RunResults& r) {
+  using json = nlohmann::ordered_json;
+  json doc;
+  doc["scenario"] = r.scenario;
+  doc["file"] = r.file;
+  doc["description"] = r.description;
+  doc["source"] = r.source;
+  doc["lesson"] = r.lesson;
+  doc["scenario_hash"] = fmt::format("{:016x}", r.scenario_hash);
+  doc["seed"] = r.seed;
+  doc["trials"] = r.trials;
+  doc["configuration"] = json::parse(r.configuration);
+  json strategies = json::array();
+  for (const auto& s : r.strategies) {
+    json j;
+    j["name"] = s.name;
+    j["description"] = s.description;
+    j["params"] = s.params;
+    j["trials"] = s.trials;
+    j["operations"] = s.operations;
+    json metrics = json::object();
+    for (const auto& [name, m] : s.counts)
+      metrics[name] = {{"total", m.total},
+                       {"mean_per_trial", m.mean},
+                       {"trials_fired", m.fired},
+                       {"share_of_trials", {{"value", m.share.value}, {"low95", m.share.low}, {"high95", m.share.high}}}};
+    for (const auto& [name, v] : s.figures) metrics[name] = v;
+    j["metrics"] = metrics;
+    j["examples"] = s.examples;
+    j["first_trace_hash"] = fmt::format("{:016x}", s.first_trace_hash);
+    j["timing"] = {{"wall_s", s.wall_s}};
+    strategies.push_back(j);
+  }
+  doc["strategies"] = strategies;
+  json expectations = json::array();
+  for (const auto& e : r.expectations)
+    expectations.push_back({{"expect", e.text}, {"measured", e.measured_at_all ? json(e.measured) : json(nullptr)}, {"holds", e.holds}});
+  doc["expectations"] = expectations;
+  return doc.dump(2) + "\n";
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temporary);
+  }
+  std::filesystem::rename(temporary, target);
+}
+
+}  // namespace locksim::reports

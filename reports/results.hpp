@@ -1,0 +1,64 @@
+#pragma once
+// What a run produced, as the writers read it: no simulation types, only figures.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace locksim::reports {
+
+/// A share of trials with its 95% Wilson score interval.
+struct Share {
+  double value = 0, low = 0, high = 0;
+};
+Share wilson(std::uint64_t hits, std::uint64_t trials);
+
+struct Metric {
+  double total = 0;         // over all trials
+  double mean = 0;          // per trial
+  std::uint64_t fired = 0;  // trials in which it was above zero
+  Share share;              // fired / trials, with its interval
+};
+
+struct StrategyResult {
+  std::string name;
+  std::string description;
+  std::map<std::string, double> params;
+  std::uint64_t trials = 0;
+  std::uint64_t operations = 0;
+  std::map<std::string, Metric> counts;          // duplicate_rows, errors.1062, ...
+  std::map<std::string, double> figures;         // latency_ms.p50 ..., db_ops_per_op, ...
+  std::vector<std::string> examples;             // the first few violations, explained
+  std::uint64_t first_trace_hash = 0;
+  double wall_s = 0;  // a timing field: not part of the results proper
+};
+
+struct ExpectationResult {
+  std::string text;
+  double measured = 0;
+  bool measured_at_all = true;
+  bool holds = false;
+};
+
+struct RunResults {
+  std::string scenario, file, description, source, lesson;
+  std::uint64_t scenario_hash = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t trials = 0;
+  std::string configuration;  // the resolved scenario, JSON text
+  std::vector<StrategyResult> strategies;
+  std::vector<ExpectationResult> expectations;
+
+  /// A metric's value as `expect` compares it: a count's total, or a figure.
+  bool value(const std::string& strategy, const std::string& metric, double& out) const;
+};
+
+/// The comparison table for a terminal.
+std::string table(const RunResults& results);
+/// results.json as text.
+std::string to_json(const RunResults& results);
+/// Writes `text` to `path` through a temporary file and a rename: never half-written.
+void write_atomically(const std::string& path, const std::string& text);
+
+}  // namespace locksim::reports

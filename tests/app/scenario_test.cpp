@@ -1,0 +1,125 @@
+// Scenario files: the catalogue meets its own expectations, bad files are refused with the
+// file, the JSON path and what was expected, and results are a function of the seed.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/runner.hpp"
+#include "app/scenario.hpp"
+
+namespace {
+
+// A scenario file written for one test, removed after it.
+struct TempScenario {
+  explicit TempScenario(const std::string& text) {
+    path = (std::filesystem::temp_directory_path() / ("locksim-test-" + std::to_string(++counter) + ".json")).string();
+    std::ofstream(path) << text;
+  }
+  ~TempScenario() { std::filesystem::remove(path); }
+  std::string path;
+  static inline int counter = 0;
+};
+
+std::string refusal(const std::string& text) {
+  TempScenario file(text);
+  try {
+    locksim::load_scenario(file.path);
+  } catch (const locksim::InputError& e) {
+    const std::string message = e.what();
+    CHECK(message.starts_with(file.path + ": "));
+    return message.substr(file.path.size() + 2);
+  }
+  FAIL("the scenario was accepted");
+  return "";
+}
+
+std::string without_timing(const locksim::reports::RunResults& r) {
+  auto doc = nlohmann::json::parse(locksim::reports::to_json(r));
+  for (auto& s : doc["strategies"]) s.erase("timing");
+  return doc.dump();
+}
+
+}  // namespace
+
+TEST_CASE("every scenario in the catalogue meets its expectations") {
+  const auto files = locksim::catalogue();
+  REQUIRE_FALSE(files.empty());
+  for (const auto& file : files) {
+    INFO(file);
+    const auto scenario = locksim::load_scenario(file);
+    const auto results = locksim::run_scenario(scenario);
+    REQUIRE(results.expectations.size() == scenario.expect.size());
+    for (const auto& e : results.expectations) {
+      INFO(e.text << " (measured " << e.measured << ")");
+      CHECK(e.measured_at_all);
+      CHECK(e.holds);
+    }
+  }
+}
+
+TEST_CASE("account-bind reproduces the production case: check-then-insert duplicates a few percent of keys, rows "
+          "written within milliseconds") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"));
+  s.trials = 100;
+  s.strategies = {{"check-then-insert", {}}};
+  const auto r = locksim::run_scenario(s);
+  const auto& cti = r.strategies.front();
+  const double share_of_keys = cti.counts.at("duplicated_keys").total / static_cast<double>(cti.operations);
+  CHECK(share_of_keys > 0.01);  // the article: about 3% of OpenIDs
+  CHECK(share_of_keys < 0.10);
+  REQUIRE_FALSE(cti.examples.empty());
+  CHECK(cti.examples.front().find(" ms apart") != std::string::npos);
+}
+
+TEST_CASE("a run gives identical results for the same seed") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"));
+  s.trials = 5;
+  const auto a = locksim::run_scenario(s);
+  const auto b = locksim::run_scenario(s);
+  CHECK(without_timing(a) == without_timing(b));
+  s.seed = 99;
+  CHECK(without_timing(locksim::run_scenario(s)) != without_timing(a));
+}
+
+TEST_CASE("a path=value override acts as if written in the scenario file, and changes the scenario hash") {
+  const auto path = locksim::scenario_path("account-bind");
+  const auto plain = locksim::load_scenario(path);
+  const auto changed = locksim::load_scenario(path, {"clients.count=7", "topology.balance=\"sticky\""});
+  CHECK(changed.clients.clients == 7);
+  CHECK(changed.balance == models::Balance::sticky);
+  CHECK(changed.hash != plain.hash);
+}
+
+TEST_CASE("results.json holds every strategy's figures, the seed, the scenario hash and the configuration") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"));
+  s.trials = 3;
+  s.strategies = {{"unique-index", {}}};
+  const auto doc = nlohmann::json::parse(locksim::reports::to_json(locksim::run_scenario(s)));
+  CHECK(doc["seed"] == 1);
+  CHECK(doc["trials"] == 3);
+  CHECK(doc["configuration"]["name"] == "account-bind");
+  const auto& st = doc["strategies"][0];
+  CHECK(st["name"] == "unique-index");
+  CHECK(st["operations"] == 3 * s.clients.clients);
+  CHECK(st["metrics"]["duplicate_rows"]["total"] == 0);
+  CHECK(st["metrics"]["duplicate_rows"]["share_of_trials"]["high95"].get<double>() > 0);
+  CHECK(st["metrics"]["latency_ms.p99"].get<double>() >= st["metrics"]["latency_ms.p50"].get<double>());
+}
+
+TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON path and what was expected") {
+  CHECK(refusal(R"({"name": "x", "topology": {"wrkers": 4}})").starts_with("/topology/wrkers: expected one of the keys"));
+  CHECK(refusal(R"({"name": "x", "topology": {"workers": 0}})") == "/topology/workers: expected an integer from 1 to 100000, got 0");
+  CHECK(refusal(R"({"name": "x", "clients": {"timeout_ms": "soon"}})") == "/clients/timeout_ms: expected a number");
+  CHECK(refusal(R"({"name": "x", "strategies": ["check-then-insert", "redis-magic"]})")
+            .starts_with("/strategies/1: expected a strategy name"));
+  CHECK(refusal(R"({"name": "x", "strategies": [{"name": "redis-set-nx-ex-drop", "params": {"ttl_ms": -1}}]})") ==
+        "/strategies/0/params/ttl_ms: expected a non-negative number");
+  CHECK(refusal(R"({"name": "x", "expect": {"unique-index": {"duplicate_rows": "few"}}})")
+            .starts_with("/expect/unique-index/duplicate_rows: expected a comparison"));
+  CHECK(refusal(R"({"name": "x", "database": {"read": {"uniform_ms": [5, 1]}}})")
+            .starts_with("/database/read/uniform_ms: expected [low, high]"));
+  CHECK(refusal(R"({"name": "x",)").starts_with("/: expected JSON"));
+}
