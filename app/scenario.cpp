@@ -186,7 +186,7 @@ std::string Expectation::text() const { return fmt::format("{} {} {} {}", strate
 std::string scenario_path(const std::string& name_or_path) {
   if (std::filesystem::exists(name_or_path)) return name_or_path;
   const std::string in_catalogue = std::string(LOCKSIM_SCENARIO_DIR) + "/" + name_or_path + ".json";
-  if (std::filesystem::exists(in_catalogue)) return in_catalogue;
+  if (std::filesystem::exists(in_catalogue)) return std::filesystem::proximate(in_catalogue).string();
   throw InputError(fmt::format("{}: no such scenario file, and no {}.json in {}", name_or_path, name_or_path,
                                LOCKSIM_SCENARIO_DIR));
 }
