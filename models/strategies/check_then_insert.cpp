@@ -4,24 +4,13 @@
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
-namespace {
-class CheckThenInsert : public Strategy {
- public:
-  using Strategy::Strategy;
-  ErrorKind bind(const Request& r, Worker& w) override {
-    db::Connection c = connect(r, w);
-    check_then_insert(c, r, w);
-    return ErrorKind::none;
-  }
-};
-}  // namespace
 
 Entry check_then_insert() {
   return {{.name = "check-then-insert",
            .description = "SELECT by OpenID, INSERT if absent; no unique index",
            .source = "sources/003 section 2 (the production case)",
            .risks = "duplicates whenever two copies of a request overlap: retries of a timed-out client, queued requests"},
-          [](Env& env, const Params& p) { return std::make_unique<CheckThenInsert>(env, p); }};
+          [](Env& env, const Params& p) { return std::make_unique<PlainCheckThenInsert>(env, p); }};
 }
 
 }  // namespace models::strategies

@@ -1,8 +1,6 @@
 // lock-plus-unique-index: a Redis lock to keep copies apart in the common case, and the
 // unique index as the guarantee when the lock fails (expired, lost); 1062 means done.
 
-#include <fmt/format.h>
-
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
@@ -12,13 +10,8 @@ class LockPlusUniqueIndex : public Strategy {
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     const std::string lock = "lock:" + open_id(r);
-    const std::string token = fmt::format("{}-{}-{}", w.server.name(), w.index, r.operation * 16 + r.attempt);
-    const Clock& clock = w.server.node().clock();
-    const sim::Time give_up = clock.monotonic() + millis("acquire_timeout_ms");
-    while (env_.redis(w, redis::Command::set_nx_px(lock, token, millis("ttl_ms"))).is_nil()) {
-      if (clock.monotonic() >= give_up) return ErrorKind::lock_busy;
-      sim::sleep_for(millis("retry_ms"));
-    }
+    const std::optional<std::string> token = acquire_redis_lock(r, w, lock);
+    if (!token) return ErrorKind::lock_busy;
     {
       db::Connection c = connect(r, w);
       try {
@@ -27,7 +20,7 @@ class LockPlusUniqueIndex : public Strategy {
         if (e.code() != db::Code::duplicate_key) throw;  // already bound: done
       }
     }
-    env_.redis(w, redis::Command::cas_del(lock, token));
+    env_.redis(w, redis::Command::cas_del(lock, *token));
     return ErrorKind::none;
   }
 };

@@ -1,8 +1,6 @@
 // redis-token-cas-unlock: SET lock NX PX with a unique value, retrying until an acquire
 // timeout; check-then-insert; unlock with the compare-and-delete script.
 
-#include <fmt/format.h>
-
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
@@ -12,18 +10,13 @@ class RedisTokenCasUnlock : public Strategy {
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     const std::string lock = "lock:" + open_id(r);
-    const std::string token = fmt::format("{}-{}-{}", w.server.name(), w.index, r.operation * 16 + r.attempt);
-    const Clock& clock = w.server.node().clock();
-    const sim::Time give_up = clock.monotonic() + millis("acquire_timeout_ms");
-    while (env_.redis(w, redis::Command::set_nx_px(lock, token, millis("ttl_ms"))).is_nil()) {
-      if (clock.monotonic() >= give_up) return ErrorKind::lock_busy;
-      sim::sleep_for(millis("retry_ms"));
-    }
+    const std::optional<std::string> token = acquire_redis_lock(r, w, lock);
+    if (!token) return ErrorKind::lock_busy;
     {
       db::Connection c = connect(r, w);
       check_then_insert(c, r, w);
     }
-    env_.redis(w, redis::Command::cas_del(lock, token));
+    env_.redis(w, redis::Command::cas_del(lock, *token));
     return ErrorKind::none;
   }
 };

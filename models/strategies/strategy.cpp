@@ -45,6 +45,17 @@ void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w)
   }
 }
 
+std::optional<std::string> Strategy::acquire_redis_lock(const Request& r, Worker& w, const std::string& lock) {
+  const std::string token = fmt::format("{}-{}-{}", w.server.name(), w.index, r.operation * 16 + r.attempt);
+  const Clock& clock = w.server.node().clock();
+  const sim::Time give_up = clock.monotonic() + millis("acquire_timeout_ms");
+  while (env_.redis(w, redis::Command::set_nx_px(lock, token, millis("ttl_ms"))).is_nil()) {
+    if (clock.monotonic() >= give_up) return std::nullopt;
+    sim::sleep_for(millis("retry_ms"));
+  }
+  return token;
+}
+
 Response Strategy::handle(const Request& request, Worker& worker) {
   try {
     const ErrorKind outcome = bind(request, worker);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,9 +95,26 @@ class Strategy : public Handler {
   /// SELECT ... WHERE open_id = ?, the handler's work, then INSERT if absent: the
   /// check-then-insert at the heart of most strategies, on one connection.
   void check_then_insert(db::Connection& c, const Request& r, Worker& w);
+  /// SET lock NX PX ttl_ms with this attempt's own value, retried every retry_ms until
+  /// acquire_timeout_ms (on the node's clock). Returns the value, or nothing when busy.
+  std::optional<std::string> acquire_redis_lock(const Request& r, Worker& w, const std::string& lock);
 
   Env& env_;
   Params params_;
+};
+
+/// Check-then-insert on one connection and nothing else: the strategy of the production
+/// code, with or without a unique index behind it (the registry entry says which).
+class PlainCheckThenInsert : public Strategy {
+ public:
+  using Strategy::Strategy;
+
+ protected:
+  ErrorKind bind(const Request& r, Worker& w) override {
+    db::Connection c = connect(r, w);
+    check_then_insert(c, r, w);
+    return ErrorKind::none;
+  }
 };
 
 using Factory = std::function<std::unique_ptr<Strategy>(Env&, const Params&)>;

@@ -4,17 +4,6 @@
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
-namespace {
-class UniqueIndex : public Strategy {
- public:
-  using Strategy::Strategy;
-  ErrorKind bind(const Request& r, Worker& w) override {
-    db::Connection c = connect(r, w);
-    check_then_insert(c, r, w);
-    return ErrorKind::none;
-  }
-};
-}  // namespace
 
 Entry unique_index() {
   return {{.name = "unique-index",
@@ -22,7 +11,7 @@ Entry unique_index() {
            .source = "sources/003 section 3; sources/001 (check then insert with a unique index)",
            .risks = "no duplicates; the loser of a race sees a 1062 error",
            .needs = {.key_index = db::KeyIndex::unique}},
-          [](Env& env, const Params& p) { return std::make_unique<UniqueIndex>(env, p); }};
+          [](Env& env, const Params& p) { return std::make_unique<PlainCheckThenInsert>(env, p); }};
 }
 
 }  // namespace models::strategies
