@@ -31,9 +31,7 @@ Entry lock_plus_unique_index() {
            .description = "Redis token lock around check-then-insert, unique index behind it, 1062 taken as done",
            .source = "sources/003 section 3 (the index as the last line); DOMAIN.md",
            .risks = "no duplicates even when the lock fails; lock_busy errors under contention",
-           .params = {{"ttl_ms", 10000, "lock TTL"},
-                      {"acquire_timeout_ms", 1000, "give up acquiring after this"},
-                      {"retry_ms", 10, "pause between acquire attempts"}},
+           .params = redis_lock_params(),
            .needs = {.key_index = db::KeyIndex::unique, .redis = true}},
           [](Env& env, const Params& p) { return std::make_unique<LockPlusUniqueIndex>(env, p); }};
 }

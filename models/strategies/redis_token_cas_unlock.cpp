@@ -27,9 +27,7 @@ Entry redis_token_cas_unlock() {
            .description = "SET NX PX with a unique value, retry until a timeout; compare-and-delete unlock",
            .source = "sources/004 (Redis lock with unique id, acquire timeout, Lua unlock)",
            .risks = "no wrong unlocks; a pause past the TTL still lets a second holder in",
-           .params = {{"ttl_ms", 10000, "lock TTL"},
-                      {"acquire_timeout_ms", 1000, "give up acquiring after this"},
-                      {"retry_ms", 10, "pause between acquire attempts"}},
+           .params = redis_lock_params(),
            .needs = {.redis = true}},
           [](Env& env, const Params& p) { return std::make_unique<RedisTokenCasUnlock>(env, p); }};
 }

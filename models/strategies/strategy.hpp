@@ -43,6 +43,13 @@ struct Info {
   Needs needs{};
 };
 
+/// The parameters of acquire_redis_lock(), with their defaults.
+inline std::vector<ParamInfo> redis_lock_params() {
+  return {{"ttl_ms", 10000, "lock TTL"},
+          {"acquire_timeout_ms", 1000, "give up acquiring after this"},
+          {"retry_ms", 10, "pause between acquire attempts"}};
+}
+
 /// The table every account-bind strategy writes: one row per bound OpenID, ideally.
 inline const std::string kAccounts = "t_account";
 db::TableSchema accounts_table(db::KeyIndex key_index);
