@@ -259,4 +259,17 @@ class Engine {
   std::exception_ptr failure_;
 };
 
+/// Holds the run open while it lives (Engine::hold_open): for a process waiting on
+/// something only a background process can bring, such as a session expiry.
+class HoldOpen {
+ public:
+  explicit HoldOpen(Engine& engine) : engine_(engine) { engine_.hold_open(); }
+  ~HoldOpen() { engine_.release_hold(); }
+  HoldOpen(const HoldOpen&) = delete;
+  HoldOpen& operator=(const HoldOpen&) = delete;
+
+ private:
+  Engine& engine_;
+};
+
 }  // namespace sim

@@ -190,12 +190,7 @@ Watch Client::watch(const std::string& prefix, std::int64_t start_revision) {
 }
 
 Event Watch::next() {
-  sim::Engine& engine = sim::engine("models::etcd::Watch::next");
-  engine.hold_open();
-  struct Release {
-    sim::Engine& e;
-    ~Release() { e.release_hold(); }
-  } release{engine};
+  const sim::HoldOpen open(sim::engine("models::etcd::Watch::next"));
   return channel_->events.get();
 }
 

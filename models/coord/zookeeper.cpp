@@ -253,12 +253,7 @@ KeeperError::KeeperError(Code code, const std::string& path)
     : std::runtime_error(std::string("KeeperErrorCode = ") + to_string(code) + " for " + path), code_(code) {}
 
 WatchEvent Watch::wait() {
-  sim::Engine& engine = sim::engine("models::zk::Watch::wait");
-  engine.hold_open();
-  struct Release {
-    sim::Engine& e;
-    ~Release() { e.release_hold(); }
-  } release{engine};
+  const sim::HoldOpen open(sim::engine("models::zk::Watch::wait"));
   return event_.get();
 }
 
