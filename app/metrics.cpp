@@ -18,4 +18,21 @@ bool is_metric(const std::string& name) {
   return name.starts_with("errors.") && name.size() > 7;
 }
 
+std::string error_name(models::ErrorKind kind) {
+  switch (kind) {
+    case models::ErrorKind::duplicate_key: return "1062";
+    case models::ErrorKind::deadlock: return "1213";
+    case models::ErrorKind::lock_wait_timeout: return "1205";
+    default: return models::to_string(kind);
+  }
+}
+
+std::optional<models::ErrorKind> error_kind(const std::string& name) {
+  for (auto kind : {models::ErrorKind::timeout, models::ErrorKind::rejected, models::ErrorKind::duplicate_key,
+                    models::ErrorKind::deadlock, models::ErrorKind::lock_wait_timeout, models::ErrorKind::lock_busy,
+                    models::ErrorKind::dropped, models::ErrorKind::internal})
+    if (error_name(kind) == name) return kind;
+  return std::nullopt;
+}
+
 }  // namespace locksim

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "app/metrics.hpp"
 #include "models/checkers/duplicates.hpp"
 #include "models/db/server.hpp"
 #include "models/faults/gc_pauses.hpp"
@@ -23,15 +24,6 @@ struct Forward : models::Handler {
   models::Handler* to = nullptr;
   models::Response handle(const models::Request& r, models::Worker& w) override { return to->handle(r, w); }
 };
-
-std::string error_name(models::ErrorKind kind) {
-  switch (kind) {
-    case models::ErrorKind::duplicate_key: return "1062";
-    case models::ErrorKind::deadlock: return "1213";
-    case models::ErrorKind::lock_wait_timeout: return "1205";
-    default: return models::to_string(kind);
-  }
-}
 
 double percentile(std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
@@ -174,11 +166,13 @@ reports::RunResults run_scenario(const Scenario& s) {
     results.strategies.push_back(std::move(r));
   }
   for (const Expectation& e : s.expect) {
+    const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.name == e.strategy; });
+    if (!ran) continue;  // narrowed with --strategy: nothing to judge
     reports::ExpectationResult er{e.text()};
     if (results.value(e.strategy, e.metric, er.measured)) {
       er.holds = e.holds(er.measured);
     } else {
-      er.measured_at_all = false;  // the strategy did not run, or the metric is not measured here
+      er.measured_at_all = false;  // the metric is not measured in this scenario
     }
     results.expectations.push_back(er);
   }

@@ -126,14 +126,8 @@ class Reader {
 };
 
 models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
-  static const std::map<std::string, models::ErrorKind> kinds = {
-      {"timeout", models::ErrorKind::timeout},         {"rejected", models::ErrorKind::rejected},
-      {"1062", models::ErrorKind::duplicate_key},      {"1213", models::ErrorKind::deadlock},
-      {"1205", models::ErrorKind::lock_wait_timeout},  {"lock_busy", models::ErrorKind::lock_busy},
-      {"dropped", models::ErrorKind::dropped},         {"internal", models::ErrorKind::internal}};
-  auto it = kinds.find(name);
-  if (it == kinds.end()) r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got \"" + name + "\"", key);
-  return it->second;
+  if (auto kind = locksim::error_kind(name)) return *kind;
+  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got \"" + name + "\"", key);
 }
 
 Expectation parse_expectation(const Reader& r, const std::string& strategy, const std::string& metric) {

@@ -51,7 +51,7 @@ TEST_CASE("every scenario in the catalogue meets its expectations") {
     INFO(file);
     const auto scenario = locksim::load_scenario(file);
     const auto results = locksim::run_scenario(scenario);
-    REQUIRE(results.expectations.size() == scenario.expect.size());
+    REQUIRE(results.expectations.size() == scenario.expect.size());  // the catalogue runs every strategy it judges
     for (const auto& e : results.expectations) {
       INFO(e.text << " (measured " << e.measured << ")");
       CHECK(e.measured_at_all);
@@ -72,6 +72,16 @@ TEST_CASE("account-bind reproduces the production case: check-then-insert duplic
   CHECK(share_of_keys < 0.10);
   REQUIRE_FALSE(cti.examples.empty());
   CHECK(cti.examples.front().find(" ms apart") != std::string::npos);
+}
+
+TEST_CASE("a run narrowed to some strategies judges only their expectations") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"));
+  s.trials = 3;
+  s.strategies = {{"unique-index", {}}};
+  const auto r = locksim::run_scenario(s);
+  REQUIRE(r.expectations.size() == 1);
+  CHECK(r.expectations.front().text.starts_with("unique-index duplicate_rows"));
+  CHECK(r.expectations.front().holds);
 }
 
 TEST_CASE("a run gives identical results for the same seed") {
