@@ -9,8 +9,12 @@
 #include "app/metrics.hpp"
 #include "models/checkers/duplicates.hpp"
 #include "models/db/server.hpp"
+#include "models/faults/clock_faults.hpp"
 #include "models/faults/gc_pauses.hpp"
+#include "models/faults/partitions.hpp"
+#include "models/faults/schedule.hpp"
 #include "models/redis/client.hpp"
+#include "models/redis/sentinel.hpp"
 #include "models/world.hpp"
 
 namespace locksim {
@@ -24,6 +28,55 @@ struct Forward : models::Handler {
   models::Handler* to = nullptr;
   models::Response handle(const models::Request& r, models::Worker& w) override { return to->handle(r, w); }
 };
+
+// A node the scenario names, or none if this strategy's world lacks it.
+models::Node* find_node(const std::map<std::string, models::Node*>& nodes, const std::string& name) {
+  auto it = nodes.find(name);
+  return it == nodes.end() ? nullptr : it->second;
+}
+
+void inject_faults(models::World& world, const Faults& faults, const std::map<std::string, models::Node*>& nodes,
+                   const std::vector<std::unique_ptr<models::redis::Server>>& redis) {
+  sim::Engine& engine = world.engine();
+  if (faults.gc_pauses) {
+    if (faults.gc_nodes.empty()) {
+      for (auto* app : world.servers()) models::inject_gc_pauses(app->node(), *faults.gc_pauses);
+    }
+    for (const auto& name : faults.gc_nodes)
+      if (models::Node* n = find_node(nodes, name)) models::inject_gc_pauses(*n, *faults.gc_pauses);
+  }
+  for (const auto& p : faults.pauses)
+    if (models::Node* n = find_node(nodes, p.node))
+      models::inject_at(engine, "faults.pause." + p.node, p.at, [n, length = p.length] { n->pause(length); });
+  for (const auto& c : faults.crashes) {
+    models::Node* n = find_node(nodes, c.node);
+    if (n == nullptr) continue;
+    models::redis::Server* server = nullptr;
+    for (const auto& r : redis)
+      if (&r->node() == n) server = r.get();
+    models::inject_at(engine, "faults.crash." + c.node, c.at, [n, server, c] {
+      if (!n->is_up()) return;
+      if (c.process_only && server != nullptr) server->kill_process();
+      else n->crash();
+      sim::sleep_for(c.downtime);
+      n->restart();
+    });
+  }
+  std::vector<models::PartitionWindow> windows;
+  for (const auto& p : faults.partitions) {
+    models::PartitionWindow w{.at = p.at, .length = p.length, .mode = p.mode};
+    for (const auto& name : p.side_a)
+      if (models::Node* n = find_node(nodes, name)) w.side_a.push_back(n->id());
+    for (const auto& name : p.side_b)
+      if (models::Node* n = find_node(nodes, name)) w.side_b.push_back(n->id());
+    if (!w.side_a.empty() && !w.side_b.empty()) windows.push_back(std::move(w));
+  }
+  if (!windows.empty()) models::inject_partitions(world.network(), std::move(windows));
+  std::map<std::string, std::vector<models::ClockFault>> clock;
+  for (const auto& c : faults.clock_steps)
+    if (find_node(nodes, c.node) != nullptr) clock[c.node].push_back({.at = c.at, .step = c.step});
+  for (auto& [name, list] : clock) models::inject_clock_faults(*nodes.at(name), std::move(list));
+}
 
 double percentile(std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
@@ -66,23 +119,49 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
         models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
     pool_ptrs.push_back(pools.back().get());
   }
-  std::unique_ptr<models::redis::Server> redis;
+  std::map<std::string, models::Node*> nodes{{"client", &world.client_node()}, {"db-1", &db_node}};
+  for (auto* app : servers) nodes[app->node().name()] = &app->node();
+
+  strategies::Services services{.servers = servers, .pools = pool_ptrs, .network = &world.network()};
+  std::vector<std::unique_ptr<models::redis::Server>> redis_servers;
+  std::unique_ptr<models::redis::Server> replica;
+  std::unique_ptr<models::redis::Sentinel> sentinel;
   std::vector<std::unique_ptr<models::redis::Client>> redis_clients;
-  std::vector<models::redis::Client*> redis_ptrs;
   if (entry.info.needs.redis) {
-    models::Node& redis_node = world.add_node({"redis-1", {}});
-    redis = std::make_unique<models::redis::Server>(world.network(), redis_node);
-    redis->start();
+    const models::redis::ServerConfig rc{.persistence = s.redis.persistence, .replication_lag = s.redis.replication_lag};
+    const int instances = s.redis.instances.value_or(entry.info.needs.redis_instances);
+    for (int i = 1; i <= instances; ++i) {
+      models::Node& node = world.add_node({fmt::format("redis-{}", i), {}});
+      nodes[node.name()] = &node;
+      redis_servers.push_back(std::make_unique<models::redis::Server>(world.network(), node, rc));
+      redis_servers.back()->start();
+      services.redis_nodes.push_back(redis_servers.back().get());
+    }
+    if (s.redis.failover) {
+      models::Node& replica_node = world.add_node({"redis-1-replica", {}});
+      models::Node& sentinel_node = world.add_node({"sentinel", {}});
+      nodes[replica_node.name()] = &replica_node;
+      nodes[sentinel_node.name()] = &sentinel_node;
+      replica = std::make_unique<models::redis::Server>(world.network(), replica_node, rc);
+      replica->start();
+      sentinel = std::make_unique<models::redis::Sentinel>(
+          world.network(), sentinel_node, std::vector<models::redis::Server*>{redis_servers.front().get(), replica.get()},
+          models::redis::SentinelConfig{.down_after = s.redis.down_after});
+      sentinel->start();
+      services.sentinel = sentinel.get();
+    }
     for (auto* app : servers) {
-      redis_clients.push_back(std::make_unique<models::redis::Client>(world.network(), app->node(), *redis));
-      redis_ptrs.push_back(redis_clients.back().get());
+      redis_clients.push_back(sentinel ? std::make_unique<models::redis::Client>(world.network(), app->node(), *sentinel,
+                                                                                 s.redis.client_timeout)
+                                       : std::make_unique<models::redis::Client>(world.network(), app->node(),
+                                                                                 *redis_servers.front(), s.redis.client_timeout));
+      services.redis.push_back(redis_clients.back().get());
     }
   }
-  strategies::Env env(servers, pool_ptrs, redis_ptrs, s.app_work);
+  strategies::Env env(std::move(services), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   forward.to = strategy.get();
-  if (s.gc_pauses)
-    for (auto* app : servers) models::inject_gc_pauses(app->node(), *s.gc_pauses);
+  inject_faults(world, s.faults, nodes, redis_servers);
 
   world.start();
   const sim::RunResult run = world.run();
@@ -98,6 +177,14 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   out.examples = duplicates.examples;
   out.counts["deadlocks"] = static_cast<double>(database.database().stats().deadlocks);
   out.counts["dropped_requests"] = static_cast<double>(env.dropped());
+  const models::checkers::LockFindings locks = env.locks().findings(world.engine().now());
+  out.counts["overlapping_holders"] = static_cast<double>(locks.overlapping_holders);
+  out.counts["overlap_ms"] = locks.overlap_ms;
+  out.counts["lease_expiry_violations"] = static_cast<double>(locks.lease_expiry_violations);
+  out.counts["stale_writes_accepted"] = static_cast<double>(locks.stale_writes_accepted);
+  out.counts["stale_writes_rejected"] = static_cast<double>(locks.stale_writes_rejected);
+  out.counts["wrong_unlocks"] = static_cast<double>(locks.wrong_unlocks);
+  out.counts["stuck_locks"] = static_cast<double>(env.stuck_locks());
   for (const auto& op : world.clients().records()) {
     ++out.operations;
     out.latency_ms.push_back(std::chrono::duration<double, std::milli>(op.latency()).count());

@@ -46,6 +46,7 @@ class Reader {
   bool has(const std::string& key) const { return j_.contains(key); }
   Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key)); }
   const json& raw() const { return j_; }
+  const std::string& file() const { return file_; }
 
   std::string string(const std::string& key, std::string fallback) const {
     if (!has(key)) return fallback;
@@ -210,8 +211,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.resolved = doc.dump();
   s.hash = fnv1a(s.resolved);
   const Reader top(doc, path, "");
-  top.only({"name", "description", "source", "lesson", "topology", "database", "clients", "faults", "strategies", "trials",
-            "seed", "time_budget_s", "expect"});
+  top.only({"name", "description", "source", "lesson", "topology", "database", "redis", "clients", "faults", "strategies",
+            "trials", "seed", "time_budget_s", "expect"});
   if (!top.has("name")) top.fail("a \"name\"");
   s.name = top.string("name", "");
   s.description = top.string("description", "");
@@ -258,11 +259,29 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.clients.retry.max_attempts = static_cast<int>(c.integer("max_attempts", 3, 1, 1000));
     if (c.has("arrival")) {
       const Reader a = c.child("arrival");
-      a.only({"kind", "start_ms", "spread_ms", "interval_ms"});
-      const std::string kind = a.choice("kind", "at_start", {"at_start", "fixed", "poisson"});
+      a.only({"kind", "start_ms", "spread_ms", "interval_ms", "times_ms"});
+      const std::string kind = a.choice("kind", "at_start", {"at_start", "fixed", "poisson", "listed"});
       s.clients.arrival.kind = kind == "fixed"     ? models::ArrivalKind::fixed
                                : kind == "poisson" ? models::ArrivalKind::poisson
+                               : kind == "listed"  ? models::ArrivalKind::listed
                                                    : models::ArrivalKind::at_start;
+      if (kind == "listed") {
+        // "times_ms": [0, 5600, 9000]: each client's operations at these times, in order.
+        const json& times = a.has("times_ms") ? a.raw().at("times_ms") : json();
+        if (!times.is_array() || times.empty()) a.fail("a non-empty list of times in ms for a listed arrival", "times_ms");
+        double last = 0;
+        for (std::size_t i = 0; i < times.size(); ++i) {
+          if (!times[i].is_number() || times[i].get<double>() < last)
+            a.fail("times in ms, non-negative and in order", "times_ms/" + std::to_string(i));
+          last = times[i].get<double>();
+          s.clients.arrival.times.push_back(Reader::from_ms(last));
+        }
+        if (c.has("operations") && s.clients.operations_per_client != static_cast<int>(times.size()))
+          c.fail("as many operations as listed arrival times", "operations");
+        s.clients.operations_per_client = static_cast<int>(times.size());
+      } else if (a.has("times_ms")) {
+        a.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
+      }
       s.clients.arrival.start = a.millis("start_ms", {});
       s.clients.arrival.spread = a.millis("spread_ms", {});
       s.clients.arrival.interval = a.millis("interval_ms", s.clients.arrival.interval, 0.001);
@@ -288,17 +307,98 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       }
     }
   }
+  if (top.has("redis")) {
+    const Reader r = top.child("redis");
+    r.only({"instances", "persistence", "failover", "down_after_ms", "replication_lag", "client_timeout_ms"});
+    if (r.has("instances")) s.redis.instances = static_cast<int>(r.integer("instances", 1, 1, 99));
+    const std::string persistence = r.choice("persistence", "none", {"none", "aof_everysec", "aof_always"});
+    s.redis.persistence = persistence == "aof_everysec" ? models::redis::Persistence::aof_everysec
+                          : persistence == "aof_always" ? models::redis::Persistence::aof_always
+                                                        : models::redis::Persistence::none;
+    if (r.has("failover")) {
+      if (!r.raw().at("failover").is_boolean()) r.fail("true or false", "failover");
+      s.redis.failover = r.raw().at("failover").get<bool>();
+    }
+    s.redis.down_after = r.millis("down_after_ms", s.redis.down_after, 1);
+    s.redis.replication_lag = r.distribution("replication_lag", s.redis.replication_lag);
+    s.redis.client_timeout = r.millis("client_timeout_ms", s.redis.client_timeout, 0.001);
+  }
   if (top.has("faults")) {
     const Reader f = top.child("faults");
-    f.only({"gc_pauses"});
+    f.only({"gc_pauses", "pauses", "crashes", "partitions", "clock_steps"});
+    const int app_servers = s.app_servers;
+    // "app-2", "db-1", "redis-3", "redis-1-replica", "sentinel", "client"
+    auto node_name = [app_servers](const Reader& r, const std::string& key) {
+      const std::string name = r.string(key, "");
+      auto numbered = [&](const std::string& prefix, int max) {
+        if (!name.starts_with(prefix)) return false;
+        const std::string digits = name.substr(prefix.size());
+        if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return false;
+        const int n = std::stoi(digits);
+        return n >= 1 && n <= max;
+      };
+      if (name == "client" || name == "db-1" || name == "sentinel" || name == "redis-1-replica" ||
+          numbered("app-", app_servers) || numbered("redis-", 99))
+        return name;
+      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel or client, got \"{}\"",
+                         app_servers, name),
+             key);
+    };
+    auto at = [](const Reader& r) { return sim::Time{} + r.millis("at_ms", {}); };
+    auto list = [&f](const std::string& key, auto&& each) {
+      if (!f.has(key)) return;
+      if (!f.raw().at(key).is_array()) f.fail("a list", key);
+      for (std::size_t i = 0; i < f.raw().at(key).size(); ++i)
+        each(Reader(f.raw().at(key)[i], f.file(), f.where(key + "/" + std::to_string(i))));
+    };
     if (f.has("gc_pauses")) {
       const Reader g = f.child("gc_pauses");
-      g.only({"interval", "length"});
+      g.only({"interval", "length", "nodes"});
       models::GcPausesConfig gc;
       gc.interval = g.distribution("interval", gc.interval);
       gc.length = g.distribution("length", gc.length);
-      s.gc_pauses = gc;
+      s.faults.gc_pauses = gc;
+      if (g.has("nodes")) {
+        const json& nodes = g.raw().at("nodes");
+        if (!nodes.is_array()) g.fail("a list of nodes", "nodes");
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+          const json one = {{"node", nodes[i]}};
+          s.faults.gc_nodes.push_back(node_name(Reader(one, f.file(), g.where("nodes/" + std::to_string(i))), "node"));
+        }
+      }
     }
+    list("pauses", [&](const Reader& p) {
+      p.only({"node", "at_ms", "length_ms"});
+      s.faults.pauses.push_back({node_name(p, "node"), at(p), p.millis("length_ms", {}, 0.001)});
+    });
+    list("crashes", [&](const Reader& c) {
+      c.only({"node", "at_ms", "downtime_ms", "process_only"});
+      Faults::Crash crash{node_name(c, "node"), at(c), c.millis("downtime_ms", std::chrono::seconds(1))};
+      if (c.has("process_only")) {
+        if (!c.raw().at("process_only").is_boolean()) c.fail("true or false", "process_only");
+        crash.process_only = c.raw().at("process_only").get<bool>();
+      }
+      s.faults.crashes.push_back(crash);
+    });
+    list("partitions", [&](const Reader& p) {
+      p.only({"at_ms", "length_ms", "side_a", "side_b", "mode"});
+      Faults::Partition w{at(p), p.millis("length_ms", {}, 0.001), {}, {}};
+      for (const char* side : {"side_a", "side_b"}) {
+        if (!p.has(side) || !p.raw().at(side).is_array() || p.raw().at(side).empty()) p.fail("a non-empty list of nodes", side);
+        for (std::size_t i = 0; i < p.raw().at(side).size(); ++i) {
+          const json one = {{"node", p.raw().at(side)[i]}};
+          (std::string(side) == "side_a" ? w.side_a : w.side_b)
+              .push_back(node_name(Reader(one, f.file(), p.where(std::string(side) + "/" + std::to_string(i))), "node"));
+        }
+      }
+      w.mode = p.choice("mode", "drop", {"drop", "hold"}) == "hold" ? models::PartitionMode::hold : models::PartitionMode::drop;
+      s.faults.partitions.push_back(w);
+    });
+    list("clock_steps", [&](const Reader& c) {
+      c.only({"node", "at_ms", "step_ms"});
+      if (!c.has("step_ms")) c.fail("a step_ms (negative: backward)");
+      s.faults.clock_steps.push_back({node_name(c, "node"), at(c), c.millis("step_ms", {}, -1e12)});
+    });
   }
 
   // Strategies: "all", names, or {"name": ..., "params": {...}}.

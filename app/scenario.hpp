@@ -12,6 +12,8 @@
 #include "models/app/clients.hpp"
 #include "models/db/database.hpp"
 #include "models/faults/gc_pauses.hpp"
+#include "models/net/network.hpp"
+#include "models/redis/server.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace locksim {
@@ -47,6 +49,51 @@ struct Database {
   sim::Duration statement_timeout = std::chrono::seconds(10);
 };
 
+/// The Redis deployment, for strategies that use Redis.
+struct RedisSetup {
+  std::optional<int> instances;  // redis-1 .. redis-N; default: what the strategy needs
+  models::redis::Persistence persistence = models::redis::Persistence::none;
+  /// redis-1 gets a replica (redis-1-replica) and a sentinel that fails over to it.
+  bool failover = false;
+  sim::Duration down_after = std::chrono::seconds(30);
+  sim::Distribution replication_lag = sim::uniform(std::chrono::microseconds(200), std::chrono::milliseconds(2));
+  sim::Duration client_timeout = std::chrono::seconds(2);
+};
+
+/// Faults at fixed times, naming nodes: "app-1", "db-1", "redis-2", "redis-1-replica", ...
+/// A fault on a node the strategy's world does not have (Redis, for a database-only
+/// strategy) is skipped.
+struct Faults {
+  struct Pause {
+    std::string node;
+    sim::Time at;
+    sim::Duration length{};
+  };
+  struct Crash {
+    std::string node;
+    sim::Time at;
+    sim::Duration downtime{};
+    bool process_only = false;  // a Redis node: kill the process, the OS page cache survives
+  };
+  struct Partition {
+    sim::Time at;
+    sim::Duration length{};
+    std::vector<std::string> side_a, side_b;
+    models::PartitionMode mode = models::PartitionMode::drop;
+  };
+  struct ClockStep {
+    std::string node;
+    sim::Time at;
+    sim::Duration step{};
+  };
+  std::optional<models::GcPausesConfig> gc_pauses;  // random, on `gc_nodes`
+  std::vector<std::string> gc_nodes;                // empty: every app server
+  std::vector<Pause> pauses;
+  std::vector<Crash> crashes;
+  std::vector<Partition> partitions;
+  std::vector<ClockStep> clock_steps;
+};
+
 struct Scenario {
   std::string file;
   std::string name, description, source, lesson;
@@ -58,7 +105,8 @@ struct Scenario {
   models::LinkConfig internal_link{sim::uniform(std::chrono::microseconds(100), std::chrono::microseconds(500)), 0};
   Database database;
   models::ClientsConfig clients;
-  std::optional<models::GcPausesConfig> gc_pauses;  // on every app server
+  RedisSetup redis;
+  Faults faults;
   std::vector<StrategyChoice> strategies;
   int trials = 100;
   std::uint64_t seed = 1;

@@ -72,6 +72,20 @@ std::string table(const RunResults& r) {
                        figure(s, "latency_ms.p50", "{:.1f}"), figure(s, "latency_ms.p99", "{:.1f}"),
                        figure(s, "db_ops_per_op", "{:.2f}"), figure(s, "redis_ops_per_op", "{:.2f}"), errors_cell(s));
   }
+  // The other checkers, where they fired: total, and the share of trials with its interval.
+  std::string findings;
+  for (const auto& s : r.strategies) {
+    std::string line;
+    for (const char* name : {"overlapping_holders", "overlap_ms", "lease_expiry_violations", "stale_writes_accepted",
+                             "stale_writes_rejected", "wrong_unlocks", "stuck_locks", "lost_updates",
+                             "duplicate_executions", "deadlocks", "unfinished_runs"}) {
+      auto it = s.counts.find(name);
+      if (it == s.counts.end() || it->second.total == 0) continue;
+      line += fmt::format("{}{} {:.6g} in {}", line.empty() ? "" : ", ", name, it->second.total, share_cell(s, name));
+    }
+    if (!line.empty()) findings += fmt::format("  {}: {}\n", s.name, line);
+  }
+  if (!findings.empty()) out += "\nother checkers (total, in share of trials [95% interval]):\n" + findings;
   return out;
 }
 

@@ -11,6 +11,7 @@ const char* to_string(ArrivalKind kind) {
     case ArrivalKind::at_start: return "at-start";
     case ArrivalKind::fixed: return "fixed";
     case ArrivalKind::poisson: return "poisson";
+    case ArrivalKind::listed: return "listed";
   }
   return "?";
 }
@@ -39,6 +40,10 @@ Clients::Clients(Network& net, Node& node, LoadBalancer& balancer, ClientsConfig
     throw sim::UsageError("models::Clients: the attempt timeout must be positive");
   if (config_.arrival.kind == ArrivalKind::poisson && config_.arrival.interval <= sim::Duration::zero())
     throw sim::UsageError("models::Clients: a Poisson arrival needs a positive mean interval");
+  if (config_.arrival.kind == ArrivalKind::listed &&
+      (config_.arrival.times.size() != static_cast<std::size_t>(config_.operations_per_client) ||
+       !std::is_sorted(config_.arrival.times.begin(), config_.arrival.times.end())))
+    throw sim::UsageError("models::Clients: a listed arrival needs one time per operation, in order");
   Backoff{config_.retry.backoff};  // checks the backoff parameters now, not at the first retry
 }
 
@@ -64,6 +69,7 @@ void Clients::run_client(std::uint32_t client) {
         break;
       case ArrivalKind::fixed: next = begin + arrival.interval * i; break;
       case ArrivalKind::poisson: next += sim::exponential(arrival.interval).sample_duration(stream); break;
+      case ArrivalKind::listed: next = begin + arrival.times.at(static_cast<std::size_t>(i)); break;
     }
     const std::uint64_t key = config_.first_key + (config_.keys == 0 ? client : stream.choose(config_.keys));
     auto start_operation = [this, client, i, key, &stream] { run_operation(client, i, key, stream); };

@@ -22,6 +22,7 @@ enum class ArrivalKind {
   at_start,  // every operation at start-up, each at U(0, spread): the mobile app syncing on launch
   fixed,     // a client's operation i at start + i x interval: every client in lockstep
   poisson,   // exponential gaps with mean `interval`, per client
+  listed,    // a client's operation i at start + times[i]: a teaching scenario's timeline
 };
 const char* to_string(ArrivalKind kind);
 
@@ -30,6 +31,7 @@ struct Arrival {
   sim::Duration start{};
   sim::Duration spread{};
   sim::Duration interval = std::chrono::seconds(1);
+  std::vector<sim::Duration> times{};  // listed: one per operation
 };
 
 struct RetryPolicy {

@@ -16,4 +16,11 @@ void inject_repeatedly(sim::Engine& engine, std::string name, sim::Distribution 
   }, sim::SpawnOptions{.background = true});
 }
 
+void inject_at(sim::Engine& engine, std::string name, sim::Time at, std::function<void()> fault) {
+  engine.spawn(sim::kWorld, std::move(name), [at, fault = std::move(fault)] {
+    sim::sleep_until(at);
+    fault();
+  }, sim::SpawnOptions{.background = true});
+}
+
 }  // namespace models

@@ -21,4 +21,8 @@ struct FaultWindow {
 void inject_repeatedly(sim::Engine& engine, std::string name, sim::Distribution interval, FaultWindow window,
                        std::function<void(sim::Stream&)> fault);
 
+/// Starts process `name` that runs `fault` once at true time `at` (a teaching scenario's
+/// "pause app-1 at 50 ms for 4 s"); `fault` may block, say for a downtime.
+void inject_at(sim::Engine& engine, std::string name, sim::Time at, std::function<void()> fault);
+
 }  // namespace models

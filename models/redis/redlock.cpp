@@ -13,6 +13,7 @@ Redlock::Redlock(Network& net, Node& client_node, std::vector<Server*> masters, 
 }
 
 bool Redlock::lock_instance(Client& client, const std::string& resource, const std::string& value) {
+  ++commands_sent_;
   try {
     return client.run(Command::set_nx_px(resource, value, config_.ttl)).kind == Reply::Kind::ok;
   } catch (const sim::Timeout&) {
@@ -22,6 +23,7 @@ bool Redlock::lock_instance(Client& client, const std::string& resource, const s
 
 void Redlock::unlock_all(const std::string& resource, const std::string& value) {
   for (Client& c : clients_) {
+    ++commands_sent_;
     try {
       c.run(Command::cas_del(resource, value));
     } catch (const sim::Timeout&) {

@@ -40,6 +40,8 @@ class Redlock {
   /// Deletes the lock on every master where it still has this lock's value.
   void unlock(const Lock& lock);
   int quorum() const { return static_cast<int>(clients_.size()) / 2 + 1; }
+  /// Commands sent to the masters so far, answered or not.
+  std::uint64_t commands_sent() const { return commands_sent_; }
 
  private:
   bool lock_instance(Client& client, const std::string& resource, const std::string& value);
@@ -49,6 +51,7 @@ class Redlock {
   std::vector<Client> clients_;
   RedlockConfig config_;
   sim::Stream stream_;
+  std::uint64_t commands_sent_ = 0;
 };
 
 }  // namespace models::redis

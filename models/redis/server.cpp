@@ -23,6 +23,7 @@ void Server::start() {
   started_ = true;
   lag_stream_ = node_.engine().stream(name() + ".replication");
   node_.on_crash([this] {
+    ++crashes_;  // the replication stream not yet sent dies with the process
     while (inbox_.try_get()) {
     }
     if (page_cache_survives_ || config_.persistence == Persistence::aof_always)
@@ -101,8 +102,8 @@ void Server::replicate(const std::vector<Change>& changes) {
     if (net_.is_partitioned(node_.id(), r->node_.id())) continue;
     const sim::Time at = std::max(engine.now() + config_.replication_lag.sample_duration(lag_stream_), replica_clear_[i]);
     replica_clear_[i] = at;
-    engine.at(at, r->node_.id(), [r, changes, epoch = r->replication_epoch_] {
-      if (r->role_ != Role::replica || r->replication_epoch_ != epoch) return;
+    engine.at(at, r->node_.id(), [this, r, changes, epoch = r->replication_epoch_, crashes = crashes_] {
+      if (crashes_ != crashes || r->role_ != Role::replica || r->replication_epoch_ != epoch) return;
       for (const Change& c : changes) r->data_.apply(c);
       ++r->applied_;
       r->persist(changes);

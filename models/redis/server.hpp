@@ -10,7 +10,8 @@
 //   reply: nothing acknowledged is lost);
 // - a master streams each write to its replicas asynchronously, after a lag; a replica
 //   refuses writes (READONLY); a write acknowledged by the master but not yet replicated
-//   is lost if a replica is promoted (see Sentinel).
+//   is lost if a replica is promoted (see Sentinel); a crash of the master loses what it
+//   had not yet streamed (the writes still within their lag).
 // A crash of the node (models::Node::crash) is a machine crash; kill_process() is a
 // crash of the Redis process only.
 
@@ -88,6 +89,7 @@ class Server {
   std::uint64_t replication_epoch_ = 0;  // bumped when it stops following a master
   std::vector<sim::Time> replica_clear_;  // per replica: the last scheduled arrival, to keep the stream in order
   std::uint64_t applied_ = 0;
+  std::uint64_t crashes_ = 0;
   sim::Stream lag_stream_;
   bool started_ = false;
 };

@@ -15,6 +15,13 @@ Entry select_for_update();
 Entry local_mutex();
 Entry redis_set_nx_ex_drop();
 Entry redis_token_cas_unlock();
+Entry redis_setnx_no_expiry();
+Entry redis_setnx_then_expire();
+Entry redis_lock_double_check();
+Entry redis_retry_lock();
+Entry redis_retry_lock_requery();
+Entry redisson_watchdog();
+Entry redlock();
 Entry lock_plus_unique_index();
 
 }  // namespace models::strategies

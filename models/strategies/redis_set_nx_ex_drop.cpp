@@ -1,5 +1,6 @@
 // redis-set-nx-ex-drop: the article's final fix. SET lock:<openid> 1 NX EX 3; if the lock is
-// busy, drop the request; else check-then-insert and DEL the lock.
+// busy, drop the request; else check-then-insert and DEL the lock. (The value is this
+// attempt's own, which the strategy never reads: it only lets the checkers tell holders apart.)
 
 #include "models/strategies/entries.hpp"
 
@@ -10,12 +11,16 @@ class RedisSetNxExDrop : public Strategy {
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     const std::string lock = "lock:" + open_id(r);
-    if (env_.redis(w, redis::Command::set_nx_px(lock, "1", millis("ttl_ms"))).is_nil())
+    const std::string value = attempt_token(r, w);
+    if (env_.redis(w, redis::Command::set_nx_px(lock, value, millis("ttl_ms"))).is_nil())
       return ErrorKind::dropped;  // another copy holds it: drop this one
+    checkers::Hold hold = hold_redis(r, w, lock, value);
     {
       db::Connection c = connect(r, w);
-      check_then_insert(c, r, w);
+      check_then_insert(c, r, w, &hold);
     }
+    hold.unlocking_blindly();
+    hold.release();
     env_.redis(w, redis::Command::del(lock));
     return ErrorKind::none;
   }

@@ -10,43 +10,96 @@ db::TableSchema accounts_table(db::KeyIndex key_index) {
   return {.name = kAccounts, .key_column = "open_id", .key_index = key_index, .columns = {{"device", std::string()}}};
 }
 
-Env::Env(std::vector<AppServer*> servers, std::vector<db::Pool*> pools, std::vector<redis::Client*> redis,
-         sim::Distribution work)
-    : servers_(std::move(servers)), pools_(std::move(pools)), redis_(std::move(redis)), work_(std::move(work)) {}
+Env::Env(Services services, sim::Distribution work) : services_(std::move(services)), work_(std::move(work)) {}
 
-std::size_t Env::index(const Worker& worker) const {
-  auto it = std::find(servers_.begin(), servers_.end(), &worker.server);
-  if (it == servers_.end()) throw sim::UsageError("strategies::Env: a worker of an unknown app server");
-  return static_cast<std::size_t>(it - servers_.begin());
+std::size_t Env::index(const AppServer& server) const {
+  const auto& servers = services_.servers;
+  auto it = std::find(servers.begin(), servers.end(), &server);
+  if (it == servers.end()) throw sim::UsageError("strategies::Env: a worker of an unknown app server");
+  return static_cast<std::size_t>(it - servers.begin());
 }
 
-redis::Reply Env::redis(const Worker& worker, const redis::Command& command) {
-  const std::size_t i = index(worker);
-  if (i >= redis_.size()) throw sim::UsageError("strategies::Env: this world has no Redis");
+redis::Reply Env::redis(const AppServer& server, const redis::Command& command) {
+  const std::size_t i = index(server);
+  if (i >= services_.redis.size()) throw sim::UsageError("strategies::Env: this world has no Redis");
   ++redis_commands_;
-  return redis_[i]->run(command);
+  return services_.redis[i]->run(command);
+}
+
+namespace {
+bool grants(const redis::Server& server, const std::string& lock, const std::string& value) {
+  if (!server.node().is_up()) return false;
+  const redis::Value* v = server.keyspace().find(lock, server.node().clock().now());
+  return v != nullptr && (v->is_hash ? v->hash.count(value) > 0 : v->text == value);
+}
+}  // namespace
+
+bool Env::redis_grants(const std::string& lock, const std::string& value) const {
+  if (services_.redis_nodes.empty()) return false;
+  return grants(services_.sentinel != nullptr ? services_.sentinel->master() : *services_.redis_nodes.front(), lock, value);
+}
+
+bool Env::redlock_grants(const std::string& lock, const std::string& value) const {
+  const auto n = std::count_if(services_.redis_nodes.begin(), services_.redis_nodes.end(),
+                               [&](const redis::Server* s) { return grants(*s, lock, value); });
+  return static_cast<std::size_t>(n) >= services_.redis_nodes.size() / 2 + 1;
+}
+
+std::uint64_t Env::stuck_locks() const {
+  std::uint64_t n = 0;
+  for (const redis::Server* s : services_.redis_nodes)
+    for (const auto& [key, value] : s->keyspace().data())
+      if (value.expires_at == sim::kNever) ++n;
+  return n;
+}
+
+redis::Redlock& Env::redlock(const Worker& worker, const redis::RedlockConfig& config) {
+  const std::size_t i = index(worker);
+  auto& slot = redlocks_[i];
+  if (!slot) {
+    if (services_.network == nullptr || services_.redis_nodes.empty())
+      throw sim::UsageError("strategies::Env: this world has no Redis");
+    slot = std::make_unique<redis::Redlock>(*services_.network, worker.server.node(), services_.redis_nodes, config);
+  }
+  return *slot;
+}
+
+std::uint64_t Env::redis_commands() const {
+  std::uint64_t n = redis_commands_;
+  for (const auto& [i, r] : redlocks_) n += r->commands_sent();
+  return n;
 }
 
 sim::Duration Strategy::millis(const std::string& name) const {
   return std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::milli>(param(name)));
 }
 
+std::string Strategy::who(const Request& r, const Worker& w) {
+  return fmt::format("{} worker {}, client {}, op {} attempt {}", w.server.name(), w.index + 1, r.client, r.operation,
+                     r.attempt);
+}
+
+std::string Strategy::attempt_token(const Request& r, const Worker& w) {
+  return fmt::format("{}-{}-{}-{}", w.server.name(), w.index, r.operation, r.attempt);
+}
+
 db::Connection Strategy::connect(const Request& r, Worker& worker) {
   db::Connection c = env_.pool(worker).acquire();
-  c.set_origin(fmt::format("{} worker {}, client {}, op {} attempt {}", worker.server.name(), worker.index + 1, r.client,
-                           r.operation, r.attempt));
+  c.set_origin(who(r, worker));
   return c;
 }
 
-void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w) {
+void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold) {
   if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
     sim::sleep_for(env_.work(w));
+    if (hold != nullptr) hold->step();
     c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+    if (hold != nullptr) hold->wrote();
   }
 }
 
 std::optional<std::string> Strategy::acquire_redis_lock(const Request& r, Worker& w, const std::string& lock) {
-  const std::string token = fmt::format("{}-{}-{}", w.server.name(), w.index, r.operation * 16 + r.attempt);
+  const std::string token = attempt_token(r, w);
   const Clock& clock = w.server.node().clock();
   const sim::Time give_up = clock.monotonic() + millis("acquire_timeout_ms");
   while (env_.redis(w, redis::Command::set_nx_px(lock, token, millis("ttl_ms"))).is_nil()) {
@@ -54,6 +107,14 @@ std::optional<std::string> Strategy::acquire_redis_lock(const Request& r, Worker
     sim::sleep_for(millis("retry_ms"));
   }
   return token;
+}
+
+checkers::Hold Strategy::hold_redis(const Request& r, const Worker& w, const std::string& lock, const std::string& value,
+                                    bool redlock) {
+  Env* env = &env_;
+  checkers::GrantedPeek granted = redlock ? checkers::GrantedPeek([env, lock, value] { return env->redlock_grants(lock, value); })
+                                          : checkers::GrantedPeek([env, lock, value] { return env->redis_grants(lock, value); });
+  return env_.locks().acquired(lock, who(r, w), std::move(granted));
 }
 
 Response Strategy::handle(const Request& request, Worker& worker) {

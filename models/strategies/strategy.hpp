@@ -16,7 +16,10 @@
 
 #include "models/app/server.hpp"
 #include "models/db/server.hpp"
+#include "models/checkers/locks.hpp"
 #include "models/redis/client.hpp"
+#include "models/redis/redlock.hpp"
+#include "models/redis/sentinel.hpp"
 
 namespace models::strategies {
 
@@ -32,6 +35,7 @@ struct ParamInfo {
 struct Needs {
   db::KeyIndex key_index = db::KeyIndex::none;  // on accounts.open_id
   bool redis = false;
+  int redis_instances = 1;  // unless the scenario says how many
 };
 
 struct Info {
@@ -54,31 +58,57 @@ inline std::vector<ParamInfo> redis_lock_params() {
 inline const std::string kAccounts = "t_account";
 db::TableSchema accounts_table(db::KeyIndex key_index);
 
-/// The services one trial's strategy uses, per app node.
+/// The services of one trial, as the runner built them: per app node (in the order of
+/// `servers`) a database pool and the lock services' clients; the lock servers themselves
+/// only for peeking (the checkers' view) and for clients a strategy builds per node.
+struct Services {
+  std::vector<AppServer*> servers;
+  std::vector<db::Pool*> pools;
+  std::vector<redis::Client*> redis;        // to the master (through the sentinel when there is one)
+  std::vector<redis::Server*> redis_nodes;  // every Redis instance, redis-1 first: Redlock's masters
+  const redis::Sentinel* sentinel = nullptr;
+  Network* network = nullptr;
+};
+
+/// The services one trial's strategy uses, per app node, and what the checkers observe.
 class Env {
  public:
-  Env(std::vector<AppServer*> servers, std::vector<db::Pool*> pools, std::vector<redis::Client*> redis,
-      sim::Distribution work = sim::fixed(sim::Duration{}));
+  Env(Services services, sim::Distribution work = sim::fixed(sim::Duration{}));
   /// How long the handler works between reading and writing (building the row, calling
   /// another service): the window in which a second copy of the request can slip in.
   sim::Duration work(Worker& worker) const { return work_.sample_duration(worker.stream); }
 
-  db::Pool& pool(const Worker& worker) { return *pools_.at(index(worker)); }
+  db::Pool& pool(const Worker& worker) { return *services_.pools.at(index(worker)); }
   /// Runs a Redis command from the worker's node, counted for redis_ops_per_op.
-  redis::Reply redis(const Worker& worker, const redis::Command& command);
-  std::uint64_t redis_commands() const { return redis_commands_; }
+  redis::Reply redis(const Worker& worker, const redis::Command& command) { return redis(worker.server, command); }
+  redis::Reply redis(const AppServer& server, const redis::Command& command);
+  /// Whether the Redis master (the sentinel's choice, if any) now grants `lock` to `value`:
+  /// a string equal to it, or a hash lock owned by it. A peek, for the checkers.
+  bool redis_grants(const std::string& lock, const std::string& value) const;
+  /// Whether a quorum of the Redis instances grants `lock` to `value` (Redlock's view).
+  bool redlock_grants(const std::string& lock, const std::string& value) const;
+  /// Locks left at the lock services with no expiry: Redis keys without a TTL on any
+  /// instance. Once the run is over nobody holds them, so they block the key for good.
+  std::uint64_t stuck_locks() const;
+  /// A Redlock client on the worker's node over every Redis instance, built once per node.
+  redis::Redlock& redlock(const Worker& worker, const redis::RedlockConfig& config);
+  /// Redis commands sent by the strategy, Redlock's included.
+  std::uint64_t redis_commands() const;
   /// Requests a strategy chose to drop (answered ErrorKind::dropped).
   std::uint64_t dropped() const { return dropped_; }
   void count_dropped() { ++dropped_; }
+  checkers::LockMonitor& locks() { return locks_; }
+  const checkers::LockMonitor& locks() const { return locks_; }
 
  private:
-  std::size_t index(const Worker& worker) const;
-  std::vector<AppServer*> servers_;
-  std::vector<db::Pool*> pools_;
-  std::vector<redis::Client*> redis_;
+  std::size_t index(const AppServer& server) const;
+  std::size_t index(const Worker& worker) const { return index(worker.server); }
+  Services services_;
   std::uint64_t redis_commands_ = 0;
   std::uint64_t dropped_ = 0;
   sim::Distribution work_;
+  checkers::LockMonitor locks_;
+  std::map<std::size_t, std::unique_ptr<redis::Redlock>> redlocks_;  // by app node index
 };
 
 /// A strategy instance for one trial.
@@ -97,14 +127,38 @@ class Strategy : public Handler {
   sim::Duration millis(const std::string& name) const;
   static std::string open_id(const Request& r) { return "openid:" + std::to_string(r.key); }
   static std::string device(const Request& r) { return "device-" + std::to_string(r.value); }
+  /// Who acts, for rows and the checkers: "app-1 worker 2, client 7, op 7 attempt 2".
+  static std::string who(const Request& r, const Worker& w);
+  /// A lock value unique to this attempt.
+  static std::string attempt_token(const Request& r, const Worker& w);
   /// A connection from the worker's pool, labelled with who is inserting (for checkers).
   db::Connection connect(const Request& r, Worker& worker);
   /// SELECT ... WHERE open_id = ?, the handler's work, then INSERT if absent: the
-  /// check-then-insert at the heart of most strategies, on one connection.
-  void check_then_insert(db::Connection& c, const Request& r, Worker& w);
+  /// check-then-insert at the heart of most strategies, on one connection. Under a lock,
+  /// the insert is a critical-section step of `hold`.
+  void check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold = nullptr);
   /// SET lock NX PX ttl_ms with this attempt's own value, retried every retry_ms until
   /// acquire_timeout_ms (on the node's clock). Returns the value, or nothing when busy.
   std::optional<std::string> acquire_redis_lock(const Request& r, Worker& w, const std::string& lock);
+  /// Runs `body`, then `unlock`, as a `finally` block does: also when the body fails with
+  /// a database error or a timeout. (A crash runs neither: the process is gone.)
+  template <class Body, class Unlock>
+  static void then_unlock(Body&& body, Unlock&& unlock) {
+    try {
+      body();
+    } catch (const db::SqlError&) {
+      unlock();
+      throw;
+    } catch (const sim::Timeout&) {
+      unlock();
+      throw;
+    }
+    unlock();
+  }
+  /// Tells the checkers this attempt holds Redis lock `lock` with value `value` (on the
+  /// master, or on a Redlock quorum).
+  checkers::Hold hold_redis(const Request& r, const Worker& w, const std::string& lock, const std::string& value,
+                            bool redlock = false);
 
   Env& env_;
   Params params_;

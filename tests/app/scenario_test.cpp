@@ -132,4 +132,14 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
   CHECK(refusal(R"({"name": "x", "database": {"read": {"uniform_ms": [5, 1]}}})")
             .starts_with("/database/read/uniform_ms: expected [low, high]"));
   CHECK(refusal(R"({"name": "x",)").starts_with("/: expected JSON"));
+  CHECK(refusal(R"({"name": "x", "faults": {"pauses": [{"node": "app-3", "at_ms": 5, "length_ms": 10}]}})")
+            .starts_with("/faults/pauses/0/node: expected a node: app-1 .. app-2"));
+  CHECK(refusal(R"({"name": "x", "faults": {"crashes": [{"node": "redis-1", "at_ms": -5}]}})") ==
+        "/faults/crashes/0/at_ms: expected a number from 0 to 1000000000000, got -5");
+  CHECK(refusal(R"({"name": "x", "faults": {"partitions": [{"at_ms": 0, "length_ms": 5, "side_a": ["app-1"]}]}})") ==
+        "/faults/partitions/0/side_b: expected a non-empty list of nodes");
+  CHECK(refusal(R"({"name": "x", "clients": {"arrival": {"kind": "listed", "times_ms": [5, 1]}}})") ==
+        "/clients/arrival/times_ms/1: expected times in ms, non-negative and in order");
+  CHECK(refusal(R"({"name": "x", "redis": {"persistence": "sometimes"}})")
+            .starts_with("/redis/persistence: expected one of none, aof_everysec, aof_always"));
 }

@@ -171,6 +171,24 @@ TEST_CASE("failover before replication loses an acknowledged SET NX, so a second
   CHECK(b_granted);  // both hold "lock" within its 30 s TTL
 }
 
+TEST_CASE("a master crash loses the writes still within their replication lag, even if the replica is never promoted") {
+  Cluster c;
+  auto& app1 = c.node("app-1");
+  auto& master = c.redis("redis-1", {.replication_lag = sim::fixed(50ms)});
+  auto& replica = c.redis("redis-2", {.replication_lag = sim::fixed(50ms)});
+  master.add_replica(replica);
+  models::redis::Client a(c.net, app1, master);
+  c.at(at_ms(0), app1, [&] {
+    a.run(Command::set("early", "1"));
+    sim::sleep_for(100ms);  // replicated by now
+    a.run(Command::set("late", "1"));
+  });
+  c.at(at_ms(120), app1, [&] { master.node().crash(); });
+  REQUIRE(c.engine.run().ok());
+  CHECK(replica.keyspace().find("early", c.engine.now()) != nullptr);
+  CHECK(replica.keyspace().find("late", c.engine.now()) == nullptr);
+}
+
 TEST_CASE("a write replicated before the failover survives it") {
   Cluster c;
   auto& app1 = c.node("app-1");

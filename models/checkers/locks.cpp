@@ -1,0 +1,102 @@
+#include "models/checkers/locks.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "sim/process.hpp"
+
+namespace models::checkers {
+
+Hold::Hold(Hold&& other) noexcept : monitor_(other.monitor_), index_(other.index_) { other.monitor_ = nullptr; }
+
+Hold& Hold::operator=(Hold&& other) noexcept {
+  if (this != &other) {
+    release();
+    monitor_ = other.monitor_;
+    index_ = other.index_;
+    other.monitor_ = nullptr;
+  }
+  return *this;
+}
+
+void Hold::step() {
+  if (monitor_ != nullptr) monitor_->step(index_);
+}
+void Hold::wrote() {
+  if (monitor_ != nullptr) monitor_->wrote(index_);
+}
+void Hold::rejected() {
+  if (monitor_ != nullptr) monitor_->rejected(index_);
+}
+void Hold::unlocking_blindly() {
+  if (monitor_ != nullptr) monitor_->unlocking_blindly(index_);
+}
+void Hold::release() {
+  if (monitor_ != nullptr) monitor_->release(index_);
+  monitor_ = nullptr;
+}
+
+Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted) {
+  records_.push_back({std::move(lock), std::move(who), sim::now(), sim::kNever, std::move(granted)});
+  return Hold(*this, records_.size() - 1);
+}
+
+void LockMonitor::step(std::size_t index) {
+  if (!records_[index].granted()) ++expiry_violations_;
+}
+
+void LockMonitor::wrote(std::size_t index) {
+  Record& r = records_[index];
+  auto [it, first] = last_writer_.try_emplace(r.lock, index);
+  if (!first) {
+    if (it->second > index) ++stale_accepted_;  // a later holder already wrote
+    it->second = std::max(it->second, index);
+  }
+  r.wrote = true;
+}
+
+void LockMonitor::unlocking_blindly(std::size_t index) {
+  const Record& mine = records_[index];
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const Record& other = records_[i];
+    if (i != index && other.lock == mine.lock && other.until == sim::kNever && other.granted()) {
+      ++wrong_unlocks_;
+      return;
+    }
+  }
+}
+
+void LockMonitor::release(std::size_t index) { records_[index].until = sim::now(); }
+
+LockFindings LockMonitor::findings(sim::Time end) const {
+  LockFindings f;
+  f.holds = records_.size();
+  f.lease_expiry_violations = expiry_violations_;
+  f.stale_writes_accepted = stale_accepted_;
+  f.stale_writes_rejected = stale_rejected_;
+  f.wrong_unlocks = wrong_unlocks_;
+  // Per lock, sweep the holds' intervals: a hold starting while another is open overlaps.
+  std::map<std::string, std::vector<std::pair<sim::Time, int>>> edges;
+  for (const Record& r : records_) {
+    const sim::Time until = std::min(r.until, end);
+    if (until <= r.from) continue;
+    edges[r.lock].push_back({r.from, +1});
+    edges[r.lock].push_back({until, -1});
+  }
+  sim::Duration overlap{};
+  for (auto& [lock, list] : edges) {
+    std::sort(list.begin(), list.end());  // at one instant, ends (-1) before starts (+1)
+    int open = 0;
+    sim::Time since{};
+    for (const auto& [t, delta] : list) {
+      if (open >= 2) overlap += t - since;
+      since = t;
+      if (delta > 0 && open > 0) ++f.overlapping_holders;
+      open += delta;
+    }
+  }
+  f.overlap_ms = std::chrono::duration<double, std::milli>(overlap).count();
+  return f;
+}
+
+}  // namespace models::checkers
