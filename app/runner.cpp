@@ -108,6 +108,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
                                .write_service = s.database.write,
                                .commit_service = s.database.commit});
   database.create_table(strategies::accounts_table(entry.info.needs.key_index));
+  for (const auto& table : entry.info.needs.tables) database.create_table(table);
   std::vector<std::unique_ptr<models::db::Pool>> pools;
   std::vector<models::db::Pool*> pool_ptrs;
   std::vector<models::AppServer*> servers;
@@ -158,6 +159,24 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
       services.redis.push_back(redis_clients.back().get());
     }
   }
+  std::unique_ptr<models::zk::Server> zookeeper;
+  if (entry.info.needs.zookeeper) {
+    models::Node& node = world.add_node({"zk-1", {}});
+    nodes[node.name()] = &node;
+    zookeeper = std::make_unique<models::zk::Server>(world.network(), node, models::zk::ServerConfig{.tick_time = s.coordination.zk_tick});
+    zookeeper->start();
+    services.zookeeper = zookeeper.get();
+    services.zookeeper_client.session_timeout = s.coordination.zk_session_timeout;
+  }
+  std::unique_ptr<models::etcd::Server> etcd;
+  if (entry.info.needs.etcd) {
+    models::Node& node = world.add_node({"etcd-1", {}});
+    nodes[node.name()] = &node;
+    etcd = std::make_unique<models::etcd::Server>(world.network(), node);
+    etcd->start();
+    services.etcd = etcd.get();
+    services.etcd_session_ttl = s.coordination.etcd_session_ttl;
+  }
   strategies::Env env(std::move(services), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   forward.to = strategy.get();
@@ -185,6 +204,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   out.counts["stale_writes_rejected"] = static_cast<double>(locks.stale_writes_rejected);
   out.counts["wrong_unlocks"] = static_cast<double>(locks.wrong_unlocks);
   out.counts["stuck_locks"] = static_cast<double>(env.stuck_locks());
+  out.counts["lock_wakeups"] = static_cast<double>(env.lock_wakeups());
   for (const auto& op : world.clients().records()) {
     ++out.operations;
     out.latency_ms.push_back(std::chrono::duration<double, std::milli>(op.latency()).count());

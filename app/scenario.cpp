@@ -211,8 +211,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.resolved = doc.dump();
   s.hash = fnv1a(s.resolved);
   const Reader top(doc, path, "");
-  top.only({"name", "description", "source", "lesson", "topology", "database", "redis", "clients", "faults", "strategies",
-            "trials", "seed", "time_budget_s", "expect"});
+  top.only({"name", "description", "source", "lesson", "topology", "database", "redis", "zookeeper", "etcd", "clients",
+            "faults", "strategies", "trials", "seed", "time_budget_s", "expect"});
   if (!top.has("name")) top.fail("a \"name\"");
   s.name = top.string("name", "");
   s.description = top.string("description", "");
@@ -323,6 +323,17 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.redis.replication_lag = r.distribution("replication_lag", s.redis.replication_lag);
     s.redis.client_timeout = r.millis("client_timeout_ms", s.redis.client_timeout, 0.001);
   }
+  if (top.has("zookeeper")) {
+    const Reader z = top.child("zookeeper");
+    z.only({"tick_ms", "session_timeout_ms"});
+    s.coordination.zk_tick = z.millis("tick_ms", s.coordination.zk_tick, 1);
+    s.coordination.zk_session_timeout = z.millis("session_timeout_ms", s.coordination.zk_session_timeout, 1);
+  }
+  if (top.has("etcd")) {
+    const Reader e = top.child("etcd");
+    e.only({"session_ttl_ms"});
+    s.coordination.etcd_session_ttl = e.millis("session_ttl_ms", s.coordination.etcd_session_ttl, 1);
+  }
   if (top.has("faults")) {
     const Reader f = top.child("faults");
     f.only({"gc_pauses", "pauses", "crashes", "partitions", "clock_steps"});
@@ -337,10 +348,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         const int n = std::stoi(digits);
         return n >= 1 && n <= max;
       };
-      if (name == "client" || name == "db-1" || name == "sentinel" || name == "redis-1-replica" ||
+      if (name == "client" || name == "db-1" || name == "sentinel" || name == "redis-1-replica" || name == "zk-1" ||
+          name == "etcd-1" ||
           numbered("app-", app_servers) || numbered("redis-", 99))
         return name;
-      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel or client, got \"{}\"",
+      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1 or client, got \"{}\"",
                          app_servers, name),
              key);
     };

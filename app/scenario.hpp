@@ -60,6 +60,13 @@ struct RedisSetup {
   sim::Duration client_timeout = std::chrono::seconds(2);
 };
 
+/// The ZooKeeper and etcd services, for strategies that use them.
+struct CoordinationSetup {
+  sim::Duration zk_tick = std::chrono::seconds(2);
+  sim::Duration zk_session_timeout = std::chrono::seconds(60);  // asked by the client; the server caps it at 20 ticks
+  sim::Duration etcd_session_ttl = std::chrono::seconds(60);
+};
+
 /// Faults at fixed times, naming nodes: "app-1", "db-1", "redis-2", "redis-1-replica", ...
 /// A fault on a node the strategy's world does not have (Redis, for a database-only
 /// strategy) is skipped.
@@ -106,6 +113,7 @@ struct Scenario {
   Database database;
   models::ClientsConfig clients;
   RedisSetup redis;
+  CoordinationSetup coordination;
   Faults faults;
   std::vector<StrategyChoice> strategies;
   int trials = 100;

@@ -12,6 +12,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::lock_wait_timeout: return "lock_wait_timeout";
     case ErrorKind::lock_busy: return "lock_busy";
     case ErrorKind::dropped: return "dropped";
+    case ErrorKind::fenced: return "fenced";
     case ErrorKind::internal: return "internal";
   }
   return "?";

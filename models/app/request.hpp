@@ -17,6 +17,7 @@ enum class ErrorKind : std::uint8_t {
   lock_wait_timeout,  // MySQL 1205
   lock_busy,          // a lock service said another holder has it
   dropped,            // the server chose to drop the request (busy key)
+  fenced,             // the storage refused the write: a later lock holder's token was seen
   internal,           // anything else the handler reports
 };
 const char* to_string(ErrorKind kind);

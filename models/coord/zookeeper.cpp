@@ -68,7 +68,13 @@ void Server::serve() {
     const bool write = k == Request::Kind::open_session || k == Request::Kind::create || k == Request::Kind::remove ||
                        k == Request::Kind::set_data;
     sim::sleep_for((write ? config_.write_service : config_.read_service).sample_duration(stream));
-    job.reply.send(execute(job.request, job.reply.caller()));
+    Response response = execute(job.request, job.reply.caller());
+    if (!write) {
+      job.reply.send(std::move(response));
+      continue;
+    }
+    node_.engine().after(config_.write_commit.sample_duration(stream), node_.id(),
+                         [reply = std::move(job.reply), response = std::move(response)]() mutable { reply.send(std::move(response)); });
   }
 }
 

@@ -22,6 +22,10 @@ Entry redis_retry_lock();
 Entry redis_retry_lock_requery();
 Entry redisson_watchdog();
 Entry redlock();
+Entry zookeeper_recipe();
+Entry zookeeper_herd();
+Entry fencing_token();
+Entry etcd_lease_revision();
 Entry lock_plus_unique_index();
 
 }  // namespace models::strategies

@@ -8,7 +8,8 @@ const std::vector<Entry>& registry() {
       upsert(),                insert_where_not_exists(), select_for_update(),    local_mutex(),
       redis_setnx_no_expiry(), redis_setnx_then_expire(), redis_set_nx_ex_drop(), redis_token_cas_unlock(),
       redis_lock_double_check(), redis_retry_lock(), redis_retry_lock_requery(), redisson_watchdog(),
-      redlock(),               lock_plus_unique_index(),
+      redlock(),               zookeeper_recipe(),      zookeeper_herd(),         fencing_token(),
+      etcd_lease_revision(),   lock_plus_unique_index(),
   };
   return all;
 }

@@ -10,7 +10,60 @@ db::TableSchema accounts_table(db::KeyIndex key_index) {
   return {.name = kAccounts, .key_column = "open_id", .key_index = key_index, .columns = {{"device", std::string()}}};
 }
 
-Env::Env(Services services, sim::Distribution work) : services_(std::move(services)), work_(std::move(work)) {}
+db::TableSchema fence_table() {
+  return {.name = kFences, .key_column = "lock_key", .key_index = db::KeyIndex::unique, .columns = {{"token", std::int64_t{0}}}};
+}
+
+Env::Env(Services services, sim::Distribution work) : services_(std::move(services)), work_(std::move(work)) {
+  for (std::size_t i = 0; i < services_.servers.size(); ++i) {
+    services_.servers[i]->node().on_crash([this, i] {
+      for (auto it = zk_clients_.begin(); it != zk_clients_.end();) {
+        if (it->first.first != i) { ++it; continue; }
+        zk_retired_.push_back(std::move(it->second));
+        it = zk_clients_.erase(it);
+      }
+      for (auto it = etcd_sessions_.begin(); it != etcd_sessions_.end();) {
+        if (it->first.first != i) { ++it; continue; }
+        etcd_retired_.push_back(std::move(it->second));
+        it = etcd_sessions_.erase(it);
+      }
+    });
+  }
+}
+
+zk::Client& Env::zookeeper(const Worker& worker) {
+  if (services_.zookeeper == nullptr) throw sim::UsageError("strategies::Env: this world has no ZooKeeper");
+  auto& slot = zk_clients_[{index(worker), worker.index}];
+  if (!slot) {
+    slot = std::make_unique<zk::Client>(*services_.network, worker.server.node(), *services_.zookeeper,
+                                        services_.zookeeper_client);
+    slot->connect();
+  }
+  return *slot;
+}
+
+bool Env::zookeeper_has(const std::string& path) const {
+  return services_.zookeeper != nullptr && services_.zookeeper->exists(path);
+}
+
+etcd::Client& Env::etcd(const Worker& worker) {
+  if (services_.etcd == nullptr) throw sim::UsageError("strategies::Env: this world has no etcd");
+  EtcdSession& session = etcd_sessions_[{index(worker), worker.index}];
+  if (!session.client) session.client = std::make_unique<etcd::Client>(*services_.network, worker.server.node(), *services_.etcd);
+  return *session.client;
+}
+
+std::int64_t Env::etcd_session(const Worker& worker, bool renew) {
+  etcd::Client& client = etcd(worker);
+  EtcdSession& session = etcd_sessions_[{index(worker), worker.index}];
+  if (session.lease == 0 || renew) {
+    session.lease = client.grant(services_.etcd_session_ttl);
+    etcd::keep_alive_in_background(client, session.lease, services_.etcd_session_ttl);
+  }
+  return session.lease;
+}
+
+bool Env::etcd_has(const std::string& key) const { return services_.etcd != nullptr && services_.etcd->find(key) != nullptr; }
 
 std::size_t Env::index(const AppServer& server) const {
   const auto& servers = services_.servers;
@@ -98,6 +151,25 @@ void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w,
   }
 }
 
+bool Strategy::fenced_check_then_insert(const Request& r, Worker& w, checkers::Hold& hold, std::int64_t token) {
+  sim::sleep_for(env_.work(w));  // building the row, calling other services: before the short transaction
+  db::Connection c = connect(r, w);
+  c.begin();
+  c.insert(kFences, {{"lock_key", open_id(r)}}, db::OnDuplicate::ignore);  // the fence row, once
+  if (!c.update_fenced(kFences, {}, {db::eq("lock_key", open_id(r))}, "token", token)) {
+    c.rollback();
+    hold.rejected();
+    return false;
+  }
+  if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
+    hold.step();
+    c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+    hold.wrote();
+  }
+  c.commit();
+  return true;
+}
+
 std::optional<std::string> Strategy::acquire_redis_lock(const Request& r, Worker& w, const std::string& lock) {
   const std::string token = attempt_token(r, w);
   const Clock& clock = w.server.node().clock();
@@ -130,7 +202,9 @@ Response Strategy::handle(const Request& request, Worker& worker) {
       default: return Response{ErrorKind::timeout};  // the pool or the connection timed out
     }
   } catch (const sim::Timeout&) {
-    return Response{ErrorKind::timeout};  // a Redis call timed out
+    return Response{ErrorKind::timeout};  // a lock service call timed out
+  } catch (const zk::KeeperError&) {
+    return Response{ErrorKind::internal};  // a KeeperException (the session expired mid-call, say)
   }
 }
 

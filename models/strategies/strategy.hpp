@@ -17,6 +17,8 @@
 #include "models/app/server.hpp"
 #include "models/db/server.hpp"
 #include "models/checkers/locks.hpp"
+#include "models/coord/etcd.hpp"
+#include "models/coord/zookeeper.hpp"
 #include "models/redis/client.hpp"
 #include "models/redis/redlock.hpp"
 #include "models/redis/sentinel.hpp"
@@ -36,6 +38,9 @@ struct Needs {
   db::KeyIndex key_index = db::KeyIndex::none;  // on accounts.open_id
   bool redis = false;
   int redis_instances = 1;  // unless the scenario says how many
+  bool zookeeper = false;
+  bool etcd = false;
+  std::vector<db::TableSchema> tables{};  // besides the accounts table
 };
 
 struct Info {
@@ -57,6 +62,9 @@ inline std::vector<ParamInfo> redis_lock_params() {
 /// The table every account-bind strategy writes: one row per bound OpenID, ideally.
 inline const std::string kAccounts = "t_account";
 db::TableSchema accounts_table(db::KeyIndex key_index);
+/// The fencing tokens the database has seen, per lock: the storage side of a fencing token.
+inline const std::string kFences = "t_fence";
+db::TableSchema fence_table();
 
 /// The services of one trial, as the runner built them: per app node (in the order of
 /// `servers`) a database pool and the lock services' clients; the lock servers themselves
@@ -67,6 +75,10 @@ struct Services {
   std::vector<redis::Client*> redis;        // to the master (through the sentinel when there is one)
   std::vector<redis::Server*> redis_nodes;  // every Redis instance, redis-1 first: Redlock's masters
   const redis::Sentinel* sentinel = nullptr;
+  zk::Server* zookeeper = nullptr;
+  zk::ClientConfig zookeeper_client{};
+  etcd::Server* etcd = nullptr;
+  sim::Duration etcd_session_ttl = std::chrono::seconds(60);  // concurrency.NewSession's default
   Network* network = nullptr;
 };
 
@@ -92,6 +104,20 @@ class Env {
   std::uint64_t stuck_locks() const;
   /// A Redlock client on the worker's node over every Redis instance, built once per node.
   redis::Redlock& redlock(const Worker& worker, const redis::RedlockConfig& config);
+  /// The worker's ZooKeeper session (Curator's client), opened on first use; a new one
+  /// after its node restarts.
+  zk::Client& zookeeper(const Worker& worker);
+  /// Whether znode `path` exists now (an ephemeral lock node lives as long as its session).
+  bool zookeeper_has(const std::string& path) const;
+  /// The worker's etcd client and session lease (concurrency.NewSession: a lease kept alive
+  /// every TTL/3 from the node), granted on first use, or anew with `renew` (after the
+  /// old one expired: its session is Done).
+  etcd::Client& etcd(const Worker& worker);
+  std::int64_t etcd_session(const Worker& worker, bool renew = false);
+  bool etcd_has(const std::string& key) const;
+  /// Watch events that woke lock waiters (the herd effect shows here).
+  std::uint64_t lock_wakeups() const { return lock_wakeups_; }
+  void count_wakeups(std::uint64_t n) { lock_wakeups_ += n; }
   /// Redis commands sent by the strategy, Redlock's included.
   std::uint64_t redis_commands() const;
   /// Requests a strategy chose to drop (answered ErrorKind::dropped).
@@ -109,6 +135,18 @@ class Env {
   sim::Distribution work_;
   checkers::LockMonitor locks_;
   std::map<std::size_t, std::unique_ptr<redis::Redlock>> redlocks_;  // by app node index
+  // Per (app node, worker): sessions in use; those of a crashed node are kept, unused,
+  // since messages in flight may still name them.
+  using WorkerKey = std::pair<std::size_t, int>;
+  struct EtcdSession {
+    std::unique_ptr<etcd::Client> client;
+    std::int64_t lease = 0;
+  };
+  std::map<WorkerKey, std::unique_ptr<zk::Client>> zk_clients_;
+  std::map<WorkerKey, EtcdSession> etcd_sessions_;
+  std::vector<std::unique_ptr<zk::Client>> zk_retired_;
+  std::vector<EtcdSession> etcd_retired_;
+  std::uint64_t lock_wakeups_ = 0;
 };
 
 /// A strategy instance for one trial.
@@ -140,6 +178,11 @@ class Strategy : public Handler {
   /// SET lock NX PX ttl_ms with this attempt's own value, retried every retry_ms until
   /// acquire_timeout_ms (on the node's clock). Returns the value, or nothing when busy.
   std::optional<std::string> acquire_redis_lock(const Request& r, Worker& w, const std::string& lock);
+  /// The fenced critical section (Kleppmann's fencing token, checked by the database): the
+  /// handler's work first, then one short transaction that raises the lock's fence to
+  /// `token` unless a higher token has been seen (then rolls back: this holder's write is
+  /// stale) and inserts if absent. Returns false when refused.
+  bool fenced_check_then_insert(const Request& r, Worker& w, checkers::Hold& hold, std::int64_t token);
   /// Runs `body`, then `unlock`, as a `finally` block does: also when the body fails with
   /// a database error or a timeout. (A crash runs neither: the process is gone.)
   template <class Body, class Unlock>
