@@ -204,6 +204,8 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   out.counts["stale_writes_rejected"] = static_cast<double>(locks.stale_writes_rejected);
   out.counts["wrong_unlocks"] = static_cast<double>(locks.wrong_unlocks);
   out.counts["stuck_locks"] = static_cast<double>(env.stuck_locks());
+  for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
+    if (table.name == strategies::kLocks) out.counts["stuck_locks"] += static_cast<double>(database.database().committed_rows(table.name).size());
   out.counts["lock_wakeups"] = static_cast<double>(env.lock_wakeups());
   for (const auto& op : world.clients().records()) {
     ++out.operations;

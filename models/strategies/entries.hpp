@@ -8,10 +8,14 @@ namespace models::strategies {
 Entry check_then_insert();
 Entry unique_index();
 Entry insert_catch_reselect();
+/// Its handler, shared by request-token (the same code on a key issued before the operation).
+std::unique_ptr<Strategy> make_insert_catch_reselect(Env& env, const Params& params);
 Entry insert_ignore_reselect();
 Entry upsert();
+Entry replace_into();
 Entry insert_where_not_exists();
 Entry select_for_update();
+Entry db_lock_table();
 Entry local_mutex();
 Entry redis_set_nx_ex_drop();
 Entry redis_token_cas_unlock();
@@ -26,6 +30,8 @@ Entry zookeeper_recipe();
 Entry zookeeper_herd();
 Entry fencing_token();
 Entry etcd_lease_revision();
+Entry request_token();
+Entry rate_limit();
 Entry lock_plus_unique_index();
 
 }  // namespace models::strategies

@@ -21,13 +21,17 @@ class InsertCatchReselect : public Strategy {
 };
 }  // namespace
 
+std::unique_ptr<Strategy> make_insert_catch_reselect(Env& env, const Params& p) {
+  return std::make_unique<InsertCatchReselect>(env, p);
+}
+
 Entry insert_catch_reselect() {
   return {{.name = "insert-catch-reselect",
            .description = "INSERT; on 1062 re-select the existing row and succeed",
            .source = "sources/001 (swallow the duplicate key error and re-query)",
            .risks = "no duplicates; inside a REPEATABLE READ transaction that already read, the re-select can miss the row",
            .needs = {.key_index = db::KeyIndex::unique}},
-          [](Env& env, const Params& p) { return std::make_unique<InsertCatchReselect>(env, p); }};
+          make_insert_catch_reselect};
 }
 
 }  // namespace models::strategies

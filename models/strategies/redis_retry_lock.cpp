@@ -9,7 +9,7 @@ Entry redis_retry_lock() {
            .description = "SELECT; Redis lock 60 s, 6 tries 5 ms apart (else fail); SELECT, INSERT if absent; DEL",
            .source = "sources/001, scheme 5 (distributed retry lock)",
            .risks = "as the double check, with fewer lock failures and more latency; a lease outlived lets a second holder in",
-           .params = RedisRetryLock::params(),
+           .params = RedisRetryLock::params(6),
            .needs = {.redis = true}},
           [](Env& env, const Params& p) { return std::make_unique<RedisRetryLock>(env, p, false); }};
 }

@@ -1,8 +1,14 @@
 #pragma once
-// The retry lock of sources/001, schemes 5 and 6: SELECT; if absent, RedisUtil.lockWithRetry
-// (SET NX with a 60 s lease, up to 6 tries 5 ms apart); then SELECT again and INSERT if
-// still absent, DEL in `finally`. Scheme 6 re-queries when the lock is not had: the
-// other holder has most likely inserted by then.
+// The Redis locks of sources/001, schemes 4 to 6: SELECT; if absent, take a 60 s Redis lock
+// (scheme 4: one try; scheme 5: RedisUtil.lockWithRetry, up to 6 tries 5 ms apart), SELECT
+// again and INSERT if still absent, DEL the lock in `finally`: double-checked locking, as
+// the singleton pattern does it. Scheme 6 re-queries when the lock is not had: the other
+// holder has most likely inserted by then.
+//
+// With `transactional`, the method runs as under Spring's @Transactional: one transaction
+// from the first SELECT to after the `finally`. Under REPEATABLE READ the second SELECT
+// then reads the snapshot of the first; under any level the lock is released before the
+// insert commits.
 
 #include "models/strategies/entries.hpp"
 
@@ -12,37 +18,52 @@ class RedisRetryLock : public Strategy {
  public:
   RedisRetryLock(Env& env, Params params, bool requery) : Strategy(env, std::move(params)), requery_(requery) {}
 
-  static std::vector<ParamInfo> params() {
-    return {{"ttl_ms", 60000, "lock TTL"}, {"tries", 6, "lock attempts"}, {"retry_ms", 5, "pause between attempts"}};
+  static std::vector<ParamInfo> params(double tries) {
+    return {{"ttl_ms", 60000, "lock TTL"},
+            {"tries", tries, "lock attempts"},
+            {"retry_ms", 5, "pause between attempts"},
+            {"transactional", 0, "1: the whole method in one transaction (@Transactional), committed after the unlock"}};
   }
 
  protected:
   ErrorKind bind(const Request& r, Worker& w) override {
-    if (exists(r, w)) return ErrorKind::none;
+    const bool transactional = param("transactional") != 0;
+    std::optional<db::Connection> txn;
+    if (transactional) {
+      txn.emplace(connect(r, w));
+      txn->begin();
+    }
+    auto exists = [&] {
+      const db::Where where{db::eq("open_id", open_id(r))};
+      return !(txn ? txn->select(kAccounts, where) : connect(r, w).select(kAccounts, where)).empty();
+    };
+    auto finish = [&](ErrorKind outcome) {
+      if (txn) outcome == ErrorKind::none ? txn->commit() : txn->rollback();
+      return outcome;
+    };
+    if (exists()) return finish(ErrorKind::none);
     const std::string lock = "init:" + open_id(r);
     const std::string value = attempt_token(r, w);
-    if (!lock_with_retry(w, lock, value)) {
-      if (requery_ && exists(r, w)) return ErrorKind::none;
-      return ErrorKind::lock_busy;
-    }
+    if (!lock_with_retry(w, lock, value)) return finish(requery_ && exists() ? ErrorKind::none : ErrorKind::lock_busy);
     checkers::Hold hold = hold_redis(r, w, lock, value);
     then_unlock(
         [&] {
-          db::Connection c = connect(r, w);
-          check_then_insert(c, r, w, &hold);
+          if (txn) {
+            check_then_insert(*txn, r, w, &hold);
+          } else {
+            db::Connection c = connect(r, w);
+            check_then_insert(c, r, w, &hold);
+          }
         },
         [&] {
           hold.unlocking_blindly();
           hold.release();
           env_.redis(w, redis::Command::del(lock));
         });
-    return ErrorKind::none;
+    return finish(ErrorKind::none);
   }
 
  private:
-  bool exists(const Request& r, Worker& w) {
-    return !connect(r, w).select(kAccounts, {db::eq("open_id", open_id(r))}).empty();
-  }
   bool lock_with_retry(Worker& w, const std::string& lock, const std::string& value) {
     const int tries = static_cast<int>(param("tries"));
     for (int i = 0; i < tries; ++i) {

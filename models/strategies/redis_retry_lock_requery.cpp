@@ -9,7 +9,7 @@ Entry redis_retry_lock_requery() {
            .description = "the retry lock, and on failing to lock, SELECT once more before reporting an error",
            .source = "sources/001, scheme 6 (retry lock + re-query on lock failure)",
            .risks = "fewer errors than the retry lock; the same lease risk",
-           .params = RedisRetryLock::params(),
+           .params = RedisRetryLock::params(6),
            .needs = {.redis = true}},
           [](Env& env, const Params& p) { return std::make_unique<RedisRetryLock>(env, p, true); }};
 }

@@ -10,6 +10,10 @@ db::TableSchema accounts_table(db::KeyIndex key_index) {
   return {.name = kAccounts, .key_column = "open_id", .key_index = key_index, .columns = {{"device", std::string()}}};
 }
 
+db::TableSchema lock_table() {
+  return {.name = kLocks, .key_column = "lock_key", .key_index = db::KeyIndex::unique, .columns = {{"owner", std::string()}}};
+}
+
 db::TableSchema fence_table() {
   return {.name = kFences, .key_column = "lock_key", .key_index = db::KeyIndex::unique, .columns = {{"token", std::int64_t{0}}}};
 }

@@ -62,6 +62,9 @@ inline std::vector<ParamInfo> redis_lock_params() {
 /// The table every account-bind strategy writes: one row per bound OpenID, ideally.
 inline const std::string kAccounts = "t_account";
 db::TableSchema accounts_table(db::KeyIndex key_index);
+/// A lock table in the database: one row per held lock, its key unique.
+inline const std::string kLocks = "t_lock";
+db::TableSchema lock_table();
 /// The fencing tokens the database has seen, per lock: the storage side of a fencing token.
 inline const std::string kFences = "t_fence";
 db::TableSchema fence_table();
