@@ -15,14 +15,14 @@ namespace {
 int list() {
   fmt::print("strategies:\n");
   for (const auto& e : models::strategies::registry()) {
-    fmt::print("  {:<26} {}\n", e.info.name, e.info.description);
-    fmt::print("  {:<26} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
-    for (const auto& p : e.info.params) fmt::print("  {:<26} --set param {} = {:g} ({})\n", "", p.name, p.value, p.meaning);
+    fmt::print("  {:<30} {}\n", e.info.name, e.info.description);
+    fmt::print("  {:<30} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
+    for (const auto& p : e.info.params) fmt::print("  {:<30} --set param {} = {:g} ({})\n", "", p.name, p.value, p.meaning);
   }
   fmt::print("scenarios:\n");
   for (const auto& file : locksim::catalogue()) {
     const auto s = locksim::load_scenario(file);
-    fmt::print("  {:<26} {}\n", s.name, s.description);
+    fmt::print("  {:<30} {}\n", s.name, s.description);
   }
   return 0;
 }
@@ -69,8 +69,10 @@ int run(const RunOptions& o) {
     fmt::print("{}", json);
   } else {
     fmt::print("{}", locksim::reports::table(results));
+    std::string first_duplicates;  // one per strategy; results.json has more
     for (const auto& st : results.strategies)
-      for (const auto& e : st.examples) fmt::print("  {}: {}\n", st.name, e);
+      if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());
+    if (!first_duplicates.empty()) fmt::print("\nfirst duplicate of each strategy that made one:\n{}", first_duplicates);
     if (!s.lesson.empty()) fmt::print("\nlesson: {}\n", s.lesson);
     fmt::print("\nwritten: reports/out/{}/results.json\n", s.name);
   }
