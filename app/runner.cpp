@@ -78,11 +78,6 @@ void inject_faults(models::World& world, const Faults& faults, const std::map<st
   for (auto& [name, list] : clock) models::inject_clock_faults(*nodes.at(name), std::move(list));
 }
 
-double percentile(std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
 
 }  // namespace
 
@@ -209,7 +204,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   out.counts["lock_wakeups"] = static_cast<double>(env.lock_wakeups());
   for (const auto& op : world.clients().records()) {
     ++out.operations;
-    out.latency_ms.push_back(std::chrono::duration<double, std::milli>(op.latency()).count());
+    out.latency.add(std::chrono::duration<double, std::milli>(op.latency()).count());
     if (op.outcome != models::Outcome::ok) out.counts["errors." + error_name(op.last_error)] += 1;
   }
   out.counts["operations"] = static_cast<double>(out.operations);
@@ -236,7 +231,6 @@ reports::RunResults run_scenario(const Scenario& s) {
     r.description = strategies::find(choice.name)->info.description;
     r.params = choice.params;
     std::map<std::string, std::vector<double>> per_trial;
-    std::vector<double> latencies;
     std::uint64_t statements = 0, commands = 0;
     for (int t = 0; t < s.trials; ++t) {
       TrialOutcome o = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t));
@@ -246,7 +240,7 @@ reports::RunResults run_scenario(const Scenario& s) {
         values.resize(static_cast<std::size_t>(s.trials), 0.0);
         values[static_cast<std::size_t>(t)] = v;
       }
-      latencies.insert(latencies.end(), o.latency_ms.begin(), o.latency_ms.end());
+      r.latency.merge(o.latency);
       r.operations += o.operations;
       statements += o.db_statements;
       commands += o.redis_commands;
@@ -264,10 +258,10 @@ reports::RunResults run_scenario(const Scenario& s) {
       m.share = reports::wilson(m.fired, r.trials);
       r.counts[name] = m;
     }
-    std::sort(latencies.begin(), latencies.end());
     for (auto [name, p] : {std::pair{"latency_ms.p50", 50.0}, {"latency_ms.p90", 90.0}, {"latency_ms.p99", 99.0},
-                           {"latency_ms.p99.9", 99.9}, {"latency_ms.max", 100.0}})
-      r.figures[name] = percentile(latencies, p);
+                           {"latency_ms.p99.9", 99.9}})
+      r.figures[name] = r.latency.percentile(p);
+    r.figures["latency_ms.max"] = r.latency.max_ms();
     const double ops = std::max<double>(1, static_cast<double>(r.operations));
     r.figures["db_ops_per_op"] = static_cast<double>(statements) / ops;
     r.figures["redis_ops_per_op"] = static_cast<double>(commands) / ops;

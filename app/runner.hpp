@@ -12,7 +12,7 @@ namespace locksim {
 /// One trial of one strategy: what the checkers counted, and latencies.
 struct TrialOutcome {
   std::map<std::string, double> counts;
-  std::vector<double> latency_ms;  // every finished logical operation
+  reports::Histogram latency;  // every finished logical operation, in ms
   std::uint64_t operations = 0;
   std::uint64_t db_statements = 0;
   std::uint64_t redis_commands = 0;

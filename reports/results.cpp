@@ -117,6 +117,9 @@ std::string to_json(const RunResults& r) {
                        {"share_of_trials", {{"value", m.share.value}, {"low95", m.share.low}, {"high95", m.share.high}}}};
     for (const auto& [name, v] : s.figures) metrics[name] = v;
     j["metrics"] = metrics;
+    json buckets = json::array();
+    for (const auto& [lower, n] : s.latency.buckets()) buckets.push_back({lower, n});
+    j["latency_histogram"] = {{"bucket_growth", Histogram::kGrowth}, {"buckets_ms_count", buckets}};
     j["examples"] = s.examples;
     j["first_trace_hash"] = fmt::format("{:016x}", s.first_trace_hash);
     j["timing"] = {{"wall_s", s.wall_s}};

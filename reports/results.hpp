@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <map>
+
+#include "reports/histogram.hpp"
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@ struct StrategyResult {
   std::uint64_t operations = 0;
   std::map<std::string, Metric> counts;          // duplicate_rows, errors.1062, ...
   std::map<std::string, double> figures;         // latency_ms.p50 ..., db_ops_per_op, ...
+  Histogram latency;                             // of every finished logical operation, in ms
   std::vector<std::string> examples;             // the first few violations, explained
   std::uint64_t first_trace_hash = 0;
   double wall_s = 0;  // a timing field: not part of the results proper

@@ -14,8 +14,8 @@ namespace models {
 struct PartitionWindow {
   sim::Time at;
   sim::Duration length{};
-  std::vector<sim::NodeId> side_a;
-  std::vector<sim::NodeId> side_b;
+  std::vector<sim::NodeId> side_a{};
+  std::vector<sim::NodeId> side_b{};
   PartitionMode mode = PartitionMode::drop;
   bool one_way = false;  // only from side_a to side_b
 };

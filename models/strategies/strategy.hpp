@@ -73,10 +73,10 @@ db::TableSchema fence_table();
 /// `servers`) a database pool and the lock services' clients; the lock servers themselves
 /// only for peeking (the checkers' view) and for clients a strategy builds per node.
 struct Services {
-  std::vector<AppServer*> servers;
-  std::vector<db::Pool*> pools;
-  std::vector<redis::Client*> redis;        // to the master (through the sentinel when there is one)
-  std::vector<redis::Server*> redis_nodes;  // every Redis instance, redis-1 first: Redlock's masters
+  std::vector<AppServer*> servers{};
+  std::vector<db::Pool*> pools{};
+  std::vector<redis::Client*> redis{};        // to the master (through the sentinel when there is one)
+  std::vector<redis::Server*> redis_nodes{};  // every Redis instance, redis-1 first: Redlock's masters
   const redis::Sentinel* sentinel = nullptr;
   zk::Server* zookeeper = nullptr;
   zk::ClientConfig zookeeper_client{};
