@@ -13,8 +13,9 @@
 namespace {
 
 int list() {
-  fmt::print("strategies:\n");
+  const char* shown = "";
   for (const auto& e : models::strategies::registry()) {
+    if (std::string(shown) != e.workload()) fmt::print("strategies of the {} workload:\n", shown = e.workload());
     fmt::print("  {:<30} {}\n", e.info.name, e.info.description);
     fmt::print("  {:<30} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
     for (const auto& p : e.info.params) fmt::print("  {:<30} --set param {} = {:g} ({})\n", "", p.name, p.value, p.meaning);
@@ -43,7 +44,7 @@ int run(const RunOptions& o) {
   if (!o.strategies.empty()) {
     std::vector<locksim::StrategyChoice> chosen;
     for (const auto& name : o.strategies) {
-      auto it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.name == name; });
+      auto it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == name; });
       if (it != s.strategies.end()) {
         chosen.push_back(*it);
       } else if (const auto* entry = models::strategies::find(name)) {
@@ -51,7 +52,7 @@ int run(const RunOptions& o) {
         for (const auto& p : entry->info.params) c.params[p.name] = p.value;
         chosen.push_back(c);
       } else {
-        throw locksim::InputError("--strategy " + name + ": expected a strategy name (see `locksim list`)");
+        throw locksim::InputError("--strategy " + name + ": expected a strategy name (see `locksim list`) or a label of the scenario");
       }
     }
     s.strategies = chosen;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 
 #include "app/metrics.hpp"
 #include "models/checkers/duplicates.hpp"
@@ -35,12 +36,12 @@ models::Node* find_node(const std::map<std::string, models::Node*>& nodes, const
   return it == nodes.end() ? nullptr : it->second;
 }
 
-void inject_faults(models::World& world, const Faults& faults, const std::map<std::string, models::Node*>& nodes,
+void inject_faults(sim::Engine& engine, models::Network& network, const std::vector<models::Node*>& app_nodes,
+                   const Faults& faults, const std::map<std::string, models::Node*>& nodes,
                    const std::vector<std::unique_ptr<models::redis::Server>>& redis) {
-  sim::Engine& engine = world.engine();
   if (faults.gc_pauses) {
     if (faults.gc_nodes.empty()) {
-      for (auto* app : world.servers()) models::inject_gc_pauses(app->node(), *faults.gc_pauses);
+      for (models::Node* app : app_nodes) models::inject_gc_pauses(*app, *faults.gc_pauses);
     }
     for (const auto& name : faults.gc_nodes)
       if (models::Node* n = find_node(nodes, name)) models::inject_gc_pauses(*n, *faults.gc_pauses);
@@ -71,7 +72,7 @@ void inject_faults(models::World& world, const Faults& faults, const std::map<st
       if (models::Node* n = find_node(nodes, name)) w.side_b.push_back(n->id());
     if (!w.side_a.empty() && !w.side_b.empty()) windows.push_back(std::move(w));
   }
-  if (!windows.empty()) models::inject_partitions(world.network(), std::move(windows));
+  if (!windows.empty()) models::inject_partitions(network, std::move(windows));
   std::map<std::string, std::vector<models::ClockFault>> clock;
   for (const auto& c : faults.clock_steps)
     if (find_node(nodes, c.node) != nullptr) clock[c.node].push_back({.at = c.at, .step = c.step});
@@ -81,8 +82,66 @@ void inject_faults(models::World& world, const Faults& faults, const std::map<st
 
 }  // namespace
 
+// The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
+// a queue broker; no clients.
+TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
+                             std::uint64_t seed) {
+  sim::EngineConfig ec;
+  ec.seed = seed;
+  ec.time_budget = s.time_budget;
+  sim::Engine engine(ec);
+  models::Network network(engine, s.internal_link);
+  std::deque<models::Node> node_storage;
+  std::map<std::string, models::Node*> nodes;
+  auto add = [&](const std::string& name) -> models::Node& {
+    models::Node& n = node_storage.emplace_back(engine, models::NodeConfig{name, {}});
+    nodes[name] = &n;
+    return n;
+  };
+  std::vector<models::Node*> apps;
+  for (int i = 1; i <= s.app_servers; ++i) apps.push_back(&add(fmt::format("app-{}", i)));
+  models::Node& db_node = add("db-1");
+  models::Node& mq_node = add("mq-1");
+  models::db::Server database(network, db_node,
+                              {.database = {.lock_wait_timeout = s.database.lock_wait_timeout},
+                               .isolation = s.database.isolation,
+                               .read_service = s.database.read,
+                               .write_service = s.database.write,
+                               .commit_service = s.database.commit});
+  database.create_table(models::batch::tasks_table());
+  std::vector<std::unique_ptr<models::db::Pool>> pools;
+  std::vector<models::db::Pool*> pool_ptrs;
+  for (models::Node* app : apps) {
+    pools.push_back(std::make_unique<models::db::Pool>(
+        network, *app, database,
+        models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
+    pool_ptrs.push_back(pools.back().get());
+  }
+  models::batch::Queue queue(network, mq_node, apps);
+  models::batch::Workload workload(entry.batch(choice.params), s.batch, apps, pool_ptrs, queue);
+  workload.start();
+  inject_faults(engine, network, apps, s.faults, nodes, {});
+  const sim::RunResult run = engine.run();
+  engine.shutdown();
+
+  TrialOutcome out;
+  out.events = run.events;
+  out.trace_hash = run.trace_hash;
+  const auto& f = workload.findings();
+  out.counts["unfinished_runs"] = run.ok() ? 0 : 1;
+  out.counts["duplicate_executions"] = static_cast<double>(f.duplicate_executions());
+  out.counts["double_enqueues"] = static_cast<double>(f.double_enqueues());
+  out.counts["tasks_not_executed"] = static_cast<double>(f.not_executed(s.batch.tasks));
+  out.counts["deadlocks"] = static_cast<double>(database.database().stats().deadlocks);
+  out.operations = static_cast<std::uint64_t>(s.batch.tasks);
+  out.counts["operations"] = static_cast<double>(out.operations);
+  out.db_statements = database.database().stats().statements;
+  return out;
+}
+
 TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed) {
   const strategies::Entry& entry = *strategies::find(choice.name);
+  if (entry.batch) return run_batch_trial(s, entry, choice, seed);
   Forward forward;
   models::WorldConfig wc;
   wc.engine.seed = seed;
@@ -115,7 +174,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
         models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
     pool_ptrs.push_back(pools.back().get());
   }
-  std::map<std::string, models::Node*> nodes{{"client", &world.client_node()}, {"db-1", &db_node}};
+  std::map<std::string, models::Node*> nodes{{"clients", &world.client_node()}, {"db-1", &db_node}};
   for (auto* app : servers) nodes[app->node().name()] = &app->node();
 
   strategies::Services services{.servers = servers, .pools = pool_ptrs, .network = &world.network()};
@@ -175,7 +234,9 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   strategies::Env env(std::move(services), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   forward.to = strategy.get();
-  inject_faults(world, s.faults, nodes, redis_servers);
+  std::vector<models::Node*> app_nodes;
+  for (auto* app : servers) app_nodes.push_back(&app->node());
+  inject_faults(world.engine(), world.network(), app_nodes, s.faults, nodes, redis_servers);
 
   world.start();
   const sim::RunResult run = world.run();
@@ -227,7 +288,7 @@ reports::RunResults run_scenario(const Scenario& s) {
   for (const StrategyChoice& choice : s.strategies) {
     const auto started = std::chrono::steady_clock::now();  // for the timing field only
     reports::StrategyResult r;
-    r.name = choice.name;
+    r.name = choice.shown();
     r.description = strategies::find(choice.name)->info.description;
     r.params = choice.params;
     std::map<std::string, std::vector<double>> per_trial;
@@ -258,10 +319,12 @@ reports::RunResults run_scenario(const Scenario& s) {
       m.share = reports::wilson(m.fired, r.trials);
       r.counts[name] = m;
     }
-    for (auto [name, p] : {std::pair{"latency_ms.p50", 50.0}, {"latency_ms.p90", 90.0}, {"latency_ms.p99", 99.0},
-                           {"latency_ms.p99.9", 99.9}})
-      r.figures[name] = r.latency.percentile(p);
-    r.figures["latency_ms.max"] = r.latency.max_ms();
+    if (r.latency.count() > 0) {  // the batch workload has no client operations to time
+      for (auto [name, p] : {std::pair{"latency_ms.p50", 50.0}, {"latency_ms.p90", 90.0}, {"latency_ms.p99", 99.0},
+                             {"latency_ms.p99.9", 99.9}})
+        r.figures[name] = r.latency.percentile(p);
+      r.figures["latency_ms.max"] = r.latency.max_ms();
+    }
     const double ops = std::max<double>(1, static_cast<double>(r.operations));
     r.figures["db_ops_per_op"] = static_cast<double>(statements) / ops;
     r.figures["redis_ops_per_op"] = static_cast<double>(commands) / ops;
@@ -269,7 +332,7 @@ reports::RunResults run_scenario(const Scenario& s) {
     results.strategies.push_back(std::move(r));
   }
   for (const Expectation& e : s.expect) {
-    const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.name == e.strategy; });
+    const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == e.strategy; });
     if (!ran) continue;  // narrowed with --strategy: nothing to judge
     reports::ExpectationResult er{e.text()};
     if (results.value(e.strategy, e.metric, er.measured)) {

@@ -211,8 +211,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.resolved = doc.dump();
   s.hash = fnv1a(s.resolved);
   const Reader top(doc, path, "");
-  top.only({"name", "description", "source", "lesson", "topology", "database", "redis", "zookeeper", "etcd", "clients",
-            "faults", "strategies", "trials", "seed", "time_budget_s", "expect"});
+  top.only({"name", "description", "source", "lesson", "workload", "topology", "database", "redis", "zookeeper", "etcd",
+            "clients", "faults", "strategies", "trials", "seed", "time_budget_s", "expect"});
   if (!top.has("name")) top.fail("a \"name\"");
   s.name = top.string("name", "");
   s.description = top.string("description", "");
@@ -222,6 +222,22 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
   s.time_budget = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(top.number("time_budget_s", 3600, 1, 1e7)));
 
+  if (top.has("workload")) {
+    const Reader w = top.child("workload");
+    w.only({"kind", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
+            "reap_after_ms", "horizon_ms"});
+    s.workload = w.choice("kind", "account-bind", {"account-bind", "batch-scheduler"});
+    if (s.workload != "batch-scheduler" && w.raw().size() > 1) w.fail("only \"kind\" for the account-bind workload");
+    auto& b = s.batch;
+    b.tasks = static_cast<int>(w.integer("tasks", b.tasks, 1, 1'000'000));
+    b.poll_interval = w.millis("poll_interval_ms", b.poll_interval, 0.001);
+    b.poll_jitter = w.distribution("poll_jitter", b.poll_jitter);
+    b.batch_size = static_cast<std::size_t>(w.integer("batch_size", static_cast<std::int64_t>(b.batch_size), 1, 1'000'000));
+    b.consumers_per_node = static_cast<int>(w.integer("consumers_per_node", b.consumers_per_node, 1, 10'000));
+    b.task_work = w.distribution("task_work", b.task_work);
+    b.reap_after = w.millis("reap_after_ms", b.reap_after, 0.001);
+    b.horizon = w.millis("horizon_ms", b.horizon, 0.001);
+  }
   if (top.has("topology")) {
     const Reader t = top.child("topology");
     t.only({"app_servers", "workers", "accept_queue", "balance", "client_latency", "internal_latency", "app_work"});
@@ -348,11 +364,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         const int n = std::stoi(digits);
         return n >= 1 && n <= max;
       };
-      if (name == "client" || name == "db-1" || name == "sentinel" || name == "redis-1-replica" || name == "zk-1" ||
+      if (name == "clients" || name == "db-1" || name == "mq-1" || name == "sentinel" || name == "redis-1-replica" || name == "zk-1" ||
           name == "etcd-1" ||
           numbered("app-", app_servers) || numbered("redis-", 99))
         return name;
-      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1 or client, got \"{}\"",
+      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1 or clients, got \"{}\"",
                          app_servers, name),
              key);
     };
@@ -413,10 +429,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     });
   }
 
-  // Strategies: "all", names, or {"name": ..., "params": {...}}.
+  // Strategies: "all", names, or {"name": ..., "as": "a label", "params": {...}}.
   std::vector<json> chosen;
   if (!top.has("strategies") || top.raw().at("strategies") == "all") {
-    for (const auto& e : models::strategies::registry()) chosen.push_back(e.info.name);
+    for (const auto& e : models::strategies::registry())
+      if (e.workload() == s.workload) chosen.push_back(e.info.name);
   } else {
     const json& list = top.raw().at("strategies");
     if (!list.is_array() || list.empty()) top.fail("\"all\" or a non-empty list of strategies", "strategies");
@@ -425,21 +442,27 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     const std::string at = "strategies/" + std::to_string(i);
     const json& item = chosen[i];
-    std::string name;
+    std::string name, label;
     json params = json::object();
     if (item.is_string()) {
       name = item.get<std::string>();
     } else if (item.is_object()) {
       const Reader r(item, path, "/" + at);
-      r.only({"name", "params"});
+      r.only({"name", "as", "params"});
       name = r.string("name", "");
+      label = r.string("as", "");
       if (r.has("params")) params = item.at("params");
     } else {
       top.fail("a strategy name or {\"name\": ..., \"params\": {...}}", at);
     }
     const models::strategies::Entry* entry = models::strategies::find(name);
     if (entry == nullptr) top.fail("a strategy name (see `locksim list`), got \"" + name + "\"", at);
-    StrategyChoice choice{name, {}};
+    if (entry->workload() != s.workload)
+      top.fail(fmt::format("a strategy of the {} workload; {} is one of {}", s.workload, name, entry->workload()), at);
+    StrategyChoice choice{name, {}, label};
+    for (const auto& earlier : s.strategies)
+      if (earlier.shown() == choice.shown())
+        top.fail("each strategy once, or told apart with \"as\": \"a label\" (" + choice.shown() + " twice)", at);
     for (const auto& p : entry->info.params) choice.params[p.name] = p.value;
     if (!params.is_object()) top.fail("an object of parameters", at + "/params");
     for (const auto& [key, value] : params.items()) {
@@ -454,7 +477,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     const Reader e = top.child("expect");
     if (!e.raw().is_object()) e.fail("an object: strategy -> {metric: comparison}");
     for (const auto& [strategy, metrics] : e.raw().items()) {
-      if (models::strategies::find(strategy) == nullptr) e.fail("a strategy name, got \"" + strategy + "\"", strategy);
+      if (std::none_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == strategy; }))
+        e.fail("a strategy this scenario runs (its name, or its \"as\" label), got \"" + strategy + "\"", strategy);
       const Reader m = e.child(strategy);
       if (!metrics.is_object()) m.fail("an object: metric -> comparison");
       for (const auto& [metric, comparison] : metrics.items()) s.expect.push_back(parse_expectation(m, strategy, metric));

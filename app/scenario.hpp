@@ -27,6 +27,8 @@ class InputError : public std::runtime_error {
 struct StrategyChoice {
   std::string name;
   models::strategies::Params params;  // the registry's defaults, overridden by the file
+  std::string label{};                // how results and `expect` name it ("as"); the name by default
+  const std::string& shown() const { return label.empty() ? name : label; }
 };
 
 /// "the strategy's metric compares with value", for example duplicate_rows > 0.
@@ -67,7 +69,7 @@ struct CoordinationSetup {
   sim::Duration etcd_session_ttl = std::chrono::seconds(60);
 };
 
-/// Faults at fixed times, naming nodes: "app-1", "db-1", "redis-2", "redis-1-replica", ...
+/// Faults at fixed times, naming nodes: "app-1", "db-1", "redis-2", "redis-1-replica", "mq-1", ...
 /// A fault on a node the strategy's world does not have (Redis, for a database-only
 /// strategy) is skipped.
 struct Faults {
@@ -112,6 +114,8 @@ struct Scenario {
   models::LinkConfig internal_link{sim::uniform(std::chrono::microseconds(100), std::chrono::microseconds(500)), 0};
   Database database;
   models::ClientsConfig clients;
+  std::string workload = "account-bind";  // or "batch-scheduler"
+  models::batch::BatchConfig batch;
   RedisSetup redis;
   CoordinationSetup coordination;
   Faults faults;

@@ -16,6 +16,7 @@
 
 #include "models/app/server.hpp"
 #include "models/db/server.hpp"
+#include "models/batch/batch.hpp"
 #include "models/checkers/locks.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
@@ -226,9 +227,15 @@ class PlainCheckThenInsert : public Strategy {
 
 using Factory = std::function<std::unique_ptr<Strategy>(Env&, const Params&)>;
 
+/// The strategies of the batch-scheduler workload are designs of its scheduler and
+/// consumers rather than request handlers.
+using BatchFactory = std::function<batch::Design(const Params&)>;
+
 struct Entry {
   Info info;
-  Factory make;
+  Factory make;             // the account-bind handler; empty for batch-scheduler strategies
+  BatchFactory batch = {};  // the batch-scheduler design; empty for account-bind strategies
+  const char* workload() const { return batch ? "batch-scheduler" : "account-bind"; }
 };
 
 /// Every strategy, in the order tables list them.

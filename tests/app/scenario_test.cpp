@@ -140,6 +140,12 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
         "/faults/partitions/0/side_b: expected a non-empty list of nodes");
   CHECK(refusal(R"({"name": "x", "clients": {"arrival": {"kind": "listed", "times_ms": [5, 1]}}})") ==
         "/clients/arrival/times_ms/1: expected times in ms, non-negative and in order");
+  CHECK(refusal(R"({"name": "x", "strategies": ["publish-then-mark"]})") ==
+        "/strategies/0: expected a strategy of the account-bind workload; publish-then-mark is one of batch-scheduler");
+  CHECK(refusal(R"({"name": "x", "strategies": ["upsert", "upsert"]})")
+            .starts_with("/strategies/1: expected each strategy once, or told apart with \"as\""));
+  CHECK(refusal(R"({"name": "x", "strategies": ["upsert"], "expect": {"unique-index": {"duplicate_rows": "= 0"}}})")
+            .starts_with("/expect/unique-index: expected a strategy this scenario runs"));
   CHECK(refusal(R"({"name": "x", "redis": {"persistence": "sometimes"}})")
             .starts_with("/redis/persistence: expected one of none, aof_everysec, aof_always"));
 }

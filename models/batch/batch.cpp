@@ -1,0 +1,145 @@
+#include "models/batch/batch.hpp"
+
+#include <fmt/format.h>
+
+namespace models::batch {
+
+db::TableSchema tasks_table() {
+  return {.name = kTasks,
+          .key_column = {},
+          .key_index = db::KeyIndex::none,
+          .columns = {{"status", std::int64_t{pending}}, {"marked_at", std::int64_t{0}}}};
+}
+
+Queue::Queue(Network& net, Node& node, std::vector<Node*> consumers) : net_(net), node_(node), consumers_(std::move(consumers)) {
+  for (std::size_t i = 0; i < consumers_.size(); ++i) {
+    inboxes_.push_back(std::make_unique<sim::Mailbox<std::int64_t>>("queue " + consumers_[i]->name()));
+    consumers_[i]->on_crash([this, i] {  // delivered, auto-acknowledged, never run
+      while (inboxes_[i]->try_get()) {
+      }
+    });
+  }
+}
+
+void Queue::publish(sim::NodeId from, std::int64_t task) {
+  ++published_;
+  net_.send(from, node_.id(), [this, task] {
+    // The next consumer node that is connected; none: the broker keeps it (here: drops
+    // it only if every consumer is down, which no scenario has).
+    for (std::size_t tries = 0; tries < consumers_.size(); ++tries) {
+      const std::size_t i = next_++ % consumers_.size();
+      if (!consumers_[i]->is_up()) continue;
+      net_.send(node_.id(), consumers_[i]->id(), [this, i, task] { inboxes_[i]->put(task); });
+      return;
+    }
+  });
+}
+
+std::uint64_t Findings::duplicate_executions() const {
+  std::uint64_t n = 0;
+  for (const auto& [task, times] : executions) n += static_cast<std::uint64_t>(times - 1);
+  return n;
+}
+
+std::uint64_t Findings::double_enqueues() const {
+  std::uint64_t n = 0;
+  for (const auto& [task, times] : enqueues) n += static_cast<std::uint64_t>(times - 1);
+  return n;
+}
+
+std::uint64_t Findings::not_executed(int tasks) const { return static_cast<std::uint64_t>(tasks) - executions.size(); }
+
+Workload::Workload(Design design, BatchConfig config, std::vector<Node*> apps, std::vector<db::Pool*> pools, Queue& queue)
+    : design_(design), config_(std::move(config)), apps_(std::move(apps)), pools_(std::move(pools)), queue_(queue) {}
+
+void Workload::start() {
+  for (std::size_t a = 0; a < apps_.size(); ++a) apps_[a]->on_restart([this, a] { start_processes(a); });
+  apps_.front()->spawn("batch.submit", [this] {  // users submit through the admin console
+    db::Connection c = pools_.front()->acquire();
+    for (int i = 0; i < config_.tasks; ++i) c.insert(kTasks, {});
+  });
+  for (std::size_t a = 0; a < apps_.size(); ++a) start_processes(a);
+}
+
+void Workload::start_processes(std::size_t a) {
+  apps_[a]->spawn(fmt::format("batch.scheduler.{}", apps_[a]->name()), [this, a] { schedule(a); });
+  for (int k = 0; k < config_.consumers_per_node; ++k)
+    apps_[a]->spawn(fmt::format("batch.consumer.{}.{}", apps_[a]->name(), k), [this, a] { consume(a); },
+                    sim::SpawnOptions{.daemon = true});
+}
+
+void Workload::schedule(std::size_t app) {
+  sim::Stream stream = apps_[app]->engine().stream("batch.scheduler." + apps_[app]->name());
+  while (sim::now() < sim::Time{} + config_.horizon) {
+    // The timer fires on every node at about the same instant: that is the trouble.
+    sim::sleep_for(config_.poll_interval + config_.poll_jitter.sample_duration(stream));
+    try {
+      if (design_.reaper) reap(app);
+      db::Connection c = pools_[app]->acquire();
+      enqueue_batch(app, c);
+    } catch (const db::SqlError&) {
+      // a deadlock or a timeout: try again at the next tick
+    }
+  }
+}
+
+void Workload::enqueue_batch(std::size_t app, db::Connection& c) {
+  std::vector<db::Row> batch = c.select(kTasks, {db::eq("status", std::int64_t{pending})});
+  if (batch.size() > config_.batch_size) batch.resize(config_.batch_size);
+  const sim::NodeId from = apps_[app]->id();
+  const std::int64_t now = apps_[app]->clock().now().time_since_epoch().count();
+  for (const db::Row& row : batch) {
+    const std::int64_t id = row.id;
+    const db::Values mark{{"status", std::int64_t{queued}}, {"marked_at", now}};
+    switch (design_.enqueue) {
+      case Enqueue::publish_then_mark:
+        queue_.publish(from, id);
+        ++findings_.enqueues[id];
+        c.update(kTasks, mark, {db::eq("id", id)});
+        break;
+      case Enqueue::mark_then_publish:
+        c.update(kTasks, mark, {db::eq("id", id)});
+        queue_.publish(from, id);
+        ++findings_.enqueues[id];
+        break;
+      case Enqueue::cas_mark_then_publish:
+        if (c.update(kTasks, mark, {db::eq("id", id), db::eq("status", std::int64_t{pending})}) == 1) {
+          queue_.publish(from, id);
+          ++findings_.enqueues[id];
+        }
+        break;
+    }
+  }
+}
+
+void Workload::reap(std::size_t app) {
+  db::Connection c = pools_[app]->acquire();
+  const std::int64_t cutoff = (apps_[app]->clock().now() - config_.reap_after).time_since_epoch().count();
+  c.update(kTasks, {{"status", std::int64_t{pending}}},
+           {db::eq("status", std::int64_t{queued}), db::lt("marked_at", cutoff)});
+}
+
+void Workload::consume(std::size_t app) {
+  sim::Stream stream = apps_[app]->engine().stream("batch.consumer." + apps_[app]->name());
+  for (;;) {
+    const std::int64_t id = queue_.inbox(app).get();
+    try {
+      db::Connection c = pools_[app]->acquire();
+      if (design_.consumer_cas) {
+        if (c.update(kTasks, {{"status", std::int64_t{running}}}, {db::eq("id", id), db::eq("status", std::int64_t{queued})}) != 1) {
+          ++findings_.claims_refused;
+          continue;
+        }
+      } else {
+        c.update(kTasks, {{"status", std::int64_t{running}}}, {db::eq("id", id)});
+      }
+      ++findings_.executions[id];
+      sim::sleep_for(config_.task_work.sample_duration(stream));
+      c.update(kTasks, {{"status", std::int64_t{done}}}, {db::eq("id", id)});
+    } catch (const db::SqlError&) {
+      // the task stays where it is; a reaper may bring it back
+    }
+  }
+}
+
+}  // namespace models::batch
