@@ -6,14 +6,14 @@
 namespace locksim {
 
 bool is_metric(const std::string& name) {
-  static constexpr std::array<std::string_view, 25> names = {
+  static constexpr std::array<std::string_view, 26> names = {
       "duplicate_rows",        "duplicated_keys",       "overlapping_holders", "overlap_ms",
       "lease_expiry_violations", "stale_writes_accepted", "stale_writes_rejected", "wrong_unlocks",
       "stuck_locks",           "lost_updates",          "duplicate_executions", "dropped_requests",
       "unfinished_runs",       "latency_ms.p50",        "latency_ms.p90",      "latency_ms.p99",
       "latency_ms.p99.9",      "latency_ms.max",        "db_ops_per_op",       "redis_ops_per_op",
       "operations",            "deadlocks",             "lock_wakeups",        "double_enqueues",
-      "tasks_not_executed"};
+      "tasks_not_executed",    "orphaned_remote_records"};
   for (auto n : names)
     if (name == n) return true;
   return name.starts_with("errors.") && name.size() > 7;

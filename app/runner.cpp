@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <set>
 
 #include "app/metrics.hpp"
 #include "models/checkers/duplicates.hpp"
@@ -231,6 +232,13 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
     services.etcd = etcd.get();
     services.etcd_session_ttl = s.coordination.etcd_session_ttl;
   }
+  std::unique_ptr<models::RemoteService> remote;
+  if (entry.info.needs.remote) {
+    models::Node& node = world.add_node({"remote-1", {}});
+    nodes[node.name()] = &node;
+    remote = std::make_unique<models::RemoteService>(world.network(), node, models::RemoteServiceConfig{.service = s.remote_service});
+    services.remote = remote.get();
+  }
   strategies::Env env(std::move(services), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   forward.to = strategy.get();
@@ -263,6 +271,13 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
     if (table.name == strategies::kLocks) out.counts["stuck_locks"] += static_cast<double>(database.database().committed_rows(table.name).size());
   out.counts["lock_wakeups"] = static_cast<double>(env.lock_wakeups());
+  if (remote) {  // the other service's records for accounts that do not exist
+    std::set<std::int64_t> ids;
+    for (const auto& row : database.database().committed_rows(strategies::kAccounts)) ids.insert(row.row.id);
+    double orphans = 0;
+    for (std::int64_t id : remote->records()) orphans += ids.count(id) ? 0 : 1;
+    out.counts["orphaned_remote_records"] = orphans;
+  }
   for (const auto& op : world.clients().records()) {
     ++out.operations;
     out.latency.add(std::chrono::duration<double, std::milli>(op.latency()).count());

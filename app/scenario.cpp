@@ -240,8 +240,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
   if (top.has("topology")) {
     const Reader t = top.child("topology");
-    t.only({"app_servers", "workers", "accept_queue", "balance", "client_latency", "internal_latency", "app_work"});
+    t.only({"app_servers", "workers", "accept_queue", "balance", "client_latency", "internal_latency", "app_work",
+            "remote_service"});
     s.app_work = t.distribution("app_work", s.app_work);
+    s.remote_service = t.distribution("remote_service", s.remote_service);
     s.app_servers = static_cast<int>(t.integer("app_servers", s.app_servers, 1, 1000));
     s.server.workers = static_cast<int>(t.integer("workers", 8, 1, 100'000));
     s.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", 128, 0, 10'000'000));
@@ -364,11 +366,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         const int n = std::stoi(digits);
         return n >= 1 && n <= max;
       };
-      if (name == "clients" || name == "db-1" || name == "mq-1" || name == "sentinel" || name == "redis-1-replica" || name == "zk-1" ||
+      if (name == "clients" || name == "db-1" || name == "mq-1" || name == "remote-1" || name == "sentinel" || name == "redis-1-replica" || name == "zk-1" ||
           name == "etcd-1" ||
           numbered("app-", app_servers) || numbered("redis-", 99))
         return name;
-      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1 or clients, got \"{}\"",
+      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1 or clients, got \"{}\"",
                          app_servers, name),
              key);
     };

@@ -111,6 +111,7 @@ struct Scenario {
   models::Balance balance = models::Balance::round_robin;
   models::LinkConfig client_link{sim::uniform(std::chrono::milliseconds(5), std::chrono::milliseconds(30)), 0};
   sim::Distribution app_work = sim::fixed(sim::Duration{});  // between a handler's read and its write
+  sim::Distribution remote_service = sim::lognormal_median(std::chrono::milliseconds(20), 0.8);  // the other service
   models::LinkConfig internal_link{sim::uniform(std::chrono::microseconds(100), std::chrono::microseconds(500)), 0};
   Database database;
   models::ClientsConfig clients;

@@ -78,7 +78,8 @@ std::string table(const RunResults& r) {
     std::string line;
     for (const char* name : {"overlapping_holders", "overlap_ms", "lease_expiry_violations", "stale_writes_accepted",
                              "stale_writes_rejected", "wrong_unlocks", "stuck_locks", "lost_updates",
-                             "duplicate_executions", "double_enqueues", "tasks_not_executed", "deadlocks", "lock_wakeups",
+                             "duplicate_executions", "double_enqueues", "tasks_not_executed", "orphaned_remote_records",
+                             "deadlocks", "lock_wakeups",
                              "unfinished_runs"}) {
       auto it = s.counts.find(name);
       if (it == s.counts.end() || it->second.total == 0) continue;

@@ -33,6 +33,8 @@ Entry etcd_lease_revision();
 Entry request_token();
 Entry rate_limit();
 Entry lock_plus_unique_index();
+Entry create_inside_txn();
+Entry create_then_txn();
 Entry publish_then_mark();
 Entry mark_then_publish();
 Entry cas_mark_then_publish();

@@ -11,6 +11,7 @@ const std::vector<Entry>& registry() {
       redis_lock_double_check(), redis_retry_lock(), redis_retry_lock_requery(), redisson_watchdog(),
       redlock(),               zookeeper_recipe(),      zookeeper_herd(),         fencing_token(),
       etcd_lease_revision(),   request_token(),         rate_limit(),             lock_plus_unique_index(),
+      create_inside_txn(),     create_then_txn(),
       publish_then_mark(),     mark_then_publish(),     cas_mark_then_publish(),
   };
   return all;

@@ -7,7 +7,10 @@
 namespace models::strategies {
 
 db::TableSchema accounts_table(db::KeyIndex key_index) {
-  return {.name = kAccounts, .key_column = "open_id", .key_index = key_index, .columns = {{"device", std::string()}}};
+  return {.name = kAccounts,
+          .key_column = "open_id",
+          .key_index = key_index,
+          .columns = {{"device", std::string()}, {"wallet", std::int64_t{0}}}};
 }
 
 db::TableSchema lock_table() {
@@ -65,6 +68,11 @@ std::int64_t Env::etcd_session(const Worker& worker, bool renew) {
     etcd::keep_alive_in_background(client, session.lease, services_.etcd_session_ttl);
   }
   return session.lease;
+}
+
+void Env::remote_create(const Worker& worker, std::int64_t id, sim::Duration timeout) {
+  if (services_.remote == nullptr) throw sim::UsageError("strategies::Env: this world has no remote service");
+  services_.remote->create(worker.server.node().id(), id, timeout);
 }
 
 bool Env::etcd_has(const std::string& key) const { return services_.etcd != nullptr && services_.etcd->find(key) != nullptr; }

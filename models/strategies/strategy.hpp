@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/app/remote.hpp"
 #include "models/app/server.hpp"
 #include "models/db/server.hpp"
 #include "models/batch/batch.hpp"
@@ -42,6 +43,7 @@ struct Needs {
   bool zookeeper = false;
   bool etcd = false;
   std::vector<db::TableSchema> tables{};  // besides the accounts table
+  bool remote = false;                    // another service the handler calls
 };
 
 struct Info {
@@ -83,6 +85,7 @@ struct Services {
   zk::ClientConfig zookeeper_client{};
   etcd::Server* etcd = nullptr;
   sim::Duration etcd_session_ttl = std::chrono::seconds(60);  // concurrency.NewSession's default
+  RemoteService* remote = nullptr;
   Network* network = nullptr;
 };
 
@@ -119,6 +122,8 @@ class Env {
   etcd::Client& etcd(const Worker& worker);
   std::int64_t etcd_session(const Worker& worker, bool renew = false);
   bool etcd_has(const std::string& key) const;
+  /// Asks the remote service to create its record for account `id`; throws sim::Timeout.
+  void remote_create(const Worker& worker, std::int64_t id, sim::Duration timeout);
   /// Watch events that woke lock waiters (the herd effect shows here).
   std::uint64_t lock_wakeups() const { return lock_wakeups_; }
   void count_wakeups(std::uint64_t n) { lock_wakeups_ += n; }

@@ -1,0 +1,53 @@
+// create-then-txn: create (or find) the account first, committed on its own; then, in a
+// transaction, call the wallet service with its id and record the link. A failed call
+// leaves the account in place; the retry finds it and calls again with the same id, which
+// the other service already knows.
+
+#include "models/strategies/entries.hpp"
+
+namespace models::strategies {
+namespace {
+class CreateThenTxn : public Strategy {
+ public:
+  using Strategy::Strategy;
+  ErrorKind bind(const Request& r, Worker& w) override {
+    db::Connection c = connect(r, w);
+    const db::Where mine{db::eq("open_id", open_id(r))};
+    std::vector<db::Row> found = c.select(kAccounts, mine);
+    std::int64_t id = 0;
+    if (found.empty()) {
+      sim::sleep_for(env_.work(w));
+      try {
+        id = c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}).insert_id;
+      } catch (const db::SqlError& e) {
+        if (e.code() != db::Code::duplicate_key) throw;
+        found = c.select(kAccounts, mine);
+        if (found.empty()) return ErrorKind::internal;
+      }
+    }
+    if (id == 0) id = found.front().id;
+    c.begin();
+    try {
+      env_.remote_create(w, id, millis("remote_timeout_ms"));
+    } catch (const sim::Timeout&) {
+      c.rollback();
+      throw;
+    }
+    c.update(kAccounts, {{"wallet", id}}, {db::eq("id", id)});
+    c.commit();
+    return ErrorKind::none;
+  }
+};
+}  // namespace
+
+Entry create_then_txn() {
+  return {{.name = "create-then-txn",
+           .description = "create (or find) the row first; then BEGIN; call another service with its id; record the link; COMMIT",
+           .source = "sources/001 (create the data first, then enter the transaction)",
+           .risks = "a failed call leaves the row unlinked until the retry; the other service must accept the same id twice",
+           .params = {{"remote_timeout_ms", 100, "the RPC timeout of the call"}},
+           .needs = {.key_index = db::KeyIndex::unique, .remote = true}},
+          [](Env& env, const Params& p) { return std::make_unique<CreateThenTxn>(env, p); }};
+}
+
+}  // namespace models::strategies
