@@ -278,6 +278,24 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
     for (std::int64_t id : remote->records()) orphans += ids.count(id) ? 0 : 1;
     out.counts["orphaned_remote_records"] = orphans;
   }
+  // Lost updates: a key whose final device came from an operation that was already
+  // acknowledged when another binding of the key, acknowledged too, began: that later
+  // binding was dropped. (Bindings that overlapped in time may end in either order.)
+  std::map<std::string, std::string> final_device;  // the latest row of each key
+  for (const auto& row : database.database().committed_rows(strategies::kAccounts))
+    final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));
+  std::map<std::string, const models::OperationRecord*> by_device;
+  for (const auto& op : world.clients().records()) by_device[strategies::device_of(op.operation)] = &op;
+  std::set<std::string> lost_keys;
+  for (const auto& op : world.clients().records()) {
+    if (op.outcome != models::Outcome::ok) continue;
+    auto fin = final_device.find(strategies::open_id_of(op.key));
+    if (fin == final_device.end()) continue;
+    auto writer = by_device.find(fin->second);
+    if (writer != by_device.end() && op.start > writer->second->end) lost_keys.insert(fin->first);
+  }
+  const auto lost = static_cast<double>(lost_keys.size());
+  out.counts["lost_updates"] = lost;
   for (const auto& op : world.clients().records()) {
     ++out.operations;
     out.latency.add(std::chrono::duration<double, std::milli>(op.latency()).count());

@@ -15,6 +15,8 @@ Entry upsert();
 Entry replace_into();
 Entry insert_where_not_exists();
 Entry select_for_update();
+Entry status_cas();
+Entry version_cas();
 Entry db_lock_table();
 Entry local_mutex();
 Entry redis_set_nx_ex_drop();

@@ -6,7 +6,7 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> all = {
       check_then_insert(),     unique_index(),          insert_catch_reselect(),  insert_ignore_reselect(),
       upsert(),                replace_into(),          insert_where_not_exists(), select_for_update(),
-      db_lock_table(),         local_mutex(),
+      status_cas(),            version_cas(),           db_lock_table(),          local_mutex(),
       redis_setnx_no_expiry(), redis_setnx_then_expire(), redis_set_nx_ex_drop(), redis_token_cas_unlock(),
       redis_lock_double_check(), redis_retry_lock(), redis_retry_lock_requery(), redisson_watchdog(),
       redlock(),               zookeeper_recipe(),      zookeeper_herd(),         fencing_token(),

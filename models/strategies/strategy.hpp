@@ -62,6 +62,10 @@ inline std::vector<ParamInfo> redis_lock_params() {
           {"retry_ms", 10, "pause between acquire attempts"}};
 }
 
+/// The row's values for a request's key and value (the value is the logical operation).
+inline std::string open_id_of(std::uint64_t key) { return "openid:" + std::to_string(key); }
+inline std::string device_of(std::uint64_t value) { return "device-" + std::to_string(value); }
+
 /// The table every account-bind strategy writes: one row per bound OpenID, ideally.
 inline const std::string kAccounts = "t_account";
 db::TableSchema accounts_table(db::KeyIndex key_index);
@@ -172,8 +176,8 @@ class Strategy : public Handler {
 
   double param(const std::string& name) const { return params_.at(name); }
   sim::Duration millis(const std::string& name) const;
-  static std::string open_id(const Request& r) { return "openid:" + std::to_string(r.key); }
-  static std::string device(const Request& r) { return "device-" + std::to_string(r.value); }
+  static std::string open_id(const Request& r) { return open_id_of(r.key); }
+  static std::string device(const Request& r) { return device_of(r.value); }
   /// Who acts, for rows and the checkers: "app-1 worker 2, client 7, op 7 attempt 2".
   static std::string who(const Request& r, const Worker& w);
   /// A lock value unique to this attempt.
