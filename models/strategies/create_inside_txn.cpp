@@ -18,14 +18,7 @@ class CreateInsideTxn : public Strategy {
     }
     sim::sleep_for(env_.work(w));
     const std::int64_t id = c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}).insert_id;
-    try {
-      env_.remote_create(w, id, millis("remote_timeout_ms"));
-    } catch (const sim::Timeout&) {
-      c.rollback();  // the RPC failed: undo "our" part
-      throw;
-    }
-    c.update(kAccounts, {{"wallet", id}}, {db::eq("id", id)});
-    c.commit();
+    link_remote_and_commit(c, w, id);
     return ErrorKind::none;
   }
 };

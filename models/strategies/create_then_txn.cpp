@@ -27,14 +27,7 @@ class CreateThenTxn : public Strategy {
     }
     if (id == 0) id = found.front().id;
     c.begin();
-    try {
-      env_.remote_create(w, id, millis("remote_timeout_ms"));
-    } catch (const sim::Timeout&) {
-      c.rollback();
-      throw;
-    }
-    c.update(kAccounts, {{"wallet", id}}, {db::eq("id", id)});
-    c.commit();
+    link_remote_and_commit(c, w, id);
     return ErrorKind::none;
   }
 };

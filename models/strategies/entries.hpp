@@ -22,6 +22,8 @@ Entry local_mutex();
 Entry redis_set_nx_ex_drop();
 Entry redis_token_cas_unlock();
 Entry redis_setnx_no_expiry();
+/// Its handler, shared by redis-setnx-then-expire (EXPIRE as a second command).
+std::unique_ptr<Strategy> make_redis_setnx(Env& env, const Params& params, bool then_expire);
 Entry redis_setnx_then_expire();
 Entry redis_lock_double_check();
 Entry redis_retry_lock();

@@ -13,16 +13,18 @@ class LockPlusUniqueIndex : public Strategy {
     const std::optional<std::string> token = acquire_redis_lock(r, w, lock);
     if (!token) return ErrorKind::lock_busy;
     checkers::Hold hold = hold_redis(r, w, lock, *token);
-    {
-      db::Connection c = connect(r, w);
-      try {
-        check_then_insert(c, r, w, &hold);
-      } catch (const db::SqlError& e) {
-        if (e.code() != db::Code::duplicate_key) throw;  // already bound: done
-      }
-    }
-    hold.release();
-    env_.redis(w, redis::Command::cas_del(lock, *token));
+    then_unlock(
+        [&] {
+          try {
+            check_then_insert(r, w, hold);
+          } catch (const db::SqlError& e) {
+            if (e.code() != db::Code::duplicate_key) throw;  // already bound: done
+          }
+        },
+        [&] {
+          hold.release();
+          env_.redis(w, redis::Command::cas_del(lock, *token));
+        });
     return ErrorKind::none;
   }
 };

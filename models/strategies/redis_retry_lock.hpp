@@ -47,19 +47,8 @@ class RedisRetryLock : public Strategy {
     if (!lock_with_retry(w, lock, value)) return finish(requery_ && exists() ? ErrorKind::none : ErrorKind::lock_busy);
     checkers::Hold hold = hold_redis(r, w, lock, value);
     then_unlock(
-        [&] {
-          if (txn) {
-            check_then_insert(*txn, r, w, &hold);
-          } else {
-            db::Connection c = connect(r, w);
-            check_then_insert(c, r, w, &hold);
-          }
-        },
-        [&] {
-          hold.unlocking_blindly();
-          hold.release();
-          env_.redis(w, redis::Command::del(lock));
-        });
+        [&] { txn ? check_then_insert(*txn, r, w, &hold) : check_then_insert(r, w, hold); },
+        [&] { unlock_with_del(w, hold, lock); });
     return finish(ErrorKind::none);
   }
 

@@ -15,13 +15,7 @@ class RedisSetNxExDrop : public Strategy {
     if (env_.redis(w, redis::Command::set_nx_px(lock, value, millis("ttl_ms"))).is_nil())
       return ErrorKind::dropped;  // another copy holds it: drop this one
     checkers::Hold hold = hold_redis(r, w, lock, value);
-    {
-      db::Connection c = connect(r, w);
-      check_then_insert(c, r, w, &hold);
-    }
-    hold.unlocking_blindly();
-    hold.release();
-    env_.redis(w, redis::Command::del(lock));
+    then_unlock([&] { check_then_insert(r, w, hold); }, [&] { unlock_with_del(w, hold, lock); });
     return ErrorKind::none;
   }
 };

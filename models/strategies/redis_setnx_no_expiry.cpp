@@ -1,32 +1,32 @@
-// redis-setnx-no-expiry: SETNX lock 1 with no expiry; busy: fail; else check-then-insert and
-// DEL. A holder that dies before its DEL leaves the lock behind for good.
+// redis-setnx-no-expiry: SETNX lock with no expiry; busy: fail; else check-then-insert and
+// DEL. A holder that dies before its DEL leaves the lock behind for good. The class also
+// serves redis-setnx-then-expire, which sends EXPIRE as a second command.
 
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
 namespace {
-class RedisSetnxNoExpiry : public Strategy {
+class RedisSetnx : public Strategy {
  public:
-  using Strategy::Strategy;
+  RedisSetnx(Env& env, Params params, bool then_expire) : Strategy(env, std::move(params)), then_expire_(then_expire) {}
   ErrorKind bind(const Request& r, Worker& w) override {
     const std::string lock = "lock:" + open_id(r);
     const std::string value = attempt_token(r, w);
     if (env_.redis(w, redis::Command::set_nx_px(lock, value, sim::Duration{})).is_nil()) return ErrorKind::lock_busy;
     checkers::Hold hold = hold_redis(r, w, lock, value);
-    then_unlock(
-        [&] {
-          db::Connection c = connect(r, w);
-          check_then_insert(c, r, w, &hold);
-        },
-        [&] {
-          hold.unlocking_blindly();
-          hold.release();
-          env_.redis(w, redis::Command::del(lock));
-        });
+    if (then_expire_) env_.redis(w, redis::Command::pexpire(lock, millis("ttl_ms")));
+    then_unlock([&] { check_then_insert(r, w, hold); }, [&] { unlock_with_del(w, hold, lock); });
     return ErrorKind::none;
   }
+
+ private:
+  bool then_expire_;
 };
 }  // namespace
+
+std::unique_ptr<Strategy> make_redis_setnx(Env& env, const Params& params, bool then_expire) {
+  return std::make_unique<RedisSetnx>(env, params, then_expire);
+}
 
 Entry redis_setnx_no_expiry() {
   return {{.name = "redis-setnx-no-expiry",
@@ -34,7 +34,7 @@ Entry redis_setnx_no_expiry() {
            .source = "sources/002 (SETNX lock on the batch scheduler, left stuck by a crash)",
            .risks = "a holder crashing before DEL leaves the lock stuck forever: every later request fails",
            .needs = {.redis = true}},
-          [](Env& env, const Params& p) { return std::make_unique<RedisSetnxNoExpiry>(env, p); }};
+          [](Env& env, const Params& p) { return make_redis_setnx(env, p, false); }};
 }
 
 }  // namespace models::strategies

@@ -13,12 +13,11 @@ class RedisTokenCasUnlock : public Strategy {
     const std::optional<std::string> token = acquire_redis_lock(r, w, lock);
     if (!token) return ErrorKind::lock_busy;
     checkers::Hold hold = hold_redis(r, w, lock, *token);
-    {
-      db::Connection c = connect(r, w);
-      check_then_insert(c, r, w, &hold);
-    }
-    hold.release();
-    env_.redis(w, redis::Command::cas_del(lock, *token));
+    then_unlock([&] { check_then_insert(r, w, hold); },
+                [&] {
+                  hold.release();
+                  env_.redis(w, redis::Command::cas_del(lock, *token));
+                });
     return ErrorKind::none;
   }
 };

@@ -26,10 +26,7 @@ class RedissonWatchdog : public Strategy {
     auto holding = std::make_shared<bool>(true);
     start_watchdog(w.server, lock, owner, lease, holding);
     then_unlock(
-        [&] {
-          db::Connection c = connect(r, w);
-          check_then_insert(c, r, w, &hold);
-        },
+        [&] { check_then_insert(r, w, hold); },
         [&] {
           *holding = false;
           hold.release();

@@ -17,10 +17,7 @@ class Redlock : public Strategy {
     if (!lock.held) return ErrorKind::lock_busy;
     checkers::Hold hold = hold_redis(r, w, lock.resource, lock.value, true);
     then_unlock(
-        [&] {
-          db::Connection c = connect(r, w);
-          check_then_insert(c, r, w, &hold);
-        },
+        [&] { check_then_insert(r, w, hold); },
         [&] {
           hold.release();
           redlock.unlock(lock);

@@ -166,6 +166,28 @@ void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w,
   }
 }
 
+void Strategy::check_then_insert(const Request& r, Worker& w, checkers::Hold& hold) {
+  db::Connection c = connect(r, w);
+  check_then_insert(c, r, w, &hold);
+}
+
+void Strategy::unlock_with_del(Worker& w, checkers::Hold& hold, const std::string& lock) {
+  hold.unlocking_blindly();
+  hold.release();
+  env_.redis(w, redis::Command::del(lock));
+}
+
+void Strategy::link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t id) {
+  try {
+    env_.remote_create(w, id, millis("remote_timeout_ms"));
+  } catch (const sim::Timeout&) {
+    c.rollback();  // the RPC failed: undo "our" part
+    throw;
+  }
+  c.update(kAccounts, {{"wallet", id}}, {db::eq("id", id)});
+  c.commit();
+}
+
 bool Strategy::fenced_check_then_insert(const Request& r, Worker& w, checkers::Hold& hold, std::int64_t token) {
   sim::sleep_for(env_.work(w));  // building the row, calling other services: before the short transaction
   db::Connection c = connect(r, w);

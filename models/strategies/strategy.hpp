@@ -188,6 +188,13 @@ class Strategy : public Handler {
   /// check-then-insert at the heart of most strategies, on one connection. Under a lock,
   /// the insert is a critical-section step of `hold`.
   void check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold = nullptr);
+  /// The same on a fresh connection from the pool: a lock strategy's critical section.
+  void check_then_insert(const Request& r, Worker& w, checkers::Hold& hold);
+  /// Unlocks with a plain DEL, as RedisUtil.unlock does: whoever's lock is there goes.
+  void unlock_with_del(Worker& w, checkers::Hold& hold, const std::string& lock);
+  /// Inside the open transaction on `c`: asks the other service to create its record for account
+  /// `id` (rolling back and rethrowing when the call times out), records the link, commits.
+  void link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t id);
   /// SET lock NX PX ttl_ms with this attempt's own value, retried every retry_ms until
   /// acquire_timeout_ms (on the node's clock). Returns the value, or nothing when busy.
   std::optional<std::string> acquire_redis_lock(const Request& r, Worker& w, const std::string& lock);
