@@ -94,6 +94,16 @@ TEST_CASE("a run gives identical results for the same seed") {
   CHECK(without_timing(locksim::run_scenario(s)) != without_timing(a));
 }
 
+TEST_CASE("runs with scheduled faults, several lock services and the batch workload are as repeatable") {
+  for (const char* name : {"redlock-clock-step", "failover-loses-lock", "zk-session-expiry-during-pause", "batch-crash-after-mark"}) {
+    INFO(name);
+    auto s = locksim::load_scenario(locksim::scenario_path(name));
+    s.trials = 3;
+    const auto a = locksim::run_scenario(s);
+    CHECK(without_timing(a) == without_timing(locksim::run_scenario(s)));
+  }
+}
+
 TEST_CASE("a path=value override acts as if written in the scenario file, and changes the scenario hash") {
   const auto path = locksim::scenario_path("account-bind");
   const auto plain = locksim::load_scenario(path);
