@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "app/demo.hpp"
 #include "app/runner.hpp"
@@ -35,6 +37,7 @@ struct RunOptions {
   std::optional<int> trials;
   std::optional<std::uint64_t> seed;
   bool json = false;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
 int run(const RunOptions& o) {
@@ -63,7 +66,7 @@ int run(const RunOptions& o) {
                s.seed + static_cast<std::uint64_t>(s.trials) - 1, s.hash);
     fmt::print("configuration: {}\n\n", s.resolved);
   }
-  const auto results = locksim::run_scenario(s);
+  const auto results = locksim::run_scenario(s, o.jobs);
   const std::string json = locksim::reports::to_json(results);
   locksim::reports::write_atomically("reports/out/" + s.name + "/results.json", json);
   if (o.json) {
@@ -109,6 +112,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)");
   run_cmd->add_option("--set", run_options.sets, "override a scenario value: path=value, e.g. clients.count=50");
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
+  run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
+      ->check(CLI::Range(1, 1024));
 
   try {
     app.parse(argc, argv);

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -307,7 +311,33 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   return out;
 }
 
-reports::RunResults run_scenario(const Scenario& s) {
+std::vector<TrialOutcome> run_trials(const Scenario& s, const StrategyChoice& choice, int jobs) {
+  // Each thread takes the next trial and runs it in its own engine; outcomes are kept by
+  // trial index, so what is merged later does not depend on which thread ran what.
+  std::vector<TrialOutcome> outcomes(static_cast<std::size_t>(s.trials));
+  std::atomic<int> next{0};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  auto work = [&] {
+    for (int t = next++; t < s.trials; t = next++) {
+      try {
+        outcomes[static_cast<std::size_t>(t)] = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t));
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = s.trials;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int i = 1; i < std::min(jobs, s.trials); ++i) helpers.emplace_back(work);
+  work();
+  for (auto& h : helpers) h.join();
+  if (failure) std::rethrow_exception(failure);
+  return outcomes;
+}
+
+reports::RunResults run_scenario(const Scenario& s, int jobs) {
   reports::RunResults results;
   results.scenario = s.name;
   results.file = s.file;
@@ -326,8 +356,9 @@ reports::RunResults run_scenario(const Scenario& s) {
     r.params = choice.params;
     std::map<std::string, std::vector<double>> per_trial;
     std::uint64_t statements = 0, commands = 0;
+    std::vector<TrialOutcome> outcomes = run_trials(s, choice, jobs);
     for (int t = 0; t < s.trials; ++t) {
-      TrialOutcome o = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t));
+      const TrialOutcome& o = outcomes[static_cast<std::size_t>(t)];
       if (t == 0) r.first_trace_hash = o.trace_hash;
       for (const auto& [name, v] : o.counts) {
         auto& values = per_trial[name];
@@ -338,7 +369,7 @@ reports::RunResults run_scenario(const Scenario& s) {
       r.operations += o.operations;
       statements += o.db_statements;
       commands += o.redis_commands;
-      for (auto& e : o.examples)
+      for (const auto& e : o.examples)
         if (r.examples.size() < 3) r.examples.push_back(fmt::format("seed {}: {}", s.seed + static_cast<std::uint64_t>(t), e));
     }
     r.trials = static_cast<std::uint64_t>(s.trials);

@@ -23,7 +23,8 @@ struct TrialOutcome {
 
 TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed);
 
-/// Every strategy, every trial, then the expectations checked.
-reports::RunResults run_scenario(const Scenario& scenario);
+/// Every strategy, every trial (spread over `jobs` threads, each trial in its own engine:
+/// the results do not depend on `jobs`), then the expectations checked.
+reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1);
 
 }  // namespace locksim

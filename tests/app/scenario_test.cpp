@@ -94,6 +94,15 @@ TEST_CASE("a run gives identical results for the same seed") {
   CHECK(without_timing(locksim::run_scenario(s)) != without_timing(a));
 }
 
+TEST_CASE("trials spread over two threads give the results of one thread") {
+  for (const char* name : {"account-bind", "gc-pause-longer-than-lease", "batch-double-enqueue"}) {
+    INFO(name);
+    auto s = locksim::load_scenario(locksim::scenario_path(name));
+    s.trials = 6;
+    CHECK(without_timing(locksim::run_scenario(s, 1)) == without_timing(locksim::run_scenario(s, 2)));
+  }
+}
+
 TEST_CASE("runs with scheduled faults, several lock services and the batch workload are as repeatable") {
   for (const char* name : {"redlock-clock-step", "failover-loses-lock", "zk-session-expiry-during-pause", "batch-crash-after-mark"}) {
     INFO(name);
