@@ -367,6 +367,7 @@ reports::RunResults run_scenario(const Scenario& s, int jobs) {
       }
       r.latency.merge(o.latency);
       r.operations += o.operations;
+      r.events += o.events;
       statements += o.db_statements;
       commands += o.redis_commands;
       for (const auto& e : o.examples)

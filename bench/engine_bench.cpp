@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/scenario_bench.hpp"
 #include "bench/world_bench.hpp"
 #include "sim/sim.hpp"
 
@@ -204,6 +205,7 @@ int main() {
   const double rpc_e = median(re), rpc_c = median(rc);
   const double mem = bytes_per_process(100'000);
   const bench::WorldFigures world = bench::world_bench(kRepeats);
+  const bench::ScenarioFigures scenario = bench::scenario_bench(100);
 
   fmt::print("| workload | engine | callback loop | ratio |\n|---|---|---|---|\n");
   fmt::print("| (a) 1000 processes x 10,000 random sleeps, events/s | {:.3g} | {:.3g} | {:.2f} |\n", sleep_e, sleep_c,
@@ -224,5 +226,9 @@ int main() {
   fmt::print("memory.bytes_per_process: {:.0f}\n", mem);
   fmt::print("world.events_per_s: {:.0f}\n", world.events_per_s);
   fmt::print("world.operations_per_s: {:.0f}\n", world.operations_per_s);
+  fmt::print("scenario.account_bind.events_per_s_per_core: {:.0f}\n", scenario.events_per_s_per_core);
+  fmt::print("scenario.account_bind.trials_per_s: {:.1f}\n", scenario.trials_per_s_1);
+  fmt::print("jobs.trials_per_s_2: {:.1f}\n", scenario.trials_per_s_2);
+  fmt::print("jobs.speedup_2_vs_1: {:.2f}\n", scenario.trials_per_s_2 / scenario.trials_per_s_1);
   return 0;
 }

@@ -34,6 +34,7 @@ struct StrategyResult {
   Histogram latency;                             // of every finished logical operation, in ms
   std::vector<std::string> examples;             // the first few violations, explained
   std::uint64_t first_trace_hash = 0;
+  std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
   double wall_s = 0;  // a timing field: not part of the results proper
 };
 
