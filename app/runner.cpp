@@ -94,6 +94,7 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   sim::EngineConfig ec;
   ec.seed = seed;
   ec.time_budget = s.time_budget;
+  ec.event_budget = s.event_budget;
   sim::Engine engine(ec);
   models::Network network(engine, s.internal_link);
   std::deque<models::Node> node_storage;
@@ -151,6 +152,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   models::WorldConfig wc;
   wc.engine.seed = seed;
   wc.engine.time_budget = s.time_budget;
+  wc.engine.event_budget = s.event_budget;
   wc.app_servers = s.app_servers;
   wc.server = s.server;
   wc.balance = s.balance;

@@ -212,7 +212,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.hash = fnv1a(s.resolved);
   const Reader top(doc, path, "");
   top.only({"name", "description", "source", "lesson", "workload", "topology", "database", "redis", "zookeeper", "etcd",
-            "clients", "faults", "strategies", "trials", "seed", "time_budget_s", "expect"});
+            "clients", "faults", "strategies", "trials", "seed", "time_budget_s", "event_budget", "expect"});
   if (!top.has("name")) top.fail("a \"name\"");
   s.name = top.string("name", "");
   s.description = top.string("description", "");
@@ -221,6 +221,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.trials = static_cast<int>(top.integer("trials", s.trials, 1, 10'000'000));
   s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
   s.time_budget = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(top.number("time_budget_s", 3600, 1, 1e7)));
+  s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000'000));
 
   if (top.has("workload")) {
     const Reader w = top.child("workload");

@@ -123,7 +123,8 @@ struct Scenario {
   std::vector<StrategyChoice> strategies;
   int trials = 100;
   std::uint64_t seed = 1;
-  sim::Duration time_budget = std::chrono::hours(1);
+  sim::Duration time_budget = std::chrono::hours(1);  // of simulated time per trial
+  std::uint64_t event_budget = 100'000'000;           // events per trial
   std::vector<Expectation> expect;
   std::uint64_t hash = 0;  // of the resolved document: names the configuration in results
   std::string resolved;    // the document after overrides, as JSON text
