@@ -11,6 +11,7 @@
 #include "app/demo.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
+#include "reports/report.hpp"
 
 namespace {
 
@@ -68,7 +69,7 @@ int run(const RunOptions& o) {
   }
   const auto results = locksim::run_scenario(s, o.jobs);
   const std::string json = locksim::reports::to_json(results);
-  locksim::reports::write_atomically("reports/out/" + s.name + "/results.json", json);
+  const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
   if (o.json) {
     fmt::print("{}", json);
   } else {
@@ -78,7 +79,8 @@ int run(const RunOptions& o) {
       if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());
     if (!first_duplicates.empty()) fmt::print("\nfirst duplicate of each strategy that made one:\n{}", first_duplicates);
     if (!s.lesson.empty()) fmt::print("\nlesson: {}\n", s.lesson);
-    fmt::print("\nwritten: reports/out/{}/results.json\n", s.name);
+    fmt::print("\nwritten: {}/report.md (and {} more files)\n", report.folder, report.written.size() - 1);
+    if (!report.note.empty()) fmt::print("{}\n", report.note);
   }
   int failed = 0;
   for (const auto& e : results.expectations) {

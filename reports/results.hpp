@@ -3,10 +3,10 @@
 
 #include <cstdint>
 #include <map>
-
-#include "reports/histogram.hpp"
 #include <string>
 #include <vector>
+
+#include "reports/histogram.hpp"
 
 namespace locksim::reports {
 

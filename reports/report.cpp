@@ -1,0 +1,173 @@
+#include "reports/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace locksim::reports {
+
+namespace {
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+bool has_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+// Each strategy's latency CDF: one data block per strategy (gnuplot's `index`).
+std::string latency_data(const RunResults& r, std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& s : r.strategies) {
+    if (s.latency.count() == 0) continue;
+    names.push_back(s.name);
+    out += fmt::format("# {}\n", s.name);
+    std::uint64_t seen = 0;
+    for (const auto& [lower, n] : s.latency.buckets()) {
+      seen += n;
+      out += fmt::format("{:.6g} {:.6g}\n", std::max(lower * Histogram::kGrowth, 1e-3),
+                         static_cast<double>(seen) / static_cast<double>(s.latency.count()));
+    }
+    out += "\n\n";
+  }
+  return out;
+}
+
+// Per checker that fired anywhere: per strategy, the share of trials with its interval.
+std::string violation_data(const RunResults& r, std::vector<std::string>& fired) {
+  std::string out;
+  for (const auto& metric : checker_metrics()) {
+    bool any = false;
+    for (const auto& s : r.strategies)
+      if (auto it = s.counts.find(metric); it != s.counts.end() && it->second.total > 0) any = true;
+    if (!any) continue;
+    fired.push_back(metric);
+    out += fmt::format("# {}: strategy, % of trials, low, high\n", metric);
+    int x = 0;
+    for (const auto& s : r.strategies) {
+      auto it = s.counts.find(metric);
+      const Share sh = it == s.counts.end() ? Share{} : it->second.share;
+      out += fmt::format("{} {} {:.4g} {:.4g} {:.4g}\n", x++, quoted(s.name), 100 * sh.value, 100 * sh.low, 100 * sh.high);
+    }
+    out += "\n\n";
+  }
+  return out;
+}
+
+// Writes the same plot as PNG and SVG: `body` is the plot command(s).
+std::string both_formats(const std::string& name, const std::string& size_png, const std::string& size_svg,
+                         const std::string& body) {
+  // `reset` before each: settings of one plot (a log axis, say) must not leak into the next.
+  return fmt::format("reset\nset terminal pngcairo size {} font ',10'\nset output '{}.png.tmp'\n{}\n"
+                     "reset\nset terminal svg size {} dynamic font ',10'\nset output '{}.svg.tmp'\n{}\nunset output\n",
+                     size_png, name, body, size_svg, name, body);
+}
+
+std::string latency_script(const std::vector<std::string>& names) {
+  std::string titles;
+  for (const auto& n : names) titles += (titles.empty() ? "" : " ") + n;
+  const std::string body = fmt::format(
+      "set title 'Latency of logical operations (CDF)'\nset xlabel 'latency (ms, log scale)'\n"
+      "set ylabel 'share of operations'\nset logscale x\nset yrange [0:1]\nset key outside right\nset grid\n"
+      "names = '{}'\nplot for [i=0:{}] 'latency.dat' index i using 1:2 with steps lw 2 dashtype 1+int(i/8) title word(names, i+1) noenhanced",
+      titles, names.size() - 1);
+  return both_formats("latency_cdf", "1100,600", "1100,600", body);
+}
+
+std::string violations_script(const std::vector<std::string>& fired, std::size_t strategies) {
+  const std::size_t rows = (fired.size() + 1) / 2, cols = fired.size() == 1 ? 1 : 2;
+  std::string body = fmt::format("set multiplot layout {},{} title 'Share of trials in which each checker fired (95% interval)'\n",
+                                 rows, cols);
+  body += "set style fill solid 0.6\nset boxwidth 0.7\nset yrange [0:105]\nset ylabel '% of trials'\nset grid ytics\n"
+          "set xtics rotate by -40 font ',8'\nunset key\n";
+  body += fmt::format("set xrange [-0.6:{}]\n", static_cast<double>(strategies) - 0.4);
+  for (std::size_t i = 0; i < fired.size(); ++i)
+    body += fmt::format("set title '{}' noenhanced\nplot 'violations.dat' index {} using 1:3:xtic(2) with boxes, "
+                        "'' index {} using 1:3:4:5 with yerrorbars lc rgb 'black' pt 0\n",
+                        fired[i], i, i);
+  body += "unset multiplot";
+  const std::string png = fmt::format("{},{}", cols * 600, rows * 420 + 40);
+  return both_formats("violations", png, png, body);
+}
+
+std::string markdown(const RunResults& r, const std::vector<std::string>& pictures, const std::string& note) {
+  std::string md = fmt::format("# {}\n\n{}\n\nSource: {}\n\n", r.scenario, r.description, r.source);
+  if (!r.lesson.empty()) md += fmt::format("**Lesson.** {}\n\n", r.lesson);
+  md += fmt::format("Seed {}, {} trials per strategy (seeds {}..{}), scenario hash `{:016x}`; every figure is in "
+                    "`results.json`.\n\n",
+                    r.seed, r.trials, r.seed, r.seed + r.trials - 1, r.scenario_hash);
+  md += "## Comparison\n\n```\n" + table(r) + "```\n\n";
+  md += "What the columns mean: *dup rows*, rows beyond the first for one key, summed over trials; *trials with dups*, "
+        "the share of trials with at least one, and its 95% Wilson interval; *dup keys*, keys with more than one row; "
+        "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of logical operations (first attempt to "
+        "last answer) from 1% log buckets; *db/op*, *redis*, statements and Redis commands per logical operation; "
+        "*errors*, operations that ended in an error, by its kind (1062 duplicate key, 1213 deadlock, 1205 lock wait "
+        "timeout, timeout, rejected, lock_busy, dropped, fenced). The other checkers are listed under the table where "
+        "they fired.\n\n";
+  for (const auto& e : r.expectations)
+    md += fmt::format("- expectation `{}`: {} (measured {})\n", e.text, e.holds ? "holds" : "**does not hold**", e.measured);
+  if (!r.expectations.empty()) md += "\n";
+  md += "## Plots\n\n";
+  for (const auto& p : pictures) md += fmt::format("![{}]({}.png)\n\n", p, p);
+  if (!note.empty()) md += note + "\n";
+  return md;
+}
+
+}  // namespace
+
+const std::vector<std::string>& checker_metrics() {
+  static const std::vector<std::string> metrics = {
+      "duplicate_rows", "overlapping_holders", "lease_expiry_violations", "stale_writes_accepted", "stale_writes_rejected",
+      "wrong_unlocks", "stuck_locks", "lost_updates", "orphaned_remote_records", "duplicate_executions",
+      "double_enqueues", "tasks_not_executed", "deadlocks", "dropped_requests", "unfinished_runs"};
+  return metrics;
+}
+
+bool run_gnuplot(const std::string& folder, const std::string& script) {
+  if (!has_gnuplot()) return false;
+  const std::string command = fmt::format("cd '{}' && gnuplot '{}' >/dev/null 2>&1", folder, script);
+  return std::system(command.c_str()) == 0;
+}
+
+ReportFiles write_report(const RunResults& r, const std::string& folder) {
+  ReportFiles f{folder, {}, false, {}};
+  auto write = [&](const std::string& name, const std::string& text) {
+    write_atomically(folder + "/" + name, text);
+    f.written.push_back(name);
+  };
+  write("results.json", to_json(r));
+  std::vector<std::string> names, fired, pictures;
+  const std::string latency = latency_data(r, names);
+  const std::string violations = violation_data(r, fired);
+  std::string script;
+  if (!names.empty()) {
+    write("latency.dat", latency);
+    script += latency_script(names);
+    pictures.push_back("latency_cdf");
+  }
+  if (!fired.empty()) {
+    write("violations.dat", violations);
+    script += violations_script(fired, r.strategies.size());
+    pictures.push_back("violations");
+  }
+  for (const char* stale : {"latency_cdf.png", "latency_cdf.svg", "violations.png", "violations.svg"})
+    std::filesystem::remove(folder + "/" + stale);  // of an earlier run: only this run's pictures may stay
+  if (!script.empty()) {
+    write("plots.gp", script);
+    if (run_gnuplot(folder, "plots.gp")) {
+      f.plotted = true;
+      for (const auto& p : pictures)
+        for (const char* ext : {".png", ".svg"}) {
+          std::filesystem::rename(folder + "/" + p + ext + ".tmp", folder + "/" + p + ext);
+          f.written.push_back(p + ext);
+        }
+    } else {
+      for (const auto& p : pictures)  // what a failed gnuplot began
+        for (const char* ext : {".png.tmp", ".svg.tmp"}) std::filesystem::remove(folder + "/" + p + ext);
+      f.note = "No pictures: gnuplot is not installed or failed (the data and plots.gp are here; run "
+               "`gnuplot plots.gp` in this folder, then drop the .tmp from the names).";
+    }
+  }
+  write("report.md", markdown(r, f.plotted ? pictures : std::vector<std::string>{}, f.note));
+  return f;
+}
+
+}  // namespace locksim::reports

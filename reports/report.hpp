@@ -1,0 +1,32 @@
+#pragma once
+// The report folder of a run (reports/out/<scenario>/): results.json, report.md with the
+// comparison table, the lesson and the plots, and the plots themselves: gnuplot data and
+// scripts, rendered to PNG (pngcairo) and SVG when gnuplot is installed. Every file is
+// written under a temporary name and renamed, so an interrupted run leaves no half file.
+
+#include <string>
+#include <vector>
+
+#include "reports/results.hpp"
+
+namespace locksim::reports {
+
+struct ReportFiles {
+  std::string folder;
+  std::vector<std::string> written;  // file names within the folder
+  bool plotted = false;              // gnuplot ran
+  std::string note;                  // why there are no pictures, if there are none
+};
+
+/// Writes the report of `results` into `folder`.
+ReportFiles write_report(const RunResults& results, const std::string& folder);
+
+/// Runs gnuplot on `script` in `folder` (its outputs are named there); false when gnuplot
+/// is missing or fails. The script writes each picture to "<name>.tmp" first; the caller
+/// renames the ones it expects.
+bool run_gnuplot(const std::string& folder, const std::string& script);
+
+/// The checker metrics a violation-rate panel is drawn for, in panel order.
+const std::vector<std::string>& checker_metrics();
+
+}  // namespace locksim::reports

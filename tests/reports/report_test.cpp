@@ -1,0 +1,78 @@
+// The report folder: its files parse and hold the run's figures; pictures when gnuplot is
+// there, and a clear note (and a successful run) when it is not.
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/runner.hpp"
+#include "app/scenario.hpp"
+#include "reports/report.hpp"
+
+namespace {
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct TempFolder {
+  TempFolder() : path(std::filesystem::temp_directory_path() / ("locksim-report-" + std::to_string(++counter))) {
+    std::filesystem::remove_all(path);
+  }
+  ~TempFolder() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
+  static inline int counter = 0;
+};
+
+locksim::reports::RunResults small_run() {
+  auto s = locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"));
+  s.trials = 3;
+  return locksim::run_scenario(s);
+}
+
+}  // namespace
+
+TEST_CASE("the report folder holds results.json, report.md with the table and lesson, and the plot data") {
+  const auto results = small_run();
+  TempFolder folder;
+  const auto files = locksim::reports::write_report(results, folder.path.string());
+  const auto doc = nlohmann::json::parse(read(folder.path / "results.json"));
+  CHECK(doc["strategies"].size() == results.strategies.size());
+  CHECK(doc["strategies"][0]["metrics"]["duplicate_rows"]["total"] == results.strategies[0].counts.at("duplicate_rows").total);
+  CHECK(doc["strategies"][0]["latency_histogram"]["buckets_ms_count"].size() > 0);
+  const std::string md = read(folder.path / "report.md");
+  CHECK(md.find(results.lesson) != std::string::npos);
+  CHECK(md.find(locksim::reports::table(results)) != std::string::npos);
+  CHECK(read(folder.path / "violations.dat").find("# duplicate_rows") != std::string::npos);
+  CHECK(read(folder.path / "latency.dat").find("# redlock") != std::string::npos);
+  for (const auto& entry : std::filesystem::directory_iterator(folder.path))
+    CHECK(entry.path().extension() != ".tmp");  // nothing left half-written
+  const bool gnuplot_installed = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+  CHECK(files.plotted == gnuplot_installed);  // a script gnuplot refuses is a bug
+  if (files.plotted) {
+    CHECK(std::filesystem::file_size(folder.path / "violations.png") > 0);
+    CHECK(std::filesystem::file_size(folder.path / "latency_cdf.svg") > 0);
+    CHECK(md.find("![violations](violations.png)") != std::string::npos);
+  }
+}
+
+TEST_CASE("without gnuplot the report is still written, with a note saying why there are no pictures") {
+  const auto results = small_run();
+  TempFolder folder;
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", "/nonexistent", 1);
+  const auto files = locksim::reports::write_report(results, folder.path.string());
+  ::setenv("PATH", path.c_str(), 1);
+  CHECK_FALSE(files.plotted);
+  CHECK(files.note.find("gnuplot") != std::string::npos);
+  CHECK(read(folder.path / "report.md").find(files.note) != std::string::npos);
+  CHECK(std::filesystem::exists(folder.path / "plots.gp"));
+  CHECK_FALSE(std::filesystem::exists(folder.path / "violations.png"));
+}
