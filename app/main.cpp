@@ -8,9 +8,12 @@
 #include <iostream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "app/demo.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
+#include "app/sweep.hpp"
 #include "reports/report.hpp"
 
 namespace {
@@ -41,33 +44,72 @@ struct RunOptions {
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
+// A progress line on stderr, redrawn in place, only when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(std::string what) : what_(std::move(what)), on_(::isatty(2) == 1), start_(std::chrono::steady_clock::now()) {}
+  ~Progress() {
+    if (on_ && drawn_) fmt::print(stderr, "\r\033[K");
+  }
+  void operator()(std::size_t done, std::size_t total) {
+    if (!on_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = static_cast<double>(done) / std::max(elapsed, 1e-9);
+    fmt::print(stderr, "\r\033[K{} {}/{} done, {:.2f}/s, about {:.0f} s left", what_, done, total, rate,
+               static_cast<double>(total - done) / std::max(rate, 1e-9));
+    drawn_ = true;
+  }
+
+ private:
+  std::string what_;
+  bool on_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+struct SweepCommand {
+  std::string scenario;
+  std::vector<std::string> varies, strategies, sets;
+  std::string metric = "duplicate_rows";
+  std::optional<int> trials;
+  std::optional<std::uint64_t> seed;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool resume = false;
+};
+
+int sweep(const SweepCommand& c) {
+  locksim::SweepOptions o{c.scenario, c.sets, c.strategies, {}, c.metric, c.trials, c.seed, c.jobs, c.resume, ""};
+  for (const auto& v : c.varies) o.varies.push_back(locksim::parse_vary(v));
+  const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(c.scenario), c.sets);
+  o.folder = "reports/out/" + s.name + "/sweep";
+  locksim::reports::SweepResults results;
+  {
+    Progress progress("points");
+    results = locksim::run_sweep(o, std::ref(progress));
+  }
+  fmt::print("sweep: {} ({}), metric {}\n\n{}", s.name, s.file, c.metric, locksim::reports::sweep_table(results));
+  const std::string note = locksim::reports::write_sweep_report(results, o.folder);
+  fmt::print("\nwritten: {}/sweep.md, points.json, sweep.dat, sweep.gp{}\n", o.folder, note.empty() ? ", sweep.png, sweep.svg" : "");
+  if (!note.empty()) fmt::print("{}\n", note);
+  return 0;
+}
+
 int run(const RunOptions& o) {
   locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(o.scenario), o.sets);
   if (o.trials) s.trials = *o.trials;
   if (o.seed) s.seed = *o.seed;
-  if (!o.strategies.empty()) {
-    std::vector<locksim::StrategyChoice> chosen;
-    for (const auto& name : o.strategies) {
-      auto it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == name; });
-      if (it != s.strategies.end()) {
-        chosen.push_back(*it);
-      } else if (const auto* entry = models::strategies::find(name)) {
-        locksim::StrategyChoice c{name, {}};
-        for (const auto& p : entry->info.params) c.params[p.name] = p.value;
-        chosen.push_back(c);
-      } else {
-        throw locksim::InputError("--strategy " + name + ": expected a strategy name (see `locksim list`) or a label of the scenario");
-      }
-    }
-    s.strategies = chosen;
-  }
+  locksim::narrow_strategies(s, o.strategies);
   if (!o.json) {
     fmt::print("scenario: {} ({})\n{}\n", s.name, s.file, s.description);
     fmt::print("seed: {}; trials per strategy: {} (seeds {}..{}); scenario hash {:016x}\n", s.seed, s.trials, s.seed,
                s.seed + static_cast<std::uint64_t>(s.trials) - 1, s.hash);
     fmt::print("configuration: {}\n\n", s.resolved);
   }
-  const auto results = locksim::run_scenario(s, o.jobs);
+  locksim::reports::RunResults results;
+  {
+    Progress progress("strategies");
+    results = locksim::run_scenario(s, o.jobs, std::ref(progress));
+  }
   const std::string json = locksim::reports::to_json(results);
   const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
   if (o.json) {
@@ -117,6 +159,19 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
       ->check(CLI::Range(1, 1024));
 
+  SweepCommand sweep_options;
+  auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario over a grid of parameter values: a table and a plot of one metric");
+  sweep_cmd->add_option("scenario", sweep_options.scenario, "a scenario file, or a name from scenarios/")->required();
+  sweep_cmd->add_option("--vary", sweep_options.varies, "path=from:to:step, e.g. clients.timeout_ms=100:1000:100 (once or twice)")
+      ->required();
+  sweep_cmd->add_option("--strategy", sweep_options.strategies, "only these strategies (repeatable)");
+  sweep_cmd->add_option("--metric", sweep_options.metric, "the metric to plot (default duplicate_rows)");
+  sweep_cmd->add_option("--trials", sweep_options.trials, "trials per strategy and point")->check(CLI::Range(1, 10'000'000));
+  sweep_cmd->add_option("--seed", sweep_options.seed, "seed of the first trial at each point");
+  sweep_cmd->add_option("--set", sweep_options.sets, "override a scenario value: path=value");
+  sweep_cmd->add_option("--jobs", sweep_options.jobs, "threads running trials (default: every core)")->check(CLI::Range(1, 1024));
+  sweep_cmd->add_flag("--resume", sweep_options.resume, "keep the points an interrupted sweep already wrote");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -129,6 +184,7 @@ int main(int argc, char** argv) {
   try {
     if (*list_cmd) return list();
     if (*run_cmd) return run(run_options);
+    if (*sweep_cmd) return sweep(sweep_options);
   } catch (const locksim::InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return 2;

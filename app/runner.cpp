@@ -339,7 +339,7 @@ std::vector<TrialOutcome> run_trials(const Scenario& s, const StrategyChoice& ch
   return outcomes;
 }
 
-reports::RunResults run_scenario(const Scenario& s, int jobs) {
+reports::RunResults run_scenario(const Scenario& s, int jobs, const std::function<void(std::size_t, std::size_t)>& progress) {
   reports::RunResults results;
   results.scenario = s.name;
   results.file = s.file;
@@ -397,6 +397,7 @@ reports::RunResults run_scenario(const Scenario& s, int jobs) {
     r.figures["redis_ops_per_op"] = static_cast<double>(commands) / ops;
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     results.strategies.push_back(std::move(r));
+    if (progress) progress(results.strategies.size(), s.strategies.size());
   }
   for (const Expectation& e : s.expect) {
     const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == e.strategy; });

@@ -25,6 +25,8 @@ TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy,
 
 /// Every strategy, every trial (spread over `jobs` threads, each trial in its own engine:
 /// the results do not depend on `jobs`), then the expectations checked.
-reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1);
+/// `progress(strategies done, strategies)` after each strategy.
+reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1,
+                                 const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 }  // namespace locksim

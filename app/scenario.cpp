@@ -178,6 +178,27 @@ bool Expectation::holds(double m) const {
 
 std::string Expectation::text() const { return fmt::format("{} {} {} {}", strategy, metric, op, value); }
 
+void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  std::vector<StrategyChoice> chosen;
+  for (const auto& name : names) {
+    auto it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == name; });
+    const auto* entry = models::strategies::find(name);
+    if (it != s.strategies.end()) {
+      chosen.push_back(*it);
+    } else if (entry != nullptr && entry->workload() == s.workload) {
+      StrategyChoice c{name, {}};
+      for (const auto& p : entry->info.params) c.params[p.name] = p.value;
+      chosen.push_back(c);
+    } else {
+      throw InputError(fmt::format("--strategy {}: expected a strategy of the {} workload (see `locksim list`) or a label of "
+                                   "the scenario",
+                                   name, s.workload));
+    }
+  }
+  s.strategies = chosen;
+}
+
 std::string scenario_path(const std::string& name_or_path) {
   if (std::filesystem::exists(name_or_path)) return name_or_path;
   const std::string in_catalogue = std::string(LOCKSIM_SCENARIO_DIR) + "/" + name_or_path + ".json";

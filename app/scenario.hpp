@@ -133,6 +133,9 @@ struct Scenario {
 /// Reads and validates a scenario file, after applying `path=value` overrides (for example
 /// `clients.count=50`, written as if in the file). Throws InputError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Keeps only the named strategies (`--strategy`): labels or names of the scenario's, or any
+/// strategy of its workload with default parameters. None named: all stay. Throws InputError.
+void narrow_strategies(Scenario& scenario, const std::vector<std::string>& names);
 /// Finds a scenario by file path, or by name in the scenarios directory.
 std::string scenario_path(const std::string& name_or_path);
 /// The scenario files of the catalogue, sorted.

@@ -1,0 +1,145 @@
+#include "app/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/metrics.hpp"
+#include "app/runner.hpp"
+#include "app/scenario.hpp"
+
+namespace locksim {
+
+using json = nlohmann::json;
+
+std::vector<double> Vary::values() const {
+  std::vector<double> out;
+  const auto n = static_cast<long>(std::floor((to - from) / step + 1e-9));
+  for (long i = 0; i <= n; ++i) out.push_back(from + static_cast<double>(i) * step);
+  return out;
+}
+
+Vary parse_vary(const std::string& text) {
+  const auto fail = [&] {
+    throw InputError(fmt::format("--vary {}: expected path=from:to:step with from <= to and step > 0, for example "
+                                 "clients.timeout_ms=100:1000:100",
+                                 text));
+  };
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) fail();
+  Vary v{text.substr(0, eq)};
+  std::istringstream in(text.substr(eq + 1));
+  char c1 = 0, c2 = 0;
+  in >> v.from >> c1 >> v.to >> c2 >> v.step;
+  if (in.fail() || !in.eof() || c1 != ':' || c2 != ':' || !(v.step > 0) || v.to < v.from || v.values().size() > 10'000) fail();
+  return v;
+}
+
+namespace {
+
+std::string number(double v) { return fmt::format("{:.15g}", v); }
+
+bool is_share_metric(const std::string& metric) {
+  return !(metric.starts_with("latency_ms.") || metric == "db_ops_per_op" || metric == "redis_ops_per_op");
+}
+
+reports::SweepPoint measure(const reports::RunResults& r, const std::vector<double>& at, const std::string& metric) {
+  reports::SweepPoint p{at, {}};
+  for (const auto& s : r.strategies) {
+    reports::SweepPoint::Value v{s.name};
+    if (auto c = s.counts.find(metric); c != s.counts.end()) {
+      v.value = c->second.share.value;
+      v.low = c->second.share.low;
+      v.high = c->second.share.high;
+    } else if (auto f = s.figures.find(metric); f != s.figures.end()) {
+      v.value = v.low = v.high = f->second;
+    } else if (is_share_metric(metric)) {  // a count that never fired (an error kind, say)
+      v.high = reports::wilson(0, s.trials).high;
+    }
+    p.values.push_back(v);
+  }
+  return p;
+}
+
+json point_json(const reports::SweepPoint& p) {
+  json values = json::array();
+  for (const auto& v : p.values) values.push_back({{"strategy", v.strategy}, {"value", v.value}, {"low", v.low}, {"high", v.high}});
+  return {{"at", p.at}, {"values", values}};
+}
+
+reports::SweepPoint point_from(const json& j) {
+  reports::SweepPoint p{j.at("at").get<std::vector<double>>(), {}};
+  for (const auto& v : j.at("values"))
+    p.values.push_back({v.at("strategy").get<std::string>(), v.at("value").get<double>(), v.at("low").get<double>(),
+                        v.at("high").get<double>()});
+  return p;
+}
+
+}  // namespace
+
+reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (o.varies.empty() || o.varies.size() > 2) throw InputError("sweep: expected one or two --vary path=from:to:step");
+  if (!is_metric(o.metric)) throw InputError("--metric " + o.metric + ": expected a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...)");
+  const std::string path = scenario_path(o.scenario);
+  Scenario base = load_scenario(path, o.sets);
+  narrow_strategies(base, o.strategies);
+
+  // The grid, first path slowest.
+  std::vector<std::vector<double>> grid{{}};
+  for (const auto& v : o.varies) {
+    std::vector<std::vector<double>> next;
+    for (const auto& g : grid)
+      for (double x : v.values()) {
+        next.push_back(g);
+        next.back().push_back(x);
+      }
+    grid = std::move(next);
+  }
+  // What the saved points were made by: a resumed sweep must be the same sweep.
+  json definition = {{"scenario_hash", fmt::format("{:016x}", base.hash)}, {"metric", o.metric},
+                     {"trials", o.trials ? *o.trials : base.trials}, {"seed", o.seed ? *o.seed : base.seed}};
+  for (const auto& v : o.varies) definition["vary"].push_back({v.path, v.from, v.to, v.step});
+  for (const auto& c : base.strategies) definition["strategies"].push_back(c.shown());
+
+  const std::string saved = o.folder + "/points.json";
+  std::map<std::vector<double>, reports::SweepPoint> done;
+  if (o.resume && std::filesystem::exists(saved)) {
+    std::ifstream in(saved);
+    const json doc = json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("definition") || doc.at("definition") != definition)
+      throw InputError(saved + ": made by a different sweep (scenario, --vary, --metric, --trials, --seed or strategies "
+                               "differ); run it without --resume to start over");
+    for (const auto& p : doc.at("points")) {
+      reports::SweepPoint point = point_from(p);
+      done.emplace(point.at, point);
+    }
+  }
+
+  reports::SweepResults results{base.name, {}, o.metric, is_share_metric(o.metric), {}};
+  for (const auto& v : o.varies) results.varied.push_back(v.path);
+  std::size_t finished = 0;
+  for (const auto& at : grid) {
+    auto it = done.find(at);
+    if (it == done.end()) {
+      std::vector<std::string> sets = o.sets;
+      for (std::size_t i = 0; i < at.size(); ++i) sets.push_back(o.varies[i].path + "=" + number(at[i]));
+      Scenario s = load_scenario(path, sets);
+      narrow_strategies(s, o.strategies);
+      if (o.trials) s.trials = *o.trials;
+      if (o.seed) s.seed = *o.seed;
+      it = done.emplace(at, measure(run_scenario(s, o.jobs), at, o.metric)).first;
+      json doc = {{"definition", definition}, {"points", json::array()}};
+      for (const auto& [key, p] : done) doc["points"].push_back(point_json(p));
+      reports::write_atomically(saved, doc.dump(1) + "\n");
+    }
+    results.points.push_back(it->second);
+    if (progress) progress(++finished, grid.size());
+  }
+  return results;
+}
+
+}  // namespace locksim

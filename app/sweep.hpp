@@ -1,0 +1,42 @@
+#pragma once
+// `locksim sweep`: a scenario run at every point of a grid of parameter values, one metric
+// per strategy per point. Points are saved as they finish, so --resume continues an
+// interrupted sweep from the points already written.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/sweep_report.hpp"
+
+namespace locksim {
+
+/// One varied path: "clients.timeout_ms=100:1000:100" (from, to, step; `to` included).
+struct Vary {
+  std::string path;
+  double from = 0, to = 0, step = 1;
+  std::vector<double> values() const;
+};
+/// Throws InputError for a malformed --vary.
+Vary parse_vary(const std::string& text);
+
+struct SweepOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::vector<std::string> strategies;
+  std::vector<Vary> varies;
+  std::string metric = "duplicate_rows";
+  std::optional<int> trials;
+  std::optional<std::uint64_t> seed;
+  int jobs = 1;
+  bool resume = false;
+  std::string folder;  // where points.json and the report go
+};
+
+/// Runs every point not already saved (with `resume`), saving each as it finishes;
+/// `progress(done, total)` after each. Throws InputError for bad input.
+reports::SweepResults run_sweep(const SweepOptions& options,
+                                const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+}  // namespace locksim

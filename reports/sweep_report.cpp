@@ -1,0 +1,101 @@
+#include "reports/sweep_report.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <set>
+
+#include "reports/report.hpp"
+
+namespace locksim::reports {
+
+namespace {
+std::string cell(const SweepResults& s, const SweepPoint::Value& v) {
+  if (!s.is_share) return fmt::format("{:.4g}", v.value);
+  return fmt::format("{:.1f}% [{:.1f}-{:.1f}]", 100 * v.value, 100 * v.low, 100 * v.high);
+}
+double shown(const SweepResults& s, double v) { return s.is_share ? 100 * v : v; }
+
+std::vector<std::string> strategies_of(const SweepResults& s) {
+  std::vector<std::string> names;
+  if (!s.points.empty())
+    for (const auto& v : s.points.front().values) names.push_back(v.strategy);
+  return names;
+}
+}  // namespace
+
+std::string sweep_table(const SweepResults& s) {
+  std::string out;
+  for (const auto& path : s.varied) out += fmt::format("{:>22} ", path);
+  const auto names = strategies_of(s);
+  for (const auto& n : names) out += fmt::format("{:>26} ", n);
+  out += "\n";
+  for (const auto& p : s.points) {
+    for (double x : p.at) out += fmt::format("{:>22g} ", x);
+    for (const auto& v : p.values) out += fmt::format("{:>26} ", cell(s, v));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string write_sweep_report(const SweepResults& s, const std::string& folder) {
+  const auto names = strategies_of(s);
+  // Data: one block per strategy; rows x [y] value low high.
+  std::string data;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    data += fmt::format("# {}\n", names[k]);
+    double previous_x = s.points.empty() ? 0 : s.points.front().at.front();
+    for (const auto& p : s.points) {
+      if (s.varied.size() == 2 && p.at[0] != previous_x) data += "\n";  // a new scan line for the heat map
+      previous_x = p.at[0];
+      const auto& v = p.values[k];
+      for (double x : p.at) data += fmt::format("{:.6g} ", x);
+      data += fmt::format("{:.6g} {:.6g} {:.6g}\n", shown(s, v.value), shown(s, v.low), shown(s, v.high));
+    }
+    data += "\n\n";
+  }
+  write_atomically(folder + "/sweep.dat", data);
+  const std::string ylabel = s.is_share ? "% of trials with " + s.metric : s.metric;
+  std::string body;
+  std::string size = "1000,600";
+  if (s.varied.size() == 1) {
+    std::string titles;
+    for (const auto& n : names) titles += (titles.empty() ? "" : " ") + n;
+    body = fmt::format(
+        "set title '{} against {}' noenhanced\nset xlabel '{}' noenhanced\nset ylabel '{}' noenhanced\nset grid\n"
+        "set key outside right noenhanced\nset style fill transparent solid 0.2 noborder\nnames = '{}'\n"
+        "plot for [i=0:{}] 'sweep.dat' index i using 1:3:4 with filledcurves lc i+1 notitle, "
+        "for [i=0:{}] '' index i using 1:2 with linespoints lw 2 lc i+1 title word(names, i+1)",
+        s.metric, s.varied[0], s.varied[0], ylabel, titles, names.size() - 1, names.size() - 1);
+  } else {
+    const std::size_t cols = std::min<std::size_t>(names.size(), 2), rows = (names.size() + 1) / 2;
+    size = fmt::format("{},{}", cols * 560, rows * 460 + 40);
+    body = fmt::format("set multiplot layout {},{} title '{}' noenhanced\nset xlabel '{}' noenhanced\n"
+                       "set ylabel '{}' noenhanced\nset cblabel '{}' noenhanced\nset palette rgb 33,13,10\n{}",
+                       rows, cols, s.metric, s.varied[0], s.varied[1], ylabel, s.is_share ? "set cbrange [0:100]\n" : "");
+    for (std::size_t k = 0; k < names.size(); ++k)  // one cell per grid point, centred on it
+      body += fmt::format("set title '{}' noenhanced\nplot 'sweep.dat' index {} using 1:2:3 with image notitle\n", names[k], k);
+    body += "unset multiplot";
+  }
+  const std::string script =
+      fmt::format("reset\nset terminal pngcairo size {} font ',10'\nset output 'sweep.png.tmp'\n{}\n"
+                  "reset\nset terminal svg size {} dynamic font ',10'\nset output 'sweep.svg.tmp'\n{}\nunset output\n",
+                  size, body, size, body);
+  write_atomically(folder + "/sweep.gp", script);
+  std::string note;
+  for (const char* stale : {"sweep.png", "sweep.svg"}) std::filesystem::remove(folder + "/" + stale);
+  if (run_gnuplot(folder, "sweep.gp")) {
+    for (const char* ext : {".png", ".svg"}) std::filesystem::rename(folder + "/sweep" + ext + ".tmp", folder + "/sweep" + ext);
+  } else {
+    for (const char* ext : {".png.tmp", ".svg.tmp"}) std::filesystem::remove(folder + "/sweep" + std::string(ext));
+    note = "No pictures: gnuplot is not installed or failed (sweep.dat and sweep.gp are here).";
+  }
+  std::string md = fmt::format("# Sweep of {}: {}\n\n```\n{}```\n\n", s.scenario, s.metric, sweep_table(s));
+  md += s.is_share ? "Each cell: the share of trials in which the metric fired, with its 95% interval.\n\n"
+                   : "Each cell: the metric's value over all trials.\n\n";
+  md += note.empty() ? "![sweep](sweep.png)\n" : note + "\n";
+  write_atomically(folder + "/sweep.md", md);
+  return note;
+}
+
+}  // namespace locksim::reports
