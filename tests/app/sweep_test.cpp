@@ -39,7 +39,7 @@ nlohmann::json saved(const std::string& folder) {
 
 }  // namespace
 
-TEST_CASE("--vary spans from to to in steps, and a malformed one is refused") {
+TEST_CASE("a --vary spans from to to in steps, and a malformed one is refused") {
   CHECK(locksim::parse_vary("clients.count=10:30:10").values() == std::vector<double>{10, 20, 30});
   CHECK(locksim::parse_vary("x=0.5:1:0.25").values() == std::vector<double>{0.5, 0.75, 1});
   CHECK_THROWS_AS(locksim::parse_vary("clients.count=10:30"), locksim::InputError);
@@ -66,7 +66,7 @@ TEST_CASE("a sweep measures every grid point for every strategy, in grid order")
   CHECK(r.points[0].values[0].value > 0);  // short timeouts duplicate
 }
 
-TEST_CASE("--resume after an interrupted sweep gives the results of an uninterrupted one") {
+TEST_CASE("a sweep resumed after an interrupted sweep with --resume gives the results of an uninterrupted one") {
   TempFolder whole, interrupted;
   const auto full = locksim::run_sweep(options(whole.path));
   // Interrupted after its first point: points.json holds only that one.
@@ -88,7 +88,7 @@ TEST_CASE("--resume after an interrupted sweep gives the results of an uninterru
   }
 }
 
-TEST_CASE("--resume refuses the points of a different sweep") {
+TEST_CASE("a resumed sweep refuses the points of a different sweep") {
   TempFolder folder;
   auto o = options(folder.path);
   locksim::run_sweep(o);
