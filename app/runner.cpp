@@ -87,6 +87,40 @@ void inject_faults(sim::Engine& engine, models::Network& network, const std::vec
 
 }  // namespace
 
+double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
+// The picture of one trial: holds as the holders believed them, pauses and crashes from the
+// trace, and the inserts of duplicated keys.
+reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
+                           const std::vector<models::db::RowRecord>& rows, std::uint64_t seed) {
+  reports::Timeline t;
+  t.seed = seed;
+  const sim::Time end = engine.now();
+  t.end_s = seconds(end);
+  for (const auto& r : locks.records())
+    t.bars.push_back({r.lock + "  " + r.who, seconds(r.from), seconds(std::min(r.until, end)),
+                      r.lease_until == sim::kNever ? -1.0 : seconds(r.lease_until)});
+  std::map<std::uint32_t, sim::Time> down_since;
+  for (const auto& e : engine.trace().events()) {
+    const std::string node = engine.node_name(e.node);
+    if (e.kind == sim::trace_kind::node_pause)
+      t.bands.push_back({node, seconds(e.at), seconds(e.at + sim::Duration{e.a}), "paused"});
+    else if (e.kind == sim::trace_kind::node_crash)
+      down_since[e.node] = e.at;
+    else if (e.kind == sim::trace_kind::node_restart && down_since.count(e.node)) {
+      t.bands.push_back({node, seconds(down_since[e.node]), seconds(e.at), "down"});
+      down_since.erase(e.node);
+    }
+  }
+  for (const auto& [node, since] : down_since) t.bands.push_back({engine.node_name(node), seconds(since), t.end_s, "down"});
+  std::map<std::string, int> per_key;
+  for (const auto& row : rows) ++per_key[std::get<std::string>(row.row.values.at("open_id"))];
+  for (const auto& row : rows)
+    if (per_key[std::get<std::string>(row.row.values.at("open_id"))] > 1)
+      t.inserts.push_back({fmt::format("row {} by {}", row.row.id, row.origin.who), seconds(row.origin.inserted_at)});
+  return t;
+}
+
 // The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
 // a queue broker; no clients.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
@@ -145,12 +179,13 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   return out;
 }
 
-TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed) {
+TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, bool with_timeline) {
   const strategies::Entry& entry = *strategies::find(choice.name);
-  if (entry.batch) return run_batch_trial(s, entry, choice, seed);
+  if (entry.batch) return run_batch_trial(s, entry, choice, seed);  // (no timeline: no locks to draw)
   Forward forward;
   models::WorldConfig wc;
   wc.engine.seed = seed;
+  if (with_timeline) wc.engine.trace = sim::TraceMode::full;  // keeps the events, same hash
   wc.engine.time_budget = s.time_budget;
   wc.engine.event_budget = s.event_budget;
   wc.app_servers = s.app_servers;
@@ -310,6 +345,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   out.counts["operations"] = static_cast<double>(out.operations);
   out.db_statements = database.database().stats().statements;
   out.redis_commands = env.redis_commands();
+  if (with_timeline) out.timeline = timeline(world.engine(), env.locks(), database.database().committed_rows(strategies::kAccounts), seed);
   return out;
 }
 
@@ -323,7 +359,7 @@ std::vector<TrialOutcome> run_trials(const Scenario& s, const StrategyChoice& ch
   auto work = [&] {
     for (int t = next++; t < s.trials; t = next++) {
       try {
-        outcomes[static_cast<std::size_t>(t)] = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t));
+        outcomes[static_cast<std::size_t>(t)] = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t), t == 0);
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -361,7 +397,10 @@ reports::RunResults run_scenario(const Scenario& s, int jobs, const std::functio
     std::vector<TrialOutcome> outcomes = run_trials(s, choice, jobs);
     for (int t = 0; t < s.trials; ++t) {
       const TrialOutcome& o = outcomes[static_cast<std::size_t>(t)];
-      if (t == 0) r.first_trace_hash = o.trace_hash;
+      if (t == 0) {
+        r.first_trace_hash = o.trace_hash;
+        r.timeline = o.timeline;
+      }
       for (const auto& [name, v] : o.counts) {
         auto& values = per_trial[name];
         values.resize(static_cast<std::size_t>(s.trials), 0.0);

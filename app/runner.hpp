@@ -19,9 +19,12 @@ struct TrialOutcome {
   std::uint64_t events = 0;
   std::uint64_t trace_hash = 0;
   std::vector<std::string> examples;
+  reports::Timeline timeline;  // when asked for
 };
 
-TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed);
+/// `with_timeline`: also keep the picture of the trial (the first of each strategy's).
+TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed,
+                       bool with_timeline = false);
 
 /// Every strategy, every trial (spread over `jobs` threads, each trial in its own engine:
 /// the results do not depend on `jobs`), then the expectations checked.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -88,6 +90,68 @@ std::string violations_script(const std::vector<std::string>& fired, std::size_t
   return both_formats("violations", png, png, body);
 }
 
+// A file-name-safe form of a strategy's name.
+std::string slug(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  return out;
+}
+
+std::string escape(const std::string& text) {  // for a single-quoted gnuplot string
+  std::string out;
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out;
+}
+
+// Holds as bars (the granted lease as a thin bar beside it), pauses and crashes as shaded
+// bands, the inserts of duplicated keys as marks on their own row.
+std::string timeline_data(const Timeline& t) {
+  std::string out = "# holds: row, from s, to s\n";
+  for (std::size_t i = 0; i < t.bars.size(); ++i) out += fmt::format("{} {:.6f} {:.6f}\n", i, t.bars[i].from_s, t.bars[i].to_s);
+  out += "\n\n# leases granted: row, from s, nominal end s\n";
+  bool any_lease = false;
+  for (std::size_t i = 0; i < t.bars.size(); ++i)
+    if (t.bars[i].lease_to_s >= 0) {
+      out += fmt::format("{} {:.6f} {:.6f}\n", i, t.bars[i].from_s, t.bars[i].lease_to_s);
+      any_lease = true;
+    }
+  if (!any_lease) out += "-10 0 0\n";  // an empty block would end the file for gnuplot
+  out += "\n\n# duplicate inserts: s\n";
+  for (const auto& m : t.inserts) out += fmt::format("{:.6f}\n", m.at_s);
+  if (t.inserts.empty()) out += "-1\n";
+  return out;
+}
+
+std::string timeline_script(const Timeline& t, const std::string& name, const std::string& strategy) {
+  const double top = static_cast<double>(t.bars.size());
+  double last = 0;  // the latest thing to show: the picture ends shortly after it
+  for (const auto& b : t.bars) last = std::max({last, b.to_s, b.lease_to_s});
+  for (const auto& b : t.bands) last = std::max(last, std::min(b.to_s, t.end_s));
+  for (const auto& m : t.inserts) last = std::max(last, m.at_s);
+  std::string body = fmt::format("set title 'One trial of {} (seed {}): who held which lock' noenhanced\n"
+                                 "set xlabel 'time (s)'\nset xrange [0:{:.6f}]\nset yrange [-1.7:{:.1f}]\nset grid xtics\n"
+                                 "set key below horizontal font ',9' samplen 2 width -4\n",
+                                 escape(strategy), t.seed, last * 1.05 + 1e-3, top - 0.3);
+  std::string tics = "set ytics ('duplicate inserts' -1";
+  for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}' {}", escape(t.bars[i].row), i);
+  body += tics + ") font ',8' noenhanced\n";
+  int n = 0;
+  for (const auto& b : t.bands) {
+    const char* colour = b.kind == "down" ? "#f4a6a6" : "#c9c9f4";
+    body += fmt::format("set object {} rect from {:.6f}, graph 0 to {:.6f}, graph 1 fc rgb '{}' fs solid 0.5 noborder behind\n",
+                        ++n, b.from_s, b.to_s, colour);
+    body += fmt::format("set label {} '{} {}' at {:.6f}, graph 0.97 font ',8' noenhanced\n", n, escape(b.node), b.kind, b.from_s);
+  }
+  body += fmt::format("plot '{0}.dat' index 1 using 2:($1+0.28):2:3:($1+0.2):($1+0.36) with boxxyerror fs solid 0.3 "
+                      "lc rgb '#999999' title 'lease granted (nominal TTL)', "
+                      "'' index 0 using 2:1:2:3:($1-0.2):($1+0.2) with boxxyerror fs solid 0.8 lc rgb '#3060c0' "
+                      "title 'believes it holds the lock', "
+                      "'' index 2 using 1:(-1) with points pt 7 ps 1.5 lc rgb '#d02020' title 'insert of a duplicated key'",
+                      name);
+  const std::string size = fmt::format("1100,{}", 260 + 28 * static_cast<int>(t.bars.size()));
+  return both_formats(name, size, size, body);
+}
+
 std::string markdown(const RunResults& r, const std::vector<std::string>& pictures, const std::string& note) {
   std::string md = fmt::format("# {}\n\n{}\n\nSource: {}\n\n", r.scenario, r.description, r.source);
   if (!r.lesson.empty()) md += fmt::format("**Lesson.** {}\n\n", r.lesson);
@@ -148,8 +212,16 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     script += violations_script(fired, r.strategies.size());
     pictures.push_back("violations");
   }
-  for (const char* stale : {"latency_cdf.png", "latency_cdf.svg", "violations.png", "violations.svg"})
-    std::filesystem::remove(folder + "/" + stale);  // of an earlier run: only this run's pictures may stay
+  for (const auto& st : r.strategies) {  // the teaching picture, where one trial is small enough to read
+    if (!st.timeline.worth_drawing() || st.timeline.bars.size() > 40 || pictures.size() >= 8) continue;
+    const std::string name = "timeline-" + slug(st.name);
+    write(name + ".dat", timeline_data(st.timeline));
+    script += timeline_script(st.timeline, name, st.name);
+    pictures.push_back(name);
+  }
+  if (std::filesystem::exists(folder))  // pictures of an earlier run: only this run's may stay
+    for (const auto& entry : std::filesystem::directory_iterator(folder))
+      if (entry.path().extension() == ".png" || entry.path().extension() == ".svg") std::filesystem::remove(entry.path());
   if (!script.empty()) {
     write("plots.gp", script);
     if (run_gnuplot(folder, "plots.gp")) {

@@ -23,6 +23,31 @@ struct Metric {
   Share share;              // fired / trials, with its interval
 };
 
+/// One trial drawn as a picture: who believed they held which lock when (with the lease the
+/// service granted, where known), nodes paused or down, and the duplicate inserts.
+struct Timeline {
+  struct Bar {
+    std::string row;  // "lock:openid:0  app-1 worker 4, op 0"
+    double from_s = 0, to_s = 0;
+    double lease_to_s = -1;  // the nominal end of the granted lease; < 0: not known
+  };
+  struct Band {
+    std::string node;
+    double from_s = 0, to_s = 0;
+    std::string kind;  // "paused", "down"
+  };
+  struct Mark {
+    std::string label;  // "row 17 by app-1 worker 4, ..."
+    double at_s = 0;
+  };
+  std::uint64_t seed = 0;
+  double end_s = 0;
+  std::vector<Bar> bars;
+  std::vector<Band> bands;
+  std::vector<Mark> inserts;  // of duplicated keys
+  bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
+};
+
 struct StrategyResult {
   std::string name;
   std::string description;
@@ -35,6 +60,7 @@ struct StrategyResult {
   std::vector<std::string> examples;             // the first few violations, explained
   std::uint64_t first_trace_hash = 0;
   std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
+  Timeline timeline;         // of the first trial
   double wall_s = 0;  // a timing field: not part of the results proper
 };
 

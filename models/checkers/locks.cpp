@@ -36,8 +36,9 @@ void Hold::release() {
   monitor_ = nullptr;
 }
 
-Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted) {
-  records_.push_back({std::move(lock), std::move(who), sim::now(), sim::kNever, std::move(granted)});
+Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease) {
+  const sim::Time now = sim::now();
+  records_.push_back({std::move(lock), std::move(who), now, sim::kNever, std::move(granted), lease ? now + *lease : sim::kNever});
   return Hold(*this, records_.size() - 1);
 }
 

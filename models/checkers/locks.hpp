@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,8 +78,8 @@ using GrantedPeek = std::function<bool()>;
 class LockMonitor {
  public:
   /// The holder `who` believes from now on that it holds `lock`; `granted` peeks at the
-  /// lock service.
-  Hold acquired(std::string lock, std::string who, GrantedPeek granted);
+  /// lock service; `lease`, if known, is the TTL the service granted (for timelines).
+  Hold acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease = {});
 
   /// The findings once the run is over; holds still believed end at `end`.
   LockFindings findings(sim::Time end) const;
@@ -89,6 +90,7 @@ class LockMonitor {
     sim::Time from;
     sim::Time until = sim::kNever;  // kNever: still believed
     GrantedPeek granted;
+    sim::Time lease_until = sim::kNever;  // from + the granted TTL, when known
     bool wrote = false;
   };
   const std::vector<Record>& records() const { return records_; }

@@ -223,7 +223,9 @@ checkers::Hold Strategy::hold_redis(const Request& r, const Worker& w, const std
   Env* env = &env_;
   checkers::GrantedPeek granted = redlock ? checkers::GrantedPeek([env, lock, value] { return env->redlock_grants(lock, value); })
                                           : checkers::GrantedPeek([env, lock, value] { return env->redis_grants(lock, value); });
-  return env_.locks().acquired(lock, who(r, w), std::move(granted));
+  std::optional<sim::Duration> lease;
+  if (params_.count("ttl_ms")) lease = millis("ttl_ms");
+  return env_.locks().acquired(lock, who(r, w), std::move(granted), lease);
 }
 
 Response Strategy::handle(const Request& request, Worker& worker) {

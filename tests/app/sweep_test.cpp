@@ -66,7 +66,7 @@ TEST_CASE("a sweep measures every grid point for every strategy, in grid order")
   CHECK(r.points[0].values[0].value > 0);  // short timeouts duplicate
 }
 
-TEST_CASE("a sweep resumed after an interrupted sweep with --resume gives the results of an uninterrupted one") {
+TEST_CASE("resuming an interrupted sweep gives the results of an uninterrupted one") {
   TempFolder whole, interrupted;
   const auto full = locksim::run_sweep(options(whole.path));
   // Interrupted after its first point: points.json holds only that one.
