@@ -52,6 +52,12 @@ TEST_CASE("the report folder holds results.json, report.md with the table and le
   CHECK(md.find(locksim::reports::table(results)) != std::string::npos);
   CHECK(read(folder.path / "violations.dat").find("# duplicate_rows") != std::string::npos);
   CHECK(read(folder.path / "latency.dat").find("# redlock") != std::string::npos);
+  // The first trial drawn: two holders of one lock, and the two inserts of the duplicated key.
+  const std::string timeline = read(folder.path / "timeline-redlock.dat");
+  CHECK(timeline.find("# holds") != std::string::npos);
+  CHECK(results.strategies[3].name == "redlock");
+  CHECK(results.strategies[3].timeline.bars.size() == 2);
+  CHECK(results.strategies[3].timeline.inserts.size() == 2);
   for (const auto& entry : std::filesystem::directory_iterator(folder.path))
     CHECK(entry.path().extension() != ".tmp");  // nothing left half-written
   const bool gnuplot_installed = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
@@ -60,6 +66,7 @@ TEST_CASE("the report folder holds results.json, report.md with the table and le
     CHECK(std::filesystem::file_size(folder.path / "violations.png") > 0);
     CHECK(std::filesystem::file_size(folder.path / "latency_cdf.svg") > 0);
     CHECK(md.find("![violations](violations.png)") != std::string::npos);
+    CHECK(std::filesystem::file_size(folder.path / "timeline-redlock.png") > 0);
   }
 }
 
