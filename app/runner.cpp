@@ -87,6 +87,27 @@ void inject_faults(sim::Engine& engine, models::Network& network, const std::vec
 
 }  // namespace
 
+models::db::ServerConfig database_config(const Scenario& s) {
+  return {.database = {.lock_wait_timeout = s.database.lock_wait_timeout},
+          .isolation = s.database.isolation,
+          .read_service = s.database.read,
+          .write_service = s.database.write,
+          .commit_service = s.database.commit};
+}
+
+// A connection pool on each app node.
+struct DatabasePools {
+  DatabasePools(models::Network& net, const std::vector<models::Node*>& apps, models::db::Server& server, const Scenario& s) {
+    for (models::Node* app : apps) {
+      owned.push_back(std::make_unique<models::db::Pool>(
+          net, *app, server, models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
+      pointers.push_back(owned.back().get());
+    }
+  }
+  std::vector<std::unique_ptr<models::db::Pool>> owned;
+  std::vector<models::db::Pool*> pointers;
+};
+
 double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
 // The picture of one trial: holds as the holders believed them, pauses and crashes from the
@@ -142,23 +163,11 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   for (int i = 1; i <= s.app_servers; ++i) apps.push_back(&add(fmt::format("app-{}", i)));
   models::Node& db_node = add("db-1");
   models::Node& mq_node = add("mq-1");
-  models::db::Server database(network, db_node,
-                              {.database = {.lock_wait_timeout = s.database.lock_wait_timeout},
-                               .isolation = s.database.isolation,
-                               .read_service = s.database.read,
-                               .write_service = s.database.write,
-                               .commit_service = s.database.commit});
+  models::db::Server database(network, db_node, database_config(s));
   database.create_table(models::batch::tasks_table());
-  std::vector<std::unique_ptr<models::db::Pool>> pools;
-  std::vector<models::db::Pool*> pool_ptrs;
-  for (models::Node* app : apps) {
-    pools.push_back(std::make_unique<models::db::Pool>(
-        network, *app, database,
-        models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
-    pool_ptrs.push_back(pools.back().get());
-  }
+  DatabasePools pools(network, apps, database, s);
   models::batch::Queue queue(network, mq_node, apps);
-  models::batch::Workload workload(entry.batch(choice.params), s.batch, apps, pool_ptrs, queue);
+  models::batch::Workload workload(entry.batch(choice.params), s.batch, apps, pools.pointers, queue);
   workload.start();
   inject_faults(engine, network, apps, s.faults, nodes, {});
   const sim::RunResult run = engine.run();
@@ -197,29 +206,20 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   models::World world(wc, forward);
 
   models::Node& db_node = world.add_node({"db-1", {}});
-  models::db::Server database(world.network(), db_node,
-                              {.database = {.lock_wait_timeout = s.database.lock_wait_timeout},
-                               .isolation = s.database.isolation,
-                               .read_service = s.database.read,
-                               .write_service = s.database.write,
-                               .commit_service = s.database.commit});
+  models::db::Server database(world.network(), db_node, database_config(s));
   database.create_table(strategies::accounts_table(entry.info.needs.key_index));
   for (const auto& table : entry.info.needs.tables) database.create_table(table);
-  std::vector<std::unique_ptr<models::db::Pool>> pools;
-  std::vector<models::db::Pool*> pool_ptrs;
   std::vector<models::AppServer*> servers;
+  std::vector<models::Node*> app_nodes;
   for (int i = 0; i < s.app_servers; ++i) {
-    models::AppServer& app = world.server(static_cast<std::size_t>(i));
-    servers.push_back(&app);
-    pools.push_back(std::make_unique<models::db::Pool>(
-        world.network(), app.node(), database,
-        models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
-    pool_ptrs.push_back(pools.back().get());
+    servers.push_back(&world.server(static_cast<std::size_t>(i)));
+    app_nodes.push_back(&servers.back()->node());
   }
+  DatabasePools pools(world.network(), app_nodes, database, s);
   std::map<std::string, models::Node*> nodes{{"clients", &world.client_node()}, {"db-1", &db_node}};
   for (auto* app : servers) nodes[app->node().name()] = &app->node();
 
-  strategies::Services services{.servers = servers, .pools = pool_ptrs, .network = &world.network()};
+  strategies::Services services{.servers = servers, .pools = pools.pointers, .network = &world.network()};
   std::vector<std::unique_ptr<models::redis::Server>> redis_servers;
   std::unique_ptr<models::redis::Server> replica;
   std::unique_ptr<models::redis::Sentinel> sentinel;
@@ -283,8 +283,6 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   strategies::Env env(std::move(services), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   forward.to = strategy.get();
-  std::vector<models::Node*> app_nodes;
-  for (auto* app : servers) app_nodes.push_back(&app->node());
   inject_faults(world.engine(), world.network(), app_nodes, s.faults, nodes, redis_servers);
 
   world.start();

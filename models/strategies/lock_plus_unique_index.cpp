@@ -21,10 +21,7 @@ class LockPlusUniqueIndex : public Strategy {
             if (e.code() != db::Code::duplicate_key) throw;  // already bound: done
           }
         },
-        [&] {
-          hold.release();
-          env_.redis(w, redis::Command::cas_del(lock, *token));
-        });
+        [&] { unlock_own(w, hold, lock, *token); });
     return ErrorKind::none;
   }
 };

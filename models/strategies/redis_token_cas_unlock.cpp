@@ -14,10 +14,7 @@ class RedisTokenCasUnlock : public Strategy {
     if (!token) return ErrorKind::lock_busy;
     checkers::Hold hold = hold_redis(r, w, lock, *token);
     then_unlock([&] { check_then_insert(r, w, hold); },
-                [&] {
-                  hold.release();
-                  env_.redis(w, redis::Command::cas_del(lock, *token));
-                });
+                [&] { unlock_own(w, hold, lock, *token); });
     return ErrorKind::none;
   }
 };

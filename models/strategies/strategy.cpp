@@ -177,6 +177,11 @@ void Strategy::unlock_with_del(Worker& w, checkers::Hold& hold, const std::strin
   env_.redis(w, redis::Command::del(lock));
 }
 
+void Strategy::unlock_own(Worker& w, checkers::Hold& hold, const std::string& lock, const std::string& token) {
+  hold.release();
+  env_.redis(w, redis::Command::cas_del(lock, token));
+}
+
 void Strategy::link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t id) {
   try {
     env_.remote_create(w, id, millis("remote_timeout_ms"));

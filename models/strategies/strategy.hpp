@@ -192,6 +192,8 @@ class Strategy : public Handler {
   void check_then_insert(const Request& r, Worker& w, checkers::Hold& hold);
   /// Unlocks with a plain DEL, as RedisUtil.unlock does: whoever's lock is there goes.
   void unlock_with_del(Worker& w, checkers::Hold& hold, const std::string& lock);
+  /// Unlocks with the compare-and-delete script: only if the lock still holds `token`.
+  void unlock_own(Worker& w, checkers::Hold& hold, const std::string& lock, const std::string& token);
   /// Inside the open transaction on `c`: asks the other service to create its record for account
   /// `id` (rolling back and rethrowing when the call times out), records the link, commits.
   void link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t id);
