@@ -2,15 +2,18 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
 #include <unistd.h>
 
 #include "app/demo.hpp"
+#include "app/explore.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "app/sweep.hpp"
@@ -94,6 +97,48 @@ int sweep(const SweepCommand& c) {
   return 0;
 }
 
+struct ExploreCommand {
+  locksim::ExploreOptions options;
+  bool check_determinism = false;
+};
+
+// Replays `token`, prints the narrated timeline and draws it. 3 when a checker fired.
+int show_replay(const locksim::Token& token, bool check_determinism) {
+  const locksim::Replay r = locksim::replay(token);
+  if (check_determinism) {
+    const locksim::Replay again = locksim::replay(token);
+    if (again.outcome.trace_hash != r.outcome.trace_hash) {
+      fmt::print(stderr, "determinism check failed: trace hashes {:016x} and {:016x}\n", r.outcome.trace_hash,
+                 again.outcome.trace_hash);
+      return 1;
+    }
+    fmt::print("determinism check: two runs, trace hash {:016x} both times\n", r.outcome.trace_hash);
+  }
+  fmt::print("replay: {} ({}), strategy {}, seed {}\n", r.scenario.name, r.scenario.file, r.strategy.shown(), token.seed);
+  if (!r.scenario.lesson.empty()) fmt::print("lesson: {}\n", r.scenario.lesson);
+  fmt::print("\n");
+  for (const auto& line : locksim::narrate(r.outcome.timeline)) fmt::print("  {}\n", line);
+  fmt::print("\n{}\n", r.fired.empty() ? std::string("no checker fired in this run")
+                                        : "checkers that fired: " + fmt::format("{}", fmt::join(r.fired, ", ")));
+  const std::string folder = "reports/out/" + r.scenario.name + "/replay";
+  std::filesystem::create_directories(folder);
+  fmt::print("timeline: {}\n", locksim::reports::write_timeline(r.outcome.timeline, r.strategy.shown(), folder));
+  return r.fired.empty() ? 0 : 3;
+}
+
+int explore(const ExploreCommand& c) {
+  const locksim::Finding f = locksim::explore(c.options);
+  if (!f.found) {
+    fmt::print("nothing found: {} runs ({:.2f} s, mode {}) without {} firing\n", f.runs, f.wall_s, c.options.mode,
+               c.options.property == "any" ? std::string("any checker") : c.options.property);
+    return 0;
+  }
+  fmt::print("found after {} runs ({:.3f} s, mode {}): {}\ntoken: {}\n\n", f.runs, f.wall_s, c.options.mode,
+             fmt::join(f.fired, ", "), f.token.text());
+  show_replay(f.token, c.check_determinism);
+  return 3;
+}
+
 int run(const RunOptions& o) {
   locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(o.scenario), o.sets);
   if (o.trials) s.trials = *o.trials;
@@ -172,6 +217,22 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--jobs", sweep_options.jobs, "threads running trials (default: every core)")->check(CLI::Range(1, 1024));
   sweep_cmd->add_flag("--resume", sweep_options.resume, "keep the points an interrupted sweep already wrote");
 
+  ExploreCommand explore_options;
+  auto* explore_cmd = app.add_subcommand("explore", "search for a trial in which a checker fires; print its replay token");
+  explore_cmd->add_option("scenario", explore_options.options.scenario, "a scenario file, or a name from scenarios/")->required();
+  explore_cmd->add_option("--strategy", explore_options.options.strategy, "the strategy (or label) to explore")->required();
+  explore_cmd->add_option("--property", explore_options.options.property, "a checker metric, or any (default)");
+  explore_cmd->add_option("--mode", explore_options.options.mode, "random: independent seeds");
+  explore_cmd->add_option("--budget", explore_options.options.budget, "runs at most")->check(CLI::Range(1, 100'000'000));
+  explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(CLI::Range(0.001, 1e7));
+  explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
+  explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");
+  std::string replay_token;
+  bool replay_check = false;
+  auto* replay_cmd = app.add_subcommand("replay", "re-run a trial from its token, narrated, and draw its timeline");
+  replay_cmd->add_option("token", replay_token, "the token `explore` printed")->required();
+  replay_cmd->add_flag("--check-determinism", replay_check, "run it twice and compare trace hashes");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -185,6 +246,8 @@ int main(int argc, char** argv) {
     if (*list_cmd) return list();
     if (*run_cmd) return run(run_options);
     if (*sweep_cmd) return sweep(sweep_options);
+    if (*explore_cmd) return explore(explore_options);
+    if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
   } catch (const locksim::InputError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return 2;

@@ -185,6 +185,18 @@ const std::vector<std::string>& checker_metrics() {
   return metrics;
 }
 
+std::string write_timeline(const Timeline& t, const std::string& strategy, const std::string& folder) {
+  const std::string name = "timeline-" + slug(strategy);
+  write_atomically(folder + "/" + name + ".dat", timeline_data(t));
+  write_atomically(folder + "/" + name + ".gp", timeline_script(t, name, strategy));
+  if (!run_gnuplot(folder, name + ".gp")) {
+    for (const char* ext : {".png.tmp", ".svg.tmp"}) std::filesystem::remove(folder + "/" + name + ext);
+    return "no picture: gnuplot is not installed or failed (" + folder + "/" + name + ".gp is there)";
+  }
+  for (const char* ext : {".png", ".svg"}) std::filesystem::rename(folder + "/" + name + ext + ".tmp", folder + "/" + name + ext);
+  return folder + "/" + name + ".png";
+}
+
 bool run_gnuplot(const std::string& folder, const std::string& script) {
   if (!has_gnuplot()) return false;
   const std::string command = fmt::format("cd '{}' && gnuplot '{}' >/dev/null 2>&1", folder, script);

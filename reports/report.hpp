@@ -26,6 +26,10 @@ ReportFiles write_report(const RunResults& results, const std::string& folder);
 /// renames the ones it expects.
 bool run_gnuplot(const std::string& folder, const std::string& script);
 
+/// Draws one trial's timeline into `folder` as timeline-<strategy>.png and .svg (with its
+/// .dat and .gp); returns the picture's path, or a note saying why there is none.
+std::string write_timeline(const Timeline& timeline, const std::string& strategy, const std::string& folder);
+
 /// The checker metrics a violation-rate panel is drawn for, in panel order.
 const std::vector<std::string>& checker_metrics();
 
