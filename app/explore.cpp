@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "reports/report.hpp"
@@ -49,7 +53,41 @@ std::vector<std::string> fired_checkers(const TrialOutcome& o, const std::string
 std::string Token::text() const {
   std::string sets_part;
   for (const auto& s : sets) sets_part += (sets_part.empty() ? "" : ",") + hex(s);
-  return fmt::format("locksim:{}:{}:{:016x}:{}:{}:{}", engine, scenario, scenario_hash, strategy, seed, sets_part);
+  return fmt::format("locksim:{}:{}:{:016x}:{}:{}:{}:{}", engine, scenario, scenario_hash, strategy, seed, sets_part, schedule);
+}
+
+sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed) {
+  struct State {
+    sim::Xoshiro256 rng;
+    int depth;
+    std::vector<std::uint64_t> change_points;  // the steps after which the running agent drops
+    std::map<std::uint64_t, double> priority;  // by agent; initial ones >= depth
+    std::uint64_t step = 0;
+  };
+  auto state = std::make_shared<State>(State{sim::Xoshiro256(seed), depth, {}, {}, 0});
+  for (int i = 1; i < depth && steps > 0; ++i) state->change_points.push_back(1 + state->rng.next() % steps);
+  return [state](const std::vector<std::uint64_t>& agents) {
+    State& st = *state;
+    ++st.step;
+    std::size_t pick = 0;
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+      auto [it, fresh] = st.priority.try_emplace(agents[i], 0.0);
+      if (fresh) it->second = st.depth + static_cast<double>(st.rng.next() >> 11) * 0x1.0p-53;  // a random rank
+      if (it->second > st.priority.at(agents[pick])) pick = i;
+    }
+    for (std::size_t j = 0; j < st.change_points.size(); ++j)
+      if (st.change_points[j] == st.step) st.priority[agents[pick]] = static_cast<double>(st.depth) - 1.0 - static_cast<double>(j);
+    return pick;
+  };
+}
+
+sim::TieBreak schedule_of(const Token& t) {
+  if (t.schedule.empty()) return {};
+  int depth = 0;
+  unsigned long long steps = 0, agents = 0, seed = 0;
+  if (std::sscanf(t.schedule.c_str(), "pct.%d.%llu.%llu.%llu", &depth, &steps, &agents, &seed) != 4 || depth < 1)
+    throw InputError(fmt::format("{}: expected a schedule as pct.<d>.<k>.<n>.<seed>", t.schedule));
+  return pct_schedule(depth, steps, seed);
 }
 
 Token parse_token(const std::string& text) {
@@ -59,10 +97,11 @@ Token parse_token(const std::string& text) {
   if (!text.empty() && text.back() == ':') parts.push_back("");
   const auto fail = [&] {
     throw InputError(fmt::format("{}: expected a replay token as `locksim explore` prints it "
-                                 "(locksim:<engine>:<scenario>:<hash>:<strategy>:<seed>:<overrides>)",
+                                 "(locksim:<engine>:<scenario>:<hash>:<strategy>:<seed>:<overrides>:<schedule>)",
                                  text));
   };
-  if (parts.size() != 7 || parts[0] != "locksim") fail();
+  if (parts.size() == 7) parts.push_back("");  // a token without a schedule
+  if (parts.size() != 8 || parts[0] != "locksim") fail();
   Token t;
   try {
     t.engine = std::stoi(parts[1]);
@@ -72,6 +111,7 @@ Token parse_token(const std::string& text) {
     t.seed = std::stoull(parts[5]);
     std::stringstream sets(parts[6]);
     for (std::string one; std::getline(sets, one, ',');) t.sets.push_back(unhex(one));
+    t.schedule = parts[7];
   } catch (const std::exception&) {
     fail();
   }
@@ -79,8 +119,9 @@ Token parse_token(const std::string& text) {
 }
 
 Finding explore(const ExploreOptions& o) {
-  if (o.mode != "random")
-    throw InputError(fmt::format("--mode {}: expected random (pct and dfs are not built yet)", o.mode));
+  if (o.mode != "random" && o.mode != "pct")
+    throw InputError(fmt::format("--mode {}: expected random or pct (dfs is not built yet)", o.mode));
+  if (o.depth < 1 || o.depth > 10) throw InputError(fmt::format("--depth {}: expected 1 to 10", o.depth));
   if (o.property != "any" &&
       std::find(reports::checker_metrics().begin(), reports::checker_metrics().end(), o.property) == reports::checker_metrics().end())
     throw InputError(fmt::format("--property {}: expected any or a checker: duplicate_rows, overlapping_holders, "
@@ -90,15 +131,29 @@ Finding explore(const ExploreOptions& o) {
   const StrategyChoice& choice = choose(s, o.strategy);
   const auto started = std::chrono::steady_clock::now();  // the wall budget only
   Finding f;
+  // PCT needs k (tie decisions in a run) and n (agents): counted in one run first.
+  std::uint64_t steps = 0;
+  std::set<std::uint64_t> agents;
+  if (o.mode == "pct") {
+    run_trial(s, choice, s.seed, false, [&](const std::vector<std::uint64_t>& ready) {
+      ++steps;
+      agents.insert(ready.begin(), ready.end());
+      return std::size_t{0};
+    });
+    const double n = static_cast<double>(std::max<std::size_t>(1, agents.size()));
+    f.pct_bound = 1.0 / (n * std::pow(static_cast<double>(std::max<std::uint64_t>(1, steps)), o.depth - 1));
+  }
   for (std::uint64_t seed = s.seed; f.runs < static_cast<std::uint64_t>(o.budget); ++seed) {
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (f.wall_s > o.time_s) break;
-    const TrialOutcome outcome = run_trial(s, choice, seed);
+    Token token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), seed, ""};
+    if (o.mode == "pct") token.schedule = fmt::format("pct.{}.{}.{}.{}", o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull);
+    const TrialOutcome outcome = run_trial(s, choice, seed, false, schedule_of(token));
     ++f.runs;
     f.fired = fired_checkers(outcome, o.property);
     if (!f.fired.empty()) {
       f.found = true;
-      f.token = {LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), seed};
+      f.token = token;
       break;
     }
   }
@@ -117,7 +172,7 @@ Replay replay(const Token& t) {
                                  "{:016x}): its run cannot be reproduced",
                                  s.file, s.hash, t.scenario_hash));
   Replay r{s, choose(s, t.strategy), {}, {}};
-  r.outcome = run_trial(s, r.strategy, t.seed, true);
+  r.outcome = run_trial(s, r.strategy, t.seed, true, schedule_of(t));
   r.fired = fired_checkers(r.outcome, "any");
   return r;
 }

@@ -2,8 +2,11 @@
 // `locksim explore` and `locksim replay`: search for a trial in which a checker fires, hand
 // it back as a printable replay token, and replay a token with a narrated timeline.
 //
-// Search modes: `random` (independent seeds). A trial is a function of its seed, so a
-// token holds the engine version, the scenario (name and hash), the strategy and the seed.
+// Search modes: `random` (independent seeds) and `pct` (probabilistic concurrency testing,
+// Burckhardt et al., ASPLOS 2010: random process priorities with d - 1 priority change
+// points, applied wherever several events are ready at one instant; each run also takes
+// the next seed). A trial is a function of its seed and schedule, so a token holds the
+// engine version, the scenario (name and hash), the strategy, the seed and the schedule.
 
 #include <optional>
 #include <string>
@@ -20,6 +23,7 @@ struct ExploreOptions {
   std::string strategy;
   std::string property = "any";  // a checker metric, or any of them
   std::string mode = "random";
+  int depth = 3;                 // pct: the bug depth d it aims at
   int budget = 10'000;           // trials at most
   double time_s = 60;            // wall seconds at most
 };
@@ -31,6 +35,7 @@ struct Token {
   std::vector<std::string> sets;
   std::string strategy;
   std::uint64_t seed = 0;
+  std::string schedule;  // "" (the seed decides ties) or "pct.<d>.<k>.<n>.<seed>"
   std::string text() const;
 };
 /// Throws InputError for a string that is not a token.
@@ -42,7 +47,13 @@ struct Finding {
   double wall_s = 0;
   Token token;
   std::vector<std::string> fired;  // "duplicate_rows 1", ...
+  double pct_bound = 0;  // pct: each run finds a depth-d bug with at least this probability
 };
+
+/// The PCT scheduler for one run: `steps` (k) tie decisions and `agents` (n) expected.
+sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed);
+/// The tie-break a token's schedule names (empty for the seed's own).
+sim::TieBreak schedule_of(const Token& token);
 
 /// Runs trials until the property fires or a budget runs out.
 Finding explore(const ExploreOptions& options);

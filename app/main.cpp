@@ -128,6 +128,9 @@ int show_replay(const locksim::Token& token, bool check_determinism) {
 
 int explore(const ExploreCommand& c) {
   const locksim::Finding f = locksim::explore(c.options);
+  if (c.options.mode == "pct")
+    fmt::print("pct: depth {}; each run finds a depth-{} bug with probability at least {:.3g} (1 / (n k^(d-1)))\n",
+               c.options.depth, c.options.depth, f.pct_bound);
   if (!f.found) {
     fmt::print("nothing found: {} runs ({:.2f} s, mode {}) without {} firing\n", f.runs, f.wall_s, c.options.mode,
                c.options.property == "any" ? std::string("any checker") : c.options.property);
@@ -222,7 +225,8 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("scenario", explore_options.options.scenario, "a scenario file, or a name from scenarios/")->required();
   explore_cmd->add_option("--strategy", explore_options.options.strategy, "the strategy (or label) to explore")->required();
   explore_cmd->add_option("--property", explore_options.options.property, "a checker metric, or any (default)");
-  explore_cmd->add_option("--mode", explore_options.options.mode, "random: independent seeds");
+  explore_cmd->add_option("--mode", explore_options.options.mode, "random: independent seeds; pct: random priorities with d-1 change points");
+  explore_cmd->add_option("--depth", explore_options.options.depth, "pct: the bug depth d (default 3)");
   explore_cmd->add_option("--budget", explore_options.options.budget, "runs at most")->check(CLI::Range(1, 100'000'000));
   explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(CLI::Range(0.001, 1e7));
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");

@@ -145,11 +145,12 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
 // The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
 // a queue broker; no clients.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
-                             std::uint64_t seed) {
+                             std::uint64_t seed, sim::TieBreak tie_break) {
   sim::EngineConfig ec;
   ec.seed = seed;
   ec.time_budget = s.time_budget;
   ec.event_budget = s.event_budget;
+  ec.tie_break = std::move(tie_break);
   sim::Engine engine(ec);
   models::Network network(engine, s.internal_link);
   std::deque<models::Node> node_storage;
@@ -188,13 +189,15 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   return out;
 }
 
-TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, bool with_timeline) {
+TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, bool with_timeline,
+                       sim::TieBreak tie_break) {
   const strategies::Entry& entry = *strategies::find(choice.name);
-  if (entry.batch) return run_batch_trial(s, entry, choice, seed);  // (no timeline: no locks to draw)
+  if (entry.batch) return run_batch_trial(s, entry, choice, seed, std::move(tie_break));  // (no timeline: no locks to draw)
   Forward forward;
   models::WorldConfig wc;
   wc.engine.seed = seed;
   if (with_timeline) wc.engine.trace = sim::TraceMode::full;  // keeps the events, same hash
+  wc.engine.tie_break = std::move(tie_break);
   wc.engine.time_budget = s.time_budget;
   wc.engine.event_budget = s.event_budget;
   wc.app_servers = s.app_servers;

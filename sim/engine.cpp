@@ -428,7 +428,15 @@ bool Engine::next_event(Event& out) {
     while (!queue_.empty() && queue_.top().at == now_) ready_.push_back(queue_.pop());
   }
   const std::size_t n = ready_.size() - ready_head_;
-  const std::size_t pick = n > 1 ? static_cast<std::size_t>(ties_.choose(n)) : 0;
+  std::size_t pick = 0;
+  if (n > 1 && config_.tie_break) {
+    std::vector<std::uint64_t> agents;
+    agents.reserve(n);
+    for (std::size_t i = ready_head_; i < ready_.size(); ++i) agents.push_back(agent_of(ready_[i]));
+    pick = std::min(config_.tie_break(agents), n - 1);
+  } else if (n > 1) {
+    pick = static_cast<std::size_t>(ties_.choose(n));
+  }
   out = ready_[ready_head_ + pick];
   if ((out.a & kBackgroundBit) == 0) --foreground_pending_;
   if (pick == 0) {
@@ -437,6 +445,21 @@ bool Engine::next_event(Event& out) {
     ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(ready_head_ + pick));
   }
   return true;
+}
+
+std::uint64_t Engine::agent_of(const Event& e) const {
+  const auto kind = static_cast<EventKind>(e.a >> kKindShift);
+  const std::uint64_t target = e.a & kTargetMask;
+  switch (kind) {
+    case EventKind::wake:
+    case EventKind::kill: {
+      const Process* p = slots_[target].process;
+      return p != nullptr ? p->id : 0;
+    }
+    case EventKind::callback: return kDeliveryAgent + callbacks_[target].node;
+    case EventKind::node_resume: return kDeliveryAgent + target;
+  }
+  return 0;
 }
 
 void Engine::dispatch(const Event& e) {

@@ -33,6 +33,13 @@ inline constexpr bool kGuardPagesByDefault = false;
 inline constexpr bool kGuardPagesByDefault = true;
 #endif
 
+/// Who an event ready at the current instant belongs to, for a tie-break policy: a
+/// process id, or kDeliveryAgent + node id for a delivery into a node (a callback).
+inline constexpr std::uint64_t kDeliveryAgent = 1ull << 32;
+/// Picks which of the events ready at one instant runs next, given their agents in
+/// sequence order; returns an index into `agents`. An explorer's schedule (PCT, say).
+using TieBreak = std::function<std::size_t(const std::vector<std::uint64_t>& agents)>;
+
 struct EngineConfig {
   std::uint64_t seed = 1;
   /// The run ends, reported as such, when the next event lies beyond this instant.
@@ -45,6 +52,8 @@ struct EngineConfig {
   /// A PROT_NONE page below every stack, so an overflow is a clean SIGSEGV rather
   /// than heap corruption. One memory mapping per process: for tests and debugging.
   bool guard_pages = kGuardPagesByDefault;
+  /// Unset: the choice source picks among simultaneous events (its "sim.ties" stream).
+  TieBreak tie_break{};
 };
 
 struct SpawnOptions {
@@ -218,6 +227,7 @@ class Engine {
   void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background = false);
   bool next_event(Event& out);
   void dispatch(const Event& e);
+  std::uint64_t agent_of(const Event& e) const;
   void resume(Process* p);
   void finish(Process* p);
   void kill_process(Process* p);

@@ -36,6 +36,30 @@ TEST_CASE("explore finds the GC-pause violation and its token replays to the sam
   CHECK(joined.find("its lease ran out at the lock service") != std::string::npos);
 }
 
+TEST_CASE("pct finds the SELECT FOR UPDATE deadlock, states its bound, and its token replays the same schedule") {
+  locksim::ExploreOptions o;
+  o.scenario = "select-for-update-deadlock";
+  o.strategy = "select-for-update";
+  o.property = "deadlocks";
+  o.mode = "pct";
+  o.budget = 50;
+  const auto f = locksim::explore(o);
+  REQUIRE(f.found);
+  CHECK(f.pct_bound > 0);
+  CHECK(f.pct_bound <= 1);
+  CHECK(f.token.schedule.starts_with("pct.3."));
+  const auto token = locksim::parse_token(f.token.text());
+  CHECK(token.schedule == f.token.schedule);
+  const auto a = locksim::replay(token);
+  const auto b = locksim::replay(token);
+  CHECK(a.outcome.trace_hash == b.outcome.trace_hash);
+  CHECK(a.outcome.counts.at("deadlocks") > 0);
+  // Without its schedule the same seed is another run.
+  auto plain = token;
+  plain.schedule.clear();
+  CHECK(locksim::replay(plain).outcome.trace_hash != a.outcome.trace_hash);
+}
+
 TEST_CASE("explore reports nothing when the property never fires within the budget") {
   const auto f = locksim::explore(gc_pause("lock-plus-unique-index", "duplicate_rows"));
   CHECK_FALSE(f.found);

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +57,29 @@ TEST_CASE("simultaneous events are ordered by the choice source: the seed decide
   auto sorted = a;
   std::sort(sorted.begin(), sorted.end());
   CHECK(sorted == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
+TEST_CASE("a tie-break policy decides among simultaneous events, seeing which process each belongs to") {
+  auto c = test::config(1);
+  std::vector<std::vector<std::uint64_t>> asked;
+  c.tie_break = [&](const std::vector<std::uint64_t>& agents) {
+    asked.push_back(agents);
+    // The newest process first: they run in reverse spawn order.
+    return static_cast<std::size_t>(std::max_element(agents.begin(), agents.end()) - agents.begin());
+  };
+  sim::Engine engine(c);
+  std::vector<int> order;
+  std::vector<sim::ProcessId> ids;
+  for (int i = 0; i < 4; ++i)
+    ids.push_back(engine.spawn(sim::kWorld, "p" + std::to_string(i), [&order, i] {
+      sim::sleep_for(std::chrono::milliseconds(5));
+      order.push_back(i);
+    }));
+  REQUIRE(engine.run().ok());
+  CHECK(order == std::vector<int>{3, 2, 1, 0});
+  REQUIRE_FALSE(asked.empty());
+  CHECK(std::set<std::uint64_t>(asked.back().begin(), asked.back().end()).size() == asked.back().size());
+  CHECK(std::count(ids.begin(), ids.end(), static_cast<sim::ProcessId>(asked.back().front())) == 1);
 }
 
 TEST_CASE("a zero-length sleep is a choice point: the seed decides whether other ready events go first") {
