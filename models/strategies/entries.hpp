@@ -21,6 +21,8 @@ Entry db_lock_table();
 Entry local_mutex();
 Entry redis_set_nx_ex_drop();
 Entry redis_token_cas_unlock();
+/// Its handler, shared by lock-plus-unique-index (a 1062 behind the lock means done).
+std::unique_ptr<Strategy> make_redis_token_lock(Env& env, const Params& params, bool duplicate_is_done);
 Entry redis_setnx_no_expiry();
 /// Its handler, shared by redis-setnx-then-expire (EXPIRE as a second command).
 std::unique_ptr<Strategy> make_redis_setnx(Env& env, const Params& params, bool then_expire);
