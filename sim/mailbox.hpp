@@ -65,12 +65,20 @@ class Mailbox {
       const WaitHandle h = e.prepare_wait("sim::Mailbox::get");
       waiters_.push_back(h);
       if (deadline != kNever) e.wake_at(h, deadline);
-      try {
+      {
+        // Killed while waiting: if a put had already chosen this receiver, hand its notice
+        // on. A guard, not catch and rethrow: every run ends by killing its server loops
+        // here, and a rethrow would unwind each stack a second time.
+        struct OnKill {
+          Mailbox* box;
+          WaitHandle h;
+          bool waiting = true;
+          ~OnKill() {
+            if (waiting && !box->forget(h)) box->notify_one();
+          }
+        } on_kill{this, h};
         e.wait(h, WaitInfo{"Mailbox::get", &name_, deadline});
-      } catch (...) {
-        // Killed: if a put had already chosen this receiver, hand its notice on.
-        if (!forget(h)) notify_one();
-        throw;
+        on_kill.waiting = false;
       }
       forget(h);
     }

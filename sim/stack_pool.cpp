@@ -18,6 +18,20 @@ constexpr std::size_t kStacksPerBlock = 64;
 constexpr std::size_t kCacheLine = 64;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Blocks of plain stacks outlive their engine in a small per-thread cache: an explorer runs
+// thousands of short engines one after another, and mapping, faulting in and unmapping a
+// fresh block for each would cost more than the run. Only the block's address is reused;
+// nothing of it reaches a result.
+constexpr std::size_t kCachedBlocks = 8;
+struct BlockCache {
+  std::size_t stack_bytes = 0;
+  std::vector<void*> blocks;
+  ~BlockCache() {
+    for (void* block : blocks) std::free(block);
+  }
+};
+thread_local BlockCache block_cache;
 }  // namespace
 
 StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
@@ -27,7 +41,18 @@ StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
 }
 
 StackPool::~StackPool() {
-  for (void* block : blocks_) std::free(block);
+  for (void* block : blocks_) {
+    if (block_cache.stack_bytes != stack_bytes_) {  // another stack size: start over
+      for (void* old : block_cache.blocks) std::free(old);
+      block_cache.blocks.clear();
+      block_cache.stack_bytes = stack_bytes_;
+    }
+    if (block_cache.blocks.size() < kCachedBlocks) {
+      block_cache.blocks.push_back(block);
+    } else {
+      std::free(block);
+    }
+  }
   for (char* mapping : mappings_) ::munmap(mapping, stack_bytes_ + page_bytes_);
 }
 
@@ -53,7 +78,13 @@ void StackPool::grow() {
   // few cache sets, and switching between many processes would thrash them; one extra
   // cache line per stack staggers them across all sets.
   const std::size_t stride = stack_bytes_ + kCacheLine;
-  void* block = std::aligned_alloc(page_bytes_, stride * kStacksPerBlock);
+  void* block = nullptr;
+  if (block_cache.stack_bytes == stack_bytes_ && !block_cache.blocks.empty()) {
+    block = block_cache.blocks.back();
+    block_cache.blocks.pop_back();
+  } else {
+    block = std::aligned_alloc(page_bytes_, stride * kStacksPerBlock);
+  }
   if (block == nullptr) throw std::bad_alloc();
   blocks_.push_back(block);
   // Pushed highest first so stacks are handed out in address order.

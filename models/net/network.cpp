@@ -14,19 +14,26 @@ Network::Network(sim::Engine& engine, LinkConfig default_link) : engine_(engine)
 Network::Link& Network::link(sim::NodeId from, sim::NodeId to) {
   const std::size_t needed = std::max<std::size_t>({from + 1u, to + 1u, engine_.node_count()});
   if (needed > width_) {
-    std::vector<Link> grown(needed * needed);
+    std::vector<std::uint32_t> grown(needed * needed, 0);
     for (std::size_t f = 0; f < width_; ++f)
-      for (std::size_t t = 0; t < width_; ++t) grown[f * needed + t] = std::move(links_[f * width_ + t]);
-    links_ = std::move(grown);
+      for (std::size_t t = 0; t < width_; ++t) grown[f * needed + t] = index_[f * width_ + t];
+    index_ = std::move(grown);
     width_ = needed;
   }
-  Link& l = links_[from * width_ + to];
-  if (!l.configured) {
-    l.configured = true;
+  std::uint32_t& i = index_[from * width_ + to];
+  if (i == 0) {
+    Link& l = links_.emplace_back();
+    l.from = from;
+    l.to = to;
     l.config = default_;
-    l.stream = engine_.stream(fmt::format("net.{}->{}", engine_.node_name(from), engine_.node_name(to)));
+    i = static_cast<std::uint32_t>(links_.size());
   }
-  return l;
+  return links_[i - 1];
+}
+
+sim::Stream& Network::stream(Link& l) {
+  if (!l.stream) l.stream = engine_.stream(fmt::format("net.{}->{}", engine_.node_name(l.from), engine_.node_name(l.to)));
+  return l.stream;
 }
 
 void Network::set_link(sim::NodeId from, sim::NodeId to, LinkConfig config) {
@@ -61,7 +68,7 @@ void Network::heal(sim::NodeId from, sim::NodeId to) {
   // What the partition held leaves as one burst, in the order it was sent, like the
   // retransmitted segments of a TCP connection.
   engine_.release_hold();
-  engine_.at(std::max(engine_.now(), l.clogged_until) + l.config.latency.sample_duration(l.stream), to,
+  engine_.at(std::max(engine_.now(), l.clogged_until) + l.config.latency.sample_duration(stream(l)), to,
              [held = std::move(l.held)]() mutable {
                for (Held& h : held) h.deliver();
              });
@@ -75,7 +82,8 @@ void Network::heal_both(sim::NodeId a, sim::NodeId b) {
 
 bool Network::is_partitioned(sim::NodeId from, sim::NodeId to) const {
   if (from >= width_ || to >= width_) return false;
-  return links_[from * width_ + to].partitioned;
+  const std::uint32_t i = index_[from * width_ + to];
+  return i != 0 && links_[i - 1].partitioned;
 }
 
 void Network::clog(sim::NodeId from, sim::NodeId to, sim::Duration length) {
@@ -104,12 +112,12 @@ void Network::send(sim::NodeId from, sim::NodeId to, std::function<void()> deliv
 }
 
 void Network::transmit(Link& l, sim::NodeId from, sim::NodeId to, std::function<void()> deliver, sim::Time earliest) {
-  if (l.config.loss > 0 && l.stream.uniform01() < l.config.loss) {
+  if (l.config.loss > 0 && stream(l).uniform01() < l.config.loss) {
     ++lost_;
     record("net.lost", from, to);
     return;
   }
-  engine_.at(earliest + l.config.latency.sample_duration(l.stream), to, std::move(deliver));
+  engine_.at(earliest + l.config.latency.sample_duration(stream(l)), to, std::move(deliver));
 }
 
 void Network::record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a) {

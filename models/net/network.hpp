@@ -11,6 +11,7 @@
 // shifts the random draws of another.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -64,22 +65,26 @@ class Network {
     std::function<void()> deliver;
   };
   struct Link {
-    bool configured = false;  // false: the default link, its stream not created yet
+    sim::NodeId from = 0, to = 0;
     LinkConfig config;
-    sim::Stream stream;
+    sim::Stream stream;  // created at the first draw: most links of a run carry nothing
     bool partitioned = false;
     PartitionMode mode = PartitionMode::drop;
     sim::Time clogged_until;
     std::vector<Held> held;
   };
   Link& link(sim::NodeId from, sim::NodeId to);
+  sim::Stream& stream(Link& l);
   void transmit(Link& l, sim::NodeId from, sim::NodeId to, std::function<void()> deliver, sim::Time earliest);
   void record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a = 0);
 
   sim::Engine& engine_;
   LinkConfig default_;
-  std::size_t width_ = 0;    // links_ is a width_ x width_ matrix, grown as nodes appear
-  std::vector<Link> links_;  // [from * width_ + to]
+  // index_ is a width_ x width_ matrix, grown as nodes appear: [from * width_ + to] is 0
+  // for a link not used yet, else 1 + its place in links_.
+  std::size_t width_ = 0;
+  std::vector<std::uint32_t> index_;
+  std::deque<Link> links_;
   std::uint64_t sent_ = 0;
   std::uint64_t lost_ = 0;
 };
