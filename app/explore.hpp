@@ -2,11 +2,20 @@
 // `locksim explore` and `locksim replay`: search for a trial in which a checker fires, hand
 // it back as a printable replay token, and replay a token with a narrated timeline.
 //
-// Search modes: `random` (independent seeds) and `pct` (probabilistic concurrency testing,
-// Burckhardt et al., ASPLOS 2010: random process priorities with d - 1 priority change
-// points, applied wherever several events are ready at one instant; each run also takes
-// the next seed). A trial is a function of its seed and schedule, so a token holds the
-// engine version, the scenario (name and hash), the strategy, the seed and the schedule.
+// Search modes:
+// - `random`: independent seeds;
+// - `pct`: probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random
+//   process priorities with d - 1 priority change points, applied wherever several events
+//   are ready at one instant; each run also takes the next seed;
+// - `dfs`: bounded exhaustive search, by re-execution, over the run's enumerable choices
+//   (the order of simultaneous events, delays drawn from a `one_of_ms` set), the scenario's
+//   seed fixing every other draw; at most `bound` choices differ from the default (the
+//   first option), so the space is finite and the search says when it has covered it.
+// A trial is a function of its seed and schedule, so a token holds the engine version, the
+// scenario (name, hash and overrides), the strategy, the seed and the schedule.
+//
+// A finding is then shrunk: fewer clients, operations and faults, shorter pauses, fewer and
+// smaller deviating choices, each step kept only if the same property still fires.
 
 #include <optional>
 #include <string>
@@ -24,6 +33,8 @@ struct ExploreOptions {
   std::string property = "any";  // a checker metric, or any of them
   std::string mode = "random";
   int depth = 3;                 // pct: the bug depth d it aims at
+  int bound = 2;                 // dfs: non-default choices at most
+  bool shrink = true;
   int budget = 10'000;           // trials at most
   double time_s = 60;            // wall seconds at most
 };
@@ -35,7 +46,9 @@ struct Token {
   std::vector<std::string> sets;
   std::string strategy;
   std::uint64_t seed = 0;
-  std::string schedule;  // "" (the seed decides ties) or "pct.<d>.<k>.<n>.<seed>"
+  // "" (the seed decides ties), "pct.<d>.<k>.<n>.<seed>", or "dfs[.<i>=<v>...]": the
+  // i-th enumerable choice of the run takes option v, every other one option 0.
+  std::string schedule;
   std::string text() const;
 };
 /// Throws InputError for a string that is not a token.
@@ -44,16 +57,48 @@ Token parse_token(const std::string& text);
 struct Finding {
   bool found = false;
   std::uint64_t runs = 0;
+  std::uint64_t events = 0;  // simulated, over every run
   double wall_s = 0;
   Token token;
   std::vector<std::string> fired;  // "duplicate_rows 1", ...
   double pct_bound = 0;  // pct: each run finds a depth-d bug with at least this probability
+  bool exhausted = false;  // dfs: every run within the bound was explored
+  std::uint64_t choice_points = 0;  // dfs: the most enumerable choices one run asked
 };
+
+/// How big a failing run is; a shrunk run is no larger in any of these.
+struct RunSize {
+  int clients = 0;
+  int operations = 0;  // per client
+  int faults = 0;      // scheduled pauses, crashes, partitions, clock steps; random GC pauses count 1
+  double pause_ms = 0;  // the scheduled pauses' total length
+  int choices = 0;      // dfs: deviating choices; pct: change points
+  int options = 0;      // dfs: the options those choices take, summed
+  bool operator==(const RunSize&) const = default;
+  bool no_larger_than(const RunSize& o) const;
+  std::string text() const;
+};
+RunSize size_of(const Token& token);
+
+struct Shrunk {
+  Token token;
+  RunSize before, after;
+  std::uint64_t runs = 0;  // trials run while shrinking
+  std::vector<std::string> fired;
+};
+/// Shrinks a violating token while `property` (a checker, or "any": the first checker that
+/// fired) still fires, trying at most `budget` trials.
+Shrunk shrink(const Token& found, const std::string& property, int budget = 2000);
 
 /// The PCT scheduler for one run: `steps` (k) tie decisions and `agents` (n) expected.
 sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed);
-/// The tie-break a token's schedule names (empty for the seed's own).
+/// The tie-break a token's schedule names (empty for the seed's own or a dfs schedule).
 sim::TieBreak schedule_of(const Token& token);
+/// The chooser a dfs schedule names (empty otherwise).
+sim::Chooser chooser_of(const Token& token);
+/// Runs the token's trial (the scenario loaded with its overrides).
+TrialOutcome run_token(const Scenario& scenario, const StrategyChoice& strategy, const Token& token,
+                       bool with_timeline = false);
 
 /// Runs trials until the property fires or a budget runs out.
 Finding explore(const ExploreOptions& options);
@@ -71,6 +116,9 @@ Replay replay(const Token& token);
 /// The trial in plain words: only what bears on a violation (holds of locks, pauses and
 /// crashes, the inserts of duplicated keys), in time order.
 std::vector<std::string> narrate(const reports::Timeline& timeline);
+
+/// The scenario's strategy shown as `name` (its label, if it has one); throws InputError.
+const StrategyChoice& strategy_named(const Scenario& scenario, const std::string& name);
 
 /// The checkers that fired in a trial, as "metric value".
 std::vector<std::string> fired_checkers(const TrialOutcome& outcome, const std::string& property);

@@ -127,18 +127,35 @@ int show_replay(const locksim::Token& token, bool check_determinism) {
 }
 
 int explore(const ExploreCommand& c) {
-  const locksim::Finding f = locksim::explore(c.options);
-  if (c.options.mode == "pct")
+  const locksim::ExploreOptions& o = c.options;
+  const locksim::Finding f = locksim::explore(o);
+  if (o.mode == "pct")
     fmt::print("pct: depth {}; each run finds a depth-{} bug with probability at least {:.3g} (1 / (n k^(d-1)))\n",
-               c.options.depth, c.options.depth, f.pct_bound);
+               o.depth, o.depth, f.pct_bound);
+  if (o.mode == "dfs")
+    fmt::print("dfs: {} runs ({:.0f} events each on average), at most {} choices deviating from the default, up to {} choice "
+               "points a run; {}\n",
+               f.runs, static_cast<double>(f.events) / static_cast<double>(std::max<std::uint64_t>(1, f.runs)), o.bound,
+               f.choice_points,
+               f.exhausted ? "the space within the bound is exhausted"
+                           : (f.found ? "stopped at the first violation" : "the budget ran out before the space was covered"));
   if (!f.found) {
-    fmt::print("nothing found: {} runs ({:.2f} s, mode {}) without {} firing\n", f.runs, f.wall_s, c.options.mode,
-               c.options.property == "any" ? std::string("any checker") : c.options.property);
+    fmt::print("nothing found: {} runs ({:.2f} s, mode {}) without {} firing\n", f.runs, f.wall_s, o.mode,
+               o.property == "any" ? std::string("any checker") : o.property);
     return 0;
   }
-  fmt::print("found after {} runs ({:.3f} s, mode {}): {}\ntoken: {}\n\n", f.runs, f.wall_s, c.options.mode,
-             fmt::join(f.fired, ", "), f.token.text());
-  show_replay(f.token, c.check_determinism);
+  fmt::print("found after {} runs ({:.3f} s, mode {}): {}\ntoken: {}\n", f.runs, f.wall_s, o.mode, fmt::join(f.fired, ", "),
+             f.token.text());
+  locksim::Token token = f.token;
+  if (o.shrink) {
+    const locksim::Shrunk s = locksim::shrink(f.token, o.property);
+    fmt::print("shrunk in {} runs: {}\n  from {}\n  to   {}\n", s.runs, fmt::join(s.fired, ", "), s.before.text(),
+               s.after.text());
+    if (s.after != s.before) fmt::print("shrunk token: {}\n", s.token.text());
+    token = s.token;
+  }
+  fmt::print("\n");
+  show_replay(token, c.check_determinism);
   return 3;
 }
 
@@ -225,8 +242,13 @@ int main(int argc, char** argv) {
   explore_cmd->add_option("scenario", explore_options.options.scenario, "a scenario file, or a name from scenarios/")->required();
   explore_cmd->add_option("--strategy", explore_options.options.strategy, "the strategy (or label) to explore")->required();
   explore_cmd->add_option("--property", explore_options.options.property, "a checker metric, or any (default)");
-  explore_cmd->add_option("--mode", explore_options.options.mode, "random: independent seeds; pct: random priorities with d-1 change points");
+  explore_cmd->add_option("--mode", explore_options.options.mode,
+                          "random: independent seeds; pct: random priorities with d-1 change points; dfs: every order of "
+                          "simultaneous events and every one_of_ms delay, within --bound");
   explore_cmd->add_option("--depth", explore_options.options.depth, "pct: the bug depth d (default 3)");
+  explore_cmd->add_option("--bound", explore_options.options.bound, "dfs: choices deviating from the default, at most (default 2)");
+  explore_cmd->add_flag("--no-shrink", [&](std::int64_t) { explore_options.options.shrink = false; },
+                        "report the violating run as found, without shrinking it");
   explore_cmd->add_option("--budget", explore_options.options.budget, "runs at most")->check(CLI::Range(1, 100'000'000));
   explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(CLI::Range(0.001, 1e7));
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");

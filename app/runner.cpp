@@ -145,12 +145,13 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
 // The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
 // a queue broker; no clients.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
-                             std::uint64_t seed, sim::TieBreak tie_break) {
+                             std::uint64_t seed, sim::TieBreak tie_break, sim::Chooser chooser) {
   sim::EngineConfig ec;
   ec.seed = seed;
   ec.time_budget = s.time_budget;
   ec.event_budget = s.event_budget;
   ec.tie_break = std::move(tie_break);
+  ec.chooser = std::move(chooser);
   sim::Engine engine(ec);
   models::Network network(engine, s.internal_link);
   std::deque<models::Node> node_storage;
@@ -190,14 +191,15 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
 }
 
 TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, bool with_timeline,
-                       sim::TieBreak tie_break) {
+                       sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
-  if (entry.batch) return run_batch_trial(s, entry, choice, seed, std::move(tie_break));  // (no timeline: no locks to draw)
+  if (entry.batch) return run_batch_trial(s, entry, choice, seed, std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
   Forward forward;
   models::WorldConfig wc;
   wc.engine.seed = seed;
   if (with_timeline) wc.engine.trace = sim::TraceMode::full;  // keeps the events, same hash
   wc.engine.tie_break = std::move(tie_break);
+  wc.engine.chooser = std::move(chooser);
   wc.engine.time_budget = s.time_budget;
   wc.engine.event_budget = s.event_budget;
   wc.app_servers = s.app_servers;

@@ -24,8 +24,9 @@ struct TrialOutcome {
 
 /// `with_timeline`: also keep the picture of the trial (the first of each strategy's).
 /// `tie_break`: an explorer's schedule for simultaneous events (default: the seed decides).
+/// `chooser`: an explorer's answers to the enumerable choices (ties, declared delay sets).
 TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed,
-                       bool with_timeline = false, sim::TieBreak tie_break = {});
+                       bool with_timeline = false, sim::TieBreak tie_break = {}, sim::Chooser chooser = {});
 
 /// Every strategy, every trial (spread over `jobs` threads, each trial in its own engine:
 /// the results do not depend on `jobs`), then the expectations checked.

@@ -86,11 +86,14 @@ class Reader {
 
   /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [10, 2]}
   /// | {"lognormal_ms": {"median": 40, "sigma": 0.6}} | {"pareto_ms": {"scale": 10, "shape": 1.5}}
+  /// | {"one_of_ms": [0.1, 5]}: each draw one of the values, equally likely; `explore --mode
+  /// dfs` tries each (the first is the default it deviates from).
   sim::Distribution distribution(const std::string& key, sim::Distribution fallback) const {
     if (!has(key)) return fallback;
     const Reader d = child(key);
-    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms"});
-    if (d.raw().size() != 1) d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms");
+    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms", "one_of_ms"});
+    if (d.raw().size() != 1)
+      d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms, one_of_ms");
     auto pair = [&](const char* k) {
       const json& v = d.raw().at(k);
       if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || v[0].get<double>() < 0 ||
@@ -102,6 +105,15 @@ class Reader {
     if (d.has("uniform_ms")) {
       auto [lo, hi] = pair("uniform_ms");
       return sim::uniform(from_ms(lo), from_ms(hi));
+    }
+    if (d.has("one_of_ms")) {
+      const json& v = d.raw().at("one_of_ms");
+      if (!v.is_array() || v.empty() || v.size() > 16 ||
+          !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number() && x.get<double>() >= 0; }))
+        d.fail("a list of 1 to 16 durations in ms, each >= 0", "one_of_ms");
+      std::vector<sim::Duration> values;
+      for (const json& x : v) values.push_back(from_ms(x.get<double>()));
+      return sim::empirical(values);
     }
     if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, 1e12)));
     if (d.has("normal_ms")) {

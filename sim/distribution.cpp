@@ -25,7 +25,7 @@ bool finite(double x) { return std::isfinite(x); }
 
 // The index drawn from `weights` (uniform over `n` when empty); `total` is their sum.
 std::size_t weighted_index(Stream& s, std::size_t n, const std::vector<std::uint32_t>& weights, std::uint64_t total) {
-  if (weights.empty()) return static_cast<std::size_t>(s.choose(n));
+  if (weights.empty()) return static_cast<std::size_t>(s.pick(n));
   std::uint64_t pick = s.choose(total);
   std::size_t i = 0;
   while (pick >= weights[i]) pick -= weights[i++];

@@ -109,6 +109,7 @@ Engine::Engine(EngineConfig config)
     throw UsageError("sim::EngineConfig: time_budget must be positive, got " + format_duration(config_.time_budget));
   stacks_ = std::make_unique<StackPool>(config_.stack_bytes, config_.guard_pages);
   ties_ = choices_.stream("sim.ties");
+  if (config_.chooser) choices_.set_chooser(config_.chooser);
   process_names_.emplace_back("(none)");
   add_node("world");
 }
@@ -435,7 +436,7 @@ bool Engine::next_event(Event& out) {
     for (std::size_t i = ready_head_; i < ready_.size(); ++i) agents.push_back(agent_of(ready_[i]));
     pick = std::min(config_.tie_break(agents), n - 1);
   } else if (n > 1) {
-    pick = static_cast<std::size_t>(ties_.choose(n));
+    pick = static_cast<std::size_t>(ties_.pick(n));
   }
   out = ready_[ready_head_ + pick];
   if ((out.a & kBackgroundBit) == 0) --foreground_pending_;

@@ -54,6 +54,9 @@ struct EngineConfig {
   bool guard_pages = kGuardPagesByDefault;
   /// Unset: the choice source picks among simultaneous events (its "sim.ties" stream).
   TieBreak tie_break{};
+  /// Set: answers every enumerable choice of the run (ties, declared delay sets) instead
+  /// of the PRNGs; see ChoiceSource::set_chooser. The tie-break, when set, still wins.
+  Chooser chooser{};
 };
 
 struct SpawnOptions {

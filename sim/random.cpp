@@ -50,9 +50,20 @@ std::uint64_t ChoiceSource::draw(std::uint32_t stream, std::uint64_t range) {
   return bounded(range, [&] { return rng.next(); });
 }
 
-std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range) {
+void ChoiceSource::set_chooser(Chooser chooser) {
+  chooser_ = std::move(chooser);
+  plain_ = plain_ && !chooser_;
+}
+
+std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bool enumerable) {
   std::uint64_t value;
-  if (replay_pos_ < replay_.answers.size()) {
+  if (enumerable && chooser_ && replay_pos_ >= replay_.answers.size()) {
+    draw(stream, range);  // drawn and dropped: the stream's later draws stay those of the seed
+    value = chooser_(streams_[stream]->name, range);
+    if (value >= range)
+      throw UsageError(fmt::format("sim::ChoiceSource: the chooser answered {} for a choice among {} (stream '{}')",
+                                   value, range, streams_[stream]->name));
+  } else if (replay_pos_ < replay_.answers.size()) {
     const Answer& recorded = replay_.answers[replay_pos_];
     const std::string& asked = streams_[stream]->name;
     const std::string& had = recorded.stream < replay_.streams.size() ? replay_.streams[recorded.stream]
@@ -79,6 +90,12 @@ std::uint64_t Stream::choose(std::uint64_t n) {
   if (n == 0) throw UsageError("sim::Stream::choose: n must be at least 1 (stream '" + state_->name + "')");
   if (fast()) return bounded(n, [this] { return state_->rng.next(); });
   return src_->answer(id_, n);
+}
+
+std::uint64_t Stream::pick(std::uint64_t n) {
+  if (n == 0) throw UsageError("sim::Stream::pick: n must be at least 1 (stream '" + state_->name + "')");
+  if (fast()) return bounded(n, [this] { return state_->rng.next(); });
+  return src_->answer(id_, n, n >= 2);
 }
 
 }  // namespace sim

@@ -10,6 +10,7 @@
 // and the explorers build on.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,6 +80,10 @@ enum class AfterRecord { continue_randomly, fail };
 
 class Stream;
 
+/// An explorer's answer to an enumerable choice (Stream::pick): the asking stream and the
+/// number of options n >= 2; returns an index in [0, n).
+using Chooser = std::function<std::uint64_t(const std::string& stream, std::uint64_t n)>;
+
 /// The run's choice source; see the file comment.
 class ChoiceSource {
  public:
@@ -101,13 +106,17 @@ class ChoiceSource {
   /// Answers taken from the replayed record so far.
   std::size_t replayed() const { return replay_pos_; }
 
+  /// From now on `chooser` answers every enumerable choice (Stream::pick with n >= 2)
+  /// instead of the streams' PRNGs: how `explore --mode dfs` walks the choice tree.
+  void set_chooser(Chooser chooser);
+
  private:
   friend class Stream;
   struct StreamState {
     std::string name;
     Xoshiro256 rng;
   };
-  std::uint64_t answer(std::uint32_t stream, std::uint64_t range);
+  std::uint64_t answer(std::uint32_t stream, std::uint64_t range, bool enumerable = false);
   std::uint64_t draw(std::uint32_t stream, std::uint64_t range);
 
   std::uint64_t seed_;
@@ -120,6 +129,7 @@ class ChoiceSource {
   std::size_t replay_pos_ = 0;
   bool replaying_ = false;
   AfterRecord after_ = AfterRecord::continue_randomly;
+  Chooser chooser_;
 };
 
 /// A component's handle on the choice source. Cheap to copy; valid as long as its source.
@@ -130,6 +140,10 @@ class Stream {
   std::uint64_t bits() { return fast() ? state_->rng.next() : src_->answer(id_, 0); }
   /// A uniform choice in [0, n); n must be at least 1.
   std::uint64_t choose(std::uint64_t n);
+  /// An enumerable choice in [0, n): like choose, but an explorer's chooser may answer it
+  /// instead (the order of simultaneous events, a delay from a declared set). Index 0 is
+  /// the default an explorer deviates from. n must be at least 1.
+  std::uint64_t pick(std::uint64_t n);
   /// A uniform double in [0, 1) with 53 random bits.
   double uniform01() { return static_cast<double>(bits() >> 11) * 0x1.0p-53; }
   const std::string& name() const { return state_->name; }

@@ -80,3 +80,94 @@ TEST_CASE("a token is refused when its scenario changed, its engine differs, or 
   CHECK_THROWS_AS(locksim::parse_token("locksim:1:x"), locksim::InputError);
   CHECK_THROWS_AS(locksim::parse_token("hello"), locksim::InputError);
 }
+
+namespace {
+locksim::ExploreOptions two_clients(const std::string& strategy) {
+  locksim::ExploreOptions o;
+  o.scenario = "two-clients-pause";
+  o.strategy = strategy;
+  o.property = "duplicate_rows";
+  o.mode = "dfs";
+  o.bound = 2;
+  o.budget = 100'000;
+  o.time_s = 600;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("dfs covers every order and delay within the bound without a duplicate for a fencing token and a unique index") {
+  for (const char* strategy : {"fencing-token", "unique-index"}) {
+    CAPTURE(strategy);
+    const auto f = locksim::explore(two_clients(strategy));
+    CHECK_FALSE(f.found);
+    CHECK(f.exhausted);
+    CHECK(f.runs > 100);  // the race's orders and both latencies of every message were tried
+    CHECK(f.choice_points > 10);
+  }
+}
+
+TEST_CASE("dfs finds the duplicate of SET NX EX with a pause, which the default order does not show, and its token replays") {
+  const auto f = locksim::explore(two_clients("redis-set-nx-ex-drop"));
+  REQUIRE(f.found);
+  CHECK(f.runs > 1);
+  CHECK(f.token.schedule.starts_with("dfs."));  // found by deviating from the default
+  const auto again = locksim::replay(locksim::parse_token(f.token.text()));
+  CHECK(again.outcome.counts.at("duplicate_rows") == 1);
+  auto by_default = f.token;
+  by_default.schedule = "dfs";
+  CHECK(locksim::replay(by_default).outcome.counts.at("duplicate_rows") == 0);
+}
+
+TEST_CASE("dfs without the pause exhausts its bound: the pause is what lets a second holder in") {
+  auto o = two_clients("redis-set-nx-ex-drop");
+  o.sets = {"faults.pauses=[]"};
+  const auto f = locksim::explore(o);
+  CHECK_FALSE(f.found);
+  CHECK(f.exhausted);
+}
+
+TEST_CASE("dfs with a bound of 0 runs the default schedule once") {
+  auto o = two_clients("unique-index");
+  o.bound = 0;
+  const auto f = locksim::explore(o);
+  CHECK(f.exhausted);
+  CHECK(f.runs == 1);
+}
+
+TEST_CASE("a shrunk run still violates the same property and is no larger than the one found") {
+  SECTION("fewer clients and operations, from a random search on a crowded scenario") {
+    locksim::ExploreOptions o;
+    o.scenario = "account-bind";
+    o.strategy = "check-then-insert";
+    o.property = "duplicate_rows";
+    o.sets = {"clients.count=40", "clients.operations=3"};
+    o.budget = 20;
+    const auto f = locksim::explore(o);
+    REQUIRE(f.found);
+    const auto s = locksim::shrink(f.token, o.property);
+    CHECK(s.after.no_larger_than(s.before));
+    CHECK(s.after.clients * s.after.operations < s.before.clients * s.before.operations);
+    CHECK(s.after.clients <= 2);
+    const auto r = locksim::replay(locksim::parse_token(s.token.text()));
+    CHECK(r.outcome.counts.at("duplicate_rows") > 0);
+  }
+  SECTION("a shorter pause and no more deviating choices, from a dfs finding") {
+    const auto f = locksim::explore(two_clients("redis-set-nx-ex-drop"));
+    REQUIRE(f.found);
+    const auto s = locksim::shrink(f.token, "any");  // shrinks towards the first checker that fired
+    CHECK(s.after.no_larger_than(s.before));
+    CHECK(s.after.pause_ms < s.before.pause_ms);
+    CHECK(s.after.choices >= 1);  // the default order holds no duplicate: the deviation stays
+    const auto r = locksim::replay(locksim::parse_token(s.token.text()));
+    CHECK(r.outcome.counts.at("duplicate_rows") > 0);
+  }
+}
+
+TEST_CASE("a malformed dfs schedule is refused") {
+  auto t = locksim::explore(two_clients("redis-set-nx-ex-drop")).token;
+  for (const char* bad : {"dfs.3", "dfs.x=1", "dfs.3=0", "dfs.3=1junk"}) {
+    CAPTURE(bad);
+    t.schedule = bad;
+    CHECK_THROWS_AS(locksim::replay(t), locksim::InputError);
+  }
+}

@@ -1,9 +1,10 @@
 // The engine's core: time order, tie order, sleeping, budgets, liveness reports, misuse.
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
-
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,6 +81,51 @@ TEST_CASE("a tie-break policy decides among simultaneous events, seeing which pr
   REQUIRE_FALSE(asked.empty());
   CHECK(std::set<std::uint64_t>(asked.back().begin(), asked.back().end()).size() == asked.back().size());
   CHECK(std::count(ids.begin(), ids.end(), static_cast<sim::ProcessId>(asked.back().front())) == 1);
+}
+
+TEST_CASE("a chooser answers the ties and the one-of draws, while every other draw still comes from the seed") {
+  // Each process draws a one-of delay (enumerable) and a uniform one (not); all wake at once.
+  const sim::Distribution one_of = sim::empirical({std::chrono::milliseconds(1), std::chrono::milliseconds(2)});
+  const sim::Distribution jitter = sim::uniform(std::chrono::microseconds(1), std::chrono::microseconds(9));
+  auto run = [&](sim::Chooser chooser) {
+    auto c = test::config(7);
+    c.chooser = std::move(chooser);
+    sim::Engine engine(c);
+    std::vector<std::string> log;
+    for (int i = 0; i < 3; ++i)
+      engine.spawn(sim::kWorld, "p" + std::to_string(i), [&, i] {
+        auto stream = engine.stream("p" + std::to_string(i));
+        const auto a = one_of.sample_duration(stream);
+        const auto b = jitter.sample_duration(stream);
+        log.push_back(fmt::format("p{} {} {}", i, a.count(), b.count()));
+      });
+    REQUIRE(engine.run().ok());
+    return log;
+  };
+  std::vector<std::pair<std::string, std::uint64_t>> asked;
+  const auto last = [&](const std::string& stream, std::uint64_t n) {
+    asked.emplace_back(stream, n);
+    return n - 1;
+  };
+  const auto chosen = run(last);
+  // The three processes start at one instant: ties among 3, then 2, asked of "sim.ties";
+  // each one-of draw asked of the process's own stream.
+  REQUIRE(asked.size() == 5);
+  CHECK(asked[0] == std::pair<std::string, std::uint64_t>{"sim.ties", 3});
+  CHECK(std::count_if(asked.begin(), asked.end(), [](const auto& a) { return a.first.starts_with("p") && a.second == 2; }) == 3);
+  // The last option each time: the newest process first, every one-of delay the slow one.
+  REQUIRE(chosen.size() == 3);
+  CHECK(chosen[0].starts_with("p2 2000000 "));
+  CHECK(chosen[2].starts_with("p0 2000000 "));
+  // The uniform draws do not depend on the chooser: the same per process as with the seed alone.
+  const auto first = [&](sim::Chooser c) {
+    auto log = run(std::move(c));
+    std::map<std::string, std::string> jitter_of;
+    for (const auto& line : log) jitter_of[line.substr(0, 2)] = line.substr(line.rfind(' ') + 1);
+    return jitter_of;
+  };
+  CHECK(first(last) == first([](const std::string&, std::uint64_t) { return std::uint64_t{0}; }));
+  CHECK(first(last) == first({}));
 }
 
 TEST_CASE("a zero-length sleep is a choice point: the seed decides whether other ready events go first") {

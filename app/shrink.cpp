@@ -1,0 +1,211 @@
+// Shrinking a violating run: the explorer's finding, made as small as it can be while the
+// same property still fires. Every candidate is the token with one more `--set` override
+// (or a smaller schedule), so the result replays like any token; a candidate is kept only
+// if it is no larger than the current run in every measure of RunSize.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
+
+#include "app/explore.hpp"
+
+namespace locksim {
+
+using nlohmann::json;
+
+bool RunSize::no_larger_than(const RunSize& o) const {
+  return clients <= o.clients && operations <= o.operations && faults <= o.faults && pause_ms <= o.pause_ms &&
+         choices <= o.choices && options <= o.options;
+}
+
+std::string RunSize::text() const {
+  return fmt::format("{} client(s) x {} operation(s), {} fault(s), {:g} ms of scheduled pauses, {} deviating choice(s)",
+                     clients, operations, faults, pause_ms, choices);
+}
+
+namespace {
+
+constexpr int kSeedsPerCandidate = 4;
+
+// The deviating choices of a schedule, and the sum of the options they take.
+std::pair<int, int> deviating_choices(const std::string& schedule) {
+  int depth = 0;
+  if (std::sscanf(schedule.c_str(), "pct.%d.", &depth) == 1) return {depth - 1, depth - 1};
+  if (schedule.rfind("dfs.", 0) != 0) return {0, 0};
+  int count = 0, options = 0;
+  std::stringstream in(schedule.substr(4));
+  for (std::string part; std::getline(in, part, '.');) {
+    ++count;
+    options += std::stoi(part.substr(part.find('=') + 1));
+  }
+  return {count, options};
+}
+
+RunSize size_of(const Scenario& s, const Token& t) {
+  RunSize z;
+  z.clients = s.clients.clients;
+  z.operations = s.clients.operations_per_client;
+  z.faults = static_cast<int>(s.faults.pauses.size() + s.faults.crashes.size() + s.faults.partitions.size() +
+                              s.faults.clock_steps.size()) +
+             (s.faults.gc_pauses ? 1 : 0);
+  for (const auto& p : s.faults.pauses) z.pause_ms += std::chrono::duration<double, std::milli>(p.length).count();
+  std::tie(z.choices, z.options) = deviating_choices(t.schedule);
+  return z;
+}
+
+// The token with `path=value` set: earlier overrides of that path, or inside it, are
+// dropped, since `value` was computed from the document they had already shaped.
+Token with_set(Token t, const std::string& path, const json& value) {
+  std::erase_if(t.sets, [&](const std::string& set) {
+    const std::string p = set.substr(0, set.find('='));
+    return p == path || p.rfind(path + ".", 0) == 0;
+  });
+  t.sets.push_back(path + "=" + value.dump());
+  return t;
+}
+
+// Smaller values of a count, smallest first: 1, half, one less.
+std::vector<int> smaller(int n) {
+  std::vector<int> out;
+  for (int v : {1, n / 2, n - 1})
+    if (v >= 1 && v < n && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+
+// The candidates one step smaller than `t`, in the order they are tried: whole parts of
+// the run first (clients, operations, faults), then shorter pauses, then simpler choices.
+std::vector<Token> candidates(const Token& t, const json& doc) {
+  std::vector<Token> out;
+  const json clients = doc.value("clients", json::object());
+  for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
+  const json arrival = clients.value("arrival", json::object());
+  if (arrival.value("kind", "") == "listed" && arrival.contains("times_ms")) {
+    const json& times = arrival.at("times_ms");
+    for (std::size_t i = 0; times.size() > 1 && i < times.size(); ++i) {
+      json fewer = times;
+      fewer.erase(i);
+      out.push_back(with_set(t, "clients.arrival.times_ms", fewer));
+    }
+  } else {
+    for (int ops : smaller(clients.value("operations", 1))) out.push_back(with_set(t, "clients.operations", ops));
+  }
+  const json faults = doc.value("faults", json::object());
+  for (const char* kind : {"pauses", "crashes", "partitions", "clock_steps"}) {
+    if (!faults.contains(kind) || !faults.at(kind).is_array()) continue;
+    for (std::size_t i = 0; i < faults.at(kind).size(); ++i) {
+      json fewer = faults.at(kind);
+      fewer.erase(i);
+      out.push_back(with_set(t, fmt::format("faults.{}", kind), fewer));
+    }
+  }
+  if (faults.contains("gc_pauses")) {
+    json without = faults;
+    without.erase("gc_pauses");
+    out.push_back(with_set(t, "faults", without));
+  }
+  if (faults.contains("pauses") && faults.at("pauses").is_array()) {
+    const json& pauses = faults.at("pauses");
+    for (std::size_t i = 0; i < pauses.size(); ++i) {
+      const double length = pauses[i].value("length_ms", 0.0);
+      for (double part : {0.5, 0.75, 0.875}) {
+        const double shorter = std::round(length * part);
+        if (shorter >= 1 && shorter < length) out.push_back(with_set(t, fmt::format("faults.pauses.{}.length_ms", i), shorter));
+      }
+    }
+  }
+  if (t.schedule.rfind("dfs.", 0) == 0) {
+    // Each deviation dropped, then each lowered by one option.
+    std::vector<std::pair<std::string, std::string>> parts;  // "i", "v"
+    std::stringstream in(t.schedule.substr(4));
+    for (std::string part; std::getline(in, part, '.');) parts.emplace_back(part.substr(0, part.find('=')), part.substr(part.find('=') + 1));
+    auto schedule = [&](std::size_t skip, bool lower) {
+      std::string s = "dfs";
+      for (std::size_t k = 0; k < parts.size(); ++k) {
+        if (k == skip && !lower) continue;
+        const auto v = std::stoull(parts[k].second) - (k == skip ? 1 : 0);
+        if (v > 0) s += fmt::format(".{}={}", parts[k].first, v);
+      }
+      return s;
+    };
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      Token c = t;
+      c.schedule = schedule(k, false);
+      out.push_back(c);
+    }
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (std::stoull(parts[k].second) < 2) continue;
+      Token c = t;
+      c.schedule = schedule(k, true);
+      out.push_back(c);
+    }
+  }
+  int depth = 0;
+  unsigned long long steps = 0, agents = 0, seed = 0;
+  if (std::sscanf(t.schedule.c_str(), "pct.%d.%llu.%llu.%llu", &depth, &steps, &agents, &seed) == 4 && depth > 1) {
+    Token c = t;
+    c.schedule = fmt::format("pct.{}.{}.{}.{}", depth - 1, steps, agents, seed);
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string first_metric(const std::vector<std::string>& fired) {
+  return fired.empty() ? std::string() : fired.front().substr(0, fired.front().find(' '));
+}
+
+}  // namespace
+
+RunSize size_of(const Token& t) { return size_of(load_scenario(scenario_path(t.scenario), t.sets), t); }
+
+Shrunk shrink(const Token& found, const std::string& property, int budget) {
+  Shrunk r{found, {}, {}, 0, {}};
+  Scenario current = load_scenario(scenario_path(found.scenario), found.sets);
+  r.before = r.after = size_of(current, found);
+  r.fired = fired_checkers(run_token(current, strategy_named(current, found.strategy), found), property);
+  // "any" shrinks towards the checker that fired first, so the result shows the same failure.
+  const std::string target = property == "any" ? first_metric(r.fired) : property;
+  if (target.empty()) return r;  // the token does not violate: nothing to shrink
+
+  // Passes over the candidates until none is kept (each kept one is strictly smaller in
+  // some measure and no larger in any, so this ends) or the budget is spent.
+  for (bool progress = true; progress && r.runs < static_cast<std::uint64_t>(budget);) {
+    progress = false;
+    for (Token candidate : candidates(r.token, json::parse(current.resolved))) {
+      if (r.runs >= static_cast<std::uint64_t>(budget)) break;
+      Scenario s;
+      try {
+        s = load_scenario(scenario_path(candidate.scenario), candidate.sets);
+      } catch (const InputError&) {
+        continue;  // a candidate the scenario rules refuse (a fault naming a node now gone, say)
+      }
+      candidate.scenario_hash = s.hash;
+      const RunSize size = size_of(s, candidate);
+      if (!size.no_larger_than(r.after) || size == r.after) continue;
+      // A random-mode run is its seed: a smaller scenario may need another seed to fail the
+      // same way, so a few are tried. A schedule's run is kept on its own seed.
+      const int seeds = candidate.schedule.empty() ? kSeedsPerCandidate : 1;
+      std::vector<std::string> fired;
+      TrialOutcome outcome;
+      for (int k = 0; k < seeds && fired.empty() && r.runs < static_cast<std::uint64_t>(budget); ++k) {
+        if (k > 0) ++candidate.seed;
+        ++r.runs;
+        outcome = run_token(s, strategy_named(s, candidate.strategy), candidate);
+        fired = fired_checkers(outcome, target);
+      }
+      if (fired.empty()) continue;
+      r.token = candidate;
+      r.after = size;
+      r.fired = fired_checkers(outcome, property);
+      current = std::move(s);
+      progress = true;
+      break;  // candidates are recomputed from the smaller run
+    }
+  }
+  return r;
+}
+
+}  // namespace locksim
