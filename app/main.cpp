@@ -44,6 +44,7 @@ struct RunOptions {
   std::optional<int> trials;
   std::optional<std::uint64_t> seed;
   bool json = false;
+  bool check_determinism = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
@@ -175,6 +176,18 @@ int run(const RunOptions& o) {
     Progress progress("strategies");
     results = locksim::run_scenario(s, o.jobs, std::ref(progress));
   }
+  if (o.check_determinism) {
+    const locksim::reports::RunResults again = locksim::run_scenario(s, o.jobs);
+    for (std::size_t i = 0; i < results.strategies.size(); ++i) {
+      const auto &a = results.strategies[i], &b = again.strategies[i];
+      if (a.trace_hash != b.trace_hash) {
+        fmt::print(stderr, "determinism check failed: {}: trace hashes {:016x} and {:016x}\n", a.name, a.trace_hash,
+                   b.trace_hash);
+        return 1;
+      }
+    }
+    if (!o.json) fmt::print("determinism check: every strategy's trials ran twice, the same trace hashes both times\n\n");
+  }
   const std::string json = locksim::reports::to_json(results);
   const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
   if (o.json) {
@@ -221,6 +234,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)");
   run_cmd->add_option("--set", run_options.sets, "override a scenario value: path=value, e.g. clients.count=50");
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
+  run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");
   run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
       ->check(CLI::Range(1, 1024));
 

@@ -404,6 +404,7 @@ reports::RunResults run_scenario(const Scenario& s, int jobs, const std::functio
         r.first_trace_hash = o.trace_hash;
         r.timeline = o.timeline;
       }
+      r.trace_hash = (r.trace_hash ^ o.trace_hash) * 0x100000001b3ull;
       for (const auto& [name, v] : o.counts) {
         auto& values = per_trial[name];
         values.resize(static_cast<std::size_t>(s.trials), 0.0);

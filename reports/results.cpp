@@ -124,6 +124,7 @@ std::string to_json(const RunResults& r) {
     j["latency_histogram"] = {{"bucket_growth", Histogram::kGrowth}, {"buckets_ms_count", buckets}};
     j["examples"] = s.examples;
     j["first_trace_hash"] = fmt::format("{:016x}", s.first_trace_hash);
+    j["trace_hash"] = fmt::format("{:016x}", s.trace_hash);
     j["timing"] = {{"wall_s", s.wall_s}};
     strategies.push_back(j);
   }

@@ -59,6 +59,7 @@ struct StrategyResult {
   Histogram latency;                             // of every finished logical operation, in ms
   std::vector<std::string> examples;             // the first few violations, explained
   std::uint64_t first_trace_hash = 0;
+  std::uint64_t trace_hash = 0;  // every trial's, folded in trial order
   std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
   Timeline timeline;         // of the first trial
   double wall_s = 0;  // a timing field: not part of the results proper
