@@ -19,7 +19,11 @@ demo: build
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-bench: build
+# The benchmark's peers (SimGrid, SimPy 2) are installed first, then `build` configures again,
+# so a build directory configured before SimGrid was there finds it now (bench/CMakeLists.txt).
+bench:
+	@scripts/setup --bench
+	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bench/locksim_bench
 
 clean:

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -147,6 +148,7 @@ int explore(const ExploreCommand& c) {
   }
   fmt::print("found after {} runs ({:.3f} s, mode {}): {}\ntoken: {}\n", f.runs, f.wall_s, o.mode, fmt::join(f.fired, ", "),
              f.token.text());
+  std::fflush(stdout);  // out at once, also into a pipe: `make bench` times the search to this line
   locksim::Token token = f.token;
   if (o.shrink) {
     const locksim::Shrunk s = locksim::shrink(f.token, o.property);

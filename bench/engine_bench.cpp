@@ -9,10 +9,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "bench/explore_bench.hpp"
+#include "bench/figures.hpp"
+#include "bench/peers.hpp"
 #include "bench/scenario_bench.hpp"
 #include "bench/world_bench.hpp"
 #include "sim/sim.hpp"
@@ -182,16 +187,33 @@ double bytes_per_process(int processes) {
   return static_cast<double>(after - before) / processes;
 }
 
-template <class F>
-double median_of(F&& f) {
-  std::vector<double> v;
-  for (int i = 0; i < kRepeats; ++i) v.push_back(f());
-  return median(v);
+// Resident bytes of this process with `processes` live processes, each started and blocked.
+double resident_with(int processes) {
+  sim::Mailbox<int> never("never");
+  sim::Engine engine(bulk_config(1));
+  for (int p = 0; p < processes; ++p)
+    engine.spawn(sim::kWorld, "client", [&never] { never.get(); }, sim::SpawnOptions{.daemon = true});
+  engine.run();
+  return static_cast<double>(resident_bytes());
+}
+
+std::string machine() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return fmt::format("{}, {} cores online", model, ::sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 }  // namespace
 
 int main() {
+  // First, while the heap is small: a million live processes.
+  const double million_rss = resident_with(1'000'000);
+
   // Interleave engine and baseline runs so drift in the machine's speed hits both alike.
   std::vector<double> se, sc, seh, re, rc;
   for (int i = 0; i < kRepeats; ++i) {
@@ -204,31 +226,56 @@ int main() {
   const double sleep_e = median(se), sleep_c = median(sc), sleep_h = median(seh);
   const double rpc_e = median(re), rpc_c = median(rc);
   const double mem = bytes_per_process(100'000);
+  const bench::PeerFigures peers = bench::peers_bench();
+  const double rpc_after = rpc_engine();  // locksim again, right after the peers: the same conditions
+  const double rpc_locksim = std::min(rpc_e, rpc_after);
   const bench::WorldFigures world = bench::world_bench(kRepeats);
   const bench::ScenarioFigures scenario = bench::scenario_bench(100);
+  const bench::ExploreFigures explore = bench::explore_bench();
 
-  fmt::print("| workload | engine | callback loop | ratio |\n|---|---|---|---|\n");
-  fmt::print("| (a) 1000 processes x 10,000 random sleeps, events/s | {:.3g} | {:.3g} | {:.2f} |\n", sleep_e, sleep_c,
-             sleep_e / sleep_c);
-  fmt::print("| (a) same, trace hash kept | {:.3g} | {:.3g} | {:.2f} |\n", sleep_h, sleep_c, sleep_h / sleep_c);
-  fmt::print("| (b) 100 clients -> 1 server RPC, uniform 1-100 us links, messages/s | {:.3g} | {:.3g} | {:.2f} |\n",
-             rpc_e, rpc_c, rpc_e / rpc_c);
-  fmt::print("| world: 100 clients x 100 operations, 4 app nodes, events/s ({:.0f} events a run) | {:.3g} | | |\n",
-             world.events_per_run, world.events_per_s);
-  fmt::print("\nmedian of {} runs each; resident memory per live process measured at 100,000 processes\n\n", kRepeats);
-  fmt::print("sleep.engine_events_per_s: {:.0f}\n", sleep_e);
-  fmt::print("sleep.callback_events_per_s: {:.0f}\n", sleep_c);
-  fmt::print("sleep.ratio: {:.3f}\n", sleep_e / sleep_c);
-  fmt::print("sleep.engine_hashed_events_per_s: {:.0f}\n", sleep_h);
-  fmt::print("rpc.engine_events_per_s: {:.0f}\n", rpc_e);
-  fmt::print("rpc.callback_events_per_s: {:.0f}\n", rpc_c);
-  fmt::print("rpc.ratio: {:.3f}\n", rpc_e / rpc_c);
-  fmt::print("memory.bytes_per_process: {:.0f}\n", mem);
-  fmt::print("world.events_per_s: {:.0f}\n", world.events_per_s);
-  fmt::print("world.operations_per_s: {:.0f}\n", world.operations_per_s);
-  fmt::print("scenario.account_bind.events_per_s_per_core: {:.0f}\n", scenario.events_per_s_per_core);
-  fmt::print("scenario.account_bind.trials_per_s: {:.1f}\n", scenario.trials_per_s_1);
-  fmt::print("jobs.trials_per_s_2: {:.1f}\n", scenario.trials_per_s_2);
-  fmt::print("jobs.speedup_2_vs_1: {:.2f}\n", scenario.trials_per_s_2 / scenario.trials_per_s_1);
+  auto peer = [&](const bench::Peer& p) { return p.present ? std::optional<double>(p.msgs_per_s) : std::nullopt; };
+  auto ratio = [&](const bench::Peer& p) {
+    return p.present ? std::optional<double>(rpc_locksim / p.msgs_per_s) : std::nullopt;
+  };
+  using bench::figure;
+  const std::vector<bench::Figure> figures = {
+      figure("sleep.engine_events_per_s", "(a) 1000 processes x 10,000 random sleeps: engine, events/s", sleep_e),
+      figure("sleep.callback_events_per_s", "(a) the same on a callback loop over the same queue, events/s", sleep_c),
+      figure("sleep.ratio", "(a) engine / callback loop", sleep_e / sleep_c, ">=", 0.75),
+      figure("sleep.engine_hashed_events_per_s", "(a) engine keeping the trace hash, events/s", sleep_h),
+      figure("rpc.engine_events_per_s", "(b) 100 clients -> 1 server RPC, uniform 1-100 us links: engine, messages/s", rpc_e),
+      figure("rpc.callback_events_per_s", "(b) the same on a callback loop, messages/s", rpc_c),
+      figure("rpc.ratio", "(b) engine / callback loop", rpc_e / rpc_c, ">=", 0.70),
+      figure("memory.bytes_per_process", "resident bytes per live process, at 100,000", mem, "<=", 12 * 1024),
+      figure("memory.million_processes_rss_bytes", "resident bytes of the process with 1,000,000 live processes",
+             million_rss, "<=", 12.0 * 1024 * 1024 * 1024),
+      figure("peers.rpc.locksim_msgs_per_s", "RPC workload in locksim, messages/s (the lower of two runs)", rpc_locksim),
+      figure("peers.rpc.simgrid_msgs_per_s", "RPC workload in SimGrid (s4u actors sleeping the delays), messages/s",
+             peer(peers.simgrid), nullptr, 0, peers.simgrid.why_missing),
+      figure("peers.rpc.simpy_msgs_per_s", "RPC workload in SimPy 2, messages/s", peer(peers.simpy), nullptr, 0,
+             peers.simpy.why_missing),
+      figure("peers.rpc.vs_simgrid", "locksim / SimGrid", ratio(peers.simgrid), ">=", 40, peers.simgrid.why_missing),
+      figure("peers.rpc.vs_simpy", "locksim / SimPy", ratio(peers.simpy), ">=", 40, peers.simpy.why_missing),
+      figure("world.events_per_s", fmt::format("world: 100 clients x 100 operations, 4 app nodes, events/s ({:.0f} a run)",
+                                               world.events_per_run),
+             world.events_per_s),
+      figure("world.operations_per_s", "world: operations/s", world.operations_per_s),
+      figure("scenario.account_bind.events_per_s_per_core", "account-bind, every strategy: simulated events/s, one thread",
+             scenario.events_per_s_per_core, ">=", 1e6),
+      figure("scenario.account_bind.trials_per_s", "account-bind: trials/s, --jobs 1", scenario.trials_per_s_1),
+      figure("jobs.trials_per_s_2", "account-bind: trials/s, --jobs 2", scenario.trials_per_s_2),
+      figure("jobs.speedup_2_vs_1", "--jobs 2 / --jobs 1", scenario.trials_per_s_2 / scenario.trials_per_s_1, ">=", 1.8),
+      figure("explore.dfs_runs_per_s",
+             fmt::format("explore --mode dfs, two-clients-pause, SET NX EX, bound 3: runs/s, one thread ({:.0f} runs of "
+                         "{:.0f} events)",
+                         explore.dfs_runs, explore.dfs_events_per_run),
+             explore.dfs_runs_per_s, ">=", 50'000),
+      figure("explore.first_gc_violation_s.random", "wall s from a cold start to the GC-pause violation, --mode random",
+             explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
+      figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,
+             "the search did not find it"),
+  };
+  fmt::print("median of {} runs each for (a) and (b)\n\n", kRepeats);
+  bench::report(figures, machine());
   return 0;
 }
