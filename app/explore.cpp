@@ -83,10 +83,9 @@ sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed) {
 
 namespace {
 
-// A dfs schedule: which enumerable choices (by their index in the run) deviate, and to what.
-using Deviations = std::map<std::uint64_t, std::uint64_t>;
-
 bool is_dfs(const std::string& schedule) { return schedule == "dfs" || schedule.rfind("dfs.", 0) == 0; }
+
+}  // namespace
 
 std::string dfs_text(const Deviations& d) {
   std::string out = "dfs";
@@ -108,8 +107,6 @@ Deviations parse_dfs(const std::string& schedule) {
   }
   return d;
 }
-
-}  // namespace
 
 sim::Chooser chooser_of(const Token& t) {
   if (!is_dfs(t.schedule)) return {};

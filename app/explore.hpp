@@ -17,6 +17,7 @@
 // A finding is then shrunk: fewer clients, operations and faults, shorter pauses, fewer and
 // smaller deviating choices, each step kept only if the same property still fires.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,6 +95,11 @@ Shrunk shrink(const Token& found, const std::string& property, int budget = 2000
 sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed);
 /// The tie-break a token's schedule names (empty for the seed's own or a dfs schedule).
 sim::TieBreak schedule_of(const Token& token);
+/// A dfs schedule: the enumerable choices of a run (by index) that deviate, and their options.
+using Deviations = std::map<std::uint64_t, std::uint64_t>;
+std::string dfs_text(const Deviations& deviations);
+/// Throws InputError for a malformed "dfs[.<i>=<v>...]".
+Deviations parse_dfs(const std::string& schedule);
 /// The chooser a dfs schedule names (empty otherwise).
 sim::Chooser chooser_of(const Token& token);
 /// Runs the token's trial (the scenario loaded with its overrides).

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <tuple>
 
 #include "app/explore.hpp"
@@ -35,14 +34,11 @@ constexpr int kSeedsPerCandidate = 4;
 std::pair<int, int> deviating_choices(const std::string& schedule) {
   int depth = 0;
   if (std::sscanf(schedule.c_str(), "pct.%d.", &depth) == 1) return {depth - 1, depth - 1};
-  if (schedule.rfind("dfs.", 0) != 0) return {0, 0};
-  int count = 0, options = 0;
-  std::stringstream in(schedule.substr(4));
-  for (std::string part; std::getline(in, part, '.');) {
-    ++count;
-    options += std::stoi(part.substr(part.find('=') + 1));
-  }
-  return {count, options};
+  if (schedule.rfind("dfs", 0) != 0) return {0, 0};
+  int options = 0;
+  const Deviations d = parse_dfs(schedule);
+  for (const auto& [i, v] : d) options += static_cast<int>(v);
+  return {static_cast<int>(d.size()), options};
 }
 
 RunSize size_of(const Scenario& s, const Token& t) {
@@ -119,27 +115,20 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
   }
   if (t.schedule.rfind("dfs.", 0) == 0) {
     // Each deviation dropped, then each lowered by one option.
-    std::vector<std::pair<std::string, std::string>> parts;  // "i", "v"
-    std::stringstream in(t.schedule.substr(4));
-    for (std::string part; std::getline(in, part, '.');) parts.emplace_back(part.substr(0, part.find('=')), part.substr(part.find('=') + 1));
-    auto schedule = [&](std::size_t skip, bool lower) {
-      std::string s = "dfs";
-      for (std::size_t k = 0; k < parts.size(); ++k) {
-        if (k == skip && !lower) continue;
-        const auto v = std::stoull(parts[k].second) - (k == skip ? 1 : 0);
-        if (v > 0) s += fmt::format(".{}={}", parts[k].first, v);
-      }
-      return s;
-    };
-    for (std::size_t k = 0; k < parts.size(); ++k) {
+    const Deviations d = parse_dfs(t.schedule);
+    for (const auto& [i, v] : d) {
+      Deviations fewer = d;
+      fewer.erase(i);
       Token c = t;
-      c.schedule = schedule(k, false);
+      c.schedule = dfs_text(fewer);
       out.push_back(c);
     }
-    for (std::size_t k = 0; k < parts.size(); ++k) {
-      if (std::stoull(parts[k].second) < 2) continue;
+    for (const auto& [i, v] : d) {
+      if (v < 2) continue;
+      Deviations lower = d;
+      --lower[i];
       Token c = t;
-      c.schedule = schedule(k, true);
+      c.schedule = dfs_text(lower);
       out.push_back(c);
     }
   }
