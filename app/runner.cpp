@@ -142,17 +142,24 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   return t;
 }
 
-// The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
-// a queue broker; no clients.
-TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
-                             std::uint64_t seed, sim::TieBreak tie_break, sim::Chooser chooser) {
+namespace {
+// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
+sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, sim::TieBreak tie_break, sim::Chooser chooser) {
   sim::EngineConfig ec;
   ec.seed = seed;
   ec.time_budget = s.time_budget;
   ec.event_budget = s.event_budget;
   ec.tie_break = std::move(tie_break);
   ec.chooser = std::move(chooser);
-  sim::Engine engine(ec);
+  return ec;
+}
+}  // namespace
+
+// The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
+// a queue broker; no clients.
+TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
+                             std::uint64_t seed, sim::TieBreak tie_break, sim::Chooser chooser) {
+  sim::Engine engine(engine_config(s, seed, std::move(tie_break), std::move(chooser)));
   models::Network network(engine, s.internal_link);
   std::deque<models::Node> node_storage;
   std::map<std::string, models::Node*> nodes;
@@ -196,12 +203,8 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   if (entry.batch) return run_batch_trial(s, entry, choice, seed, std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
   Forward forward;
   models::WorldConfig wc;
-  wc.engine.seed = seed;
+  wc.engine = engine_config(s, seed, std::move(tie_break), std::move(chooser));
   if (with_timeline) wc.engine.trace = sim::TraceMode::full;  // keeps the events, same hash
-  wc.engine.tie_break = std::move(tie_break);
-  wc.engine.chooser = std::move(chooser);
-  wc.engine.time_budget = s.time_budget;
-  wc.engine.event_budget = s.event_budget;
   wc.app_servers = s.app_servers;
   wc.server = s.server;
   wc.balance = s.balance;
