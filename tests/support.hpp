@@ -1,6 +1,11 @@
 #pragma once
 // Helpers shared by the tests.
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
 #include "sim/sim.hpp"
 
 namespace test {
@@ -13,6 +18,14 @@ inline sim::EngineConfig config(std::uint64_t seed = 1) {
   c.seed = seed;
   c.guard_pages = true;
   return c;
+}
+
+/// A path in the temporary directory that no other test uses: CTest runs tests in parallel,
+/// each in its own process, so the name holds the process id as well as a counter.
+inline std::filesystem::path unique_temp_path(const std::string& prefix, const std::string& suffix = "") {
+  static int counter = 0;
+  return std::filesystem::temp_directory_path() /
+         (prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + suffix);
 }
 
 inline sim::Time at_ms(std::int64_t ms) { return sim::Time{std::chrono::milliseconds(ms)}; }

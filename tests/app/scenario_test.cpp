@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "support.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 
@@ -15,12 +16,11 @@ namespace {
 // A scenario file written for one test, removed after it.
 struct TempScenario {
   explicit TempScenario(const std::string& text) {
-    path = (std::filesystem::temp_directory_path() / ("locksim-test-" + std::to_string(++counter) + ".json")).string();
+    path = test::unique_temp_path("locksim-test", ".json").string();
     std::ofstream(path) << text;
   }
   ~TempScenario() { std::filesystem::remove(path); }
   std::string path;
-  static inline int counter = 0;
 };
 
 std::string refusal(const std::string& text) {

@@ -7,18 +7,18 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "support.hpp"
 #include "app/scenario.hpp"
 #include "app/sweep.hpp"
 
 namespace {
 
 struct TempFolder {
-  TempFolder() : path((std::filesystem::temp_directory_path() / ("locksim-sweep-" + std::to_string(++counter))).string()) {
+  TempFolder() : path(test::unique_temp_path("locksim-sweep").string()) {
     std::filesystem::remove_all(path);
   }
   ~TempFolder() { std::filesystem::remove_all(path); }
   std::string path;
-  static inline int counter = 0;
 };
 
 locksim::SweepOptions options(const std::string& folder) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "reports/report.hpp"
@@ -23,12 +24,11 @@ std::string read(const std::filesystem::path& p) {
 }
 
 struct TempFolder {
-  TempFolder() : path(std::filesystem::temp_directory_path() / ("locksim-report-" + std::to_string(++counter))) {
+  TempFolder() : path(test::unique_temp_path("locksim-report")) {
     std::filesystem::remove_all(path);
   }
   ~TempFolder() { std::filesystem::remove_all(path); }
   std::filesystem::path path;
-  static inline int counter = 0;
 };
 
 locksim::reports::RunResults small_run() {
