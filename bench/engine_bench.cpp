@@ -208,9 +208,35 @@ std::string machine() {
   return fmt::format("{}, {} cores online", model, ::sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+// `locksim_bench engine [sleep|rpc]`: only the engine against its baseline, for profiling.
+int engine_only(const std::string& workload) {
+  const bool sleep = workload != "rpc", rpc = workload != "sleep";
+  std::vector<double> se, sc, re, rc;
+  for (int i = 0; i < kRepeats; ++i) {
+    if (sleep) sc.push_back(sleep_callback());
+    if (sleep) se.push_back(sleep_engine(sim::TraceMode::off));
+    if (rpc) rc.push_back(rpc_callback());
+    if (rpc) re.push_back(rpc_engine());
+  }
+  if (sleep)
+    fmt::print("sleep.engine_events_per_s: {:.0f}\nsleep.callback_events_per_s: {:.0f}\nsleep.ratio: {:.3f}\n",
+               median(se), median(sc), median(se) / median(sc));
+  if (rpc)
+    fmt::print("rpc.engine_events_per_s: {:.0f}\nrpc.callback_events_per_s: {:.0f}\nrpc.ratio: {:.3f}\n", median(re),
+               median(rc), median(re) / median(rc));
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "engine") return engine_only("both");
+  if (args.size() == 2 && args[0] == "engine" && (args[1] == "sleep" || args[1] == "rpc")) return engine_only(args[1]);
+  if (!args.empty()) {
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc]]\n");
+    return 2;
+  }
   // First, while the heap is small: a million live processes.
   const double million_rss = resident_with(1'000'000);
 
