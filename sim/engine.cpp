@@ -17,8 +17,7 @@ namespace ctx = boost::context;
 // newest frames, so waking it touches one small, contiguous region of memory.
 struct Process {
   // Touched on every wake-up: kept within the first cache line.
-  ctx::fiber fiber;      // the process, while it is suspended
-  ctx::fiber scheduler;  // the engine, while the process runs
+  ctx::fiber fiber;  // the process, while it is suspended
   std::uint32_t slot = 0;
   NodeId node = kWorld;
   bool killed = false;
@@ -41,6 +40,17 @@ struct EngineOwnedStack {
   void deallocate(ctx::stack_context&) noexcept {}
 };
 }  // namespace
+
+// Contexts switch directly: the scheduler to a process, a process to the scheduler, and a
+// suspending process to the process whose wake-up is next (Engine::take_direct_wake). Each
+// suspended context's continuation is kept in one place: a process's in Process::fiber, the
+// scheduler's here. The context that resumes gets the continuation of the one that switched,
+// and files it under `from`.
+struct Engine::Switching {
+  ctx::fiber scheduler;
+  Process* from = nullptr;     // who is switching: nullptr for the scheduler
+  Process* arrived = nullptr;  // who switched to the scheduler last
+};
 
 struct Engine::Node {
   std::string name;
@@ -108,6 +118,7 @@ Engine::Engine(EngineConfig config)
   if (config_.time_budget <= Duration::zero())
     throw UsageError("sim::EngineConfig: time_budget must be positive, got " + format_duration(config_.time_budget));
   stacks_ = std::make_unique<StackPool>(config_.stack_bytes, config_.guard_pages);
+  switching_ = std::make_unique<Switching>();
   ties_ = choices_.stream("sim.ties");
   if (config_.chooser) choices_.set_chooser(config_.chooser);
   process_names_.emplace_back("(none)");
@@ -235,10 +246,12 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
 
   const auto usable = stack.size - static_cast<std::size_t>(top - place);
   p->fiber = ctx::fiber(std::allocator_arg, ctx::preallocated(place, usable, stack), EngineOwnedStack{},
-                        [this, p](ctx::fiber&& scheduler) {
-    p->scheduler = std::move(scheduler);
+                        [this, p](ctx::fiber&& from) {
+    arrived(&from);
     run_body(p);
-    return std::move(p->scheduler);
+    // A finished process always returns to the scheduler, which releases its stack.
+    switching_->from = p;
+    return std::move(switching_->scheduler);
   });
   schedule(now_, EventKind::wake, p->slot, slots_[p->slot].token, options.background);
   return p->id;
@@ -281,13 +294,60 @@ void Engine::kill_process(Process* p) {
   if (p != current_) schedule(now_, EventKind::kill, p->slot, slots_[p->slot].token);
 }
 
+// On the scheduler: runs `p` until some process switches back to the scheduler.
 void Engine::resume(Process* p) {
   Process* outer = current_;
   current_ = p;
   slots_[p->slot].waiting = false;
-  p->fiber = std::move(p->fiber).resume();
+  switch_to(nullptr, p);
   current_ = outer;
-  if (!p->fiber) finish(p);
+  Process* back = switching_->arrived;
+  if (back != nullptr && !back->fiber) finish(back);
+}
+
+// Suspends the running context (`from`, nullptr for the scheduler) and runs `to` (nullptr:
+// the scheduler); returns when some context switches back to `from`.
+[[gnu::always_inline]] inline void Engine::switch_to(Process* from, Process* to) {
+  ctx::fiber& target = to != nullptr ? to->fiber : switching_->scheduler;
+  switching_->from = from;
+  ctx::fiber continuation = std::move(target).resume();
+  arrived(&continuation);
+}
+
+// Files the continuation of the context that just switched to the running one.
+[[gnu::always_inline]] inline void Engine::arrived(void* continuation) {
+  Process* from = switching_->from;
+  (from != nullptr ? from->fiber : switching_->scheduler) = std::move(*static_cast<ctx::fiber*>(continuation));
+  switching_->arrived = from;
+}
+
+// On a suspending process: when the next event of the run is a plain wake-up of a process,
+// with nothing else due at that instant and no budget, stop or failure pending, takes it
+// exactly as the scheduler would (same checks, counts and trace) and returns the process,
+// so the switch goes straight to it. Anything else returns nullptr: the scheduler decides.
+Process* Engine::take_direct_wake() {
+  if (!running_ || stop_requested_ || failure_ || ready_head_ != ready_.size() || queue_.empty()) return nullptr;
+  if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
+  if (events_ - run_start_events_ >= config_.event_budget) return nullptr;
+  const Event& top = queue_.top();
+  if (static_cast<EventKind>(top.a >> kKindShift) != EventKind::wake) return nullptr;
+  if (top.at > to_ns(Time{config_.time_budget})) return nullptr;
+  const std::uint64_t target = top.a & kTargetMask;
+  Slot& slot = slots_[target];
+  Process* q = slot.process;
+  if (q == nullptr || slot.token != top.b || nodes_[slot.node]->paused) return nullptr;
+  const Event e = queue_.pop();
+  if (!queue_.empty() && queue_.top().at == e.at) {  // a tie: the choice source orders it
+    queue_.push(e);
+    return nullptr;
+  }
+  now_ = e.at;
+  if ((e.a & kBackgroundBit) == 0) --foreground_pending_;
+  ++events_;
+  ++slot.token;
+  record_engine(trace_kind::process_resume, slot.node, q->id);
+  slot.waiting = false;
+  return q;
 }
 
 void Engine::finish(Process* p) {
@@ -330,7 +390,12 @@ WaitHandle Engine::prepare_wait(const char* call) {
   p->wait = info;
   p->since = now();
   slots_[p->slot].waiting = true;
-  p->scheduler = std::move(p->scheduler).resume();
+  Process* next = take_direct_wake();
+  if (next != p) {
+    current_ = next;
+    switch_to(p, next);
+    current_ = p;
+  }
   if (p->killed) throw Killed{};
 }
 
@@ -366,7 +431,7 @@ bool Engine::is_waiting(WaitHandle handle) const {
 
 // --- Callbacks and trace ---------------------------------------------------
 
-void Engine::at(Time t, NodeId node, std::function<void()> fn) {
+void Engine::at(Time t, NodeId node, Callback fn) {
   Node& n = node_ref(node, "sim::Engine::at");
   if (to_ns(t) < now_)
     throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
@@ -378,11 +443,14 @@ void Engine::at(Time t, NodeId node, std::function<void()> fn) {
     index = free_callbacks_.back();
     free_callbacks_.pop_back();
   }
-  callbacks_[index] = Callback{std::move(fn), node, n.epoch};
+  PendingCallback& cb = callbacks_[index];
+  cb.fn = std::move(fn);
+  cb.node = node;
+  cb.epoch = n.epoch;
   schedule(to_ns(t), EventKind::callback, index, 0);
 }
 
-void Engine::after(Duration d, NodeId node, std::function<void()> fn) {
+void Engine::after(Duration d, NodeId node, Callback fn) {
   if (d < Duration::zero()) throw UsageError("sim::Engine::after: negative delay " + format_duration(d));
   at(now() + d, node, std::move(fn));
 }
@@ -487,16 +555,21 @@ void Engine::dispatch(const Event& e) {
       // A callback is the node's kernel side (a delivery into its queues): it runs while
       // the node is paused, so arrivals keep their order, and the processes that handle
       // them wait for the pause to end.
-      Callback& cb = callbacks_[target];
+      // It runs in place and its slot is freed after, even if it throws out of run().
+      struct Release {
+        Engine& engine;
+        std::uint32_t slot;
+        ~Release() {
+          engine.callbacks_[slot].fn.reset();
+          engine.free_callbacks_.push_back(slot);
+        }
+      } release{*this, static_cast<std::uint32_t>(target)};
+      PendingCallback& cb = callbacks_[target];
       const Node& n = *nodes_[cb.node];
-      std::function<void()> fn = std::move(cb.fn);
-      const bool live = n.up && n.epoch == cb.epoch;
-      cb.fn = nullptr;
-      free_callbacks_.push_back(static_cast<std::uint32_t>(target));
-      if (!live) return;
+      if (!n.up || n.epoch != cb.epoch) return;
       ++events_;
       record_engine(trace_kind::callback, cb.node, 0);
-      fn();
+      cb.fn();
       return;
     }
     case EventKind::node_resume: {
@@ -529,6 +602,7 @@ RunResult Engine::run() {
   } running(running_);
   stop_requested_ = false;
   const std::uint64_t events_before = events_;
+  run_start_events_ = events_;
   RunResult result;
   result.status = RunStatus::completed;
   Event e;

@@ -7,12 +7,14 @@
 // whole run is a pure function of (binary, configuration, seed).
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/callback.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/random.hpp"
 #include "sim/time.hpp"
@@ -169,8 +171,8 @@ class Engine {
   /// Runs `fn` at `t` on behalf of `node`, the node's kernel side: it runs even while the
   /// node is paused and is dropped if the node crashes first. For deliveries into a node's
   /// queues; work the node's program does belongs in a process.
-  void at(Time t, NodeId node, std::function<void()> fn);
-  void after(Duration d, NodeId node, std::function<void()> fn);
+  void at(Time t, NodeId node, Callback fn);
+  void after(Duration d, NodeId node, Callback fn);
 
   /// Work that only a background process can finish (messages a partition holds until
   /// an injector heals it): while any is open, background wake-ups keep the run going.
@@ -221,8 +223,8 @@ class Engine {
     bool waiting = false;     // suspended in a wait (not running, not finished)
     bool background = false;  // its wake-ups keep no run alive
   };
-  struct Callback {
-    std::function<void()> fn;
+  struct PendingCallback {
+    Callback fn;
     NodeId node = 0;
     std::uint64_t epoch = 0;
   };
@@ -232,6 +234,9 @@ class Engine {
   void dispatch(const Event& e);
   std::uint64_t agent_of(const Event& e) const;
   void resume(Process* p);
+  void switch_to(Process* from, Process* to);
+  void arrived(void* continuation);
+  Process* take_direct_wake();
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
@@ -250,18 +255,23 @@ class Engine {
   Stream ties_;
   Trace trace_;
   std::unique_ptr<StackPool> stacks_;
+  // The scheduler's continuation while a process runs, and who switched last (engine.cpp).
+  struct Switching;
+  std::unique_ptr<Switching> switching_;
   EventQueue queue_;
   // Events at the current instant, in sequence order; the tie-break picks among them.
   std::vector<Event> ready_;
   std::size_t ready_head_ = 0;
   std::int64_t now_ = 0;
   std::uint64_t events_ = 0;
+  std::uint64_t run_start_events_ = 0;  // events_ when the current run() began
   std::uint64_t foreground_pending_ = 0;  // scheduled events not of background processes
   std::uint64_t holds_ = 0;               // see hold_open()
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
-  std::vector<Callback> callbacks_;
+  // A deque, so a callback runs in place while it schedules others.
+  std::deque<PendingCallback> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;
   std::vector<std::string> process_names_;  // by process id
   ProcessId next_process_id_ = 1;

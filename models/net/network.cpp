@@ -94,7 +94,7 @@ void Network::clog(sim::NodeId from, sim::NodeId to, sim::Duration length) {
   record("net.clog", from, to, length.count());
 }
 
-void Network::send(sim::NodeId from, sim::NodeId to, std::function<void()> deliver) {
+void Network::send(sim::NodeId from, sim::NodeId to, sim::Callback deliver) {
   ++sent_;
   Link& l = link(from, to);
   if (l.partitioned) {
@@ -111,7 +111,7 @@ void Network::send(sim::NodeId from, sim::NodeId to, std::function<void()> deliv
   transmit(l, from, to, std::move(deliver), std::max(engine_.now(), l.clogged_until));
 }
 
-void Network::transmit(Link& l, sim::NodeId from, sim::NodeId to, std::function<void()> deliver, sim::Time earliest) {
+void Network::transmit(Link& l, sim::NodeId from, sim::NodeId to, sim::Callback deliver, sim::Time earliest) {
   if (l.config.loss > 0 && stream(l).uniform01() < l.config.loss) {
     ++lost_;
     record("net.lost", from, to);

@@ -54,7 +54,7 @@ class Network {
   void clog(sim::NodeId from, sim::NodeId to, sim::Duration length);
 
   /// Sends a message: `deliver` runs on `to` after the link's latency, unless lost.
-  void send(sim::NodeId from, sim::NodeId to, std::function<void()> deliver);
+  void send(sim::NodeId from, sim::NodeId to, sim::Callback deliver);
 
   std::uint64_t sent() const { return sent_; }
   std::uint64_t lost() const { return lost_; }
@@ -62,7 +62,7 @@ class Network {
 
  private:
   struct Held {
-    std::function<void()> deliver;
+    sim::Callback deliver;
   };
   struct Link {
     sim::NodeId from = 0, to = 0;
@@ -75,7 +75,7 @@ class Network {
   };
   Link& link(sim::NodeId from, sim::NodeId to);
   sim::Stream& stream(Link& l);
-  void transmit(Link& l, sim::NodeId from, sim::NodeId to, std::function<void()> deliver, sim::Time earliest);
+  void transmit(Link& l, sim::NodeId from, sim::NodeId to, sim::Callback deliver, sim::Time earliest);
   void record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a = 0);
 
   sim::Engine& engine_;
