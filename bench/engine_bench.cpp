@@ -176,24 +176,33 @@ long resident_bytes() {
   return resident * ::sysconf(_SC_PAGESIZE);
 }
 
+// Starts `processes` client processes that then wait (a sleep of an hour) and runs until all
+// wait. They arrive 1000 per simulated microsecond, as clients arrive over time: simultaneous
+// events are ordered by picking among them, which costs time linear in their number, so a
+// million arrivals at one instant would measure that pick rather than memory.
+void start_waiting_clients(sim::Engine& engine, int processes) {
+  engine.spawn(sim::kWorld, "arrivals", [&engine, processes] {
+    for (int p = 0; p < processes; ++p) {
+      if (p % 1000 == 999) sim::sleep_for(1us);
+      engine.spawn(sim::kWorld, "client", [] { sim::sleep_for(1h); }, sim::SpawnOptions{.background = true});
+    }
+    sim::sleep_for(1us);  // the last clients start before the run ends
+  });
+  engine.run();  // ends with every client started and waiting: their wake-ups keep no run alive
+}
+
 double bytes_per_process(int processes) {
-  sim::Mailbox<int> never("never");
   sim::Engine engine(bulk_config(1));
   const long before = resident_bytes();
-  for (int p = 0; p < processes; ++p)
-    engine.spawn(sim::kWorld, "idle", [&never] { never.get(); }, sim::SpawnOptions{.daemon = true});
-  engine.run();  // every process starts and blocks
+  start_waiting_clients(engine, processes);
   const long after = resident_bytes();
   return static_cast<double>(after - before) / processes;
 }
 
-// Resident bytes of this process with `processes` live processes, each started and blocked.
+// Resident bytes of this process with `processes` live client processes, each started and waiting.
 double resident_with(int processes) {
-  sim::Mailbox<int> never("never");
   sim::Engine engine(bulk_config(1));
-  for (int p = 0; p < processes; ++p)
-    engine.spawn(sim::kWorld, "client", [&never] { never.get(); }, sim::SpawnOptions{.daemon = true});
-  engine.run();
+  start_waiting_clients(engine, processes);
   return static_cast<double>(resident_bytes());
 }
 
@@ -237,7 +246,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc]]\n");
     return 2;
   }
-  // First, while the heap is small: a million live processes.
+  // First, while the heap is small and no stack block is cached yet: memory per process, then
+  // a million live processes.
+  const double mem = bytes_per_process(100'000);
   const double million_rss = resident_with(1'000'000);
 
   // Interleave engine and baseline runs so drift in the machine's speed hits both alike.
@@ -251,7 +262,6 @@ int main(int argc, char** argv) {
   }
   const double sleep_e = median(se), sleep_c = median(sc), sleep_h = median(seh);
   const double rpc_e = median(re), rpc_c = median(rc);
-  const double mem = bytes_per_process(100'000);
   const bench::PeerFigures peers = bench::peers_bench();
   const double rpc_after = rpc_engine();  // locksim again, right after the peers: the same conditions
   const double rpc_locksim = std::min(rpc_e, rpc_after);
