@@ -385,8 +385,8 @@ WaitHandle Engine::prepare_wait(const char* call) {
   return WaitHandle{p->slot, slots_[p->slot].token};
 }
 
-[[gnu::always_inline]] inline void Engine::suspend(Process* p, const WaitInfo& info) {
-  if (p->killed) throw Killed{};
+[[gnu::always_inline]] inline bool Engine::suspend_unless_killed(Process* p, const WaitInfo& info) {
+  if (p->killed) return false;
   p->wait = info;
   p->since = now();
   slots_[p->slot].waiting = true;
@@ -396,14 +396,22 @@ WaitHandle Engine::prepare_wait(const char* call) {
     switch_to(p, next);
     current_ = p;
   }
-  if (p->killed) throw Killed{};
+  return !p->killed;
+}
+
+[[gnu::always_inline]] inline void Engine::suspend(Process* p, const WaitInfo& info) {
+  if (!suspend_unless_killed(p, info)) throw Killed{};
 }
 
 void Engine::wait(WaitHandle handle, const WaitInfo& info) {
+  if (!wait_unless_killed(handle, info)) throw Killed{};
+}
+
+bool Engine::wait_unless_killed(WaitHandle handle, const WaitInfo& info) {
   Process* p = current_or_throw(info.what);
   if (handle.slot != p->slot || handle.token != slots_[p->slot].token)
     throw UsageError(fmt::format("sim::Engine::wait ({}): the wait handle is not the current process's", info.what));
-  suspend(p, info);
+  return suspend_unless_killed(p, info);
 }
 
 // The hottest path of most models: one frame between the process body and the switch.

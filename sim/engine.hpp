@@ -200,6 +200,10 @@ class Engine {
   /// Suspends the current process until `handle` is woken. Throws sim::Killed if the
   /// process was killed meanwhile.
   void wait(WaitHandle handle, const WaitInfo& info);
+  /// As wait(), but returns false instead of throwing when the process is killed
+  /// (before or during the wait). The caller must then return from the process without
+  /// waiting again: a further wait throws sim::Killed.
+  bool wait_unless_killed(WaitHandle handle, const WaitInfo& info);
   /// Suspends the current process for `d` (sim::sleep_for). Throws UsageError naming
   /// `call` outside a process or for a negative `d`.
   void sleep_for(Duration d, const char* call);
@@ -241,6 +245,7 @@ class Engine {
   void kill_process(Process* p);
   void run_body(Process* p);
   void suspend(Process* p, const WaitInfo& info);
+  bool suspend_unless_killed(Process* p, const WaitInfo& info);
   Node& node_ref(NodeId node, const char* call);
   const Node& node_ref(NodeId node, const char* call) const;
   Process* current_or_throw(const char* call) const;

@@ -32,8 +32,8 @@ void AppServer::spawn_workers() {
     node_.spawn(worker_name, [this, w, worker_name] {
       sim::Stream stream = node_.engine().stream(worker_name);
       Worker worker{*this, w, stream};
-      for (;;) {
-        Job job = queue_.get();
+      while (auto next = queue_.get_unless_killed()) {
+        Job& job = *next;
         ++busy_;
         Response response;
         try {

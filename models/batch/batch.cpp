@@ -121,8 +121,8 @@ void Workload::reap(std::size_t app) {
 
 void Workload::consume(std::size_t app) {
   sim::Stream stream = apps_[app]->engine().stream("batch.consumer." + apps_[app]->name());
-  for (;;) {
-    const std::int64_t id = queue_.inbox(app).get();
+  while (const auto next = queue_.inbox(app).get_unless_killed()) {
+    const std::int64_t id = *next;
     try {
       db::Connection c = pools_[app]->acquire();
       if (design_.consumer_cas) {

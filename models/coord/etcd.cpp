@@ -29,8 +29,8 @@ const KeyValue* Server::find(const std::string& key) const {
 
 void Server::serve() {
   sim::Stream stream = node_.engine().stream(node_.name() + ".etcd");
-  for (;;) {
-    Job job = inbox_.get();
+  while (auto next = inbox_.get_unless_killed()) {
+    Job& job = *next;
     sim::sleep_for(config_.service.sample_duration(stream));
     expire_leases();
     job.reply.send(execute(job.request, job.reply.caller()));

@@ -62,8 +62,8 @@ std::optional<Stat> Server::stat(const std::string& path) const {
 
 void Server::serve() {
   sim::Stream stream = node_.engine().stream(node_.name() + ".zk");
-  for (;;) {
-    Job job = inbox_.get();
+  while (auto next = inbox_.get_unless_killed()) {
+    Job& job = *next;
     const Request::Kind k = job.request.kind;
     const bool write = k == Request::Kind::open_session || k == Request::Kind::create || k == Request::Kind::remove ||
                        k == Request::Kind::set_data;

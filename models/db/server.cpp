@@ -62,8 +62,8 @@ sim::Duration Server::service_time(const Statement& statement, bool autocommit, 
 
 void Server::serve(Session& session) {
   sim::Stream stream = node_.engine().stream(node_.name() + ".session-" + std::to_string(session.id));
-  for (;;) {
-    Session::Job job = session.inbox.get();
+  while (auto next = session.inbox.get_unless_killed()) {
+    Session::Job& job = *next;
     if (job.message.kind == Message::Kind::close) {
       database_.close(session.db);
       session.closed = true;

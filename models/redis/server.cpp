@@ -65,8 +65,8 @@ void Server::accept(Command command, ReplyTo<redis::Reply> reply) { inbox_.put(J
 void Server::serve() {
   sim::Stream stream = node_.engine().stream(name() + ".redis");
   std::vector<Change> changes;
-  for (;;) {
-    Job job = inbox_.get();
+  while (auto next = inbox_.get_unless_killed()) {
+    Job& job = *next;
     sim::sleep_for(config_.service.sample_duration(stream));
     redis::Reply r;
     if (role_ == Role::replica && is_write(job.command.op)) {

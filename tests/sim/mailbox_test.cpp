@@ -120,6 +120,73 @@ TEST_CASE("a killed receiver that a put had chosen hands the message on to anoth
   CHECK(queue.empty());
 }
 
+TEST_CASE("get_unless_killed serves messages, then returns nothing when its process is killed, without throwing") {
+  sim::Engine engine(config());
+  const auto server = engine.add_node("server");
+  sim::Mailbox<int> inbox("server.inbox");
+  std::vector<int> served;
+  bool left_the_loop = false;
+  bool threw = false;
+  engine.spawn(server, "server", [&] {
+    try {
+      while (auto m = inbox.get_unless_killed()) served.push_back(*m);
+      left_the_loop = true;
+    } catch (const sim::Killed&) {
+      threw = true;
+    }
+  }, sim::SpawnOptions{.daemon = true});
+  engine.after(1ms, server, [&] { inbox.put(1); inbox.put(2); });
+  engine.after(5ms, sim::kWorld, [&] { engine.crash(server); });
+  engine.run();
+  CHECK(served == std::vector<int>{1, 2});
+  CHECK(left_the_loop);
+  CHECK_FALSE(threw);
+}
+
+TEST_CASE("a server loop idle in get_unless_killed at the end of a run returns, and a wait after that throws Killed") {
+  sim::Mailbox<int> inbox("inbox");
+  bool left_the_loop = false;
+  bool waited_again_threw = false;
+  {
+    sim::Engine engine(config());
+    engine.spawn(sim::kWorld, "server", [&] {
+      while (inbox.get_unless_killed()) {
+      }
+      left_the_loop = true;
+      try {
+        sim::sleep_for(1ms);
+      } catch (const sim::Killed&) {
+        waited_again_threw = true;
+        throw;
+      }
+    }, sim::SpawnOptions{.daemon = true});
+    CHECK(engine.run().status == sim::RunStatus::completed);
+    CHECK_FALSE(left_the_loop);  // still waiting: the run is over, the engine not yet gone
+  }
+  CHECK(left_the_loop);
+  CHECK(waited_again_threw);
+}
+
+TEST_CASE("a receiver killed in get_unless_killed after a put had chosen it hands the message on") {
+  sim::Engine engine(config());
+  sim::Mailbox<int> queue("queue");
+  std::vector<std::string> receivers;
+  const sim::ProcessId first = engine.spawn(sim::kWorld, "first", [&] {
+    if (queue.get_unless_killed()) receivers.push_back("first");
+  });
+  engine.spawn(sim::kWorld, "second", [&] {
+    if (queue.get_unless_killed()) receivers.push_back("second");
+  });
+  engine.spawn(sim::kWorld, "killer", [&] {
+    sim::sleep_for(1ms);
+    queue.put(1);               // chooses "first", the longest waiting
+    sim::engine().kill(first);  // before "first" has run
+  });
+  engine.run();
+  CHECK(receivers == std::vector<std::string>{"second"});
+  CHECK(queue.empty());
+}
+
 TEST_CASE("a future returns its value, and a value set after the reader timed out is kept unread") {
   sim::Engine engine(config());
   sim::Promise<int> fast("fast"), slow("slow");
