@@ -242,8 +242,13 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && args[0] == "engine") return engine_only("both");
   if (args.size() == 2 && args[0] == "engine" && (args[1] == "sleep" || args[1] == "rpc")) return engine_only(args[1]);
+  if (args.size() == 1 && args[0] == "memory") {
+    fmt::print("memory.bytes_per_process: {:.0f}\n", bytes_per_process(100'000));
+    fmt::print("memory.million_processes_rss_bytes: {:.0f}\n", resident_with(1'000'000));
+    return 0;
+  }
   if (!args.empty()) {
-    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc]]\n");
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory]\n");
     return 2;
   }
   // First, while the heap is small and no stack block is cached yet: memory per process, then
