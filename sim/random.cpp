@@ -18,20 +18,28 @@ std::uint64_t hash_name(std::string_view name) {
 ChoiceSource::ChoiceSource(std::uint64_t seed) : seed_(seed) {}
 
 Stream ChoiceSource::stream(std::string_view name) {
-  auto it = by_name_.find(name);
-  if (it == by_name_.end()) {
-    const auto id = static_cast<std::uint32_t>(streams_.size());
-    // The stream seed mixes the run seed with the name, so streams are independent of
-    // the order in which components are created.
-    const std::uint64_t stream_seed = SplitMix64(seed_ ^ hash_name(name)).next();
-    streams_.push_back(std::make_unique<StreamState>(StreamState{std::string(name), Xoshiro256(stream_seed)}));
-    record_.streams.emplace_back(name);
-    it = by_name_.emplace(std::string(name), id).first;
+  const std::uint64_t hash = hash_name(name);
+  auto [it, fresh] = by_hash_.try_emplace(hash, static_cast<std::uint32_t>(streams_.size()));
+  if (!fresh) {
+    for (std::uint32_t id = it->second;; id = streams_[id].next_same_hash) {
+      if (streams_[id].name == name) return Stream(this, id, &streams_[id]);
+      if (streams_[id].next_same_hash == kNoStream) {
+        streams_[id].next_same_hash = static_cast<std::uint32_t>(streams_.size());
+        break;
+      }
+    }
   }
-  return Stream(this, it->second, streams_[it->second].get());
+  const auto id = static_cast<std::uint32_t>(streams_.size());
+  // The stream seed mixes the run seed with the name, so streams are independent of
+  // the order in which components are created.
+  streams_.push_back(StreamState{std::string(name), Xoshiro256(SplitMix64(seed_ ^ hash).next())});
+  if (recording_) record_.streams.emplace_back(name);
+  return Stream(this, id, &streams_.back());
 }
 
 void ChoiceSource::start_recording() {
+  if (!recording_)
+    for (std::size_t id = record_.streams.size(); id < streams_.size(); ++id) record_.streams.push_back(streams_[id].name);
   recording_ = true;
   plain_ = false;
 }
@@ -45,7 +53,7 @@ void ChoiceSource::replay(ChoiceRecord record, AfterRecord after) {
 }
 
 std::uint64_t ChoiceSource::draw(std::uint32_t stream, std::uint64_t range) {
-  Xoshiro256& rng = streams_[stream]->rng;
+  Xoshiro256& rng = streams_[stream].rng;
   if (range == 0) return rng.next();
   return bounded(range, [&] { return rng.next(); });
 }
@@ -59,13 +67,13 @@ std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bo
   std::uint64_t value;
   if (enumerable && chooser_ && replay_pos_ >= replay_.answers.size()) {
     draw(stream, range);  // drawn and dropped: the stream's later draws stay those of the seed
-    value = chooser_(streams_[stream]->name, range);
+    value = chooser_(streams_[stream].name, range);
     if (value >= range)
       throw UsageError(fmt::format("sim::ChoiceSource: the chooser answered {} for a choice among {} (stream '{}')",
-                                   value, range, streams_[stream]->name));
+                                   value, range, streams_[stream].name));
   } else if (replay_pos_ < replay_.answers.size()) {
     const Answer& recorded = replay_.answers[replay_pos_];
-    const std::string& asked = streams_[stream]->name;
+    const std::string& asked = streams_[stream].name;
     const std::string& had = recorded.stream < replay_.streams.size() ? replay_.streams[recorded.stream]
                                                                       : std::string("?");
     if (had != asked || recorded.range != range || (range != 0 && recorded.value >= range)) {
@@ -78,7 +86,7 @@ std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bo
     ++replay_pos_;
   } else if (replaying_ && after_ == AfterRecord::fail) {
     throw ReplayDivergence(fmt::format("replay ran past the end of its record ({} answers) at stream '{}'",
-                                       replay_.answers.size(), streams_[stream]->name));
+                                       replay_.answers.size(), streams_[stream].name));
   } else {
     value = draw(stream, range);
   }

@@ -10,6 +10,7 @@
 // and the explorers build on.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -112,9 +113,11 @@ class ChoiceSource {
 
  private:
   friend class Stream;
+  static constexpr std::uint32_t kNoStream = 0xffffffff;
   struct StreamState {
     std::string name;
     Xoshiro256 rng;
+    std::uint32_t next_same_hash = kNoStream;  // another stream whose name hashes alike
   };
   std::uint64_t answer(std::uint32_t stream, std::uint64_t range, bool enumerable = false);
   std::uint64_t draw(std::uint32_t stream, std::uint64_t range);
@@ -122,8 +125,8 @@ class ChoiceSource {
   std::uint64_t seed_;
   bool plain_ = true;  // neither recording nor replaying: streams draw directly
   bool recording_ = false;
-  std::vector<std::unique_ptr<StreamState>> streams_;
-  std::map<std::string, std::uint32_t, std::less<>> by_name_;
+  std::deque<StreamState> streams_;  // by id; a deque, so Stream's pointers stay valid
+  std::map<std::uint64_t, std::uint32_t> by_hash_;  // name hash -> the first stream with it
   ChoiceRecord record_;
   ChoiceRecord replay_;
   std::size_t replay_pos_ = 0;

@@ -32,7 +32,14 @@ Network::Link& Network::link(sim::NodeId from, sim::NodeId to) {
 }
 
 sim::Stream& Network::stream(Link& l) {
-  if (!l.stream) l.stream = engine_.stream(fmt::format("net.{}->{}", engine_.node_name(l.from), engine_.node_name(l.to)));
+  if (!l.stream) {
+    const std::string& from = engine_.node_name(l.from);
+    const std::string& to = engine_.node_name(l.to);
+    std::string name;  // "net.<from>-><to>", without a formatter: a short run makes a dozen
+    name.reserve(6 + from.size() + to.size());
+    name.append("net.").append(from).append("->").append(to);
+    l.stream = engine_.stream(name);
+  }
   return l.stream;
 }
 

@@ -96,3 +96,28 @@ TEST_CASE("after its record a replay continues from the seeded streams when allo
   r.bits();  // beyond the record: drawn, and recorded too
   CHECK(replayed.record().answers.size() == 2);
 }
+
+TEST_CASE("asking for a stream again by name continues its sequence, and a record names streams made before it started") {
+  sim::ChoiceSource once(5), twice(5);
+  auto a = once.stream("client-1");
+  const std::vector<std::uint64_t> expected{a.bits(), a.bits()};
+  twice.stream("client-2").bits();
+  const std::uint64_t first = twice.stream("client-1").bits();
+  CHECK(std::vector<std::uint64_t>{first, twice.stream("client-1").bits()} == expected);
+
+  sim::ChoiceSource many(5);
+  for (int i = 0; i < 1000; ++i) many.stream("client-" + std::to_string(i)).bits();
+  int misnamed = 0;
+  for (int i = 0; i < 1000; ++i) misnamed += many.stream("client-" + std::to_string(i)).name() != "client-" + std::to_string(i);
+  CHECK(misnamed == 0);
+
+  sim::ChoiceSource source(5);
+  auto early = source.stream("early");
+  source.start_recording();
+  early.bits();
+  source.stream("late").bits();
+  CHECK(source.record().streams == std::vector<std::string>{"early", "late"});
+  REQUIRE(source.record().answers.size() == 2);
+  CHECK(source.record().answers[0].stream == 0);
+  CHECK(source.record().answers[1].stream == 1);
+}
