@@ -106,7 +106,12 @@ Duration Distribution::sample_duration(Stream& s) const {
   const double ns = sample(s);
   if (!(ns > 0)) return Duration{0};
   constexpr double kMax = static_cast<double>(std::numeric_limits<std::int64_t>::max() / 4);
-  return Duration{static_cast<std::int64_t>(std::llround(ns < kMax ? ns : kMax))};
+  // Rounds half away from zero as std::llround does, without its call: for a positive
+  // double the fraction ns - trunc(ns) is exact, so the comparison decides as llround would.
+  const double clamped = ns < kMax ? ns : kMax;
+  auto whole = static_cast<std::int64_t>(clamped);
+  if (clamped - static_cast<double>(whole) >= 0.5) ++whole;
+  return Duration{whole};
 }
 
 std::string Distribution::describe() const {

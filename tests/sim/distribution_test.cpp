@@ -68,6 +68,25 @@ TEST_CASE("duration samples are whole nanoseconds, rounded, never negative") {
   CHECK((d >= 1us && d < 100us));
 }
 
+TEST_CASE("a duration sample rounds half away from zero, as std::llround, including at the halves") {
+  sim::ChoiceSource source(1);
+  auto s = source.stream("d");
+  const std::vector<double> values{0.49999999999999994, 0.5, 1.5, 2.5, 2.4999999999999996, 1e15 + 0.5,
+                                   4503599627370495.5, 9007199254740993.0, 123456.49999999999};
+  for (double v : values) {
+    INFO(v);
+    CHECK(sim::Distribution(sim::Fixed{v}).sample_duration(s).count() == std::llround(v));
+  }
+  sim::ChoiceSource draws(7);
+  auto u = draws.stream("u");
+  int differ = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    const double v = std::ldexp(u.uniform01(), static_cast<int>(u.choose(60)));
+    differ += sim::Distribution(sim::Fixed{v}).sample_duration(s).count() != std::llround(v);
+  }
+  CHECK(differ == 0);
+}
+
 TEST_CASE("each distribution has the shape it promises") {
   const auto u = many(sim::Uniform{10, 20});
   CHECK(*std::min_element(u.begin(), u.end()) >= 10);
