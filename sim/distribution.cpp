@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -17,8 +19,14 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw UsageError("sim::Distribution: " + what);
+void require(bool ok, const char* what) {
+  if (!ok) throw UsageError(std::string("sim::Distribution: ") + what);
+}
+// The message formatted only when the check fails: models build distributions per run.
+template <class Describe>
+  requires std::is_invocable_r_v<std::string, Describe>
+void require(bool ok, Describe&& describe) {
+  if (!ok) throw UsageError("sim::Distribution: " + describe());
 }
 
 bool finite(double x) { return std::isfinite(x); }
@@ -51,27 +59,27 @@ Distribution::Distribution(Shape shape) : shape_(std::move(shape)) {
                  [](const Fixed& d) { require(finite(d.value), "fixed value must be finite"); },
                  [](const Uniform& d) {
                    require(finite(d.low) && finite(d.high) && d.low <= d.high,
-                           fmt::format("uniform needs finite low <= high, got [{}, {})", d.low, d.high));
+                           [&] { return fmt::format("uniform needs finite low <= high, got [{}, {})", d.low, d.high); });
                  },
                  [](const Exponential& d) {
-                   require(finite(d.mean) && d.mean > 0, fmt::format("exponential mean must be > 0, got {}", d.mean));
+                   require(finite(d.mean) && d.mean > 0, [&] { return fmt::format("exponential mean must be > 0, got {}", d.mean); });
                  },
                  [](const Normal& d) {
                    require(finite(d.mean) && finite(d.stddev) && d.stddev >= 0,
-                           fmt::format("normal needs a finite mean and stddev >= 0, got {}, {}", d.mean, d.stddev));
+                           [&] { return fmt::format("normal needs a finite mean and stddev >= 0, got {}, {}", d.mean, d.stddev); });
                  },
                  [](const LogNormal& d) {
                    require(finite(d.mu) && finite(d.sigma) && d.sigma >= 0,
-                           fmt::format("lognormal needs finite mu and sigma >= 0, got {}, {}", d.mu, d.sigma));
+                           [&] { return fmt::format("lognormal needs finite mu and sigma >= 0, got {}, {}", d.mu, d.sigma); });
                  },
                  [](const Pareto& d) {
                    require(finite(d.scale) && d.scale > 0 && finite(d.shape) && d.shape > 0,
-                           fmt::format("pareto needs scale > 0 and shape > 0, got {}, {}", d.scale, d.shape));
+                           [&] { return fmt::format("pareto needs scale > 0 and shape > 0, got {}, {}", d.scale, d.shape); });
                  },
                  [this](const Empirical& d) {
                    require(!d.values.empty(), "empirical needs at least one value");
                    require(d.weights.empty() || d.weights.size() == d.values.size(),
-                           fmt::format("empirical has {} values but {} weights", d.values.size(), d.weights.size()));
+                           [&] { return fmt::format("empirical has {} values but {} weights", d.values.size(), d.weights.size()); });
                    for (double v : d.values) require(finite(v), "empirical values must be finite");
                    for (auto w : d.weights) total_weight_ += w;
                    require(d.weights.empty() || total_weight_ > 0, "empirical weights must not all be zero");
@@ -79,7 +87,7 @@ Distribution::Distribution(Shape shape) : shape_(std::move(shape)) {
                  [this](const Mixture& d) {
                    require(!d.parts.empty(), "mixture needs at least one part");
                    require(d.weights.empty() || d.weights.size() == d.parts.size(),
-                           fmt::format("mixture has {} parts but {} weights", d.parts.size(), d.weights.size()));
+                           [&] { return fmt::format("mixture has {} parts but {} weights", d.parts.size(), d.weights.size()); });
                    for (auto w : d.weights) total_weight_ += w;
                    require(d.weights.empty() || total_weight_ > 0, "mixture weights must not all be zero");
                  },
