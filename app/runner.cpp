@@ -1,5 +1,6 @@
 #include "app/runner.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -169,7 +170,7 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
     return n;
   };
   std::vector<models::Node*> apps;
-  for (int i = 1; i <= s.app_servers; ++i) apps.push_back(&add(fmt::format("app-{}", i)));
+  for (int i = 1; i <= s.app_servers; ++i) apps.push_back(&add(fmt::format(FMT_COMPILE("app-{}"), i)));
   models::Node& db_node = add("db-1");
   models::Node& mq_node = add("mq-1");
   models::db::Server database(network, db_node, database_config(s));
@@ -236,7 +237,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
     const models::redis::ServerConfig rc{.persistence = s.redis.persistence, .replication_lag = s.redis.replication_lag};
     const int instances = s.redis.instances.value_or(entry.info.needs.redis_instances);
     for (int i = 1; i <= instances; ++i) {
-      models::Node& node = world.add_node({fmt::format("redis-{}", i), {}});
+      models::Node& node = world.add_node({fmt::format(FMT_COMPILE("redis-{}"), i), {}});
       nodes[node.name()] = &node;
       redis_servers.push_back(std::make_unique<models::redis::Server>(world.network(), node, rc));
       redis_servers.back()->start();

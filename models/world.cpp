@@ -1,5 +1,6 @@
 #include "models/world.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace models {
@@ -10,7 +11,7 @@ World::World(WorldConfig config, Handler& handler) : engine_(config.engine), net
   Node& clients = nodes_.emplace_back(engine_, NodeConfig{"clients", {}});
   std::vector<AppServer*> servers;
   for (int i = 1; i <= config.app_servers; ++i) {
-    Node& node = nodes_.emplace_back(engine_, NodeConfig{fmt::format("app-{}", i), {}});
+    Node& node = nodes_.emplace_back(engine_, NodeConfig{fmt::format(FMT_COMPILE("app-{}"), i), {}});
     net_.set_links(clients.id(), node.id(), config.client_link);
     servers_.push_back(std::make_unique<AppServer>(net_, node, config.server, handler));
     servers.push_back(servers_.back().get());

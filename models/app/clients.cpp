@@ -1,5 +1,6 @@
 #include "models/app/clients.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,9 +51,9 @@ Clients::Clients(Network& net, Node& node, LoadBalancer& balancer, ClientsConfig
 void Clients::start() {
   sim::Engine& engine = node_.engine();
   streams_.clear();
-  for (int c = 0; c < config_.clients; ++c) streams_.push_back(engine.stream(fmt::format("{}-{}", config_.name, c)));
+  for (int c = 0; c < config_.clients; ++c) streams_.push_back(engine.stream(fmt::format(FMT_COMPILE("{}-{}"), config_.name, c)));
   for (int c = 0; c < config_.clients; ++c)
-    node_.spawn(fmt::format("{}-{}", config_.name, c), [this, c] { run_client(static_cast<std::uint32_t>(c)); });
+    node_.spawn(fmt::format(FMT_COMPILE("{}-{}"), config_.name, c), [this, c] { run_client(static_cast<std::uint32_t>(c)); });
 }
 
 void Clients::run_client(std::uint32_t client) {
@@ -74,13 +75,13 @@ void Clients::run_client(std::uint32_t client) {
     const std::uint64_t key = config_.first_key + (config_.keys == 0 ? client : stream.choose(config_.keys));
     auto start_operation = [this, client, i, key, &stream] { run_operation(client, i, key, stream); };
     if (arrival.kind == ArrivalKind::at_start) {
-      node_.spawn(fmt::format("{}-{}.op-{}", config_.name, client, i), [start_operation, next] {
+      node_.spawn(fmt::format(FMT_COMPILE("{}-{}.op-{}"), config_.name, client, i), [start_operation, next] {
         sim::sleep_until(next);
         start_operation();
       });
     } else {
       sim::sleep_until(next);
-      node_.spawn(fmt::format("{}-{}.op-{}", config_.name, client, i), start_operation);
+      node_.spawn(fmt::format(FMT_COMPILE("{}-{}.op-{}"), config_.name, client, i), start_operation);
     }
   }
 }

@@ -1,5 +1,6 @@
 #include "models/app/server.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,7 +29,7 @@ void AppServer::start() {
 
 void AppServer::spawn_workers() {
   for (int w = 0; w < config_.workers; ++w) {
-    const std::string worker_name = fmt::format("{}.worker-{}", name(), w);
+    const std::string worker_name = fmt::format(FMT_COMPILE("{}.worker-{}"), name(), w);
     node_.spawn(worker_name, [this, w, worker_name] {
       sim::Stream stream = node_.engine().stream(worker_name);
       Worker worker{*this, w, stream};

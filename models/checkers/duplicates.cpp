@@ -1,5 +1,6 @@
 #include "models/checkers/duplicates.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <map>
@@ -18,11 +19,11 @@ Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::st
     std::string ids, who;
     for (const auto* r : group) {
       ids += (ids.empty() ? "" : ", ") + std::to_string(r->row.id);
-      who += fmt::format("{}{} (t={:.3f} s)", who.empty() ? "" : "; ", r->origin.who,
+      who += fmt::format(FMT_COMPILE("{}{} (t={:.3f} s)"), who.empty() ? "" : "; ", r->origin.who,
                          std::chrono::duration<double>(r->origin.inserted_at.time_since_epoch()).count());
     }
     const auto apart = group.back()->origin.inserted_at - group.front()->origin.inserted_at;
-    out.examples.push_back(fmt::format("rows {}, same {} {}, inserted {:.1f} ms apart by {}", ids, key_column,
+    out.examples.push_back(fmt::format(FMT_COMPILE("rows {}, same {} {}, inserted {:.1f} ms apart by {}"), ids, key_column,
                                        db::to_string(key),
                                        std::chrono::duration<double, std::milli>(apart < sim::Duration{} ? -apart : apart).count(),
                                        who));

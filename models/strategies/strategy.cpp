@@ -1,5 +1,6 @@
 #include "models/strategies/strategy.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -143,12 +144,12 @@ sim::Duration Strategy::millis(const std::string& name) const {
 }
 
 std::string Strategy::who(const Request& r, const Worker& w) {
-  return fmt::format("{} worker {}, client {}, op {} attempt {}", w.server.name(), w.index + 1, r.client, r.operation,
+  return fmt::format(FMT_COMPILE("{} worker {}, client {}, op {} attempt {}"), w.server.name(), w.index + 1, r.client, r.operation,
                      r.attempt);
 }
 
 std::string Strategy::attempt_token(const Request& r, const Worker& w) {
-  return fmt::format("{}-{}-{}-{}", w.server.name(), w.index, r.operation, r.attempt);
+  return fmt::format(FMT_COMPILE("{}-{}-{}-{}"), w.server.name(), w.index, r.operation, r.attempt);
 }
 
 db::Connection Strategy::connect(const Request& r, Worker& worker) {
