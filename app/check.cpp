@@ -8,7 +8,7 @@ Verdict trial(const std::string& scenario, const std::string& strategy, const st
   const StrategyChoice& choice = strategy_named(s, strategy);
   Verdict v;
   v.token = Token{LOCKSIM_ENGINE_VERSION, scenario, s.hash, sets, choice.shown(), seed, ""};
-  v.fired = fired_checkers(run_token(s, choice, v.token), property);
+  v.fired = fired_checkers(run_token(s, choice, v.token, TraceKept::none), property);
   return v;
 }
 

@@ -122,8 +122,8 @@ sim::Chooser chooser_of(const Token& t) {
   };
 }
 
-TrialOutcome run_token(const Scenario& s, const StrategyChoice& choice, const Token& t, bool with_timeline) {
-  return run_trial(s, choice, t.seed, with_timeline, schedule_of(t), chooser_of(t));
+TrialOutcome run_token(const Scenario& s, const StrategyChoice& choice, const Token& t, TraceKept kept) {
+  return run_trial(s, choice, t.seed, kept, schedule_of(t), chooser_of(t));
 }
 
 sim::TieBreak schedule_of(const Token& t) {
@@ -198,7 +198,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   std::vector<int> deviating_before;
   while (f.runs < static_cast<std::uint64_t>(o.budget) && seconds_since(started) <= o.time_s) {
     trail.clear();
-    const TrialOutcome outcome = run_trial(s, choice, s.seed, false, {}, chooser);
+    const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
     ++f.runs;
     f.events += outcome.events;
     f.choice_points = std::max<std::uint64_t>(f.choice_points, trail.size());
@@ -248,7 +248,7 @@ Finding explore(const ExploreOptions& o) {
   std::uint64_t steps = 0;
   std::set<std::uint64_t> agents;
   if (o.mode == "pct") {
-    run_trial(s, choice, s.seed, false, [&](const std::vector<std::uint64_t>& ready) {
+    run_trial(s, choice, s.seed, TraceKept::none, [&](const std::vector<std::uint64_t>& ready) {
       ++steps;
       agents.insert(ready.begin(), ready.end());
       return std::size_t{0};
@@ -261,7 +261,7 @@ Finding explore(const ExploreOptions& o) {
     if (f.wall_s > o.time_s) break;
     Token token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), seed, ""};
     if (o.mode == "pct") token.schedule = fmt::format("pct.{}.{}.{}.{}", o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull);
-    const TrialOutcome outcome = run_token(s, choice, token);
+    const TrialOutcome outcome = run_token(s, choice, token, TraceKept::none);  // the checkers only
     ++f.runs;
     f.fired = fired_checkers(outcome, o.property);
     if (!f.fired.empty()) {
@@ -285,7 +285,7 @@ Replay replay(const Token& t) {
                                  "{:016x}): its run cannot be reproduced",
                                  s.file, s.hash, t.scenario_hash));
   Replay r{s, strategy_named(s, t.strategy), {}, {}};
-  r.outcome = run_token(s, r.strategy, t, true);
+  r.outcome = run_token(s, r.strategy, t, TraceKept::timeline);
   r.fired = fired_checkers(r.outcome, "any");
   return r;
 }

@@ -104,7 +104,7 @@ Deviations parse_dfs(const std::string& schedule);
 sim::Chooser chooser_of(const Token& token);
 /// Runs the token's trial (the scenario loaded with its overrides).
 TrialOutcome run_token(const Scenario& scenario, const StrategyChoice& strategy, const Token& token,
-                       bool with_timeline = false);
+                       TraceKept kept = TraceKept::hash);
 
 /// Runs trials until the property fires or a budget runs out.
 Finding explore(const ExploreOptions& options);

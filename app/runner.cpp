@@ -198,14 +198,17 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   return out;
 }
 
-TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, bool with_timeline,
+TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                        sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
   if (entry.batch) return run_batch_trial(s, entry, choice, seed, std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
   Forward forward;
   models::WorldConfig wc;
   wc.engine = engine_config(s, seed, std::move(tie_break), std::move(chooser));
-  if (with_timeline) wc.engine.trace = sim::TraceMode::full;  // keeps the events, same hash
+  const bool with_timeline = kept == TraceKept::timeline;
+  wc.engine.trace = with_timeline ? sim::TraceMode::full  // keeps the events, same hash
+                    : kept == TraceKept::none ? sim::TraceMode::off
+                                              : sim::TraceMode::hash;
   wc.app_servers = s.app_servers;
   wc.server = s.server;
   wc.balance = s.balance;
@@ -366,7 +369,8 @@ std::vector<TrialOutcome> run_trials(const Scenario& s, const StrategyChoice& ch
   auto work = [&] {
     for (int t = next++; t < s.trials; t = next++) {
       try {
-        outcomes[static_cast<std::size_t>(t)] = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t), t == 0);
+        outcomes[static_cast<std::size_t>(t)] = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t),
+                                                          t == 0 ? TraceKept::timeline : TraceKept::hash);
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();

@@ -22,11 +22,15 @@ struct TrialOutcome {
   reports::Timeline timeline;  // when asked for
 };
 
-/// `with_timeline`: also keep the picture of the trial (the first of each strategy's).
+/// What a trial keeps of its trace: the running hash (results carry it), every event too
+/// (for the picture of the trial, the first of each strategy's), or nothing (a search that
+/// reads only the checkers).
+enum class TraceKept { hash, timeline, none };
+
 /// `tie_break`: an explorer's schedule for simultaneous events (default: the seed decides).
 /// `chooser`: an explorer's answers to the enumerable choices (ties, declared delay sets).
 TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed,
-                       bool with_timeline = false, sim::TieBreak tie_break = {}, sim::Chooser chooser = {});
+                       TraceKept kept = TraceKept::hash, sim::TieBreak tie_break = {}, sim::Chooser chooser = {});
 
 /// Every strategy, every trial (spread over `jobs` threads, each trial in its own engine:
 /// the results do not depend on `jobs`), then the expectations checked.

@@ -154,7 +154,7 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
   Shrunk r{found, {}, {}, 0, {}};
   Scenario current = load_scenario(scenario_path(found.scenario), found.sets);
   r.before = r.after = size_of(current, found);
-  r.fired = fired_checkers(run_token(current, strategy_named(current, found.strategy), found), property);
+  r.fired = fired_checkers(run_token(current, strategy_named(current, found.strategy), found, TraceKept::none), property);
   // "any" shrinks towards the checker that fired first, so the result shows the same failure.
   const std::string target = property == "any" ? first_metric(r.fired) : property;
   if (target.empty()) return r;  // the token does not violate: nothing to shrink
@@ -182,7 +182,7 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
       for (int k = 0; k < seeds && fired.empty() && r.runs < static_cast<std::uint64_t>(budget); ++k) {
         if (k > 0) ++candidate.seed;
         ++r.runs;
-        outcome = run_token(s, strategy_named(s, candidate.strategy), candidate);
+        outcome = run_token(s, strategy_named(s, candidate.strategy), candidate, TraceKept::none);
         fired = fired_checkers(outcome, target);
       }
       if (fired.empty()) continue;
