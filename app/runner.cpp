@@ -215,7 +215,7 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   wc.client_link = s.client_link;
   wc.internal_link = s.internal_link;
   wc.clients = s.clients;
-  models::World world(wc, forward);
+  models::World world(std::move(wc), forward);
 
   models::Node& db_node = world.add_node({"db-1", {}});
   models::db::Server database(world.network(), db_node, database_config(s));

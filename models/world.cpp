@@ -5,7 +5,8 @@
 
 namespace models {
 
-World::World(WorldConfig config, Handler& handler) : engine_(config.engine), net_(engine_, config.internal_link) {
+World::World(WorldConfig config, Handler& handler)
+    : engine_(std::move(config.engine)), net_(engine_, std::move(config.internal_link)) {
   if (config.app_servers < 1)
     throw sim::UsageError(fmt::format("models::World: needs at least one app server, got {}", config.app_servers));
   Node& clients = nodes_.emplace_back(engine_, NodeConfig{"clients", {}});

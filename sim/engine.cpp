@@ -113,7 +113,7 @@ std::string RunResult::liveness_report() const {
 Engine* Engine::current() { return tl_engine; }
 
 Engine::Engine(EngineConfig config)
-    : config_(config), choices_(config.seed), trace_(config.trace) {
+    : config_(std::move(config)), choices_(config_.seed), trace_(config_.trace) {
   if (config_.event_budget == 0) throw UsageError("sim::EngineConfig: event_budget must be at least 1");
   if (config_.time_budget <= Duration::zero())
     throw UsageError("sim::EngineConfig: time_budget must be positive, got " + format_duration(config_.time_budget));

@@ -31,10 +31,22 @@ class Future {
     return get_until(engine("sim::Future::get_for").now() + d);
   }
   T get_until(Time deadline) {
+    std::optional<T> value = try_get_until(deadline);
+    if (!value) throw Timeout();
+    return std::move(*value);
+  }
+  /// As get_for, but returns nullopt at the deadline instead of throwing sim::Timeout (the
+  /// future then stays readable): for callers to whom a timeout is an everyday outcome, a
+  /// client's call, say, where an exception per timeout costs more than the call.
+  std::optional<T> try_get_for(Duration d) {
+    if (d < Duration::zero()) throw UsageError("sim::Future::try_get_for: negative timeout " + format_duration(d));
+    return try_get_until(engine("sim::Future::try_get_for").now() + d);
+  }
+  std::optional<T> try_get_until(Time deadline) {
     if (!state_) throw UsageError("sim::Future::get: the future has no state (default-constructed or already read)");
     Engine& e = engine("sim::Future::get");
     while (!ready()) {
-      if (e.now() >= deadline) throw Timeout();
+      if (e.now() >= deadline) return std::nullopt;
       const WaitHandle h = e.prepare_wait("sim::Future::get");
       state_->waiter = h;
       if (deadline != kNever) e.wake_at(h, deadline);

@@ -106,12 +106,8 @@ void Clients::run_operation(std::uint32_t client, int index, std::uint64_t key, 
     AppServer& server = balancer_.pick(key);
     engine.record(attempt_kind_, record.operation, attempt, server.node().id());
     const Request request{record.operation, static_cast<std::uint32_t>(attempt), client, key, record.operation, engine.now()};
-    ErrorKind error;
-    try {
-      error = call_server<Response>(net_, node_.id(), server, request, retry.attempt_timeout).error;
-    } catch (const sim::Timeout&) {
-      error = ErrorKind::timeout;
-    }
+    const std::optional<Response> response = try_call_server<Response>(net_, node_.id(), server, request, retry.attempt_timeout);
+    const ErrorKind error = response ? response->error : ErrorKind::timeout;
     if (error == ErrorKind::none) {
       record.outcome = Outcome::ok;
       break;

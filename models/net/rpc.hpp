@@ -6,6 +6,7 @@
 // the server acted (the root of the production case, ../shared/sources/003 section 2). A
 // reply arriving after the caller gave up is dropped unread.
 
+#include <optional>
 #include <utility>
 
 #include "models/net/network.hpp"
@@ -36,22 +37,37 @@ class ReplyTo {
 
 /// Sends `request` from `from` to `to`; on arrival, `arrive(request, reply)` runs on `to`
 /// (typically: put it in the server's queue). Waits at most `timeout` for the reply and
-/// throws sim::Timeout after that.
+/// returns nullopt after that.
 template <class Resp, class Req, class Arrive>
-Resp call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Duration timeout, Arrive arrive) {
+std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Duration timeout,
+                             Arrive arrive) {
   sim::Promise<Resp> promise("reply");
   sim::Future<Resp> answer = promise.get_future();
   net.send(from, to, [reply = ReplyTo<Resp>(net, to, from, std::move(promise)), request = std::move(request),
                       arrive = std::move(arrive)]() mutable { arrive(std::move(request), std::move(reply)); });
-  return answer.get_for(timeout);
+  return answer.try_get_for(timeout);
+}
+
+/// try_call(), throwing sim::Timeout when no reply came in time.
+template <class Resp, class Req, class Arrive>
+Resp call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Duration timeout, Arrive arrive) {
+  std::optional<Resp> reply = try_call<Resp>(net, from, to, std::move(request), timeout, std::move(arrive));
+  if (!reply) throw sim::Timeout();
+  return std::move(*reply);
 }
 
 /// call() to a server object living on `server.node()` that takes requests with
 /// `server.accept(request, reply)`: an app server, a Redis node, the etcd-like store.
 template <class Resp, class Server, class Req>
+std::optional<Resp> try_call_server(Network& net, sim::NodeId from, Server& server, Req request, sim::Duration timeout) {
+  return try_call<Resp>(net, from, server.node().id(), std::move(request), timeout,
+                        [&server](Req r, ReplyTo<Resp> reply) { server.accept(std::move(r), std::move(reply)); });
+}
+template <class Resp, class Server, class Req>
 Resp call_server(Network& net, sim::NodeId from, Server& server, Req request, sim::Duration timeout) {
-  return call<Resp>(net, from, server.node().id(), std::move(request), timeout,
-                    [&server](Req r, ReplyTo<Resp> reply) { server.accept(std::move(r), std::move(reply)); });
+  std::optional<Resp> reply = try_call_server<Resp>(net, from, server, std::move(request), timeout);
+  if (!reply) throw sim::Timeout();
+  return std::move(*reply);
 }
 
 }  // namespace models

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "support.hpp"
@@ -207,6 +208,25 @@ TEST_CASE("a future returns its value, and a value set after the reader timed ou
   CHECK(slow_timed_out);
   CHECK(slow.satisfied());
   CHECK_THROWS_WITH(slow.set_value(7), Catch::Contains("'slow' is already set"));
+}
+
+TEST_CASE("try_get_for returns nothing at the deadline instead of throwing, and the future can then be read again") {
+  sim::Engine engine(config());
+  sim::Promise<int> slow("slow");
+  std::optional<int> first, second;
+  Time first_at, second_at;
+  engine.spawn(sim::kWorld, "caller", [&, f = slow.get_future()]() mutable {
+    first = f.try_get_for(10ms);  // no throw
+    first_at = sim::now();
+    second = f.try_get_for(100ms);
+    second_at = sim::now();
+  });
+  engine.after(50ms, sim::kWorld, [&] { slow.set_value(6); });
+  CHECK(engine.run().status == sim::RunStatus::completed);
+  CHECK_FALSE(first.has_value());
+  CHECK(first_at == at_ms(10));
+  CHECK(second == 6);
+  CHECK(second_at == at_ms(50));
 }
 
 TEST_CASE("a future rethrows the exception set instead of a value") {
