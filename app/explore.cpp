@@ -18,8 +18,9 @@ namespace {
 
 // The trial's checkers, as the property asks: one metric, or any checker.
 bool fires(const TrialOutcome& o, const std::string& property, const std::string& metric) {
+  if (property != "any" && property != metric) return false;
   auto it = o.counts.find(metric);
-  return it != o.counts.end() && it->second > 0 && (property == "any" || property == metric);
+  return it != o.counts.end() && it->second > 0;
 }
 
 // Tokens carry --set overrides, which may hold any character: hex-encode each.
