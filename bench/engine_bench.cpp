@@ -278,8 +278,13 @@ int main(int argc, char** argv) {
                f.trials_per_s_1, f.trials_per_s_2, f.trials_per_s_2 / f.trials_per_s_1);
     return 0;
   }
+  if (args.size() == 1 && args[0] == "explore") {
+    const bench::ExploreFigures f = bench::explore_bench();
+    fmt::print("explore.dfs_runs_per_s: {:.1f}\n", f.dfs_runs_per_s);
+    return 0;
+  }
   if (!args.empty()) {
-    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario]\n");
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | explore]\n");
     return 2;
   }
   // First, while the heap is small and no stack block is cached yet, each in a child of its
