@@ -145,9 +145,13 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
 
 namespace {
 // A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
-sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, sim::TieBreak tie_break, sim::Chooser chooser) {
+sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
+                                sim::Chooser chooser) {
   sim::EngineConfig ec;
   ec.seed = seed;
+  ec.trace = kept == TraceKept::timeline ? sim::TraceMode::full  // keeps the events, same hash
+             : kept == TraceKept::none   ? sim::TraceMode::off
+                                         : sim::TraceMode::hash;
   ec.time_budget = s.time_budget;
   ec.event_budget = s.event_budget;
   ec.tie_break = std::move(tie_break);
@@ -159,8 +163,8 @@ sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, sim::TieB
 // The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
 // a queue broker; no clients.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
-                             std::uint64_t seed, sim::TieBreak tie_break, sim::Chooser chooser) {
-  sim::Engine engine(engine_config(s, seed, std::move(tie_break), std::move(chooser)));
+                             std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break, sim::Chooser chooser) {
+  sim::Engine engine(engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)));
   models::Network network(engine, s.internal_link);
   std::deque<models::Node> node_storage;
   std::map<std::string, models::Node*> nodes;
@@ -201,14 +205,12 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
 TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                        sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
-  if (entry.batch) return run_batch_trial(s, entry, choice, seed, std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
+  if (entry.batch) return run_batch_trial(s, entry, choice, seed, kept == TraceKept::none ? kept : TraceKept::hash,
+                                         std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
   Forward forward;
   models::WorldConfig wc;
-  wc.engine = engine_config(s, seed, std::move(tie_break), std::move(chooser));
+  wc.engine = engine_config(s, seed, kept, std::move(tie_break), std::move(chooser));
   const bool with_timeline = kept == TraceKept::timeline;
-  wc.engine.trace = with_timeline ? sim::TraceMode::full  // keeps the events, same hash
-                    : kept == TraceKept::none ? sim::TraceMode::off
-                                              : sim::TraceMode::hash;
   wc.app_servers = s.app_servers;
   wc.server = s.server;
   wc.balance = s.balance;
