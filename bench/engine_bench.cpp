@@ -39,6 +39,42 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The baseline: a plain callback event loop over the engine's queue. An event is a
+// callback (sim::Callback, the engine's own, which keeps a small closure inline: no
+// allocation); running it may schedule more. Nothing else: no processes, nodes, ties
+// or budgets. What the engine does beyond this is its overhead.
+class CallbackLoop {
+ public:
+  std::int64_t now() const { return now_; }
+  void at(std::int64_t t, sim::Callback fn) {
+    std::uint64_t slot;
+    if (free_.empty()) {
+      slot = callbacks_.size();
+      callbacks_.push_back(std::move(fn));
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+      callbacks_[slot] = std::move(fn);
+    }
+    queue_.push(t, slot, 0);
+  }
+  void run() {
+    while (!queue_.empty()) {
+      const sim::Event e = queue_.pop();
+      now_ = e.at;
+      sim::Callback fn = std::move(callbacks_[e.a]);
+      free_.push_back(static_cast<std::uint32_t>(e.a));
+      fn();
+    }
+  }
+
+ private:
+  sim::EventQueue queue_;
+  std::vector<sim::Callback> callbacks_;
+  std::vector<std::uint32_t> free_;
+  std::int64_t now_ = 0;
+};
+
 sim::EngineConfig bulk_config(std::uint64_t seed) {
   sim::EngineConfig c;
   c.seed = seed;
@@ -72,6 +108,34 @@ double sleep_engine(sim::TraceMode trace) {
 }
 
 double sleep_callback() {
+  sim::ChoiceSource choices(1);
+  struct Sleeper {
+    sim::Stream stream;
+    int left = kSleeps;
+  };
+  std::vector<Sleeper> sleepers;
+  for (int p = 0; p < kSleepers; ++p) sleepers.push_back(Sleeper{choices.stream("sleeper-" + std::to_string(p))});
+  CallbackLoop loop;
+  std::uint64_t events = 0;
+  struct Wake {  // a sleeper's wake-up: count it, draw the next sleep, schedule itself again
+    CallbackLoop* loop;
+    Sleeper* sleeper;
+    std::uint64_t* events;
+    void operator()() const {
+      if (sleeper->left-- == 0) return;
+      ++*events;
+      loop->at(loop->now() + kSleep.sample_duration(sleeper->stream).count(), *this);
+    }
+  };
+  for (Sleeper& s : sleepers) loop.at(0, Wake{&loop, &s, &events});
+  const auto start = Clock::now();
+  loop.run();
+  return static_cast<double>(events) / seconds_since(start);
+}
+
+// The same work as a switch over two kinds of events with no callbacks: a loop written
+// for this one workload, faster than any general loop. Printed for comparison.
+double sleep_switch_loop() {
   sim::ChoiceSource choices(1);
   struct Sleeper {
     sim::Stream stream;
@@ -141,6 +205,44 @@ double rpc_engine() {
 }
 
 double rpc_callback() {
+  sim::ChoiceSource choices(1);
+  std::vector<sim::Stream> client_streams;
+  for (int c = 0; c < kClients; ++c) client_streams.push_back(choices.stream("client-" + std::to_string(c)));
+  sim::Stream server_stream = choices.stream("server");
+  std::vector<int> calls_left(kClients, kCalls);
+  std::uint64_t messages = 0;
+  CallbackLoop loop;
+  struct World {
+    CallbackLoop& loop;
+    std::vector<sim::Stream>& client_streams;
+    sim::Stream& server_stream;
+    std::vector<int>& calls_left;
+    std::uint64_t& messages;
+    // A client sends its next request, if it has one left.
+    void send(std::size_t c) {
+      if (calls_left[c] == 0) return;
+      --calls_left[c];
+      loop.at(loop.now() + kLink.sample_duration(client_streams[c]).count(), [this, c] { at_server(c); });
+    }
+    // The request arrives; the server replies at once.
+    void at_server(std::size_t c) {
+      ++messages;
+      loop.at(loop.now() + kLink.sample_duration(server_stream).count(), [this, c] { at_client(c); });
+    }
+    // The reply arrives; the client sends its next request.
+    void at_client(std::size_t c) {
+      ++messages;
+      send(c);
+    }
+  } world{loop, client_streams, server_stream, calls_left, messages};
+  for (std::size_t c = 0; c < kClients; ++c) world.send(c);
+  const auto start = Clock::now();
+  loop.run();
+  return static_cast<double>(messages) / seconds_since(start);
+}
+
+// The same work as a switch over two kinds of events with no callbacks. Printed for comparison.
+double rpc_switch_loop() {
   sim::ChoiceSource choices(1);
   std::vector<sim::Stream> client_streams;
   for (int c = 0; c < kClients; ++c) client_streams.push_back(choices.stream("client-" + std::to_string(c)));
@@ -245,13 +347,17 @@ std::string machine() {
 // `locksim_bench engine [sleep|rpc]`: only the engine against its baseline, for profiling.
 int engine_only(const std::string& workload) {
   const bool sleep = workload != "rpc", rpc = workload != "sleep";
-  std::vector<double> se, sc, re, rc;
+  std::vector<double> se, sc, ss, re, rc, rs;
   for (int i = 0; i < kRepeats; ++i) {
     if (sleep) sc.push_back(sleep_callback());
+    if (sleep) ss.push_back(sleep_switch_loop());
     if (sleep) se.push_back(sleep_engine(sim::TraceMode::off));
     if (rpc) rc.push_back(rpc_callback());
+    if (rpc) rs.push_back(rpc_switch_loop());
     if (rpc) re.push_back(rpc_engine());
   }
+  if (sleep) fmt::print("sleep.switch_loop_events_per_s: {:.0f}\n", median(ss));
+  if (rpc) fmt::print("rpc.switch_loop_events_per_s: {:.0f}\n", median(rs));
   if (sleep)
     fmt::print("sleep.engine_events_per_s: {:.0f}\nsleep.callback_events_per_s: {:.0f}\nsleep.ratio: {:.3f}\n",
                median(se), median(sc), median(se) / median(sc));
@@ -293,16 +399,18 @@ int main(int argc, char** argv) {
   const std::optional<double> million_rss = in_child([] { return resident_with(1'000'000); });
 
   // Interleave engine and baseline runs so drift in the machine's speed hits both alike.
-  std::vector<double> se, sc, seh, re, rc;
+  std::vector<double> se, sc, ss, seh, re, rc, rs;
   for (int i = 0; i < kRepeats; ++i) {
     sc.push_back(sleep_callback());
+    ss.push_back(sleep_switch_loop());
     se.push_back(sleep_engine(sim::TraceMode::off));
     seh.push_back(sleep_engine(sim::TraceMode::hash));
     rc.push_back(rpc_callback());
+    rs.push_back(rpc_switch_loop());
     re.push_back(rpc_engine());
   }
-  const double sleep_e = median(se), sleep_c = median(sc), sleep_h = median(seh);
-  const double rpc_e = median(re), rpc_c = median(rc);
+  const double sleep_e = median(se), sleep_c = median(sc), sleep_s = median(ss), sleep_h = median(seh);
+  const double rpc_e = median(re), rpc_c = median(rc), rpc_s = median(rs);
   const bench::PeerFigures peers = bench::peers_bench();
   const double rpc_after = rpc_engine();  // locksim again, right after the peers: the same conditions
   const double rpc_locksim = std::min(rpc_e, rpc_after);
@@ -319,10 +427,14 @@ int main(int argc, char** argv) {
       figure("sleep.engine_events_per_s", "(a) 1000 processes x 10,000 random sleeps: engine, events/s", sleep_e),
       figure("sleep.callback_events_per_s", "(a) the same on a callback loop over the same queue, events/s", sleep_c),
       figure("sleep.ratio", "(a) engine / callback loop", sleep_e / sleep_c, ">=", 0.75),
+      figure("sleep.switch_loop_events_per_s", "(a) the same as one switch over the events, no callbacks, events/s",
+             sleep_s),
       figure("sleep.engine_hashed_events_per_s", "(a) engine keeping the trace hash, events/s", sleep_h),
       figure("rpc.engine_events_per_s", "(b) 100 clients -> 1 server RPC, uniform 1-100 us links: engine, messages/s", rpc_e),
       figure("rpc.callback_events_per_s", "(b) the same on a callback loop, messages/s", rpc_c),
       figure("rpc.ratio", "(b) engine / callback loop", rpc_e / rpc_c, ">=", 0.70),
+      figure("rpc.switch_loop_events_per_s", "(b) the same as one switch over the events, no callbacks, messages/s",
+             rpc_s),
       figure("memory.bytes_per_process", "resident bytes per live process, at 100,000", mem, "<=", 12 * 1024,
              "the measuring child process failed"),
       figure("memory.million_processes_rss_bytes", "resident bytes of the process with 1,000,000 live processes",
