@@ -208,6 +208,22 @@ void Engine::restart(NodeId node) {
   if (n.on_restart) n.on_restart();
 }
 
+// --- Scheduling ------------------------------------------------------------
+
+// Inline: every wake-up, sleep and delivery passes here.
+[[gnu::always_inline]] inline void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target,
+                                                     std::uint64_t extra, bool background) {
+  const std::uint64_t a = (static_cast<std::uint64_t>(kind) << kKindShift) | (background ? kBackgroundBit : 0) | target;
+  if (!background) ++foreground_pending_;
+  if (at == now_ && running_) {
+    // Same instant: joins the ready set directly, so it can be ordered against the
+    // events already due now.
+    ready_.push_back(Event{at, queue_.next_seq(), a, extra});
+  } else {
+    queue_.push(at, a, extra);
+  }
+}
+
 // --- Processes -------------------------------------------------------------
 
 ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> body, SpawnOptions options) {
@@ -326,11 +342,13 @@ void Engine::resume(Process* p) {
 // exactly as the scheduler would (same checks, counts and trace) and returns the process,
 // so the switch goes straight to it. Anything else returns nullptr: the scheduler decides.
 Process* Engine::take_direct_wake() {
-  if (!running_ || stop_requested_ || failure_ || ready_head_ != ready_.size() || queue_.empty()) return nullptr;
-  if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
-  if (events_ - run_start_events_ >= config_.event_budget) return nullptr;
+  // Most often the next event is a delivery (a callback): that is seen first.
+  if (ready_head_ != ready_.size() || queue_.empty()) return nullptr;
   const Event& top = queue_.top();
   if (static_cast<EventKind>(top.a >> kKindShift) != EventKind::wake) return nullptr;
+  if (!running_ || stop_requested_ || failure_) return nullptr;
+  if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
+  if (events_ - run_start_events_ >= config_.event_budget) return nullptr;
   if (top.at > to_ns(Time{config_.time_budget})) return nullptr;
   const std::uint64_t target = top.a & kTargetMask;
   Slot& slot = slots_[target];
@@ -431,6 +449,11 @@ void Engine::wake_at(WaitHandle handle, Time t) {
   schedule(to_ns(t), EventKind::wake, handle.slot, handle.token, background);
 }
 
+void Engine::wake(WaitHandle handle) {
+  const bool background = handle.slot < slots_.size() && slots_[handle.slot].background;
+  schedule(now_, EventKind::wake, handle.slot, handle.token, background);
+}
+
 bool Engine::is_waiting(WaitHandle handle) const {
   if (handle.slot >= slots_.size()) return false;
   const Slot& slot = slots_[handle.slot];
@@ -445,13 +468,13 @@ void Engine::at(Time t, NodeId node, Callback fn) {
     throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
   std::uint32_t index;
   if (free_callbacks_.empty()) {
-    index = static_cast<std::uint32_t>(callbacks_.size());
-    callbacks_.emplace_back();
+    if (callback_slots_ % kCallbackChunk == 0) callback_chunks_.push_back(std::make_unique<PendingCallback[]>(kCallbackChunk));
+    index = callback_slots_++;
   } else {
     index = free_callbacks_.back();
     free_callbacks_.pop_back();
   }
-  PendingCallback& cb = callbacks_[index];
+  PendingCallback& cb = callback_slot(index);
   cb.fn = std::move(fn);
   cb.node = node;
   cb.epoch = n.epoch;
@@ -473,18 +496,6 @@ void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int6
 }
 
 // --- The loop --------------------------------------------------------------
-
-void Engine::schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background) {
-  const std::uint64_t a = (static_cast<std::uint64_t>(kind) << kKindShift) | (background ? kBackgroundBit : 0) | target;
-  if (!background) ++foreground_pending_;
-  if (at == now_ && running_) {
-    // Same instant: joins the ready set directly, so it can be ordered against the
-    // events already due now.
-    ready_.push_back(Event{at, queue_.next_seq(), a, extra});
-  } else {
-    queue_.push(at, a, extra);
-  }
-}
 
 // Takes the next event: the earliest; among simultaneous ones, the choice source picks.
 bool Engine::next_event(Event& out) {
@@ -533,7 +544,7 @@ std::uint64_t Engine::agent_of(const Event& e) const {
       const Process* p = slots_[target].process;
       return p != nullptr ? p->id : 0;
     }
-    case EventKind::callback: return kDeliveryAgent + callbacks_[target].node;
+    case EventKind::callback: return kDeliveryAgent + callback_slot(target).node;
     case EventKind::node_resume: return kDeliveryAgent + target;
   }
   return 0;
@@ -568,11 +579,11 @@ void Engine::dispatch(const Event& e) {
         Engine& engine;
         std::uint32_t slot;
         ~Release() {
-          engine.callbacks_[slot].fn.reset();
+          engine.callback_slot(slot).fn.reset();
           engine.free_callbacks_.push_back(slot);
         }
       } release{*this, static_cast<std::uint32_t>(target)};
-      PendingCallback& cb = callbacks_[target];
+      PendingCallback& cb = callback_slot(target);
       const Node& n = *nodes_[cb.node];
       if (!n.up || n.epoch != cb.epoch) return;
       ++events_;
