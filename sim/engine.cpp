@@ -468,7 +468,10 @@ void Engine::at(Time t, NodeId node, Callback fn) {
     throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
   std::uint32_t index;
   if (free_callbacks_.empty()) {
-    if (callback_slots_ % kCallbackChunk == 0) callback_chunks_.push_back(std::make_unique<PendingCallback[]>(kCallbackChunk));
+    // Default-initialized, not value-initialized: zeroing every Callback's inline storage
+    // was a tenth of a short run.
+    if (callback_slots_ % kCallbackChunk == 0)
+      callback_chunks_.push_back(std::make_unique_for_overwrite<PendingCallback[]>(kCallbackChunk));
     index = callback_slots_++;
   } else {
     index = free_callbacks_.back();

@@ -278,7 +278,7 @@ class Engine {
   // Callbacks waiting for their event, by index, in chunks that never move: a callback
   // runs in place while it schedules others. (A deque did the same with an index
   // computation several times as long.)
-  static constexpr std::uint32_t kCallbackChunk = 256;
+  static constexpr std::uint32_t kCallbackChunk = 64;
   std::vector<std::unique_ptr<PendingCallback[]>> callback_chunks_;
   std::uint32_t callback_slots_ = 0;
   std::vector<std::uint32_t> free_callbacks_;

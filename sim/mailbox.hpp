@@ -28,7 +28,7 @@ class Mailbox {
   std::size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
   std::size_t capacity() const { return capacity_; }
-  bool full() const { return items_.size() >= capacity_; }
+  bool full() const { return capacity_ != kUnbounded && items_.size() >= capacity_; }
 
   /// Adds a message, or returns false (and drops nothing) when the mailbox is full.
   bool try_put(T value) {
