@@ -178,9 +178,8 @@ double rpc_engine() {
   const auto clients = engine.add_node("clients");
   engine.spawn(server, "server", [&] {
     auto stream = engine.stream("server");
-    for (;;) {
-      const Call call = requests.get();
-      sim::Mailbox<int>* box = replies[static_cast<std::size_t>(call.client)].get();
+    while (const auto call = requests.get_unless_killed()) {  // a server loop, as the models write it
+      sim::Mailbox<int>* box = replies[static_cast<std::size_t>(call->client)].get();
       engine.after(kLink.sample_duration(stream), clients, [box, &messages] {
         ++messages;
         box->put(0);
