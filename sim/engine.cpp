@@ -463,7 +463,7 @@ bool Engine::is_waiting(WaitHandle handle) const {
 
 // --- Callbacks and trace ---------------------------------------------------
 
-void Engine::at(Time t, NodeId node, Callback fn) {
+void Engine::at(Time t, NodeId node, Callback&& fn) {
   Node& n = node_ref(node, "sim::Engine::at");
   if (to_ns(t) < now_)
     throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
@@ -485,7 +485,7 @@ void Engine::at(Time t, NodeId node, Callback fn) {
   schedule(to_ns(t), EventKind::callback, index, 0);
 }
 
-void Engine::after(Duration d, NodeId node, Callback fn) {
+void Engine::after(Duration d, NodeId node, Callback&& fn) {
   if (d < Duration::zero()) throw UsageError("sim::Engine::after: negative delay " + format_duration(d));
   at(now() + d, node, std::move(fn));
 }

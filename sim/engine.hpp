@@ -170,8 +170,8 @@ class Engine {
   /// Runs `fn` at `t` on behalf of `node`, the node's kernel side: it runs even while the
   /// node is paused and is dropped if the node crashes first. For deliveries into a node's
   /// queues; work the node's program does belongs in a process.
-  void at(Time t, NodeId node, Callback fn);
-  void after(Duration d, NodeId node, Callback fn);
+  void at(Time t, NodeId node, Callback&& fn);
+  void after(Duration d, NodeId node, Callback&& fn);
 
   /// Work that only a background process can finish (messages a partition holds until
   /// an injector heals it): while any is open, background wake-ups keep the run going.
