@@ -342,11 +342,16 @@ void Engine::resume(Process* p) {
 // with nothing else due at that instant and no budget, stop or failure pending, takes it
 // exactly as the scheduler would (same checks, counts and trace) and returns the process,
 // so the switch goes straight to it. Anything else returns nullptr: the scheduler decides.
-Process* Engine::take_direct_wake() {
-  // Most often the next event is a delivery (a callback): that is seen first.
+// Inline, for the first checks: most often the next event is a delivery (a callback) and
+// the suspending process goes back to the scheduler without a call.
+[[gnu::always_inline]] inline Process* Engine::take_direct_wake() {
   if (ready_head_ != ready_.size() || queue_.empty()) return nullptr;
+  if (static_cast<EventKind>(queue_.top().a >> kKindShift) != EventKind::wake) return nullptr;
+  return take_wake_event();
+}
+
+Process* Engine::take_wake_event() {
   const Event& top = queue_.top();
-  if (static_cast<EventKind>(top.a >> kKindShift) != EventKind::wake) return nullptr;
   if (!running_ || stop_requested_ || failure_) return nullptr;
   if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
   if (events_ - run_start_events_ >= config_.event_budget) return nullptr;

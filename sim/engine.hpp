@@ -241,6 +241,7 @@ class Engine {
   void switch_to(Process* from, Process* to);
   void arrived(void* continuation);
   Process* take_direct_wake();
+  Process* take_wake_event();
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
