@@ -250,6 +250,7 @@ class Engine {
   Node& node_ref(NodeId node, const char* call);
   const Node& node_ref(NodeId node, const char* call) const;
   Process* current_or_throw(const char* call) const;
+  [[noreturn]] static void throw_outside_process(const char* call);
   // Inline, so with tracing off nothing is evaluated, not even the process's id.
   void record_engine(TraceKind kind, NodeId node, ProcessId process, std::int64_t a = 0) {
     if (trace_.mode() != TraceMode::off) trace_.record(TraceEvent{now(), node, process, kind, 0, a, 0});
