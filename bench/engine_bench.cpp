@@ -107,14 +107,22 @@ double sleep_engine(sim::TraceMode trace) {
   return static_cast<double>(kSleepers) * kSleeps / s;
 }
 
-double sleep_callback() {
-  sim::ChoiceSource choices(1);
-  struct Sleeper {
-    sim::Stream stream;
-    int left = kSleeps;
-  };
+// A sleeper of the baseline loops: its stream (named as the engine's process names it) and
+// the sleeps it has left.
+struct Sleeper {
+  sim::Stream stream;
+  int left = kSleeps;
+};
+
+std::vector<Sleeper> make_sleepers(sim::ChoiceSource& choices) {
   std::vector<Sleeper> sleepers;
   for (int p = 0; p < kSleepers; ++p) sleepers.push_back(Sleeper{choices.stream("sleeper-" + std::to_string(p))});
+  return sleepers;
+}
+
+double sleep_callback() {
+  sim::ChoiceSource choices(1);
+  std::vector<Sleeper> sleepers = make_sleepers(choices);
   CallbackLoop loop;
   std::uint64_t events = 0;
   struct Wake {  // a sleeper's wake-up: count it, draw the next sleep, schedule itself again
@@ -137,12 +145,7 @@ double sleep_callback() {
 // for this one workload, faster than any general loop. Printed for comparison.
 double sleep_switch_loop() {
   sim::ChoiceSource choices(1);
-  struct Sleeper {
-    sim::Stream stream;
-    int left = kSleeps;
-  };
-  std::vector<Sleeper> sleepers;
-  for (int p = 0; p < kSleepers; ++p) sleepers.push_back(Sleeper{choices.stream("sleeper-" + std::to_string(p))});
+  std::vector<Sleeper> sleepers = make_sleepers(choices);
   sim::EventQueue queue;
   for (int p = 0; p < kSleepers; ++p) queue.push(0, static_cast<std::uint64_t>(p), 0);
   std::uint64_t events = 0;
