@@ -43,7 +43,7 @@ struct EngineOwnedStack {
 }  // namespace
 
 // Contexts switch directly: the scheduler to a process, a process to the scheduler, and a
-// suspending process to the process whose wake-up is next (Engine::take_direct_wake). Each
+// suspending process to the process whose wake-up is next (Engine::run_here). Each
 // suspended context's continuation is kept in one place: a process's in Process::fiber, the
 // scheduler's here. The context that resumes gets the continuation of the one that switched,
 // and files it under `from`.
@@ -72,6 +72,10 @@ thread_local Engine* tl_engine = nullptr;
 constexpr int kKindShift = 56;
 constexpr std::uint64_t kBackgroundBit = std::uint64_t{1} << 55;
 constexpr std::uint64_t kTargetMask = kBackgroundBit - 1;
+
+// A suspending process runs the callbacks due next on its own stack (Engine::run_here)
+// only while this much of it is free.
+constexpr std::ptrdiff_t kCallbackStackRoom = 8 * 1024;
 
 // Makes `engine` the thread's current engine for the scope of run().
 class CurrentEngine {
@@ -338,40 +342,97 @@ void Engine::resume(Process* p) {
   switching_->arrived = from;
 }
 
-// On a suspending process: when the next event of the run is a plain wake-up of a process,
-// with nothing else due at that instant and no budget, stop or failure pending, takes it
-// exactly as the scheduler would (same checks, counts and trace) and returns the process,
-// so the switch goes straight to it. Anything else returns nullptr: the scheduler decides.
-// Inline, for the first checks: most often the next event is a delivery (a callback) and
-// the suspending process goes back to the scheduler without a call.
-[[gnu::always_inline]] inline Process* Engine::take_direct_wake() {
-  if (ready_head_ != ready_.size() || queue_.empty()) return nullptr;
-  if (static_cast<EventKind>(queue_.top().a >> kKindShift) != EventKind::wake) return nullptr;
-  return take_wake_event();
+// On a suspending process `self`: handles the run's next events here, exactly as the
+// scheduler would (same checks, order, counts and trace), for as long as they are
+// deliveries (callbacks); returns the process whose wake-up comes next, so the switch goes
+// straight to it, or `self` if that is its own. Anything else (a tie, a budget, a stop, a
+// failure, a kill, a paused node, a stale event, the end of the run) returns nullptr: the
+// scheduler decides. So a message handed from one process to another costs one switch,
+// not two through the scheduler.
+// Inline, for the first check: a process that suspends with nothing due is rare.
+[[gnu::always_inline]] inline Process* Engine::take_next_here(Process* self) {
+  if (ready_head_ == ready_.size() && queue_.empty()) return nullptr;
+  return run_here(self);
 }
 
-Process* Engine::take_wake_event() {
-  const Event& top = queue_.top();
-  if (!running_ || stop_requested_ || failure_) return nullptr;
-  if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
-  if (events_ - run_start_events_ >= config_.event_budget) return nullptr;
-  if (top.at > to_ns(Time{config_.time_budget})) return nullptr;
-  const std::uint64_t target = top.a & kTargetMask;
-  Slot& slot = slots_[target];
-  Process* q = slot.process;
-  if (q == nullptr || slot.token != top.b || nodes_[slot.node]->paused) return nullptr;
-  const Event e = queue_.pop();
-  if (!queue_.empty() && queue_.top().at == e.at) {  // a tie: the choice source orders it
-    queue_.push(e);
-    return nullptr;
+Process* Engine::run_here(Process* self) {
+  if (!running_) return nullptr;
+  for (;;) {
+    // The run loop's checks, then next_event's, in their order.
+    if (stop_requested_ || failure_) return nullptr;
+    if (events_ - run_start_events_ >= config_.event_budget) return nullptr;
+    if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
+    Event e;
+    bool from_ready;
+    if (ready_head_ != ready_.size()) {
+      if (ready_.size() - ready_head_ != 1) return nullptr;  // a tie: the choice source orders it
+      // Field by field: see next_event.
+      const Event& r = ready_[ready_head_];
+      e.at = r.at;
+      e.seq = r.seq;
+      e.a = r.a;
+      e.b = r.b;
+      from_ready = true;
+    } else {
+      ready_.clear();
+      ready_head_ = 0;
+      if (queue_.empty()) return nullptr;
+      e = queue_.top();
+      if (e.at > to_ns(Time{config_.time_budget})) return nullptr;
+      from_ready = false;
+    }
+    const auto kind = static_cast<EventKind>(e.a >> kKindShift);
+    const std::uint64_t target = e.a & kTargetMask;
+    if (kind == EventKind::wake) {
+      Slot& slot = slots_[target];
+      Process* q = slot.process;
+      if (q == nullptr || slot.token != e.b || nodes_[slot.node]->paused) return nullptr;
+      if (!take_here(e, from_ready)) return nullptr;
+      ++events_;
+      ++slot.token;
+      record_engine(trace_kind::process_resume, slot.node, q->id);
+      slot.waiting = false;
+      return q;
+    }
+    if (kind != EventKind::callback) return nullptr;
+    PendingCallback& cb = callback_slot(target);
+    const Node& n = *nodes_[cb.node];
+    if (!n.up || n.epoch != cb.epoch) return nullptr;
+    // The callback runs on this stack, below the suspended frames: only with room to
+    // spare. (Where it runs changes nothing it does, so the run stays a function of its seed.)
+    const auto* frame = static_cast<const char*>(__builtin_frame_address(0));
+    if (frame - (static_cast<const char*>(self->stack.sp) - self->stack.size) < kCallbackStackRoom) return nullptr;
+    if (!take_here(e, from_ready)) return nullptr;
+    ++events_;
+    record_engine(trace_kind::callback, cb.node, 0);
+    current_ = nullptr;  // a callback runs outside any process
+    try {
+      cb.fn();
+    } catch (...) {
+      // The scheduler rethrows it from run(), as when it runs the callback itself.
+      failure_ = std::current_exception();
+    }
+    current_ = self;
+    cb.fn.reset();
+    free_callbacks_.push_back(static_cast<std::uint32_t>(target));
   }
-  now_ = e.at;
+}
+
+// Takes `e`, the next event by run_here's look, as next_event would; false, leaving it,
+// when it ties with another.
+[[gnu::always_inline]] inline bool Engine::take_here(const Event& e, bool from_ready) {
+  if (from_ready) {
+    ++ready_head_;
+  } else {
+    queue_.pop();
+    if (!queue_.empty() && queue_.top().at == e.at) {  // a tie: the choice source orders it
+      queue_.push(e);
+      return false;
+    }
+    now_ = e.at;
+  }
   if ((e.a & kBackgroundBit) == 0) --foreground_pending_;
-  ++events_;
-  ++slot.token;
-  record_engine(trace_kind::process_resume, slot.node, q->id);
-  slot.waiting = false;
-  return q;
+  return true;
 }
 
 void Engine::finish(Process* p) {
@@ -420,7 +481,7 @@ WaitHandle Engine::prepare_wait(const char* call) {
   p->wait = info;
   p->since = now();
   slots_[p->slot].waiting = true;
-  Process* next = take_direct_wake();
+  Process* next = take_next_here(p);
   if (next != p) {
     current_ = next;
     switch_to(p, next);

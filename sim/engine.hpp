@@ -240,8 +240,9 @@ class Engine {
   void resume(Process* p);
   void switch_to(Process* from, Process* to);
   void arrived(void* continuation);
-  Process* take_direct_wake();
-  Process* take_wake_event();
+  Process* take_next_here(Process* self);
+  Process* run_here(Process* self);
+  bool take_here(const Event& e, bool from_ready);
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
