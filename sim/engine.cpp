@@ -154,13 +154,8 @@ NodeId Engine::add_node(std::string name) {
   return static_cast<NodeId>(nodes_.size() - 1);
 }
 
-Engine::Node& Engine::node_ref(NodeId node, const char* call) {
-  if (node >= nodes_.size()) throw UsageError(fmt::format("{}: no node #{}", call, node));
-  return *nodes_[node];
-}
-const Engine::Node& Engine::node_ref(NodeId node, const char* call) const {
-  if (node >= nodes_.size()) throw UsageError(fmt::format("{}: no node #{}", call, node));
-  return *nodes_[node];
+void Engine::throw_no_node(NodeId node, const char* call) {
+  throw UsageError(fmt::format("{}: no node #{}", call, node));
 }
 
 const std::string& Engine::node_name(NodeId node) const { return node_ref(node, "sim::Engine::node_name").name; }

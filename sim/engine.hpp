@@ -248,8 +248,18 @@ class Engine {
   void run_body(Process* p);
   void suspend(Process* p, const WaitInfo& info);
   bool suspend_unless_killed(Process* p, const WaitInfo& info);
-  Node& node_ref(NodeId node, const char* call);
-  const Node& node_ref(NodeId node, const char* call) const;
+  // Inline, with the message built out of line: every delivery names its node.
+  Node& node_ref(NodeId node, const char* call) {
+    if (node >= nodes_.size()) [[unlikely]]
+      throw_no_node(node, call);
+    return *nodes_[node];
+  }
+  const Node& node_ref(NodeId node, const char* call) const {
+    if (node >= nodes_.size()) [[unlikely]]
+      throw_no_node(node, call);
+    return *nodes_[node];
+  }
+  [[noreturn]] static void throw_no_node(NodeId node, const char* call);
   Process* current_or_throw(const char* call) const;
   [[noreturn]] static void throw_outside_process(const char* call);
   // Inline, so with tracing off nothing is evaluated, not even the process's id.
