@@ -175,6 +175,7 @@ void Engine::pause(NodeId node, Duration length) {
   record_engine(trace_kind::node_pause, node, 0, length.count());
   if (until <= n.paused_until && n.paused) return;
   n.paused_until = std::max(n.paused_until, until);
+  if (!n.paused) ++paused_nodes_;
   n.paused = true;
   schedule(until, EventKind::node_resume, node, n.epoch);
   if (current_ != nullptr && current_->node == node) {
@@ -190,9 +191,11 @@ void Engine::crash(NodeId node) {
   if (node == kWorld) throw UsageError("sim::Engine::crash: the world node cannot crash");
   if (!n.up) return;
   n.up = false;
+  if (n.paused) --paused_nodes_;
   n.paused = false;
   n.paused_until = 0;
   ++n.epoch;
+  ++crashes_;
   n.deferred.clear();
   record_engine(trace_kind::node_crash, node, 0);
   for (Process* p = n.processes; p != nullptr; p = p->node_next) kill_process(p);
@@ -381,7 +384,8 @@ Process* Engine::run_here(Process* self) {
     if (kind == EventKind::wake) {
       Slot& slot = slots_[target];
       Process* q = slot.process;
-      if (q == nullptr || slot.token != e.b || nodes_[slot.node]->paused) return nullptr;
+      if (q == nullptr || slot.token != e.b) return nullptr;
+      if (paused_nodes_ != 0 && nodes_[slot.node]->paused) return nullptr;
       if (!take_here(e, from_ready)) return nullptr;
       ++events_;
       ++slot.token;
@@ -391,8 +395,10 @@ Process* Engine::run_here(Process* self) {
     }
     if (kind != EventKind::callback) return nullptr;
     PendingCallback& cb = callback_slot(target);
-    const Node& n = *nodes_[cb.node];
-    if (!n.up || n.epoch != cb.epoch) return nullptr;
+    if (crashes_ != 0) {  // else every node is up, in its first epoch
+      const Node& n = *nodes_[cb.node];
+      if (!n.up || n.epoch != cb.epoch) return nullptr;
+    }
     // The callback runs on this stack, below the suspended frames: only with room to
     // spare. (Where it runs changes nothing it does, so the run stays a function of its seed.)
     const auto* frame = static_cast<const char*>(__builtin_frame_address(0));
@@ -674,6 +680,7 @@ void Engine::dispatch(const Event& e) {
       if (!n.paused || n.epoch != e.b || n.paused_until > now_) return;
       ++events_;
       n.paused = false;
+      --paused_nodes_;
       record_engine(trace_kind::node_resume, static_cast<NodeId>(target), 0);
       // The processes woken during the pause are all ready now; the tie-break orders them.
       for (const Event& d : n.deferred) {

@@ -286,6 +286,9 @@ class Engine {
   std::uint64_t foreground_pending_ = 0;  // scheduled events not of background processes
   std::uint64_t holds_ = 0;               // see hold_open()
   std::vector<std::unique_ptr<Node>> nodes_;
+  // Checked first, so that the common case (no node paused, none ever crashed) reads no node.
+  std::uint32_t paused_nodes_ = 0;  // nodes paused now
+  std::uint64_t crashes_ = 0;       // crashes so far
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   // Callbacks waiting for their event, by index, in chunks that never move: a callback
