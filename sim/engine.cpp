@@ -2,27 +2,25 @@
 
 #include <algorithm>
 
-#include <boost/context/fiber.hpp>
-#include <boost/context/preallocated.hpp>
 #include <fmt/format.h>
 
+#include "sim/context.hpp"
 #include "sim/errors.hpp"
 #include "sim/stack_pool.hpp"
 
 namespace sim {
 
-namespace ctx = boost::context;
-
-// A process lives at the top of its own stack, next to the fiber's record and its
-// newest frames, so waking it touches one small, contiguous region of memory.
+// A process lives at the top of its own stack, above its newest frames, so waking it
+// touches one small, contiguous region of memory.
 struct Process {
   // Touched on every wake-up: kept within the first cache line. (The id too: a wake-up's
   // trace record names it, and its load is hoisted above the check that tracing is on.)
-  ctx::fiber fiber;  // the process, while it is suspended
+  detail::Context context = nullptr;  // the process, while it is suspended
   std::uint32_t slot = 0;
   NodeId node = kWorld;
   ProcessId id = 0;
   bool killed = false;
+  bool finished = false;  // its body has returned: it switched away for the last time
   WaitInfo wait;
   Time since;
   // Touched at start, exit and crash.
@@ -30,27 +28,33 @@ struct Process {
   bool daemon = false;
   Process* node_prev = nullptr;  // the node's processes, for crash()
   Process* node_next = nullptr;
-  ctx::stack_context stack;       // released by the engine once the process is destroyed
+  boost::context::stack_context stack;  // released by the engine once the process is destroyed
 };
-
-namespace {
-// The stack allocator handed to Boost for a preallocated stack: the engine, not the
-// fiber, returns the stack to the pool, because the Process on it outlives the fiber.
-struct EngineOwnedStack {
-  ctx::stack_context allocate() { return {}; }
-  void deallocate(ctx::stack_context&) noexcept {}
-};
-}  // namespace
 
 // Contexts switch directly: the scheduler to a process, a process to the scheduler, and a
 // suspending process to the process whose wake-up is next (Engine::run_here). Each
-// suspended context's continuation is kept in one place: a process's in Process::fiber, the
-// scheduler's here. The context that resumes gets the continuation of the one that switched,
-// and files it under `from`.
+// suspended context is kept in one place: a process's in Process::context, the scheduler's
+// here. The context that resumes gets the context of the one that switched, and files it
+// under `from`.
 struct Engine::Switching {
-  ctx::fiber scheduler;
+  detail::Context scheduler = nullptr;
   Process* from = nullptr;     // who is switching: nullptr for the scheduler
   Process* arrived = nullptr;  // who switched to the scheduler last
+};
+
+// Where a process starts, on its own stack, the first time it is switched to.
+struct ProcessEntry {
+  [[noreturn]] static void run(detail::Transfer t) {
+    Engine& engine = *Engine::current();
+    auto* p = static_cast<Process*>(t.data);
+    engine.arrived(t.fctx);
+    engine.run_body(p);
+    // A finished process always switches to the scheduler, which releases its stack.
+    p->finished = true;
+    engine.switching_->from = p;
+    detail::jump_context(engine.switching_->scheduler, nullptr);
+    __builtin_unreachable();
+  }
 };
 
 struct Engine::Node {
@@ -234,7 +238,7 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
   if (!n.up) throw UsageError(fmt::format("sim::Engine::spawn: node '{}' is crashed (spawning '{}')", n.name, name));
   if (!body) throw UsageError(fmt::format("sim::Engine::spawn: process '{}' has no body", name));
 
-  const ctx::stack_context stack = stacks_->allocate();
+  const boost::context::stack_context stack = stacks_->allocate();
   char* const top = static_cast<char*>(stack.sp);
   char* const place = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(top) - sizeof(Process)) &
                                               ~static_cast<std::uintptr_t>(63));
@@ -264,14 +268,7 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
   ++live_;
 
   const auto usable = stack.size - static_cast<std::size_t>(top - place);
-  p->fiber = ctx::fiber(std::allocator_arg, ctx::preallocated(place, usable, stack), EngineOwnedStack{},
-                        [this, p](ctx::fiber&& from) {
-    arrived(&from);
-    run_body(p);
-    // A finished process always returns to the scheduler, which releases its stack.
-    switching_->from = p;
-    return std::move(switching_->scheduler);
-  });
+  p->context = detail::make_context(place, usable, &ProcessEntry::run);
   schedule(now_, EventKind::wake, p->slot, slots_[p->slot].token, options.background);
   return p->id;
 }
@@ -281,8 +278,6 @@ void Engine::run_body(Process* p) {
   try {
     if (!p->killed) p->body();
   } catch (const Killed&) {
-  } catch (const ctx::detail::forced_unwind&) {
-    throw;
   } catch (const std::exception& e) {
     failure_ = std::make_exception_ptr(ProcessError(fmt::format("process '{}' (node {}) failed at {}: {}",
                                                                 process_names_[p->id], nodes_[p->node]->name,
@@ -321,24 +316,25 @@ void Engine::resume(Process* p) {
   switch_to(nullptr, p);
   current_ = outer;
   Process* back = switching_->arrived;
-  if (back != nullptr && !back->fiber) finish(back);
+  if (back != nullptr && back->finished) finish(back);
 }
 
 // Suspends the running context (`from`, nullptr for the scheduler) and runs `to` (nullptr:
 // the scheduler); returns when some context switches back to `from`.
 [[gnu::always_inline]] inline void Engine::switch_to(Process* from, Process* to) {
-  ctx::fiber& target = to != nullptr ? to->fiber : switching_->scheduler;
+  const detail::Context target = to != nullptr ? to->context : switching_->scheduler;
   switching_->from = from;
-  ctx::fiber continuation = std::move(target).resume();
-  arrived(&continuation);
+  // `to` goes along for a process's first start (ProcessEntry::run).
+  arrived(detail::jump_context(target, to).fctx);
 }
 
-// Files the continuation of the context that just switched to the running one.
-[[gnu::always_inline]] inline void Engine::arrived(void* continuation) {
+// Files the context that just switched to the running one.
+[[gnu::always_inline]] inline void Engine::arrived(void* context) {
   Process* from = switching_->from;
-  (from != nullptr ? from->fiber : switching_->scheduler) = std::move(*static_cast<ctx::fiber*>(continuation));
+  (from != nullptr ? from->context : switching_->scheduler) = context;
   switching_->arrived = from;
 }
+
 
 // On a suspending process `self`: handles the run's next events here, exactly as the
 // scheduler would (same checks, order, counts and trace), for as long as they are
@@ -447,7 +443,7 @@ void Engine::finish(Process* p) {
   ++slot.token;
   free_slots_.push_back(p->slot);
   --live_;
-  ctx::stack_context stack = p->stack;
+  boost::context::stack_context stack = p->stack;
   p->~Process();
   stacks_->deallocate(stack);
 }

@@ -115,6 +115,7 @@ struct RunResult {
 };
 
 struct Process;
+struct ProcessEntry;
 class StackPool;
 
 class Engine {
@@ -217,6 +218,7 @@ class Engine {
   static Engine* current();
 
  private:
+  friend struct ProcessEntry;
   enum class EventKind : std::uint8_t { wake, kill, callback, node_resume };
   struct Node;
   // Everything a wake-up event needs before it touches the process itself.
