@@ -137,7 +137,9 @@ Engine::Engine(EngineConfig config)
 Engine::~Engine() { shutdown(); }
 
 void Engine::shutdown() {
-  if (running_ && current_ != nullptr) throw UsageError("sim::Engine::shutdown: called from inside a process");
+  // Not from a process, nor from a callback: a callback may run on the stack of a process
+  // that is suspending (see run_here), and that process cannot be resumed from there.
+  if (running_) throw UsageError("sim::Engine::shutdown: called while the engine runs");
   // Unwind every suspended process with Killed, so its destructors run and its stack
   // returns to the pool.
   CurrentEngine scope(this);

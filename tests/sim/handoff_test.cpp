@@ -122,3 +122,11 @@ TEST_CASE("a delivery still runs when the waiting process has little stack left:
   CHECK(engine.run().status == sim::RunStatus::completed);
   CHECK(got > 0);
 }
+
+TEST_CASE("shutdown() from a delivery is refused: the delivery may run on a suspending process's stack") {
+  sim::Engine engine(config());
+  sim::Mailbox<int> inbox("inbox");
+  engine.spawn(sim::kWorld, "receiver", [&] { inbox.get(); });
+  engine.after(1ms, sim::kWorld, [&] { engine.shutdown(); });
+  CHECK_THROWS_WITH(engine.run(), "sim::Engine::shutdown: called while the engine runs");
+}
