@@ -26,6 +26,18 @@ inline Transfer jump_context(Context to, void* data) { return locksim_jump_conte
 inline Transfer jump_context(Context to, void* data) { return boost::context::detail::jump_fcontext(to, data); }
 #endif
 
+/// Calls fn(arg) on another stack, below `top`, and returns. Unlike a switch it keeps no
+/// context: for a short call that needs a deeper stack (or a hotter one) than the caller's.
+/// fn must not throw. Where there is no such call, kCallOnStack is false.
+#if defined(__x86_64__) && defined(__ELF__)
+inline constexpr bool kCallOnStack = true;
+extern "C" void locksim_call_on_stack(void (*fn)(void*), void* arg, void* top);
+inline void call_on_stack(void (*fn)(void*), void* arg, void* top) { locksim_call_on_stack(fn, arg, top); }
+#else
+inline constexpr bool kCallOnStack = false;
+inline void call_on_stack(void (*fn)(void*), void* arg, void*) { fn(arg); }
+#endif
+
 /// A context that starts `entry` on the stack below `top` when first continued. `entry`
 /// receives the context that continued it and its data, and must never return.
 inline Context make_context(void* top, std::size_t size, void (*entry)(Transfer)) {

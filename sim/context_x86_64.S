@@ -41,5 +41,32 @@ locksim_jump_context:
   ret
   .size locksim_jump_context, . - locksim_jump_context
 
+/* locksim_call_on_stack(fn = rdi, arg = rsi, top = rdx): calls fn(arg) with the stack
+ * pointer at `top` (16-byte aligned), then returns on the caller's stack. A plain call and
+ * return, so the return-address predictor stays in step. The frame pointer keeps the
+ * caller's frame, and the CFI says so: debuggers and profilers walk through. fn must not
+ * let an exception out. */
+  .globl locksim_call_on_stack
+  .hidden locksim_call_on_stack
+  .type locksim_call_on_stack, @function
+  .p2align 4
+locksim_call_on_stack:
+  .cfi_startproc
+  pushq %rbp
+  .cfi_def_cfa_offset 16
+  .cfi_offset %rbp, -16
+  movq %rsp, %rbp
+  .cfi_def_cfa_register %rbp
+  movq %rdx, %rsp
+  movq %rdi, %rax
+  movq %rsi, %rdi
+  callq *%rax
+  movq %rbp, %rsp
+  popq %rbp
+  .cfi_def_cfa %rsp, 8
+  ret
+  .cfi_endproc
+  .size locksim_call_on_stack, . - locksim_call_on_stack
+
   .section .note.GNU-stack, "", @progbits
 #endif
