@@ -137,8 +137,8 @@ Engine::Engine(EngineConfig config)
 Engine::~Engine() { shutdown(); }
 
 void Engine::shutdown() {
-  // Not from a process, nor from a callback: a callback may run on the stack of a process
-  // that is suspending (see run_here), and that process cannot be resumed from there.
+  // Not from a process, nor from a callback: a callback may run in the midst of a process's
+  // suspending (see run_here), and that process cannot be resumed from there.
   if (running_) throw UsageError("sim::Engine::shutdown: called while the engine runs");
   // Unwind every suspended process with Killed, so its destructors run and its stack
   // returns to the pool.
@@ -408,7 +408,7 @@ Process* Engine::run_here(Process* self) {
     struct Call {
       Engine* engine;
       PendingCallback* cb;
-      static void run(void* arg) {
+      static void run(void* arg) noexcept {
         auto* call = static_cast<Call*>(arg);
         try {
           call->cb->fn();

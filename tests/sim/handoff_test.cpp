@@ -1,6 +1,6 @@
-// Deliveries handled on a suspending process's stack (Engine::run_here): a message passes
-// from one process to the next without the scheduler, and the run is the same as if the
-// scheduler had handled every event: same checks, same counts, same errors.
+// Deliveries handled by a suspending process (Engine::run_here): a message passes from one
+// process to the next without the scheduler, and the run is the same as if the scheduler
+// had handled every event: same checks, same counts, same errors.
 
 #include <catch2/catch.hpp>
 
@@ -108,8 +108,8 @@ TEST_CASE("an exception thrown by a delivery while processes wait leaves run(), 
 }
 
 TEST_CASE("a delivery still runs when the waiting process has little stack left: on the scheduler's") {
-  // About 12 KiB of the 16 KiB stack in use at the wait; the delivery needs 6 KiB more. On
-  // the process's stack it would run into the guard page.
+  // About 12 KiB of the 16 KiB stack in use at the wait; the delivery needs 6 KiB more. Run
+  // on the process's stack, it would run into the guard page.
   sim::Engine engine(config());
   sim::Mailbox<int> inbox("inbox");
   int got = -1;
@@ -123,7 +123,7 @@ TEST_CASE("a delivery still runs when the waiting process has little stack left:
   CHECK(got > 0);
 }
 
-TEST_CASE("shutdown() from a delivery is refused: the delivery may run on a suspending process's stack") {
+TEST_CASE("shutdown() from a delivery is refused: the delivery may run while a process is suspending") {
   sim::Engine engine(config());
   sim::Mailbox<int> inbox("inbox");
   engine.spawn(sim::kWorld, "receiver", [&] { inbox.get(); });
