@@ -338,6 +338,24 @@ void Engine::resume(Process* p) {
 }
 
 
+// Shared by the scheduler (dispatch) and a suspending process (run_here).
+[[gnu::always_inline]] inline bool Engine::callback_live(const PendingCallback& cb) const {
+  if (crashes_ == 0) return true;  // every node is up, in its first epoch
+  const Node& n = *nodes_[cb.node];
+  return n.up && n.epoch == cb.epoch;
+}
+
+[[gnu::always_inline]] inline void Engine::release_callback(std::uint32_t index) {
+  callback_slot(index).fn.reset();
+  free_callbacks_.push_back(index);
+}
+
+[[gnu::always_inline]] inline void Engine::count_resume(Slot& slot) {
+  ++events_;
+  ++slot.token;
+  record_engine(trace_kind::process_resume, slot.node, slot.process->id);
+}
+
 // On a suspending process `self`: handles the run's next events here, exactly as the
 // scheduler would (same checks, order, counts and trace), for as long as they are
 // deliveries (callbacks); returns the process whose wake-up comes next, so the switch goes
@@ -385,19 +403,13 @@ Process* Engine::run_here(Process* self) {
       if (q == nullptr || slot.token != e.b) return nullptr;
       if (paused_nodes_ != 0 && nodes_[slot.node]->paused) return nullptr;
       if (!take_here(e, from_ready)) return nullptr;
-      ++events_;
-      ++slot.token;
-      record_engine(trace_kind::process_resume, slot.node, q->id);
+      count_resume(slot);
       slot.waiting = false;
       return q;
     }
     if (kind != EventKind::callback) return nullptr;
     PendingCallback& cb = callback_slot(target);
-    if (crashes_ != 0) {  // else every node is up, in its first epoch
-      const Node& n = *nodes_[cb.node];
-      if (!n.up || n.epoch != cb.epoch) return nullptr;
-    }
-    if (!detail::kCallOnStack) return nullptr;
+    if (!callback_live(cb) || !detail::kCallOnStack) return nullptr;
     if (!take_here(e, from_ready)) return nullptr;
     ++events_;
     record_engine(trace_kind::callback, cb.node, 0);
@@ -421,8 +433,7 @@ Process* Engine::run_here(Process* self) {
     const auto below = reinterpret_cast<std::uintptr_t>(switching_->scheduler) - kBelowScheduler;
     detail::call_on_stack(&Call::run, &call, reinterpret_cast<void*>(below & ~std::uintptr_t{15}));
     current_ = self;
-    cb.fn.reset();
-    free_callbacks_.push_back(static_cast<std::uint32_t>(target));
+    release_callback(static_cast<std::uint32_t>(target));
   }
 }
 
@@ -655,9 +666,7 @@ void Engine::dispatch(const Event& e) {
         n.deferred.push_back(e);
         return;
       }
-      ++events_;
-      ++slots_[target].token;
-      record_engine(trace_kind::process_resume, slot.node, p->id);
+      count_resume(slots_[target]);
       resume(p);
       return;
     }
@@ -669,14 +678,10 @@ void Engine::dispatch(const Event& e) {
       struct Release {
         Engine& engine;
         std::uint32_t slot;
-        ~Release() {
-          engine.callback_slot(slot).fn.reset();
-          engine.free_callbacks_.push_back(slot);
-        }
+        ~Release() { engine.release_callback(slot); }
       } release{*this, static_cast<std::uint32_t>(target)};
       PendingCallback& cb = callback_slot(target);
-      const Node& n = *nodes_[cb.node];
-      if (!n.up || n.epoch != cb.epoch) return;
+      if (!callback_live(cb)) return;
       ++events_;
       record_engine(trace_kind::callback, cb.node, 0);
       cb.fn();

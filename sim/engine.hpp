@@ -241,7 +241,7 @@ class Engine {
   std::uint64_t agent_of(const Event& e) const;
   void resume(Process* p);
   void switch_to(Process* from, Process* to);
-  void arrived(void* continuation);
+  void arrived(void* context);
   Process* take_next_here(Process* self);
   Process* run_here(Process* self);
   bool take_here(const Event& e, bool from_ready);
@@ -303,6 +303,11 @@ class Engine {
   PendingCallback& callback_slot(std::uint64_t index) const {
     return callback_chunks_[index / kCallbackChunk][index % kCallbackChunk];
   }
+  // The callback's node is up and has not crashed since it was scheduled.
+  bool callback_live(const PendingCallback& cb) const;
+  void release_callback(std::uint32_t index);
+  // A wake-up taken: counted, its wait over, traced.
+  void count_resume(Slot& slot);
   std::vector<std::string> process_names_;  // by process id
   ProcessId next_process_id_ = 1;
   std::size_t live_ = 0;
