@@ -109,9 +109,10 @@ class EventQueue {
         // Four children: the least of them by a tournament of two rounds, each pick a
         // conditional move. Keys are unique, so it picks what a scan in order would.
         const Event* c = &heap_[first];
-        const std::size_t ab = before(c[1], c[0]) ? 1 : 0;
-        const std::size_t cd = before(c[3], c[2]) ? 3 : 2;
-        best = first + (before(c[cd], c[ab]) ? cd : ab);
+        const std::size_t ab = before(c[1], c[0]);
+        const std::size_t cd = 2 + before(c[3], c[2]);
+        // Arithmetic, not ?:, which g++ compiles to a branch in this round.
+        best = first + ab + (cd - ab) * before(c[cd], c[ab]);
       } else {
         for (std::size_t c = first + 1; c < n; ++c)
           if (before(heap_[c], heap_[best])) best = c;
