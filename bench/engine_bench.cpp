@@ -243,6 +243,45 @@ double rpc_callback() {
   return static_cast<double>(messages) / seconds_since(start);
 }
 
+// The same work on the engine with deliveries only, no processes: each delivery schedules
+// the next, as on the callback loop. What the engine costs beyond the loop without its
+// processes; printed for comparison.
+double rpc_engine_callbacks() {
+  sim::Engine engine(bulk_config(1));
+  const auto server = engine.add_node("server");
+  const auto clients = engine.add_node("clients");
+  std::vector<sim::Stream> client_streams;
+  for (int c = 0; c < kClients; ++c) client_streams.push_back(engine.stream("client-" + std::to_string(c)));
+  sim::Stream server_stream = engine.stream("server");
+  std::vector<int> calls_left(kClients, kCalls);
+  std::uint64_t messages = 0;
+  struct World {
+    sim::Engine& engine;
+    sim::NodeId server, clients;
+    std::vector<sim::Stream>& client_streams;
+    sim::Stream& server_stream;
+    std::vector<int>& calls_left;
+    std::uint64_t& messages;
+    void send(std::size_t c) {
+      if (calls_left[c] == 0) return;
+      --calls_left[c];
+      engine.after(kLink.sample_duration(client_streams[c]), server, [this, c] { at_server(c); });
+    }
+    void at_server(std::size_t c) {
+      ++messages;
+      engine.after(kLink.sample_duration(server_stream), clients, [this, c] { at_client(c); });
+    }
+    void at_client(std::size_t c) {
+      ++messages;
+      send(c);
+    }
+  } world{engine, server, clients, client_streams, server_stream, calls_left, messages};
+  for (std::size_t c = 0; c < kClients; ++c) world.send(c);
+  const auto start = Clock::now();
+  engine.run();
+  return static_cast<double>(messages) / seconds_since(start);
+}
+
 // The same work as a switch over two kinds of events with no callbacks. Printed for comparison.
 double rpc_switch_loop() {
   sim::ChoiceSource choices(1);
@@ -349,17 +388,19 @@ std::string machine() {
 // `locksim_bench engine [sleep|rpc]`: only the engine against its baseline, for profiling.
 int engine_only(const std::string& workload) {
   const bool sleep = workload != "rpc", rpc = workload != "sleep";
-  std::vector<double> se, sc, ss, re, rc, rs;
+  std::vector<double> se, sc, ss, re, rc, rs, rb;
   for (int i = 0; i < kRepeats; ++i) {
     if (sleep) sc.push_back(sleep_callback());
     if (sleep) ss.push_back(sleep_switch_loop());
     if (sleep) se.push_back(sleep_engine(sim::TraceMode::off));
     if (rpc) rc.push_back(rpc_callback());
     if (rpc) rs.push_back(rpc_switch_loop());
+    if (rpc) rb.push_back(rpc_engine_callbacks());
     if (rpc) re.push_back(rpc_engine());
   }
   if (sleep) fmt::print("sleep.switch_loop_events_per_s: {:.0f}\n", median(ss));
   if (rpc) fmt::print("rpc.switch_loop_events_per_s: {:.0f}\n", median(rs));
+  if (rpc) fmt::print("rpc.engine_callbacks_events_per_s: {:.0f}\n", median(rb));
   if (sleep)
     fmt::print("sleep.engine_events_per_s: {:.0f}\nsleep.callback_events_per_s: {:.0f}\nsleep.ratio: {:.3f}\n",
                median(se), median(sc), median(se) / median(sc));
@@ -401,7 +442,7 @@ int main(int argc, char** argv) {
   const std::optional<double> million_rss = in_child([] { return resident_with(1'000'000); });
 
   // Interleave engine and baseline runs so drift in the machine's speed hits both alike.
-  std::vector<double> se, sc, ss, seh, re, rc, rs;
+  std::vector<double> se, sc, ss, seh, re, rc, rs, rb;
   for (int i = 0; i < kRepeats; ++i) {
     sc.push_back(sleep_callback());
     ss.push_back(sleep_switch_loop());
@@ -409,10 +450,11 @@ int main(int argc, char** argv) {
     seh.push_back(sleep_engine(sim::TraceMode::hash));
     rc.push_back(rpc_callback());
     rs.push_back(rpc_switch_loop());
+    rb.push_back(rpc_engine_callbacks());
     re.push_back(rpc_engine());
   }
   const double sleep_e = median(se), sleep_c = median(sc), sleep_s = median(ss), sleep_h = median(seh);
-  const double rpc_e = median(re), rpc_c = median(rc), rpc_s = median(rs);
+  const double rpc_e = median(re), rpc_c = median(rc), rpc_s = median(rs), rpc_b = median(rb);
   const bench::PeerFigures peers = bench::peers_bench();
   const double rpc_after = rpc_engine();  // locksim again, right after the peers: the same conditions
   const double rpc_locksim = std::min(rpc_e, rpc_after);
@@ -437,6 +479,8 @@ int main(int argc, char** argv) {
       figure("rpc.ratio", "(b) engine / callback loop", rpc_e / rpc_c, ">=", 0.70),
       figure("rpc.switch_loop_events_per_s", "(b) the same as one switch over the events, no callbacks, messages/s",
              rpc_s),
+      figure("rpc.engine_callbacks_events_per_s", "(b) the same on the engine as deliveries only, no processes, messages/s",
+             rpc_b),
       figure("memory.bytes_per_process", "resident bytes per live process, at 100,000", mem, "<=", 12 * 1024,
              "the measuring child process failed"),
       figure("memory.million_processes_rss_bytes", "resident bytes of the process with 1,000,000 live processes",
