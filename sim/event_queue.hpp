@@ -34,13 +34,13 @@ class EventQueue {
  public:
   EventQueue() : storage_(1) {}
 
-  bool empty() const { return !has_held_ && size_ == 0; }
-  std::size_t size() const { return size_ + (has_held_ ? 1 : 0); }
+  bool empty() const { return !has_held_ && heap_size() == 0; }
+  std::size_t size() const { return heap_size() + (has_held_ ? 1 : 0); }
   /// The earliest event. The queue must not be empty.
   const Event& top() const {
     const Event* heap = storage_.data() + 1;
     if (!has_held_) return heap[0];
-    return size_ == 0 || before(held_, heap[0]) ? held_ : heap[0];
+    return heap_size() == 0 || before(held_, heap[0]) ? held_ : heap[0];
   }
 
   /// Schedules an event and returns it, sequence number assigned.
@@ -62,16 +62,15 @@ class EventQueue {
     Event* heap = storage_.data() + 1;
     if (has_held_) {
       has_held_ = false;
-      if (size_ == 0 || before(held_, heap[0])) return held_;
+      if (heap_size() == 0 || before(held_, heap[0])) return held_;
       const Event result = heap[0];
       sift_down(held_);
       return result;
     }
     const Event result = heap[0];
-    const Event last = heap[size_ - 1];
+    const Event last = storage_.back();
     storage_.pop_back();
-    --size_;
-    if (size_ != 0) sift_down(last);
+    if (heap_size() != 0) sift_down(last);
     return result;
   }
 
@@ -80,7 +79,6 @@ class EventQueue {
 
   void clear() {
     storage_.resize(1);
-    size_ = 0;
     has_held_ = false;
   }
   void reserve(std::size_t n) { storage_.reserve(n + 1); }
@@ -98,7 +96,7 @@ class EventQueue {
   void sift_up(const Event& e) {
     storage_.push_back(e);
     Event* heap = storage_.data() + 1;
-    std::size_t hole = size_++;
+    std::size_t hole = heap_size() - 1;
     while (hole > 0) {
       const std::size_t parent = (hole - 1) / kArity;
       if (!before(e, heap[parent])) break;
@@ -111,7 +109,7 @@ class EventQueue {
   // Puts `e` in the place of the top and moves it down.
   void sift_down(const Event& e) {
     Event* heap = storage_.data() + 1;
-    const std::size_t n = size_;
+    const std::size_t n = heap_size();
     std::size_t hole = 0;
     for (;;) {
       const std::size_t first = hole * kArity + 1;
@@ -156,7 +154,7 @@ class EventQueue {
   // 26M messages a second from one run to the next.
   static_assert(sizeof(Event) * 2 == kLine);
   std::vector<Event, LineAligned<Event>> storage_;  // storage_[0] is not an event
-  std::size_t size_ = 0;  // events in the heap, storage_[1..size_]
+  std::size_t heap_size() const { return storage_.size() - 1; }
   Event held_;
   bool has_held_ = false;
   std::uint64_t next_seq_ = 0;
