@@ -77,12 +77,6 @@ class EventQueue {
   /// Allocates the next sequence number without queueing (for events kept elsewhere).
   std::uint64_t next_seq() { return next_seq_++; }
 
-  void clear() {
-    storage_.resize(1);
-    has_held_ = false;
-  }
-  void reserve(std::size_t n) { storage_.reserve(n + 1); }
-
  private:
   static constexpr std::size_t kArity = 4;
   static constexpr std::size_t kLine = 64;
