@@ -206,46 +206,57 @@ double rpc_engine() {
   return static_cast<double>(messages) / seconds_since(start);
 }
 
+// The RPC workload as deliveries that schedule one another, with no processes: a client's
+// request reaches the server, whose reply reaches the client, who sends its next request.
+// `deliver(delay, to_server, fn)` schedules a delivery: on the callback loop or the engine.
+template <class Deliver>
+struct RpcDeliveries {
+  Deliver deliver;
+  std::vector<sim::Stream>& client_streams;
+  sim::Stream& server_stream;
+  std::vector<int> calls_left = std::vector<int>(kClients, kCalls);
+  std::uint64_t messages = 0;
+
+  // A client sends its next request, if it has one left.
+  void send(std::size_t c) {
+    if (calls_left[c] == 0) return;
+    --calls_left[c];
+    deliver(kLink.sample_duration(client_streams[c]), true, [this, c] { at_server(c); });
+  }
+  // The request arrives; the server replies at once.
+  void at_server(std::size_t c) {
+    ++messages;
+    deliver(kLink.sample_duration(server_stream), false, [this, c] { at_client(c); });
+  }
+  // The reply arrives; the client sends its next request.
+  void at_client(std::size_t c) {
+    ++messages;
+    send(c);
+  }
+  void start() {
+    for (std::size_t c = 0; c < kClients; ++c) send(c);
+  }
+};
+
 double rpc_callback() {
   sim::ChoiceSource choices(1);
   std::vector<sim::Stream> client_streams;
   for (int c = 0; c < kClients; ++c) client_streams.push_back(choices.stream("client-" + std::to_string(c)));
   sim::Stream server_stream = choices.stream("server");
-  std::vector<int> calls_left(kClients, kCalls);
-  std::uint64_t messages = 0;
   CallbackLoop loop;
-  struct World {
-    CallbackLoop& loop;
-    std::vector<sim::Stream>& client_streams;
-    sim::Stream& server_stream;
-    std::vector<int>& calls_left;
-    std::uint64_t& messages;
-    // A client sends its next request, if it has one left.
-    void send(std::size_t c) {
-      if (calls_left[c] == 0) return;
-      --calls_left[c];
-      loop.at(loop.now() + kLink.sample_duration(client_streams[c]).count(), [this, c] { at_server(c); });
-    }
-    // The request arrives; the server replies at once.
-    void at_server(std::size_t c) {
-      ++messages;
-      loop.at(loop.now() + kLink.sample_duration(server_stream).count(), [this, c] { at_client(c); });
-    }
-    // The reply arrives; the client sends its next request.
-    void at_client(std::size_t c) {
-      ++messages;
-      send(c);
-    }
-  } world{loop, client_streams, server_stream, calls_left, messages};
-  for (std::size_t c = 0; c < kClients; ++c) world.send(c);
+  // The closure becomes a Callback in the call to at(), as if written there.
+  auto deliver = [&loop](sim::Duration delay, bool, auto&& fn) {
+    loop.at(loop.now() + delay.count(), std::forward<decltype(fn)>(fn));
+  };
+  RpcDeliveries<decltype(deliver)> world{deliver, client_streams, server_stream};
+  world.start();
   const auto start = Clock::now();
   loop.run();
-  return static_cast<double>(messages) / seconds_since(start);
+  return static_cast<double>(world.messages) / seconds_since(start);
 }
 
-// The same work on the engine with deliveries only, no processes: each delivery schedules
-// the next, as on the callback loop. What the engine costs beyond the loop without its
-// processes; printed for comparison.
+// The same work on the engine with deliveries only, no processes, as on the callback loop:
+// what the engine costs beyond the loop without its processes. Printed for comparison.
 double rpc_engine_callbacks() {
   sim::Engine engine(bulk_config(1));
   const auto server = engine.add_node("server");
@@ -253,33 +264,14 @@ double rpc_engine_callbacks() {
   std::vector<sim::Stream> client_streams;
   for (int c = 0; c < kClients; ++c) client_streams.push_back(engine.stream("client-" + std::to_string(c)));
   sim::Stream server_stream = engine.stream("server");
-  std::vector<int> calls_left(kClients, kCalls);
-  std::uint64_t messages = 0;
-  struct World {
-    sim::Engine& engine;
-    sim::NodeId server, clients;
-    std::vector<sim::Stream>& client_streams;
-    sim::Stream& server_stream;
-    std::vector<int>& calls_left;
-    std::uint64_t& messages;
-    void send(std::size_t c) {
-      if (calls_left[c] == 0) return;
-      --calls_left[c];
-      engine.after(kLink.sample_duration(client_streams[c]), server, [this, c] { at_server(c); });
-    }
-    void at_server(std::size_t c) {
-      ++messages;
-      engine.after(kLink.sample_duration(server_stream), clients, [this, c] { at_client(c); });
-    }
-    void at_client(std::size_t c) {
-      ++messages;
-      send(c);
-    }
-  } world{engine, server, clients, client_streams, server_stream, calls_left, messages};
-  for (std::size_t c = 0; c < kClients; ++c) world.send(c);
+  auto deliver = [&engine, server, clients](sim::Duration delay, bool to_server, auto&& fn) {
+    engine.after(delay, to_server ? server : clients, std::forward<decltype(fn)>(fn));
+  };
+  RpcDeliveries<decltype(deliver)> world{deliver, client_streams, server_stream};
+  world.start();
   const auto start = Clock::now();
   engine.run();
-  return static_cast<double>(messages) / seconds_since(start);
+  return static_cast<double>(world.messages) / seconds_since(start);
 }
 
 // The same work as a switch over two kinds of events with no callbacks. Printed for comparison.
