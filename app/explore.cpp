@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <memory>
 #include <set>
+#include <charconv>
+#include <optional>
 #include <sstream>
 
 #include "reports/report.hpp"
@@ -29,11 +31,24 @@ std::string hex(const std::string& s) {
   for (unsigned char c : s) out += fmt::format("{:02x}", c);
   return out;
 }
-std::string unhex(const std::string& s) {
-  if (s.size() % 2 != 0) throw InputError("");
+std::optional<std::string> unhex(const std::string& s) {
+  if (s.size() % 2 != 0) return std::nullopt;
   std::string out;
-  for (std::size_t i = 0; i < s.size(); i += 2) out += static_cast<char>(std::stoi(s.substr(i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < s.size(); i += 2) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(s.data() + i, s.data() + i + 2, value, 16);
+    if (ec != std::errc() || end != s.data() + i + 2) return std::nullopt;
+    out += static_cast<char>(value);
+  }
   return out;
+}
+
+// The check at a token's end: the first 32 bits of FNV-1a over the rest, so a token cut
+// short or changed by hand is refused instead of replaying another run.
+std::string checksum(const std::string& body) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : body) h = (h ^ c) * 0x100000001b3ull;
+  return fmt::format("{:08x}", h >> 32);
 }
 
 }  // namespace
@@ -41,7 +56,7 @@ std::string unhex(const std::string& s) {
 const StrategyChoice& strategy_named(const Scenario& s, const std::string& name) {
   for (const auto& c : s.strategies)
     if (c.shown() == name) return c;
-  throw InputError(fmt::format("--strategy {}: expected a strategy this scenario runs", name));
+  throw InputError(fmt::format("--strategy {}: expected a strategy this scenario runs", quote_value(name)));
 }
 
 std::vector<std::string> fired_checkers(const TrialOutcome& o, const std::string& property) {
@@ -54,7 +69,9 @@ std::vector<std::string> fired_checkers(const TrialOutcome& o, const std::string
 std::string Token::text() const {
   std::string sets_part;
   for (const auto& s : sets) sets_part += (sets_part.empty() ? "" : ",") + hex(s);
-  return fmt::format("locksim:{}:{}:{:016x}:{}:{}:{}:{}", engine, scenario, scenario_hash, strategy, seed, sets_part, schedule);
+  const std::string body =
+      fmt::format("locksim:{}:{}:{:016x}:{}:{}:{}:{}", engine, scenario, scenario_hash, strategy, seed, sets_part, schedule);
+  return body + ":" + checksum(body);
 }
 
 sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed) {
@@ -103,7 +120,7 @@ Deviations parse_dfs(const std::string& schedule) {
     unsigned long long i = 0, v = 0;
     char end = 0;
     if (std::sscanf(part.c_str(), "%llu=%llu%c", &i, &v, &end) != 2 || v == 0)
-      throw InputError(fmt::format("{}: expected a schedule as dfs.<choice>=<option>... with options >= 1", schedule));
+      throw InputError(fmt::format("{}: expected a schedule as dfs.<choice>=<option>... with options >= 1", quote_value(schedule)));
     d[i] = v;
   }
   return d;
@@ -133,38 +150,52 @@ sim::TieBreak schedule_of(const Token& t) {
     parse_dfs(t.schedule);  // only to refuse a malformed one
     return {};
   }
-  int depth = 0;
-  unsigned long long steps = 0, agents = 0, seed = 0;
-  if (std::sscanf(t.schedule.c_str(), "pct.%d.%llu.%llu.%llu", &depth, &steps, &agents, &seed) != 4 || depth < 1)
-    throw InputError(fmt::format("{}: expected a schedule as pct.<d>.<k>.<n>.<seed> or dfs[.<choice>=<option>...]", t.schedule));
-  return pct_schedule(depth, steps, seed);
+  std::vector<std::optional<std::uint64_t>> fields;  // d, k, n, seed
+  if (t.schedule.starts_with("pct.")) {
+    std::stringstream in(t.schedule.substr(4));
+    for (std::string part; std::getline(in, part, '.');) fields.push_back(parse_u64(part));
+  }
+  if (fields.size() != 4 || !std::all_of(fields.begin(), fields.end(), [](const auto& f) { return f.has_value(); }) ||
+      *fields[0] < 1 || *fields[0] > kMaxPctDepth)
+    throw InputError(fmt::format("{}: expected a schedule as pct.<d>.<k>.<n>.<seed> with d from 1 to {}, or "
+                                 "dfs[.<choice>=<option>...]",
+                                 quote_value(t.schedule), kMaxPctDepth));
+  return pct_schedule(static_cast<int>(*fields[0]), *fields[1], *fields[3]);
 }
 
 Token parse_token(const std::string& text) {
+  check_length("the replay token", text);
+  const auto fail = [&](const std::string& why) {
+    throw InputError(fmt::format("replay token {}: {}; expected a token as `locksim explore` prints it "
+                                 "(locksim:<engine>:<scenario>:<hash>:<strategy>:<seed>:<overrides>:<schedule>:<check>)",
+                                 quote_value(text), why));
+  };
   std::vector<std::string> parts;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
   if (!text.empty() && text.back() == ':') parts.push_back("");
-  const auto fail = [&] {
-    throw InputError(fmt::format("{}: expected a replay token as `locksim explore` prints it "
-                                 "(locksim:<engine>:<scenario>:<hash>:<strategy>:<seed>:<overrides>:<schedule>)",
-                                 text));
-  };
-  if (parts.size() == 7) parts.push_back("");  // a token without a schedule
-  if (parts.size() != 8 || parts[0] != "locksim") fail();
+  if (parts.size() != 9 || parts[0] != "locksim") fail(fmt::format("{} fields separated by ':', not 9", parts.size()));
+  const std::string body = text.substr(0, text.size() - parts[8].size() - 1);
+  if (parts[8] != checksum(body)) fail("its check does not match the rest (cut short or changed)");
   Token t;
-  try {
-    t.engine = std::stoi(parts[1]);
-    t.scenario = parts[2];
-    t.scenario_hash = std::stoull(parts[3], nullptr, 16);
-    t.strategy = parts[4];
-    t.seed = std::stoull(parts[5]);
-    std::stringstream sets(parts[6]);
-    for (std::string one; std::getline(sets, one, ',');) t.sets.push_back(unhex(one));
-    t.schedule = parts[7];
-  } catch (const std::exception&) {
-    fail();
+  const auto engine = parse_u64(parts[1]);
+  const auto seed = parse_u64(parts[5]);
+  if (!engine || *engine > 1'000'000) fail("the engine version is not a number");
+  if (!seed) fail("the seed is not a number from 0 to 18446744073709551615");
+  if (parts[3].size() != 16) fail("the scenario hash is not 16 hex digits");
+  const auto [end, ec] = std::from_chars(parts[3].data(), parts[3].data() + parts[3].size(), t.scenario_hash, 16);
+  if (ec != std::errc() || end != parts[3].data() + parts[3].size()) fail("the scenario hash is not 16 hex digits");
+  t.engine = static_cast<int>(*engine);
+  t.scenario = parts[2];
+  t.strategy = parts[4];
+  t.seed = *seed;
+  std::stringstream sets(parts[6]);
+  for (std::string one; std::getline(sets, one, ',');) {
+    auto set = unhex(one);
+    if (!set) fail("an override is not hex");
+    t.sets.push_back(std::move(*set));
   }
+  t.schedule = parts[7];
   return t;
 }
 
@@ -232,14 +263,14 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
 
 Finding explore(const ExploreOptions& o) {
   if (o.mode != "random" && o.mode != "pct" && o.mode != "dfs")
-    throw InputError(fmt::format("--mode {}: expected random, pct or dfs", o.mode));
-  if (o.depth < 1 || o.depth > 10) throw InputError(fmt::format("--depth {}: expected 1 to 10", o.depth));
+    throw InputError(fmt::format("--mode {}: expected random, pct or dfs", quote_value(o.mode)));
+  if (o.depth < 1 || o.depth > kMaxPctDepth) throw InputError(fmt::format("--depth {}: expected 1 to {}", o.depth, kMaxPctDepth));
   if (o.bound < 0 || o.bound > 10) throw InputError(fmt::format("--bound {}: expected 0 to 10", o.bound));
   if (o.property != "any" &&
       std::find(reports::checker_metrics().begin(), reports::checker_metrics().end(), o.property) == reports::checker_metrics().end())
     throw InputError(fmt::format("--property {}: expected any or a checker: duplicate_rows, overlapping_holders, "
                                  "lease_expiry_violations, stale_writes_accepted, wrong_unlocks, stuck_locks, lost_updates, ...",
-                                 o.property));
+                                 quote_value(o.property)));
   const Scenario s = load_scenario(scenario_path(o.scenario), o.sets);
   const StrategyChoice& choice = strategy_named(s, o.strategy);
   const auto started = Clock::now();
@@ -280,11 +311,19 @@ Replay replay(const Token& t) {
     throw InputError(fmt::format("the token was made by engine version {}, this is version {}: its run cannot be "
                                  "reproduced here",
                                  t.engine, LOCKSIM_ENGINE_VERSION));
-  Scenario s = load_scenario(scenario_path(t.scenario), t.sets);
+  // The token names the scenario, its overrides and the strategy: a mistake there is the token's.
+  const auto of_token = [](const InputError& e) { return InputError(std::string("replay token: ") + e.what()); };
+  Scenario s;
+  try {
+    s = load_scenario(scenario_path(t.scenario), t.sets);
+    strategy_named(s, t.strategy);
+  } catch (const InputError& e) {
+    throw of_token(e);
+  }
   if (s.hash != t.scenario_hash)
     throw InputError(fmt::format("{}: the scenario has changed since the token was made (hash {:016x}, the token says "
                                  "{:016x}): its run cannot be reproduced",
-                                 s.file, s.hash, t.scenario_hash));
+                                 shown(s.file), s.hash, t.scenario_hash));
   Replay r{s, strategy_named(s, t.strategy), {}, {}};
   r.outcome = run_token(s, r.strategy, t, TraceKept::timeline);
   r.fired = fired_checkers(r.outcome, "any");

@@ -27,6 +27,9 @@
 
 namespace locksim {
 
+/// PCT's bug depth d, at most: a run's change points are d - 1.
+inline constexpr int kMaxPctDepth = 10;
+
 struct ExploreOptions {
   std::string scenario;
   std::vector<std::string> sets;

@@ -5,12 +5,18 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <new>
+#include <string_view>
 #include <thread>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "app/demo.hpp"
@@ -216,13 +222,110 @@ int run(const RunOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// Exit codes: 0 done, 1 an expectation not met, 2 bad input, 3 a checker fired (explore,
+// replay), 70 an internal error (a defect of locksim, never of the input).
+constexpr int kBadInput = 2;
+constexpr int kInternalError = 70;
+
+// The command line, as a user would paste it back into a shell: for an internal error's report.
+std::string command_line(int argc, char** argv) {
+  std::string out = "locksim";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_.,:=/+@%").find(c) != std::string_view::npos;
+    });
+    out += " " + (plain ? arg : locksim::quote_value(arg, 200));
+  }
+  return out;
+}
+
+// A wall-clock limit in seconds: a finite number in range (CLI::Range lets NaN through).
+CLI::Validator seconds_limit() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string expected = "expected a number of seconds from 0.001 to 1e7, got " + locksim::quote_value(text);
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return expected;
+        } catch (const std::exception&) {
+          return expected;
+        }
+        return std::isfinite(v) && v >= 0.001 && v <= 1e7 ? "" : expected;
+      },
+      "SECONDS");
+}
+
+// A memory ceiling: nine tenths of the machine's memory, as the process's address-space
+// limit, so that a run too large for the machine ends with one line (an allocation fails and
+// main says so) instead of the machine swapping or the kernel killing it. Sanitized builds
+// reserve terabytes of shadow memory up front and are left unlimited.
+void limit_memory() {
+#if !defined(__SANITIZE_ADDRESS__)
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  const rlim_t ceiling = static_cast<rlim_t>(pages) / 10 * 9 * static_cast<rlim_t>(page);
+  rlimit now{};
+  if (::getrlimit(RLIMIT_AS, &now) != 0 || (now.rlim_cur != RLIM_INFINITY && now.rlim_cur <= ceiling)) return;
+  now.rlim_cur = ceiling;
+  ::setrlimit(RLIMIT_AS, &now);
+#endif
+}
+
+// A seed: a decimal number from 0 to 2^63 - 1, as in a scenario file (CLI11 reads "-1" into
+// an unsigned as 2^64 - 1).
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto v = locksim::parse_u64(text);
+        if (v && *v <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return "";
+        return "expected a seed from 0 to 9223372036854775807, got " + locksim::quote_value(text);
+      },
+      "SEED");
+}
+
+int dispatch(int argc, char** argv);
+
+}  // namespace
+
+// One handler for every failure: bad input is one line and exit 2; anything else is a
+// defect, reported as one line with the command that reproduces it, and exit 70.
 int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const locksim::InputError& e) {
+    std::cerr << "locksim: " << locksim::shown(e.what(), 2000) << "\n";
+    return kBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "locksim: out of memory: the run needs more than this machine gives it (fewer clients, operations, "
+                 "trials or --jobs need less)\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "locksim: internal error: " << locksim::shown(e.what(), 2000)
+              << "; this is a defect of locksim, not of the input: please report it with the command "
+              << command_line(argc, argv) << "\n";
+    return kInternalError;
+  } catch (...) {
+    std::cerr << "locksim: internal error of an unknown kind; please report it with the command " << command_line(argc, argv)
+              << "\n";
+    return kInternalError;
+  }
+}
+
+namespace {
+
+int dispatch(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) locksim::check_length("an argument", argv[i]);
   CLI::App app{"locksim: a deterministic simulator of the ways services stop duplicate inserts"};
   app.require_subcommand(1);
 
   locksim::DemoOptions demo;
   auto* demo_cmd = app.add_subcommand("demo", "run the built-in demonstration: retries racing check-then-insert");
-  demo_cmd->add_option("--seed", demo.seed, "seed of the first trial (trial i uses seed + i)");
+  demo_cmd->add_option("--seed", demo.seed, "seed of the first trial (trial i uses seed + i)")->check(seed_number());
   demo_cmd->add_option("--trials", demo.trials, "number of trials")->check(CLI::Range(1, 1'000'000));
   demo_cmd->add_option("--clients", demo.clients, "clients binding at start-up")->check(CLI::Range(1, 100'000));
   demo_cmd->add_option("--workers", demo.workers, "server worker threads")->check(CLI::Range(1, 10'000));
@@ -233,7 +336,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("scenario", run_options.scenario, "a scenario file, or a name from scenarios/")->required();
   run_cmd->add_option("--strategy", run_options.strategies, "run only these strategies (repeatable)");
   run_cmd->add_option("--trials", run_options.trials, "trials per strategy")->check(CLI::Range(1, 10'000'000));
-  run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)");
+  run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)")->check(seed_number());
   run_cmd->add_option("--set", run_options.sets, "override a scenario value: path=value, e.g. clients.count=50");
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
   run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");
@@ -248,7 +351,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--strategy", sweep_options.strategies, "only these strategies (repeatable)");
   sweep_cmd->add_option("--metric", sweep_options.metric, "the metric to plot (default duplicate_rows)");
   sweep_cmd->add_option("--trials", sweep_options.trials, "trials per strategy and point")->check(CLI::Range(1, 10'000'000));
-  sweep_cmd->add_option("--seed", sweep_options.seed, "seed of the first trial at each point");
+  sweep_cmd->add_option("--seed", sweep_options.seed, "seed of the first trial at each point")->check(seed_number());
   sweep_cmd->add_option("--set", sweep_options.sets, "override a scenario value: path=value");
   sweep_cmd->add_option("--jobs", sweep_options.jobs, "threads running trials (default: every core)")->check(CLI::Range(1, 1024));
   sweep_cmd->add_flag("--resume", sweep_options.resume, "keep the points an interrupted sweep already wrote");
@@ -266,7 +369,7 @@ int main(int argc, char** argv) {
   explore_cmd->add_flag("--no-shrink", [&](std::int64_t) { explore_options.options.shrink = false; },
                         "report the violating run as found, without shrinking it");
   explore_cmd->add_option("--budget", explore_options.options.budget, "runs at most")->check(CLI::Range(1, 100'000'000));
-  explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(CLI::Range(0.001, 1e7));
+  explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(seconds_limit());
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");
   std::string replay_token;
@@ -279,21 +382,18 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "locksim: " << e.what() << " (see locksim --help)\n";
-    return 2;
+    throw locksim::InputError(locksim::shown(e.what(), 300) + " (see locksim --help)");
   }
 
-  try {
-    if (*list_cmd) return list();
-    if (*run_cmd) return run(run_options);
-    if (*sweep_cmd) return sweep(sweep_options);
-    if (*explore_cmd) return explore(explore_options);
-    if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
-  } catch (const locksim::InputError& e) {
-    std::cerr << "locksim: " << e.what() << "\n";
-    return 2;
-  }
+  limit_memory();
+  if (*list_cmd) return list();
+  if (*run_cmd) return run(run_options);
+  if (*sweep_cmd) return sweep(sweep_options);
+  if (*explore_cmd) return explore(explore_options);
+  if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
 
   if (*demo_cmd) {
     fmt::print("seed: {}\ntrials: {} (seeds {}..{}), {} clients, {} workers, client timeout 300 ms, 3 attempts\n",
@@ -311,3 +411,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

@@ -25,7 +25,7 @@ class Reader {
   Reader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {}
 
   [[noreturn]] void fail(const std::string& expected, const std::string& key = "") const {
-    throw InputError(fmt::format("{}: {}: expected {}", file_, where(key), expected));
+    throw InputError(fmt::format("{}: {}: expected {}", shown(file_), shown(where(key)), expected));
   }
   std::string where(const std::string& key = "") const {
     const std::string p = key.empty() ? path_ : path_ + "/" + key;
@@ -58,7 +58,7 @@ class Reader {
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; })) {
       std::string list;
       for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      fail("one of " + list + ", got \"" + v + "\"", key);
+      fail("one of " + list + ", got " + quote_value(v), key);
     }
     return v;
   }
@@ -76,15 +76,18 @@ class Reader {
     if (v < min || v > max) fail(fmt::format("an integer from {} to {}, got {}", min, max, v), key);
     return v;
   }
-  sim::Duration millis(const std::string& key, sim::Duration fallback, double min_ms = 0, double max_ms = 1e12) const {
+  sim::Duration millis(const std::string& key, sim::Duration fallback, double min_ms = 0, double max_ms = limits::max_ms) const {
     if (!has(key)) return fallback;
     return from_ms(number(key, 0, min_ms, max_ms));
   }
+  /// Callers check the range first: every duration is within +-limits::max_ms.
   static sim::Duration from_ms(double ms) {
     return sim::Duration{static_cast<std::int64_t>(std::llround(ms * 1e6))};
   }
+  /// A duration in ms from a JSON value, within [0, limits::max_ms].
+  static bool is_ms(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= limits::max_ms; }
 
-  /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [10, 2]}
+  /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [mean, stddev]}
   /// | {"lognormal_ms": {"median": 40, "sigma": 0.6}} | {"pareto_ms": {"scale": 10, "shape": 1.5}}
   /// | {"one_of_ms": [0.1, 5]}: each draw one of the values, equally likely; `explore --mode
   /// dfs` tries each (the first is the default it deviates from).
@@ -94,42 +97,41 @@ class Reader {
     d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms", "one_of_ms"});
     if (d.raw().size() != 1)
       d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms, one_of_ms");
-    auto pair = [&](const char* k) {
+    // Two durations in ms; `ordered`: the first no larger than the second.
+    auto pair = [&](const char* k, bool ordered, const char* expected) {
       const json& v = d.raw().at(k);
-      if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || v[0].get<double>() < 0 ||
-          v[1].get<double>() < v[0].get<double>())
-        d.fail("[low, high] with 0 <= low <= high", k);
+      if (!v.is_array() || v.size() != 2 || !is_ms(v[0]) || !is_ms(v[1]) || (ordered && v[1].get<double>() < v[0].get<double>()))
+        d.fail(fmt::format("{}, each from 0 to {} ms", expected, limits::max_ms), k);
       return std::pair{v[0].get<double>(), v[1].get<double>()};
     };
-    if (d.has("fixed_ms")) return sim::fixed(from_ms(d.number("fixed_ms", 0, 0, 1e12)));
+    if (d.has("fixed_ms")) return sim::fixed(from_ms(d.number("fixed_ms", 0, 0, limits::max_ms)));
     if (d.has("uniform_ms")) {
-      auto [lo, hi] = pair("uniform_ms");
+      auto [lo, hi] = pair("uniform_ms", true, "[low, high] with low <= high");
       return sim::uniform(from_ms(lo), from_ms(hi));
     }
     if (d.has("one_of_ms")) {
       const json& v = d.raw().at("one_of_ms");
-      if (!v.is_array() || v.empty() || v.size() > 16 ||
-          !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number() && x.get<double>() >= 0; }))
-        d.fail("a list of 1 to 16 durations in ms, each >= 0", "one_of_ms");
+      if (!v.is_array() || v.empty() || v.size() > 16 || !std::all_of(v.begin(), v.end(), is_ms))
+        d.fail(fmt::format("a list of 1 to 16 durations in ms, each from 0 to {}", limits::max_ms), "one_of_ms");
       std::vector<sim::Duration> values;
       for (const json& x : v) values.push_back(from_ms(x.get<double>()));
       return sim::empirical(values);
     }
-    if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, 1e12)));
+    if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, limits::max_ms)));
     if (d.has("normal_ms")) {
-      auto [mean, sd] = pair("normal_ms");
+      auto [mean, sd] = pair("normal_ms", false, "[mean, standard deviation]");
       return sim::normal(from_ms(mean), from_ms(sd));
     }
     if (d.has("lognormal_ms")) {
       const Reader l = d.child("lognormal_ms");
       l.only({"median", "sigma"});
       if (!l.has("median") || !l.has("sigma")) l.fail("both median and sigma");
-      return sim::lognormal_median(from_ms(l.number("median", 0, 1e-6, 1e12)), l.number("sigma", 0, 0, 10));
+      return sim::lognormal_median(from_ms(l.number("median", 0, 1e-6, limits::max_ms)), l.number("sigma", 0, 0, 10));
     }
     const Reader p = d.child("pareto_ms");
     p.only({"scale", "shape"});
     if (!p.has("scale") || !p.has("shape")) p.fail("both scale and shape");
-    return sim::pareto(from_ms(p.number("scale", 0, 1e-6, 1e12)), p.number("shape", 0, 0.01, 100));
+    return sim::pareto(from_ms(p.number("scale", 0, 1e-6, limits::max_ms)), p.number("shape", 0, 0.01, 100));
   }
 
  private:
@@ -140,19 +142,28 @@ class Reader {
 
 models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
   if (auto kind = locksim::error_kind(name)) return *kind;
-  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got \"" + name + "\"", key);
+  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got " + quote_value(name), key);
 }
 
 Expectation parse_expectation(const Reader& r, const std::string& strategy, const std::string& metric) {
   const json& v = r.raw().at(metric);
-  if (!is_metric(metric)) r.fail("a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...), got \"" + metric + "\"", metric);
+  if (!is_metric(metric)) r.fail("a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...), got " + quote_value(metric), metric);
   if (!v.is_string()) r.fail("a comparison such as \"> 0\" or \"= 0\"", metric);
   std::istringstream in(v.get<std::string>());
   Expectation e{strategy, metric, "", 0};
   in >> e.op >> e.value;
   if (in.fail() || !(e.op == ">" || e.op == ">=" || e.op == "=" || e.op == "<=" || e.op == "<"))
-    r.fail("a comparison such as \"> 0\" or \"= 0\", got \"" + v.get<std::string>() + "\"", metric);
+    r.fail("a comparison such as \"> 0\" or \"= 0\", got " + quote_value(v.get<std::string>()), metric);
   return e;
+}
+
+// Scenario names and strategy labels name files and folders of the report.
+constexpr const char* kFileName = "a name of 1 to 100 letters, digits, '-', '_', '+' or '.', not starting with '.'";
+bool is_file_name(const std::string& name) {
+  return !name.empty() && name.size() <= 100 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '+' ||
+           c == '.';
+  });
 }
 
 std::uint64_t fnv1a(const std::string& bytes) {
@@ -161,21 +172,80 @@ std::uint64_t fnv1a(const std::string& bytes) {
   return h;
 }
 
+// Parses JSON text, nested at most limits::max_json_depth deep. Throws InputError for text
+// that is not JSON, nests deeper, or holds a number too large for a double.
+json parse_bounded(const std::string& text, const std::string& where) {
+  const auto depth_check = [&](int depth, json::parse_event_t, json&) {
+    if (depth > limits::max_json_depth)
+      throw InputError(fmt::format("{}: expected JSON nested at most {} deep", where, limits::max_json_depth));
+    return true;
+  };
+  try {
+    return json::parse(text, depth_check);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
+    std::string why = e.what();
+    if (why.size() > 160) why = why.substr(0, 160) + "...";
+    throw InputError(fmt::format("{}: expected JSON ({})", where, shown(why, 200)));
+  }
+}
+
+// The first string or key in `j` that is not UTF-8, as a JSON path; "" if none.
+std::string invalid_text(const json& j, const std::string& path, int depth = 0) {
+  if (depth > limits::max_json_depth) return "";
+  if (j.is_string()) return valid_utf8(j.get_ref<const std::string&>()) ? "" : (path.empty() ? "/" : path);
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      if (auto bad = invalid_text(j[i], path + "/" + std::to_string(i), depth + 1); !bad.empty()) return bad;
+  }
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      if (!valid_utf8(key)) return path + "/" + key;
+      if (auto bad = invalid_text(value, path + "/" + key, depth + 1); !bad.empty()) return bad;
+    }
+  }
+  return "";
+}
+
 // `a.b.c=value` applied to the JSON document; the value is JSON if it parses, else a string.
+// Objects on the way are made as needed; a list is only written within its length (or one
+// past it, to append), so no path makes a long list out of nothing.
 void override_json(json& doc, const std::string& file, const std::string& assignment) {
+  check_length("--set", assignment);
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("--set {}: expected path=value, for example clients.count=50", assignment));
-  std::string pointer = "/" + assignment.substr(0, eq);
-  std::replace(pointer.begin(), pointer.end(), '.', '/');
+    throw InputError(fmt::format("--set {}: expected path=value, for example clients.count=50", quote_value(assignment)));
+  const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;
+  json value;
   try {
-    doc[json::json_pointer(pointer)] = value;
-  } catch (const json::exception&) {
-    throw InputError(fmt::format("{}: {}: --set cannot write here", file, pointer));
+    value = parse_bounded(text, "--set " + path);
+  } catch (const InputError&) {
+    value = text;  // not JSON: the text itself
   }
+  const auto refuse = [&](const std::string& why) {
+    throw InputError(fmt::format("{}: {}: --set cannot write here ({})", shown(file), shown(path), why));
+  };
+  json* at = &doc;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', from);
+    const std::string part = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (part.empty()) refuse("an empty name between dots");
+    if (at->is_null()) *at = json::object();
+    if (at->is_object()) {
+      at = &(*at)[part];
+    } else if (at->is_array()) {
+      const auto index = parse_u64(part);
+      if (!index || *index > at->size()) refuse(fmt::format("a list of {} here: an index from 0 to {}", at->size(), at->size()));
+      if (*index == at->size()) at->push_back(nullptr);
+      at = &(*at)[*index];
+    } else {
+      refuse("a " + std::string(at->type_name()) + " here, not an object or a list");
+    }
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  *at = std::move(value);
 }
 
 }  // namespace
@@ -205,17 +275,19 @@ void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
     } else {
       throw InputError(fmt::format("--strategy {}: expected a strategy of the {} workload (see `locksim list`) or a label of "
                                    "the scenario",
-                                   name, s.workload));
+                                   quote_value(name), s.workload));
     }
   }
   s.strategies = chosen;
 }
 
 std::string scenario_path(const std::string& name_or_path) {
-  if (std::filesystem::exists(name_or_path)) return name_or_path;
+  check_length("the scenario", name_or_path);
+  std::error_code ec;
+  if (std::filesystem::exists(name_or_path, ec)) return name_or_path;
   const std::string in_catalogue = std::string(LOCKSIM_SCENARIO_DIR) + "/" + name_or_path + ".json";
-  if (std::filesystem::exists(in_catalogue)) return std::filesystem::proximate(in_catalogue).string();
-  throw InputError(fmt::format("{}: no such scenario file, and no {}.json in {}", name_or_path, name_or_path,
+  if (is_file_name(name_or_path) && std::filesystem::exists(in_catalogue, ec)) return std::filesystem::proximate(in_catalogue).string();
+  throw InputError(fmt::format("{}: no such scenario file, and no {}.json in {}", shown(name_or_path), shown(name_or_path),
                                LOCKSIM_SCENARIO_DIR));
 }
 
@@ -228,16 +300,17 @@ std::vector<std::string> catalogue() {
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: expected a scenario file (a JSON file)", shown(path)));
+  if (std::filesystem::file_size(path, ec) > limits::max_file_bytes)
+    throw InputError(fmt::format("{}: expected a scenario file of at most {} bytes", shown(path), limits::max_file_bytes));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", shown(path)));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json doc;
-  try {
-    doc = json::parse(bytes);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("{}: /: expected JSON ({})", path, e.what()));
-  }
+  json doc = parse_bounded(bytes, shown(path) + ": /");
   for (const auto& o : overrides) override_json(doc, path, o);
+  if (const std::string bad = invalid_text(doc, ""); !bad.empty())
+    throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
 
   Scenario s;
   s.file = path;
@@ -248,6 +321,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
             "clients", "faults", "strategies", "trials", "seed", "time_budget_s", "event_budget", "expect"});
   if (!top.has("name")) top.fail("a \"name\"");
   s.name = top.string("name", "");
+  if (!is_file_name(s.name)) top.fail(std::string(kFileName) + " (it names the report folder), got " + quote_value(s.name), "name");
   s.description = top.string("description", "");
   s.source = top.string("source", "");
   s.lesson = top.string("lesson", "");
@@ -280,7 +354,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.remote_service = t.distribution("remote_service", s.remote_service);
     s.app_servers = static_cast<int>(t.integer("app_servers", s.app_servers, 1, 1000));
     s.server.workers = static_cast<int>(t.integer("workers", 8, 1, 100'000));
-    s.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", 128, 0, 10'000'000));
+    s.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", 128, 1, 10'000'000));
     const std::string balance = t.choice("balance", "round_robin", {"random", "round_robin", "sticky"});
     s.balance = balance == "random" ? models::Balance::random
                 : balance == "sticky" ? models::Balance::sticky
@@ -304,8 +378,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (top.has("clients")) {
     const Reader c = top.child("clients");
     c.only({"count", "operations", "keys", "arrival", "timeout_ms", "max_attempts", "backoff", "retry_on"});
-    s.clients.clients = static_cast<int>(c.integer("count", 10, 1, 10'000'000));
-    s.clients.operations_per_client = static_cast<int>(c.integer("operations", 1, 1, 10'000'000));
+    s.clients.clients = static_cast<int>(c.integer("count", 10, 1, limits::max_clients));
+    s.clients.operations_per_client = static_cast<int>(c.integer("operations", 1, 1, limits::max_operations));
     s.clients.keys = static_cast<std::uint64_t>(c.integer("keys", 0, 0, std::numeric_limits<std::int64_t>::max()));
     s.clients.retry.attempt_timeout = c.millis("timeout_ms", s.clients.retry.attempt_timeout, 0.001);
     s.clients.retry.max_attempts = static_cast<int>(c.integer("max_attempts", 3, 1, 1000));
@@ -323,8 +397,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         if (!times.is_array() || times.empty()) a.fail("a non-empty list of times in ms for a listed arrival", "times_ms");
         double last = 0;
         for (std::size_t i = 0; i < times.size(); ++i) {
-          if (!times[i].is_number() || times[i].get<double>() < last)
-            a.fail("times in ms, non-negative and in order", "times_ms/" + std::to_string(i));
+          if (!Reader::is_ms(times[i]) || times[i].get<double>() < last)
+            a.fail(fmt::format("times in ms, from 0 to {} and in order", limits::max_ms), "times_ms/" + std::to_string(i));
           last = times[i].get<double>();
           s.clients.arrival.times.push_back(Reader::from_ms(last));
         }
@@ -343,6 +417,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       b.only({"base_ms", "cap_ms", "jitter"});
       s.clients.retry.backoff.base = b.millis("base_ms", s.clients.retry.backoff.base);
       s.clients.retry.backoff.cap = b.millis("cap_ms", s.clients.retry.backoff.cap);
+      if (s.clients.retry.backoff.cap < s.clients.retry.backoff.base)
+        b.fail(fmt::format("a cap no smaller than the base ({} ms)",
+                           std::chrono::duration<double, std::milli>(s.clients.retry.backoff.base).count()),
+               "cap_ms");
       const std::string jitter = b.choice("jitter", "full", {"none", "full", "equal", "decorrelated"});
       s.clients.retry.backoff.jitter = jitter == "none"    ? models::Jitter::none
                                        : jitter == "equal" ? models::Jitter::equal
@@ -359,6 +437,18 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       }
     }
   }
+  if (static_cast<std::int64_t>(s.app_servers) * s.server.workers > limits::max_clients)
+    top.fail(fmt::format("at most {} workers in all (topology.app_servers x topology.workers), got {} x {}", limits::max_clients,
+                         s.app_servers, s.server.workers),
+             "topology");
+  if (static_cast<std::int64_t>(s.app_servers) * s.batch.consumers_per_node > limits::max_clients)
+    top.fail(fmt::format("at most {} consumers in all (topology.app_servers x workload.consumers_per_node), got {} x {}",
+                         limits::max_clients, s.app_servers, s.batch.consumers_per_node),
+             "workload");
+  if (static_cast<std::int64_t>(s.clients.clients) * s.clients.operations_per_client > limits::max_operations)
+    top.fail(fmt::format("at most {} operations a trial (clients.count x clients.operations), got {} x {}", limits::max_operations,
+                         s.clients.clients, s.clients.operations_per_client),
+             "clients");
   if (top.has("redis")) {
     const Reader r = top.child("redis");
     r.only({"instances", "persistence", "failover", "down_after_ms", "replication_lag", "client_timeout_ms"});
@@ -404,8 +494,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
           name == "etcd-1" ||
           numbered("app-", app_servers) || numbered("redis-", 99))
         return name;
-      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1 or clients, got \"{}\"",
-                         app_servers, name),
+      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1 or clients, got {}",
+                         app_servers, quote_value(name)),
              key);
     };
     auto at = [](const Reader& r) { return sim::Time{} + r.millis("at_ms", {}); };
@@ -487,23 +577,25 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       r.only({"name", "as", "params"});
       name = r.string("name", "");
       label = r.string("as", "");
+      if (r.has("as") && !is_file_name(label)) r.fail(std::string(kFileName) + " (it names report files), got " + quote_value(label), "as");
       if (r.has("params")) params = item.at("params");
     } else {
       top.fail("a strategy name or {\"name\": ..., \"params\": {...}}", at);
     }
     const models::strategies::Entry* entry = models::strategies::find(name);
-    if (entry == nullptr) top.fail("a strategy name (see `locksim list`), got \"" + name + "\"", at);
+    if (entry == nullptr) top.fail("a strategy name (see `locksim list`), got " + quote_value(name), at);
     if (entry->workload() != s.workload)
       top.fail(fmt::format("a strategy of the {} workload; {} is one of {}", s.workload, name, entry->workload()), at);
     StrategyChoice choice{name, {}, label};
     for (const auto& earlier : s.strategies)
       if (earlier.shown() == choice.shown())
-        top.fail("each strategy once, or told apart with \"as\": \"a label\" (" + choice.shown() + " twice)", at);
+        top.fail("each strategy once, or told apart with \"as\": \"a label\" (" + quote_value(choice.shown()) + " twice)", at);
     for (const auto& p : entry->info.params) choice.params[p.name] = p.value;
     if (!params.is_object()) top.fail("an object of parameters", at + "/params");
     for (const auto& [key, value] : params.items()) {
       if (!choice.params.count(key)) top.fail("a parameter of " + name + " (unknown parameter)", at + "/params/" + key);
-      if (!value.is_number() || value.get<double>() < 0) top.fail("a non-negative number", at + "/params/" + key);
+      if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= limits::max_ms))
+        top.fail(fmt::format("a number from 0 to {}", limits::max_ms), at + "/params/" + key);
       choice.params[key] = value.get<double>();
     }
     s.strategies.push_back(std::move(choice));
@@ -514,7 +606,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (!e.raw().is_object()) e.fail("an object: strategy -> {metric: comparison}");
     for (const auto& [strategy, metrics] : e.raw().items()) {
       if (std::none_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == strategy; }))
-        e.fail("a strategy this scenario runs (its name, or its \"as\" label), got \"" + strategy + "\"", strategy);
+        e.fail("a strategy this scenario runs (its name, or its \"as\" label), got " + quote_value(strategy), strategy);
       const Reader m = e.child(strategy);
       if (!metrics.is_object()) m.fail("an object: metric -> comparison");
       for (const auto& [metric, comparison] : metrics.items()) s.expect.push_back(parse_expectation(m, strategy, metric));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/input.hpp"
 #include "models/app/clients.hpp"
 #include "models/db/database.hpp"
 #include "models/faults/gc_pauses.hpp"
@@ -17,12 +18,6 @@
 #include "models/strategies/strategy.hpp"
 
 namespace locksim {
-
-/// Bad input: `file: path: what was expected`.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct StrategyChoice {
   std::string name;

@@ -16,18 +16,34 @@ namespace locksim {
 
 using json = nlohmann::json;
 
+namespace {
+
+constexpr double kMaxPoints = 10'000;
+
+// How many values from:to:step has, computed before any is made; 0 for a grid that is not
+// finite or has more than kMaxPoints.
+std::size_t point_count(double from, double to, double step) {
+  if (!std::isfinite(from) || !std::isfinite(to) || !std::isfinite(step) || !(step > 0) || to < from) return 0;
+  const double steps = std::floor((to - from) / step + 1e-9);
+  if (!std::isfinite(steps) || steps + 1 > kMaxPoints) return 0;
+  return static_cast<std::size_t>(steps) + 1;
+}
+
+}  // namespace
+
 std::vector<double> Vary::values() const {
   std::vector<double> out;
-  const auto n = static_cast<long>(std::floor((to - from) / step + 1e-9));
-  for (long i = 0; i <= n; ++i) out.push_back(from + static_cast<double>(i) * step);
+  const std::size_t n = point_count(from, to, step);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(from + static_cast<double>(i) * step);
   return out;
 }
 
 Vary parse_vary(const std::string& text) {
+  check_length("--vary", text);
   const auto fail = [&] {
-    throw InputError(fmt::format("--vary {}: expected path=from:to:step with from <= to and step > 0, for example "
-                                 "clients.timeout_ms=100:1000:100",
-                                 text));
+    throw InputError(fmt::format("--vary {}: expected path=from:to:step with finite numbers, from <= to, step > 0 and at "
+                                 "most {:g} points, for example clients.timeout_ms=100:1000:100",
+                                 quote_value(text), kMaxPoints));
   };
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) fail();
@@ -35,7 +51,7 @@ Vary parse_vary(const std::string& text) {
   std::istringstream in(text.substr(eq + 1));
   char c1 = 0, c2 = 0;
   in >> v.from >> c1 >> v.to >> c2 >> v.step;
-  if (in.fail() || !in.eof() || c1 != ':' || c2 != ':' || !(v.step > 0) || v.to < v.from || v.values().size() > 10'000) fail();
+  if (in.fail() || !in.eof() || c1 != ':' || c2 != ':' || point_count(v.from, v.to, v.step) == 0) fail();
   return v;
 }
 
@@ -83,7 +99,11 @@ reports::SweepPoint point_from(const json& j) {
 
 reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(std::size_t, std::size_t)>& progress) {
   if (o.varies.empty() || o.varies.size() > 2) throw InputError("sweep: expected one or two --vary path=from:to:step");
-  if (!is_metric(o.metric)) throw InputError("--metric " + o.metric + ": expected a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...)");
+  if (!is_metric(o.metric))
+    throw InputError("--metric " + quote_value(o.metric) + ": expected a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...)");
+  double points = 1;
+  for (const auto& v : o.varies) points *= static_cast<double>(v.values().size());
+  if (points > kMaxPoints) throw InputError(fmt::format("sweep: expected at most {:g} points in all, got {:g}", kMaxPoints, points));
   const std::string path = scenario_path(o.scenario);
   Scenario base = load_scenario(path, o.sets);
   narrow_strategies(base, o.strategies);

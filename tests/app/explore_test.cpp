@@ -81,6 +81,36 @@ TEST_CASE("a token is refused when its scenario changed, its engine differs, or 
   CHECK_THROWS_AS(locksim::parse_token("hello"), locksim::InputError);
 }
 
+TEST_CASE("a token reads back as printed, and one cut short or altered is refused by its check") {
+  const locksim::Token t{1, "gc-pause-longer-than-lease", 0x4615dece5dc9e0bfull, {"clients.count=2"}, "redis-set-nx-ex-drop",
+                         18446744073709551615ull, "pct.3.10.4.7"};
+  const std::string text = t.text();
+  const locksim::Token back = locksim::parse_token(text);
+  CHECK(back.text() == text);
+  CHECK(back.seed == t.seed);
+  CHECK(back.sets == t.sets);
+  CHECK(back.schedule == t.schedule);
+  std::string altered = text;
+  altered.replace(altered.find(":18446744073709551615:"), 22, ":18446744073709551614:");
+  CHECK_THROWS_WITH(locksim::parse_token(altered), Catch::Contains("its check does not match"));
+  CHECK_THROWS_WITH(locksim::parse_token(text.substr(0, text.size() - 1)), Catch::Contains("its check does not match"));
+  const std::string body = text.substr(0, text.rfind(':'));
+  CHECK_THROWS_AS(locksim::parse_token(body), locksim::InputError);  // no check at all
+}
+
+TEST_CASE("a pct schedule deeper than the explorer's limit is refused before anything is allocated") {
+  locksim::Token t{1, "select-for-update-deadlock", 0, {}, "select-for-update", 1, "pct.1000000000.1.1.1"};
+  CHECK_THROWS_WITH(locksim::schedule_of(t), Catch::Contains("with d from 1 to 10"));
+  t.schedule = "pct.3.-1.1.1";
+  CHECK_THROWS_AS(locksim::schedule_of(t), locksim::InputError);
+}
+
+TEST_CASE("a token's scenario or override that is refused is reported as the token's") {
+  auto t = locksim::explore(gc_pause("redis-token-cas-unlock")).token;
+  t.sets = {"clients.count=0"};
+  CHECK_THROWS_WITH(locksim::replay(t), Catch::StartsWith("replay token: "));
+}
+
 namespace {
 locksim::ExploreOptions two_clients(const std::string& strategy) {
   locksim::ExploreOptions o;

@@ -145,7 +145,7 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
   CHECK(refusal(R"({"name": "x", "strategies": ["check-then-insert", "redis-magic"]})")
             .starts_with("/strategies/1: expected a strategy name"));
   CHECK(refusal(R"({"name": "x", "strategies": [{"name": "redis-set-nx-ex-drop", "params": {"ttl_ms": -1}}]})") ==
-        "/strategies/0/params/ttl_ms: expected a non-negative number");
+        "/strategies/0/params/ttl_ms: expected a number from 0 to 1000000000000");
   CHECK(refusal(R"({"name": "x", "expect": {"unique-index": {"duplicate_rows": "few"}}})")
             .starts_with("/expect/unique-index/duplicate_rows: expected a comparison"));
   CHECK(refusal(R"({"name": "x", "database": {"read": {"uniform_ms": [5, 1]}}})")
@@ -158,7 +158,7 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
   CHECK(refusal(R"({"name": "x", "faults": {"partitions": [{"at_ms": 0, "length_ms": 5, "side_a": ["app-1"]}]}})") ==
         "/faults/partitions/0/side_b: expected a non-empty list of nodes");
   CHECK(refusal(R"({"name": "x", "clients": {"arrival": {"kind": "listed", "times_ms": [5, 1]}}})") ==
-        "/clients/arrival/times_ms/1: expected times in ms, non-negative and in order");
+        "/clients/arrival/times_ms/1: expected times in ms, from 0 to 1000000000000 and in order");
   CHECK(refusal(R"({"name": "x", "strategies": ["publish-then-mark"]})") ==
         "/strategies/0: expected a strategy of the account-bind workload; publish-then-mark is one of batch-scheduler");
   CHECK(refusal(R"({"name": "x", "strategies": ["upsert", "upsert"]})")
@@ -167,4 +167,84 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
             .starts_with("/expect/unique-index: expected a strategy this scenario runs"));
   CHECK(refusal(R"({"name": "x", "redis": {"persistence": "sometimes"}})")
             .starts_with("/redis/persistence: expected one of none, aof_everysec, aof_always"));
+}
+
+TEST_CASE("durations beyond the limit are refused before they are converted, not wrapped to about zero") {
+  CHECK(refusal(R"({"name": "x", "topology": {"internal_latency": {"one_of_ms": [1e13]}}})")
+            .starts_with("/topology/internal_latency/one_of_ms: expected a list of 1 to 16 durations in ms, each from 0 to"));
+  CHECK(refusal(R"({"name": "x", "topology": {"internal_latency": {"uniform_ms": [0, 1e13]}}})")
+            .starts_with("/topology/internal_latency/uniform_ms: expected [low, high]"));
+  CHECK(refusal(R"({"name": "x", "clients": {"arrival": {"kind": "listed", "times_ms": [0, 1e13]}}})")
+            .starts_with("/clients/arrival/times_ms/1: expected times in ms"));
+  // The largest accepted value still converts to a large duration.
+  TempScenario file(R"({"name": "x", "topology": {"internal_latency": {"one_of_ms": [1e12]}}})");
+  const auto s = locksim::load_scenario(file.path);
+  sim::ChoiceSource source(1);
+  auto stream = source.stream("test");
+  CHECK(s.internal_link.latency.sample_duration(stream) == std::chrono::milliseconds(1'000'000'000'000));
+}
+
+TEST_CASE("values the models would refuse are refused by the loader, with the path") {
+  CHECK(refusal(R"({"name": "x", "topology": {"accept_queue": 0}})") ==
+        "/topology/accept_queue: expected an integer from 1 to 10000000, got 0");
+  CHECK(refusal(R"({"name": "x", "clients": {"backoff": {"cap_ms": 0}}})")
+            .starts_with("/clients/backoff/cap_ms: expected a cap no smaller than the base"));
+  CHECK(refusal(R"({"name": "x", "clients": {"count": 1000, "operations": 10000}})")
+            .starts_with("/clients: expected at most 1000000 operations a trial"));
+  CHECK(refusal(R"({"name": "x", "topology": {"app_servers": 1000, "workers": 1000}})")
+            .starts_with("/topology: expected at most 100000 workers in all"));
+}
+
+TEST_CASE("normal_ms is a mean and a standard deviation, not a range") {
+  TempScenario file(R"({"name": "x", "database": {"read": {"normal_ms": [10, 2]}}})");
+  CHECK_NOTHROW(locksim::load_scenario(file.path));
+}
+
+TEST_CASE("a scenario name that is not a plain file name is refused, so no report is written outside its folder") {
+  for (const std::string& name : std::vector<std::string>{"../../../victim", "a/b", ".hidden", "", std::string(300, 'n')}) {
+    CAPTURE(name);
+    CHECK(refusal(nlohmann::json{{"name", name}}.dump()).starts_with("/name: expected a name of 1 to 100 letters"));
+  }
+  CHECK(refusal(R"({"name": "x", "strategies": [{"name": "upsert", "as": "../up"}]})")
+            .starts_with("/strategies/0/as: expected a name of 1 to 100 letters"));
+}
+
+TEST_CASE("input JSON that is too deep, too large a number or not UTF-8 is refused in one line") {
+  CHECK(refusal(std::string(100'000, '[') + std::string(100'000, ']')).starts_with("/: expected JSON nested at most 32 deep"));
+  CHECK(refusal(R"({"name": "x", "seed": 1e400})").starts_with("/: expected JSON"));
+  CHECK(refusal("{\"name\": \"x\", \"description\": \"\xff\"}").starts_with("/: expected JSON"));  // the parser's own check
+  TempScenario file(R"({"name": "x"})");
+  try {
+    locksim::load_scenario(file.path, {"description=\xff\xfe"});
+    FAIL("invalid UTF-8 accepted");
+  } catch (const locksim::InputError& e) {
+    CHECK(std::string(e.what()) == file.path + ": /description: expected text in UTF-8");
+  }
+}
+
+TEST_CASE("an override cannot make a long list out of nothing, and writes within a list or one past it") {
+  TempScenario file(R"({"name": "x", "strategies": ["upsert"]})");
+  CHECK_THROWS_WITH(locksim::load_scenario(file.path, {"x.99999999=1"}), Catch::Contains("/x: expected one of the keys"));
+  CHECK_THROWS_WITH(locksim::load_scenario(file.path, {"strategies.99999999=upsert"}),
+                    Catch::Contains(": strategies.99999999: --set cannot write here (a list of 1 here: an index from 0 to 1)"));
+  const auto s = locksim::load_scenario(file.path, {"strategies.1=unique-index"});
+  REQUIRE(s.strategies.size() == 2);
+  CHECK(s.strategies[1].name == "unique-index");
+  CHECK_THROWS_WITH(locksim::load_scenario(file.path, {"name.x=1"}), Catch::Contains("a string here"));
+}
+
+TEST_CASE("a scenario path that is a directory is refused in one line") {
+  const auto folder = test::unique_temp_path("locksim-test-folder");
+  std::filesystem::create_directories(folder);
+  CHECK_THROWS_WITH(locksim::load_scenario(folder.string()), Catch::Contains("expected a scenario file"));
+  std::filesystem::remove(folder);
+}
+
+TEST_CASE("a value echoed in a message is cut short and its invalid bytes are escaped") {
+  const std::string long_name(200'000, 'z');
+  const std::string message = refusal(nlohmann::json{{"name", "x"}, {"strategies", {long_name}}}.dump());
+  CHECK(message.size() < 300);
+  CHECK(message.find("... (200000 bytes)") != std::string::npos);
+  CHECK(locksim::quote_value("a\xff\n") == "\"a\\xff\\x0a\"");
+  CHECK(locksim::quote_value("h\xc3\xa9") == "\"h\xc3\xa9\"");
 }

@@ -47,6 +47,15 @@ TEST_CASE("a --vary spans from to to in steps, and a malformed one is refused") 
   CHECK_THROWS_AS(locksim::parse_vary("=1:2:1"), locksim::InputError);
 }
 
+TEST_CASE("a --vary grid whose point count overflows or exceeds the limit is refused before it is built") {
+  for (const char* grid : {"clients.count=0:1:1e-300", "clients.count=-1e308:1e308:1e308", "clients.count=0:1e9:1",
+                           "clients.count=0:inf:1", "clients.count=nan:1:1"}) {
+    CAPTURE(grid);
+    CHECK_THROWS_WITH(locksim::parse_vary(grid), Catch::Contains("at most 10000 points"));
+  }
+  CHECK(locksim::parse_vary("clients.count=1:10000:1").values().size() == 10'000);
+}
+
 TEST_CASE("a sweep measures every grid point for every strategy, in grid order") {
   TempFolder folder;
   auto o = options(folder.path);
