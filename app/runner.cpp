@@ -194,7 +194,9 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   out.counts["unfinished_runs"] = run.ok() ? 0 : 1;
   out.counts["duplicate_executions"] = static_cast<double>(f.duplicate_executions());
   out.counts["double_enqueues"] = static_cast<double>(f.double_enqueues());
-  out.counts["tasks_not_executed"] = static_cast<double>(f.not_executed(s.batch.tasks));
+  std::vector<std::int64_t> task_ids;
+  for (const auto& row : database.database().committed_rows(models::batch::kTasks)) task_ids.push_back(row.row.id);
+  out.counts["tasks_not_executed"] = static_cast<double>(f.not_executed(task_ids));
   out.counts["deadlocks"] = static_cast<double>(database.database().stats().deadlocks);
   out.operations = static_cast<std::uint64_t>(s.batch.tasks);
   out.counts["operations"] = static_cast<double>(out.operations);

@@ -77,7 +77,8 @@ struct Findings {
   std::uint64_t claims_refused = 0;        // consumer CAS that found another status
   std::uint64_t duplicate_executions() const;
   std::uint64_t double_enqueues() const;
-  std::uint64_t not_executed(int tasks) const;
+  /// Of the tasks stored (`task_ids`, the committed rows), those never run.
+  std::uint64_t not_executed(const std::vector<std::int64_t>& task_ids) const;
 };
 
 /// The workload on `apps` (a scheduler and consumers each), the database and the queue.
