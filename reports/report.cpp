@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 
 namespace locksim::reports {
@@ -12,8 +11,6 @@ namespace locksim::reports {
 namespace {
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
-
-bool has_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 // Each strategy's latency CDF: one data block per strategy (gnuplot's `index`).
 std::string latency_data(const RunResults& r, std::vector<std::string>& names) {
@@ -195,12 +192,6 @@ std::string write_timeline(const Timeline& t, const std::string& strategy, const
   }
   for (const char* ext : {".png", ".svg"}) std::filesystem::rename(folder + "/" + name + ext + ".tmp", folder + "/" + name + ext);
   return folder + "/" + name + ".png";
-}
-
-bool run_gnuplot(const std::string& folder, const std::string& script) {
-  if (!has_gnuplot()) return false;
-  const std::string command = fmt::format("cd '{}' && gnuplot '{}' >/dev/null 2>&1", folder, script);
-  return std::system(command.c_str()) == 0;
 }
 
 ReportFiles write_report(const RunResults& r, const std::string& folder) {

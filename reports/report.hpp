@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/gnuplot.hpp"
 #include "reports/results.hpp"
 
 namespace locksim::reports {
@@ -20,11 +21,6 @@ struct ReportFiles {
 
 /// Writes the report of `results` into `folder`.
 ReportFiles write_report(const RunResults& results, const std::string& folder);
-
-/// Runs gnuplot on `script` in `folder` (its outputs are named there); false when gnuplot
-/// is missing or fails. The script writes each picture to "<name>.tmp" first; the caller
-/// renames the ones it expects.
-bool run_gnuplot(const std::string& folder, const std::string& script);
 
 /// Draws one trial's timeline into `folder` as timeline-<strategy>.png and .svg (with its
 /// .dat and .gp); returns the picture's path, or a note saying why there is none.
