@@ -129,8 +129,7 @@ int show_replay(const locksim::Token& token, bool check_determinism) {
   fmt::print("\n{}\n", r.fired.empty() ? std::string("no checker fired in this run")
                                         : "checkers that fired: " + fmt::format("{}", fmt::join(r.fired, ", ")));
   const std::string folder = "reports/out/" + r.scenario.name + "/replay";
-  std::filesystem::create_directories(folder);
-  fmt::print("timeline: {}\n", locksim::reports::write_timeline(r.outcome.timeline, r.strategy.shown(), folder));
+  fmt::print("timeline: {}\n", locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder));
   return r.fired.empty() ? 0 : 3;
 }
 

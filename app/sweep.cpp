@@ -1,9 +1,9 @@
 #include "app/sweep.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -125,21 +125,33 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
   for (const auto& v : o.varies) definition["vary"].push_back({v.path, v.from, v.to, v.step});
   for (const auto& c : base.strategies) definition["strategies"].push_back(c.shown());
 
-  const std::string saved = o.folder + "/points.json";
+  // Resume from the saved points of this same sweep: those in progress, else those of the
+  // last finished one; the points of another sweep are refused.
   std::map<std::vector<double>, reports::SweepPoint> done;
-  if (o.resume && std::filesystem::exists(saved)) {
-    std::ifstream in(saved);
-    const json doc = json::parse(in, nullptr, false);
-    if (doc.is_discarded() || !doc.contains("definition") || doc.at("definition") != definition)
-      throw InputError(saved + ": made by a different sweep (scenario, --vary, --metric, --trials, --seed or strategies "
-                               "differ); run it without --resume to start over");
+  if (const auto saved = reports::saved_sweep_points(o.folder); o.resume && !saved.empty()) {
+    json doc;
+    for (const auto& file : saved) {
+      std::ifstream in(file);
+      doc = json::parse(in, nullptr, false);
+      if (!doc.is_discarded() && doc.contains("definition") && doc.at("definition") == definition) break;
+      doc = nullptr;
+    }
+    if (doc.is_null())
+      throw InputError(fmt::format("{}: made by a different sweep (scenario, --vary, --metric, --trials, --seed or "
+                                   "strategies differ); run it without --resume to start over",
+                                   fmt::join(saved, ", ")));
     for (const auto& p : doc.at("points")) {
       reports::SweepPoint point = point_from(p);
       done.emplace(point.at, point);
     }
   }
+  const auto saved_text = [&] {
+    json doc = {{"definition", definition}, {"points", json::array()}};
+    for (const auto& [key, p] : done) doc["points"].push_back(point_json(p));
+    return doc.dump(1) + "\n";
+  };
 
-  reports::SweepResults results{base.name, {}, o.metric, is_share_metric(o.metric), {}};
+  reports::SweepResults results{base.name, {}, o.metric, is_share_metric(o.metric), {}, {}};
   for (const auto& v : o.varies) results.varied.push_back(v.path);
   std::size_t finished = 0;
   for (const auto& at : grid) {
@@ -152,13 +164,12 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
       if (o.trials) s.trials = *o.trials;
       if (o.seed) s.seed = *o.seed;
       it = done.emplace(at, measure(run_scenario(s, o.jobs), at, o.metric)).first;
-      json doc = {{"definition", definition}, {"points", json::array()}};
-      for (const auto& [key, p] : done) doc["points"].push_back(point_json(p));
-      reports::write_atomically(saved, doc.dump(1) + "\n");
+      reports::save_sweep_progress(o.folder, saved_text());
     }
     results.points.push_back(it->second);
     if (progress) progress(++finished, grid.size());
   }
+  results.points_json = saved_text();
   return results;
 }
 

@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
+
+#include "reports/report_folder.hpp"
 
 namespace locksim::reports {
 
 namespace {
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
-
-bool has_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 // Each strategy's latency CDF: one data block per strategy (gnuplot's `index`).
 std::string latency_data(const RunResults& r, std::vector<std::string>& names) {
@@ -58,8 +57,8 @@ std::string violation_data(const RunResults& r, std::vector<std::string>& fired)
 std::string both_formats(const std::string& name, const std::string& size_png, const std::string& size_svg,
                          const std::string& body) {
   // `reset` before each: settings of one plot (a log axis, say) must not leak into the next.
-  return fmt::format("reset\nset terminal pngcairo size {} font ',10'\nset output '{}.png.tmp'\n{}\n"
-                     "reset\nset terminal svg size {} dynamic font ',10'\nset output '{}.svg.tmp'\n{}\nunset output\n",
+  return fmt::format("reset\nset terminal pngcairo size {} font ',10'\nset output '{}.png'\n{}\n"
+                     "reset\nset terminal svg size {} dynamic font ',10'\nset output '{}.svg'\n{}\nunset output\n",
                      size_png, name, body, size_svg, name, body);
 }
 
@@ -175,6 +174,13 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
   return md;
 }
 
+// What a failed gnuplot began.
+void remove_pictures(const std::string& folder, const std::vector<std::string>& names) {
+  std::error_code ignored;
+  for (const auto& name : names)
+    for (const char* ext : {".png", ".svg"}) std::filesystem::remove(folder + "/" + name + ext, ignored);
+}
+
 }  // namespace
 
 const std::vector<std::string>& checker_metrics() {
@@ -185,28 +191,23 @@ const std::vector<std::string>& checker_metrics() {
   return metrics;
 }
 
-std::string write_timeline(const Timeline& t, const std::string& strategy, const std::string& folder) {
+std::string write_replay_report(const Timeline& t, const std::string& strategy, const std::string& folder) {
+  StagedFolder staged(folder, FolderKind::part, {"timeline-"});
   const std::string name = "timeline-" + slug(strategy);
-  write_atomically(folder + "/" + name + ".dat", timeline_data(t));
-  write_atomically(folder + "/" + name + ".gp", timeline_script(t, name, strategy));
-  if (!run_gnuplot(folder, name + ".gp")) {
-    for (const char* ext : {".png.tmp", ".svg.tmp"}) std::filesystem::remove(folder + "/" + name + ext);
-    return "no picture: gnuplot is not installed or failed (" + folder + "/" + name + ".gp is there)";
-  }
-  for (const char* ext : {".png", ".svg"}) std::filesystem::rename(folder + "/" + name + ext + ".tmp", folder + "/" + name + ext);
-  return folder + "/" + name + ".png";
-}
-
-bool run_gnuplot(const std::string& folder, const std::string& script) {
-  if (!has_gnuplot()) return false;
-  const std::string command = fmt::format("cd '{}' && gnuplot '{}' >/dev/null 2>&1", folder, script);
-  return std::system(command.c_str()) == 0;
+  write_atomically(staged.path() + "/" + name + ".dat", timeline_data(t));
+  write_atomically(staged.path() + "/" + name + ".gp", timeline_script(t, name, strategy));
+  const bool drawn = run_gnuplot(staged.path(), name + ".gp");
+  if (!drawn) remove_pictures(staged.path(), {name});
+  staged.commit();
+  return drawn ? folder + "/" + name + ".png"
+               : "no picture: gnuplot is not installed or failed (" + folder + "/" + name + ".gp is there)";
 }
 
 ReportFiles write_report(const RunResults& r, const std::string& folder) {
+  StagedFolder staged(folder, FolderKind::scenario, {"results.json", "report.md"});
   ReportFiles f{folder, {}, false, {}};
   auto write = [&](const std::string& name, const std::string& text) {
-    write_atomically(folder + "/" + name, text);
+    write_atomically(staged.path() + "/" + name, text);
     f.written.push_back(name);
   };
   write("results.json", to_json(r));
@@ -231,26 +232,20 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     script += timeline_script(st.timeline, name, st.name);
     pictures.push_back(name);
   }
-  if (std::filesystem::exists(folder))  // pictures of an earlier run: only this run's may stay
-    for (const auto& entry : std::filesystem::directory_iterator(folder))
-      if (entry.path().extension() == ".png" || entry.path().extension() == ".svg") std::filesystem::remove(entry.path());
   if (!script.empty()) {
     write("plots.gp", script);
-    if (run_gnuplot(folder, "plots.gp")) {
+    if (run_gnuplot(staged.path(), "plots.gp")) {
       f.plotted = true;
       for (const auto& p : pictures)
-        for (const char* ext : {".png", ".svg"}) {
-          std::filesystem::rename(folder + "/" + p + ext + ".tmp", folder + "/" + p + ext);
-          f.written.push_back(p + ext);
-        }
+        for (const char* ext : {".png", ".svg"}) f.written.push_back(p + ext);
     } else {
-      for (const auto& p : pictures)  // what a failed gnuplot began
-        for (const char* ext : {".png.tmp", ".svg.tmp"}) std::filesystem::remove(folder + "/" + p + ext);
+      remove_pictures(staged.path(), pictures);
       f.note = "No pictures: gnuplot is not installed or failed (the data and plots.gp are here; run "
-               "`gnuplot plots.gp` in this folder, then drop the .tmp from the names).";
+               "`gnuplot plots.gp` in this folder).";
     }
   }
   write("report.md", markdown(r, f.plotted ? pictures : std::vector<std::string>{}, f.note));
+  staged.commit();
   return f;
 }
 

@@ -1,12 +1,14 @@
 #pragma once
 // The report folder of a run (reports/out/<scenario>/): results.json, report.md with the
 // comparison table, the lesson and the plots, and the plots themselves: gnuplot data and
-// scripts, rendered to PNG (pngcairo) and SVG when gnuplot is installed. Every file is
-// written under a temporary name and renamed, so an interrupted run leaves no half file.
+// scripts, rendered to PNG (pngcairo) and SVG when gnuplot is installed. The folder is
+// written aside and swapped in whole (reports/report_folder.hpp): an interrupted run leaves
+// the last report as it was, and a narrower run leaves no files of a wider one.
 
 #include <string>
 #include <vector>
 
+#include "reports/gnuplot.hpp"
 #include "reports/results.hpp"
 
 namespace locksim::reports {
@@ -18,17 +20,14 @@ struct ReportFiles {
   std::string note;                  // why there are no pictures, if there are none
 };
 
-/// Writes the report of `results` into `folder`.
+/// Replaces the files of `folder` with the report of `results`; its subfolders (other
+/// commands' reports) stay.
 ReportFiles write_report(const RunResults& results, const std::string& folder);
 
-/// Runs gnuplot on `script` in `folder` (its outputs are named there); false when gnuplot
-/// is missing or fails. The script writes each picture to "<name>.tmp" first; the caller
-/// renames the ones it expects.
-bool run_gnuplot(const std::string& folder, const std::string& script);
-
-/// Draws one trial's timeline into `folder` as timeline-<strategy>.png and .svg (with its
-/// .dat and .gp); returns the picture's path, or a note saying why there is none.
-std::string write_timeline(const Timeline& timeline, const std::string& strategy, const std::string& folder);
+/// Replaces `folder`, a replay's (<scenario folder>/replay), with one trial's timeline:
+/// timeline-<strategy>.png and .svg, with its .dat and .gp; returns the picture's path, or a
+/// note saying why there is none.
+std::string write_replay_report(const Timeline& timeline, const std::string& strategy, const std::string& folder);
 
 /// The checker metrics a violation-rate panel is drawn for, in panel order.
 const std::vector<std::string>& checker_metrics();

@@ -1,7 +1,9 @@
 #include "reports/results.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -139,14 +141,22 @@ std::string to_json(const RunResults& r) {
 void write_atomically(const std::string& path, const std::string& text) {
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + temporary);
+  // A name no other writer uses, in the target's folder (a rename does not cross file systems).
+  static std::atomic<unsigned> counter{0};
+  const std::string temporary = fmt::format("{}.tmp.{}.{}", path, ::getpid(), ++counter);
+  try {
+    {
+      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+      out << text;
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + temporary);
+    }
+    std::filesystem::rename(temporary, target);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
   }
-  std::filesystem::rename(temporary, target);
 }
 
 }  // namespace locksim::reports

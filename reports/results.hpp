@@ -89,7 +89,8 @@ struct RunResults {
 std::string table(const RunResults& results);
 /// results.json as text.
 std::string to_json(const RunResults& results);
-/// Writes `text` to `path` through a temporary file and a rename: never half-written.
+/// Writes `text` to `path` through a temporary file of a name of its own
+/// (<path>.tmp.<pid>.<n>) and a rename: never half-written, also by writers at once.
 void write_atomically(const std::string& path, const std::string& text);
 
 }  // namespace locksim::reports

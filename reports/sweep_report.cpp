@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <set>
+#include <fstream>
+#include <sstream>
 
 #include "reports/report.hpp"
+#include "reports/report_folder.hpp"
 
 namespace locksim::reports {
 
@@ -15,6 +17,33 @@ std::string cell(const SweepResults& s, const SweepPoint::Value& v) {
   return fmt::format("{:.1f}% [{:.1f}-{:.1f}]", 100 * v.value, 100 * v.low, 100 * v.high);
 }
 double shown(const SweepResults& s, double v) { return s.is_share ? 100 * v : v; }
+
+std::string progress_folder(const std::string& folder) {
+  std::filesystem::path f = std::filesystem::path(folder).lexically_normal();
+  if (!f.has_filename()) f = f.parent_path();
+  return f.string() + ".partial";
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Temporary files of points.json that writers left when they were killed.
+void remove_dead_temporaries(const std::string& partial) {
+  const std::string prefix = "points.json.tmp.";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(partial, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const std::string pid = name.substr(prefix.size(), name.find('.', prefix.size()) - prefix.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ignored;
+    if (process_is_gone(std::stol(pid))) std::filesystem::remove(it->path(), ignored);
+  }
+}
 
 std::vector<std::string> strategies_of(const SweepResults& s) {
   std::vector<std::string> names;
@@ -38,7 +67,23 @@ std::string sweep_table(const SweepResults& s) {
   return out;
 }
 
+void save_sweep_progress(const std::string& folder, const std::string& points_json) {
+  const FolderLock lock(folder, FolderKind::part);  // a run's swap moves sweep.partial/
+  const std::string partial = progress_folder(folder);
+  remove_dead_temporaries(partial);
+  write_atomically(partial + "/points.json", points_json);
+}
+
+std::vector<std::string> saved_sweep_points(const std::string& folder) {
+  std::vector<std::string> files;
+  for (const auto& file : {progress_folder(folder) + "/points.json", folder + "/points.json"})
+    if (std::filesystem::exists(file)) files.push_back(file);
+  return files;
+}
+
 std::string write_sweep_report(const SweepResults& s, const std::string& folder) {
+  StagedFolder staged(folder, FolderKind::part, {"sweep.", "points.json"});
+  const std::string at = staged.path();
   const auto names = strategies_of(s);
   // Data: one block per strategy; rows x [y] value low high.
   std::string data;
@@ -54,7 +99,7 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
     }
     data += "\n\n";
   }
-  write_atomically(folder + "/sweep.dat", data);
+  write_atomically(at + "/sweep.dat", data);
   const std::string ylabel = s.is_share ? "% of trials with " + s.metric : s.metric;
   std::string body;
   std::string size = "1000,600";
@@ -78,23 +123,30 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
     body += "unset multiplot";
   }
   const std::string script =
-      fmt::format("reset\nset terminal pngcairo size {} font ',10'\nset output 'sweep.png.tmp'\n{}\n"
-                  "reset\nset terminal svg size {} dynamic font ',10'\nset output 'sweep.svg.tmp'\n{}\nunset output\n",
+      fmt::format("reset\nset terminal pngcairo size {} font ',10'\nset output 'sweep.png'\n{}\n"
+                  "reset\nset terminal svg size {} dynamic font ',10'\nset output 'sweep.svg'\n{}\nunset output\n",
                   size, body, size, body);
-  write_atomically(folder + "/sweep.gp", script);
+  write_atomically(at + "/sweep.gp", script);
   std::string note;
-  for (const char* stale : {"sweep.png", "sweep.svg"}) std::filesystem::remove(folder + "/" + stale);
-  if (run_gnuplot(folder, "sweep.gp")) {
-    for (const char* ext : {".png", ".svg"}) std::filesystem::rename(folder + "/sweep" + ext + ".tmp", folder + "/sweep" + ext);
-  } else {
-    for (const char* ext : {".png.tmp", ".svg.tmp"}) std::filesystem::remove(folder + "/sweep" + std::string(ext));
+  if (!run_gnuplot(at, "sweep.gp")) {
+    std::error_code ignored;  // what a failed gnuplot began
+    for (const char* picture : {"sweep.png", "sweep.svg"}) std::filesystem::remove(at + "/" + picture, ignored);
     note = "No pictures: gnuplot is not installed or failed (sweep.dat and sweep.gp are here).";
   }
   std::string md = fmt::format("# Sweep of {}: {}\n\n```\n{}```\n\n", s.scenario, s.metric, sweep_table(s));
   md += s.is_share ? "Each cell: the share of trials in which the metric fired, with its 95% interval.\n\n"
                    : "Each cell: the metric's value over all trials.\n\n";
   md += note.empty() ? "![sweep](sweep.png)\n" : note + "\n";
-  write_atomically(folder + "/sweep.md", md);
+  write_atomically(at + "/sweep.md", md);
+  if (!s.points_json.empty()) write_atomically(at + "/points.json", s.points_json);
+  staged.commit();
+  // The progress is this sweep's when it holds these points; another sweep's stays.
+  const FolderLock lock(folder, FolderKind::part);
+  const std::string partial = progress_folder(folder);
+  if (!s.points_json.empty() && read(partial + "/points.json") == s.points_json) {
+    std::error_code ignored;
+    std::filesystem::remove_all(partial, ignored);
+  }
   return note;
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // A parameter sweep's results, and its report: a table, a plot of the metric against the
 // varied parameter with its 95% interval band (one line per strategy), or a heat map per
-// strategy when two parameters vary.
+// strategy when two parameters vary. The report folder (<scenario folder>/sweep) is replaced
+// whole at the end (reports/report_folder.hpp); the points of a sweep in progress are saved
+// apart, in <scenario folder>/sweep.partial/, so that the report of the last finished sweep
+// never shows beside the points of another.
 
 #include <string>
 #include <vector>
@@ -25,11 +28,20 @@ struct SweepResults {
   std::string metric;
   bool is_share = true;  // the metric is a count, shown as the share of trials in which it fired
   std::vector<SweepPoint> points;  // in grid order
+  std::string points_json;  // the saved points (points.json), which --resume reads; "" for none
 };
 
 std::string sweep_table(const SweepResults& sweep);
-/// Writes sweep.md, sweep.dat, sweep.gp and the pictures into `folder`; returns a note when
+/// Replaces `folder` (<scenario folder>/sweep) with sweep.md, sweep.dat, sweep.gp, the
+/// pictures and points.json, then drops the saved progress of this sweep; returns a note when
 /// there are no pictures.
 std::string write_sweep_report(const SweepResults& sweep, const std::string& folder);
+
+/// Saves the points of the sweep in progress whose report goes to `folder`, as
+/// <folder>.partial/points.json.
+void save_sweep_progress(const std::string& folder, const std::string& points_json);
+/// The saved points a resumed sweep of `folder` may continue from, in the order to try them:
+/// the sweep in progress, then the last finished one.
+std::vector<std::string> saved_sweep_points(const std::string& folder);
 
 }  // namespace locksim::reports

@@ -1,11 +1,13 @@
 // Sweeps: the grid, the saved points, and --resume continuing an interrupted sweep to the
-// same results as an uninterrupted one.
+// same results as an uninterrupted one; an interrupted sweep's points stay apart from the
+// last finished sweep's report.
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support.hpp"
 #include "app/scenario.hpp"
@@ -13,12 +15,13 @@
 
 namespace {
 
+// The sweep folder of a scenario folder in a temporary root, as reports/out/<scenario>/sweep.
 struct TempFolder {
-  TempFolder() : path(test::unique_temp_path("locksim-sweep").string()) {
-    std::filesystem::remove_all(path);
+  TempFolder() : root(test::unique_temp_path("locksim-sweep").string()), path(root + "/account-bind/sweep") {
+    std::filesystem::remove_all(root);
   }
-  ~TempFolder() { std::filesystem::remove_all(path); }
-  std::string path;
+  ~TempFolder() { std::filesystem::remove_all(root); }
+  std::string root, path;
 };
 
 locksim::SweepOptions options(const std::string& folder) {
@@ -32,9 +35,17 @@ locksim::SweepOptions options(const std::string& folder) {
   return o;
 }
 
+// The points of the sweep in progress.
 nlohmann::json saved(const std::string& folder) {
-  std::ifstream in(folder + "/points.json");
+  std::ifstream in(folder + ".partial/points.json");
   return nlohmann::json::parse(in);
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace
@@ -83,7 +94,7 @@ TEST_CASE("resuming an interrupted sweep gives the results of an uninterrupted o
   locksim::run_sweep(o);
   auto doc = saved(interrupted.path);
   doc["points"] = nlohmann::json::array({doc["points"][0]});
-  std::ofstream(interrupted.path + "/points.json") << doc.dump();
+  std::ofstream(interrupted.path + ".partial/points.json") << doc.dump();
   o.resume = true;
   std::size_t reported = 0;
   const auto resumed = locksim::run_sweep(o, [&](std::size_t done, std::size_t) { reported = done; });
@@ -104,4 +115,32 @@ TEST_CASE("a resumed sweep refuses the points of a different sweep") {
   o.resume = true;
   o.trials = 5;
   CHECK_THROWS_AS(locksim::run_sweep(o), locksim::InputError);
+}
+
+TEST_CASE("an interrupted sweep's points stay apart from the last finished sweep's report, and each resumes") {
+  TempFolder folder;
+  auto finished = options(folder.path);
+  const auto first = locksim::run_sweep(finished);
+  locksim::reports::write_sweep_report(first, folder.path);
+  CHECK(read(folder.path + "/points.json") == first.points_json);
+  CHECK_FALSE(std::filesystem::exists(folder.path + ".partial"));  // nothing in progress
+  const std::string report = read(folder.path + "/sweep.md");
+
+  // A sweep of another grid, interrupted after its first point.
+  auto other = options(folder.path);
+  other.varies = {locksim::parse_vary("clients.timeout_ms=200:800:300")};
+  struct Interrupted {};
+  CHECK_THROWS_AS(locksim::run_sweep(other, [](std::size_t, std::size_t) { throw Interrupted{}; }), Interrupted);
+  CHECK(read(folder.path + "/points.json") == first.points_json);
+  CHECK(read(folder.path + "/sweep.md") == report);
+  CHECK(saved(folder.path)["points"].size() == 1);
+
+  // Each continues from its own points: the other from those in progress, the first from its report's.
+  other.resume = true;
+  const auto resumed = locksim::run_sweep(other);
+  CHECK(resumed.points.size() == 3);
+  CHECK(saved(folder.path)["points"].size() == 3);
+  finished.resume = true;
+  CHECK(locksim::run_sweep(finished).points_json == first.points_json);
+  CHECK(saved(folder.path) == nlohmann::json::parse(resumed.points_json));  // the first saved nothing new
 }
