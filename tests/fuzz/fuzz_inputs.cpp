@@ -295,6 +295,20 @@ Mutant extreme_number(Rng& rng, const Source& s) {
   return {"number " + printable(number, 40), n.at.to_string(), dump_with(doc, number)};
 }
 
+// A number scaled within reason (0, a thousandth, a thousand times): most pass the validator,
+// so the run meets a world the catalogue never built (a latency past every timeout, say).
+Mutant scale_number(Rng& rng, const Source& s) {
+  json doc = s.doc;
+  const Node n = pick_node(rng, doc, [](const json& j) { return j.is_number(); });
+  json& v = doc.at(n.at);
+  const double factor = rng.pick(std::vector<double>{0, 0.001, 0.1, 10, 1000, 1e6});
+  if (!v.is_number()) v = 1;
+  const double scaled = v.get<double>() * factor;
+  if (v.is_number_float()) v = scaled;
+  else v = static_cast<std::int64_t>(std::max(-1e15, std::min(1e15, scaled)));
+  return {fmt::format("number times {:g}", factor), n.at.to_string(), doc.dump(2)};
+}
+
 Mutant odd_string(Rng& rng, const Source& s) {
   json doc = s.doc;
   Node n = pick_node(rng, doc, [](const json& j) { return j.is_string(); });
@@ -365,6 +379,27 @@ Mutant deep_nesting(Rng& rng, const Source& s) {
   return {what, n.at.to_string(), dump_with(doc, open + close)};
 }
 
+// Two or three of the mutations above on one file: each alone is often rejected at once;
+// together they reach what none does alone (a key deleted and an extreme number beside it).
+Mutant stacked(Rng& rng, const Source& s) {
+  using Mutate = Mutant (*)(Rng&, const Source&);
+  const std::vector<Mutate> mutations = {delete_key, retype_value, extreme_number, odd_string, resize_array};
+  Source current = s;
+  Mutant m{"", "", s.bytes};
+  std::string what, where;
+  for (std::size_t i = 0, n = 2 + rng.below(2); i < n; ++i) {
+    m = rng.pick(mutations)(rng, current);
+    what += (what.empty() ? "" : " + ") + m.what;
+    where += (where.empty() ? "" : " + ") + m.where;
+    try {
+      current.doc = json::parse(m.bytes);
+    } catch (const json::exception&) {
+      break;  // text no JSON document holds: the next mutation has nothing to work on
+    }
+  }
+  return {what, where, m.bytes};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Textual mutations: the file's bytes.
 
@@ -401,6 +436,14 @@ Case on_file(Rng& rng, const Source& s, const Context&) {
   Case c{"", m.what, s.file_name + " " + m.where, command_on(rng, s.file_name, s), {}, {}};
   c.files[s.file_name] = m.bytes;
   c.names_file = s.file_name;
+  return c;
+}
+
+// The scaled file, each trial held to fewer events so that a world made a thousand times larger
+// still ends within the case's time limit (reaching the budget is reported, not a failure).
+Case on_file_bounded(Rng& rng, const Source& s, const Context& ctx) {
+  Case c = on_file<scale_number>(rng, s, ctx);
+  c.args.insert(c.args.end(), {"--set", "event_budget=2000000"});
   return c;
 }
 
@@ -528,25 +571,39 @@ Case explore_flag(Rng& rng, const Source& s, const Context&) {
   return {"", flag + " " + printable(value), s.name, args, {}, {}};
 }
 
-// A field of the token (locksim:<engine>:<scenario>:<hash>:<strategy>:<seed>:<overrides>:<schedule>)
-// replaced, the token cut short, or a byte of it changed.
+// A replay token's closing check, when it has one: the top 32 bits of FNV-1a over the rest.
+std::string token_check(const std::string& body) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : body) h = (h ^ c) * 0x100000001b3ull;
+  return fmt::format("{:08x}", h >> 32);
+}
+
+// A field of the token (locksim:<engine>:<scenario>:<hash>:<strategy>:<seed>:<overrides>:<schedule>
+// [:<check>]) replaced, the token cut short, or a byte of it changed. A token that ends in a
+// check is sealed again after most changes, so that they reach the parsing behind the check.
 Case token_case(Rng& rng, const Source& s, const Context& ctx) {
+  const std::size_t last_colon = ctx.token.rfind(':');
+  const bool checked = last_colon != std::string::npos &&
+                       ctx.token.substr(last_colon + 1) == token_check(ctx.token.substr(0, last_colon));
+  const std::string body = checked ? ctx.token.substr(0, last_colon) : ctx.token;
+  const auto seal = [&](const std::string& b) { return checked && !rng.one_in(4) ? b + ":" + token_check(b) : b; };
   std::vector<std::string> fields;
-  std::stringstream in(ctx.token);
+  std::stringstream in(body);
   for (std::string f; std::getline(in, f, ':');) fields.push_back(f);
   while (fields.size() < 8) fields.emplace_back();
   const std::vector<std::vector<std::string>> odd = {
       {"locksim"},
       {"0", "-1", "99999999999", "", "1e400", "2"},
       {"", ".", "../../x", "/", std::string(300, 'n'), ctx.scenario_dir, "\xff", s.name},
-      {"", "zz", "ffffffffffffffffff", "-1", "0"},
+      {"", "zz", "ffffffffffffffffff", "-1", "0", "0000000000000000"},
       {"", "nonexistent", rng.pick(ctx.strategies), "\xff"},
       {"-1", "1e400", "18446744073709551616", "", "99999999999999999999", "18446744073709551615"},
       {hex("x.99999999=1"), hex("clients.count=10000000"), "zz", "abc", hex("\xff=1"), hex("topology.accept_queue=0"),
        hex("clients.count=2") + "," + hex("clients.count=3"), ","},
       {"pct.1000000000.1.1.1", "pct.3.1000000000000.1.1", "pct.0.0.0.0", "pct.-1.1.1.1", "pct.3", "pct", "pct.3.x.1.1",
+       "pct.18446744073709551615.1.1.1", "pct.3.18446744073709551615.18446744073709551615.1", "pct.3.0.0.0",
        "dfs.99999999999999999999=1", "dfs.0=99999999", "dfs.x", "dfs.1=1.1=2", "dfs.", "dfs..", "dfs.-1=1", "random",
-       "dfs.18446744073709551615=18446744073709551615", "dfs"}};
+       "dfs.18446744073709551615=18446744073709551615", "dfs", "dfs.0=5", "dfs.1000000000=1", "dfs.0=1.1=1.2=1.3=1"}};
   std::string token, what, where;
   switch (rng.below(8)) {
     case 0:
@@ -555,15 +612,16 @@ Case token_case(Rng& rng, const Source& s, const Context& ctx) {
       break;
     case 1: {
       const std::size_t at = rng.below(ctx.token.size());
-      token = ctx.token.substr(0, at);
+      token = rng.one_in(2) ? ctx.token.substr(0, at) : seal(body.substr(0, std::min(at, body.size())));
       what = "token cut short";
       where = fmt::format("at {}", at);
       break;
     }
     case 2: {
-      token = ctx.token;
-      const std::size_t at = rng.below(token.size());
-      token[at] = static_cast<char>(rng.below(256));
+      std::string changed = body;
+      const std::size_t at = rng.below(changed.size());
+      changed[at] = static_cast<char>(rng.below(256));
+      token = seal(changed);
       what = "token byte changed";
       where = fmt::format("at {}", at);
       break;
@@ -573,8 +631,9 @@ Case token_case(Rng& rng, const Source& s, const Context& ctx) {
       if (rng.one_in(2)) field = 7;  // the schedule has the most to parse
       auto changed = fields;
       changed[field] = rng.pick(odd[field]);
-      token = changed[0];
-      for (std::size_t i = 1; i < changed.size(); ++i) token += ":" + changed[i];
+      std::string b = changed[0];
+      for (std::size_t i = 1; i < changed.size(); ++i) b += ":" + changed[i];
+      token = seal(b);
       what = fmt::format("token field {} = {}", field, printable(changed[field], 40));
     }
   }
@@ -640,9 +699,11 @@ const std::vector<Family> kFamilies = {
     {"add an unknown key", 6, on_file<add_unknown_key>},
     {"value of another type", 11, on_file<retype_value>},
     {"extreme number", 13, on_file<extreme_number>},
+    {"number scaled", 8, on_file_bounded},
     {"odd string", 10, on_file<odd_string>},
     {"array emptied or grown", 7, on_file<resize_array>},
     {"deep nesting", 3, on_file<deep_nesting>},
+    {"stacked mutations", 8, on_file<stacked>},
     {"file cut short", 4, on_file<truncate>},
     {"bytes changed", 5, on_file<flip_bytes>},
     {"--set", 9, set_flag},
