@@ -791,6 +791,8 @@ Outcome run_child(const Options& o, const std::vector<std::string>& args, const 
     ::setrlimit(RLIMIT_AS, &memory);
     ::setrlimit(RLIMIT_CORE, &no_core);
     ::execv(argv[0], argv.data());
+    const char failed[] = "locksim_fuzz: exec failed\n";
+    [[maybe_unused]] const auto written = ::write(2, failed, sizeof failed - 1);
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // here too, so the group exists before any kill
@@ -823,6 +825,9 @@ Outcome run_child(const Options& o, const std::vector<std::string>& args, const 
   if (WIFSIGNALED(status) && !r.timed_out) r.signal = WTERMSIG(status);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   r.err = read_head(err_file, 1 << 20);
+  // Not a finding about locksim: the binary under test is gone (being rebuilt, say).
+  if (r.exit_code == 127 && r.err.starts_with("locksim_fuzz: exec failed"))
+    throw std::runtime_error(fmt::format("cannot start {} (being rebuilt?); no verdict", o.locksim));
   return r;
 }
 
@@ -1123,6 +1128,13 @@ int fuzz(const Options& o) {
   std::string pattern = (fs::temp_directory_path() / "locksim-fuzz-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error(fmt::format("mkdtemp: {}", std::strerror(errno)));
   const fs::path work = pattern;
+  struct RemovedAtEnd {  // also when the driver stops on an error
+    fs::path path;
+    ~RemovedAtEnd() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } removed_at_end{work};
 
   const Context loaded = load_catalogue(o);
   if (loaded.sources.empty()) throw std::invalid_argument(o.scenario_dir.string() + ": no scenario files");
@@ -1170,7 +1182,6 @@ int fuzz(const Options& o) {
     if (!o.only_case && (i + 1) % 100 == 0) fmt::print("fuzz: {} cases, {:.0f} s\n", i + 1, seconds_since(started));
     std::fflush(stdout);
   }
-  fs::remove_all(work);
 
   const auto failures = static_cast<std::size_t>(tally.failures());
   if (failures > o.failures_shown_max)
