@@ -175,7 +175,7 @@ int run(const RunOptions& o) {
   }
   locksim::reports::RunResults results;
   {
-    Progress progress("strategies");
+    Progress progress("trials");
     results = locksim::run_scenario(s, o.jobs, std::ref(progress));
   }
   if (o.check_determinism) {
