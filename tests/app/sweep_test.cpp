@@ -1,5 +1,5 @@
-// Sweeps: the grid, the saved points, and --resume continuing an interrupted sweep to the
-// same results as an uninterrupted one.
+// Sweeps: the grid, the saved points, and --resume continuing an interrupted sweep (or one
+// stopped by its deadline) to the same results as an uninterrupted one.
 
 #include <catch2/catch.hpp>
 
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
+#include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "app/sweep.hpp"
 
@@ -95,4 +96,29 @@ TEST_CASE("a resumed sweep refuses the points of a different sweep") {
   o.resume = true;
   o.trials = 5;
   CHECK_THROWS_AS(locksim::run_sweep(o), locksim::InputError);
+}
+
+TEST_CASE("a sweep stopped by its deadline keeps the points it finished, reports the others as not run, and --resume "
+          "completes it") {
+  TempFolder whole, stopped;
+  locksim::run_sweep(options(whole.path));
+  auto o = options(stopped.path);
+  // The first point's 8 trials (4 per strategy), then one of the second point's: the second
+  // point is cut short, so it is not kept, and the third is not begun.
+  o.stop = locksim::stop_after_trials(9);
+  const auto r = locksim::run_sweep(o);
+  CHECK(r.stopped == "time");
+  REQUIRE(r.points.size() == 1);
+  CHECK(r.points[0].at == std::vector<double>{100});
+  CHECK(r.not_run == std::vector<std::vector<double>>{{400}, {700}});
+  CHECK(saved(stopped.path)["points"].size() == 1);
+  const std::string table = locksim::reports::sweep_table(r);
+  CHECK(table.find("stopped after") != std::string::npos);
+  CHECK(table.find("not run") != std::string::npos);
+  o.stop = {};
+  o.resume = true;
+  const auto resumed = locksim::run_sweep(o);
+  CHECK(resumed.stopped.empty());
+  CHECK(resumed.not_run.empty());
+  CHECK(saved(stopped.path) == saved(whole.path));
 }
