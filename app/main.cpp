@@ -53,6 +53,7 @@ struct RunOptions {
   bool json = false;
   bool check_determinism = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::optional<double> time_s;  // wall seconds at most
 };
 
 // A progress line on stderr, redrawn in place, only when stderr is a terminal.
@@ -86,11 +87,13 @@ struct SweepCommand {
   std::optional<std::uint64_t> seed;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool resume = false;
+  std::optional<double> time_s;  // wall seconds at most, over the whole sweep
 };
 
 int sweep(const SweepCommand& c) {
   locksim::SweepOptions o{c.scenario, c.sets, c.strategies, {}, c.metric, c.trials, c.seed, c.jobs, c.resume, ""};
   for (const auto& v : c.varies) o.varies.push_back(locksim::parse_vary(v));
+  if (c.time_s) o.stop = locksim::deadline_after(*c.time_s);
   const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(c.scenario), c.sets);
   o.folder = "reports/out/" + s.name + "/sweep";
   locksim::reports::SweepResults results;
@@ -180,11 +183,13 @@ int run(const RunOptions& o) {
   }
   locksim::reports::RunResults results;
   {
-    Progress progress("strategies");
-    results = locksim::run_scenario(s, o.jobs, std::ref(progress));
+    Progress progress("trials");
+    results = locksim::run_scenario(s, {.jobs = o.jobs,
+                                        .stop = o.time_s ? locksim::deadline_after(*o.time_s) : std::function<bool()>(),
+                                        .progress = std::ref(progress)});
   }
-  if (o.check_determinism) {
-    const locksim::reports::RunResults again = locksim::run_scenario(s, o.jobs);
+  if (o.check_determinism) {  // the same trials again, also when --time stopped the run
+    const locksim::reports::RunResults again = locksim::run_scenario(s, {.jobs = o.jobs, .stop = locksim::same_trials_as(results)});
     for (std::size_t i = 0; i < results.strategies.size(); ++i) {
       const auto &a = results.strategies[i], &b = again.strategies[i];
       if (a.trace_hash != b.trace_hash) {
@@ -341,6 +346,8 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");
   run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
       ->check(CLI::Range(1, 1024));
+  run_cmd->add_option("--time", run_options.time_s, "wall seconds at most: no trial starts after, the results are of the trials done")
+      ->check(seconds_limit());
 
   SweepCommand sweep_options;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario over a grid of parameter values: a table and a plot of one metric");
@@ -354,6 +361,8 @@ int dispatch(int argc, char** argv) {
   sweep_cmd->add_option("--set", sweep_options.sets, "override a scenario value: path=value");
   sweep_cmd->add_option("--jobs", sweep_options.jobs, "threads running trials (default: every core)")->check(CLI::Range(1, 1024));
   sweep_cmd->add_flag("--resume", sweep_options.resume, "keep the points an interrupted sweep already wrote");
+  sweep_cmd->add_option("--time", sweep_options.time_s, "wall seconds at most for the whole sweep: points not reached are not run")
+      ->check(seconds_limit());
 
   ExploreCommand explore_options;
   auto* explore_cmd = app.add_subcommand("explore", "search for a trial in which a checker fires; print its replay token");

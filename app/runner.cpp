@@ -4,16 +4,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "app/metrics.hpp"
+#include "app/ordered_work.hpp"
 #include "models/checkers/duplicates.hpp"
 #include "models/db/server.hpp"
 #include "models/faults/clock_faults.hpp"
@@ -363,83 +362,44 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   return out;
 }
 
-std::vector<TrialOutcome> run_trials(const Scenario& s, const StrategyChoice& choice, int jobs) {
-  // Each thread takes the next trial and runs it in its own engine; outcomes are kept by
-  // trial index, so what is merged later does not depend on which thread ran what.
-  std::vector<TrialOutcome> outcomes(static_cast<std::size_t>(s.trials));
-  std::atomic<int> next{0};
-  std::mutex failure_mutex;
-  std::exception_ptr failure;
-  auto work = [&] {
-    for (int t = next++; t < s.trials; t = next++) {
-      try {
-        outcomes[static_cast<std::size_t>(t)] = run_trial(s, choice, s.seed + static_cast<std::uint64_t>(t),
-                                                          t == 0 ? TraceKept::timeline : TraceKept::hash);
-      } catch (...) {
-        const std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = s.trials;
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (int i = 1; i < std::min(jobs, s.trials); ++i) helpers.emplace_back(work);
-  work();
-  for (auto& h : helpers) h.join();
-  if (failure) std::rethrow_exception(failure);
-  return outcomes;
-}
+namespace {
 
-reports::RunResults run_scenario(const Scenario& s, int jobs, const std::function<void(std::size_t, std::size_t)>& progress) {
-  reports::RunResults results;
-  results.scenario = s.name;
-  results.file = s.file;
-  results.description = s.description;
-  results.source = s.source;
-  results.lesson = s.lesson;
-  results.scenario_hash = s.hash;
-  results.seed = s.seed;
-  results.trials = static_cast<std::uint64_t>(s.trials);
-  results.configuration = s.resolved;
-  for (const StrategyChoice& choice : s.strategies) {
-    const auto started = std::chrono::steady_clock::now();  // for the timing field only
-    reports::StrategyResult r;
-    r.name = choice.shown();
-    r.description = strategies::find(choice.name)->info.description;
-    r.params = choice.params;
-    std::map<std::string, std::vector<double>> per_trial;
-    std::uint64_t statements = 0, commands = 0;
-    std::vector<TrialOutcome> outcomes = run_trials(s, choice, jobs);
-    for (int t = 0; t < s.trials; ++t) {
-      const TrialOutcome& o = outcomes[static_cast<std::size_t>(t)];
-      if (t == 0) {
-        r.first_trace_hash = o.trace_hash;
-        r.timeline = o.timeline;
-      }
-      r.trace_hash = (r.trace_hash ^ o.trace_hash) * 0x100000001b3ull;
-      for (const auto& [name, v] : o.counts) {
-        auto& values = per_trial[name];
-        values.resize(static_cast<std::size_t>(s.trials), 0.0);
-        values[static_cast<std::size_t>(t)] = v;
-      }
-      r.latency.merge(o.latency);
-      r.operations += o.operations;
-      r.events += o.events;
-      statements += o.db_statements;
-      commands += o.redis_commands;
-      for (const auto& e : o.examples)
-        if (r.examples.size() < 3) r.examples.push_back(fmt::format("seed {}: {}", s.seed + static_cast<std::uint64_t>(t), e));
+// What a strategy's results are made of, summed trial by trial in trial order: the same
+// figures as keeping every outcome and summing afterwards, in memory that does not grow with
+// the trials.
+struct StrategyFold {
+  reports::StrategyResult result;
+  std::uint64_t statements = 0, commands = 0;
+
+  void add(std::uint64_t trial, std::uint64_t seed, TrialOutcome&& o, double wall_s) {
+    reports::StrategyResult& r = result;
+    if (trial == 0) {
+      r.first_trace_hash = o.trace_hash;
+      r.timeline = std::move(o.timeline);
     }
-    r.trials = static_cast<std::uint64_t>(s.trials);
-    for (auto& [name, values] : per_trial) {
-      reports::Metric m;
-      for (double v : values) {
-        m.total += v;
-        m.fired += v > 0 ? 1 : 0;
-      }
-      m.mean = m.total / static_cast<double>(s.trials);
+    r.trace_hash = (r.trace_hash ^ o.trace_hash) * 0x100000001b3ull;
+    for (const auto& [name, v] : o.counts) {  // a metric a trial lacks is 0 in it: it adds nothing
+      reports::Metric& m = r.counts[name];
+      m.total += v;
+      m.fired += v > 0 ? 1 : 0;
+    }
+    r.latency.merge(o.latency);
+    r.operations += o.operations;
+    r.events += o.events;
+    statements += o.db_statements;
+    commands += o.redis_commands;
+    for (const auto& e : o.examples)
+      if (r.examples.size() < 3) r.examples.push_back(fmt::format("seed {}: {}", seed + trial, e));
+    r.wall_s += wall_s;  // the sum of its trials' wall times: the strategies' trials interleave
+    ++r.trials;
+  }
+
+  // The figures over the trials done.
+  reports::StrategyResult finish() && {
+    reports::StrategyResult& r = result;
+    for (auto& [name, m] : r.counts) {
+      m.mean = m.total / static_cast<double>(r.trials);
       m.share = reports::wilson(m.fired, r.trials);
-      r.counts[name] = m;
     }
     if (r.latency.count() > 0) {  // the batch workload has no client operations to time
       for (auto [name, p] : {std::pair{"latency_ms.p50", 50.0}, {"latency_ms.p90", 90.0}, {"latency_ms.p99", 99.0},
@@ -450,10 +410,93 @@ reports::RunResults run_scenario(const Scenario& s, int jobs, const std::functio
     const double ops = std::max<double>(1, static_cast<double>(r.operations));
     r.figures["db_ops_per_op"] = static_cast<double>(statements) / ops;
     r.figures["redis_ops_per_op"] = static_cast<double>(commands) / ops;
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    results.strategies.push_back(std::move(r));
-    if (progress) progress(results.strategies.size(), s.strategies.size());
+    return std::move(r);
   }
+};
+
+struct Finished {
+  TrialOutcome outcome;
+  double wall_s = 0;  // for the timing field only
+};
+
+}  // namespace
+
+std::function<bool()> deadline_after(double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(seconds));
+  return [deadline] { return std::chrono::steady_clock::now() >= deadline; };
+}
+
+std::function<bool()> stop_after_trials(std::uint64_t trials) {
+  // The queue asks once per trial it hands out, under its lock. Copies share the count, so a
+  // sweep's points draw on one allowance.
+  return [left = std::make_shared<std::uint64_t>(trials)] {
+    if (*left == 0) return true;
+    --*left;
+    return false;
+  };
+}
+
+std::function<bool()> same_trials_as(const reports::RunResults& earlier) {
+  if (earlier.stopped.empty()) return {};
+  std::uint64_t trials = 0;  // a prefix of the trial-major order: its length
+  for (const auto& st : earlier.strategies) trials += st.trials;
+  return stop_after_trials(trials);
+}
+
+reports::RunResults run_scenario(const Scenario& s, int jobs, const std::function<void(std::size_t, std::size_t)>& progress) {
+  return run_scenario(s, RunControl{.jobs = jobs, .progress = progress});
+}
+
+reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
+  const auto started = std::chrono::steady_clock::now();
+  reports::RunResults results;
+  results.scenario = s.name;
+  results.file = s.file;
+  results.description = s.description;
+  results.source = s.source;
+  results.lesson = s.lesson;
+  results.scenario_hash = s.hash;
+  results.seed = s.seed;
+  results.trials = static_cast<std::uint64_t>(s.trials);
+  results.configuration = s.resolved;
+
+  // Item i of the queue is trial i / strategies of strategy i % strategies.
+  const std::size_t strategies = s.strategies.size(), items = strategies * static_cast<std::size_t>(s.trials);
+  std::vector<StrategyFold> folds(strategies);
+  for (std::size_t k = 0; k < strategies; ++k) {
+    const StrategyChoice& choice = s.strategies[k];
+    folds[k].result.name = choice.shown();
+    folds[k].result.description = strategies::find(choice.name)->info.description;
+    folds[k].result.params = choice.params;
+  }
+  std::optional<std::chrono::steady_clock::time_point> stopped_at;
+  auto stop = [&]() {
+    if (!control.stop()) return false;
+    stopped_at = std::chrono::steady_clock::now();
+    return true;
+  };
+  const int jobs = std::max(1, control.jobs);
+  OrderedWork<Finished> work(
+      items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(jobs) + 64,
+      [&](std::size_t item, Finished&& f) {
+        folds[item % strategies].add(item / strategies, s.seed, std::move(f.outcome), f.wall_s);
+        if (control.progress) control.progress(item + 1, items);
+      },
+      control.stop ? std::function<bool()>(stop) : std::function<bool()>());
+  work.run(jobs, [&](std::size_t item) {
+    const auto trial = item / strategies;
+    const auto trial_started = std::chrono::steady_clock::now();
+    Finished f{run_trial(s, s.strategies[item % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
+    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
+    return f;
+  });
+  if (work.stopped()) {
+    results.stopped = "time";
+    results.stopped_after_s = std::chrono::duration<double>(*stopped_at - started).count();
+  }
+  for (StrategyFold& f : folds) results.strategies.push_back(std::move(f).finish());
+
   for (const Expectation& e : s.expect) {
     const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == e.strategy; });
     if (!ran) continue;  // narrowed with --strategy: nothing to judge

@@ -32,10 +32,36 @@ enum class TraceKept { hash, timeline, none };
 TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed,
                        TraceKept kept = TraceKept::hash, sim::TieBreak tie_break = {}, sim::Chooser chooser = {});
 
-/// Every strategy, every trial (spread over `jobs` threads, each trial in its own engine:
-/// the results do not depend on `jobs`), then the expectations checked.
-/// `progress(strategies done, strategies)` after each strategy.
+/// How a run is carried out: none of it changes the results of the trials that run.
+struct RunControl {
+  int jobs = 1;  // threads running trials
+  /// The run's deadline (--time): asked just before each trial is handed out, and only then;
+  /// once it says true no trial starts, the trials under way finish, and the results are those
+  /// of the trials done, reported as stopped by --time. None: every trial runs.
+  std::function<bool()> stop = {};
+  /// `progress(trials done, trials)` as trials are folded.
+  std::function<void(std::size_t, std::size_t)> progress = {};
+  /// How far past the last folded trial one may be handed out, so at most this many outcomes
+  /// wait to be folded whatever the trials' run times (0: 4 * jobs + 64).
+  std::size_t window = 0;
+};
+
+/// Every strategy, every trial, then the expectations checked. Trials are handed out from one
+/// queue in trial-major order (trial 0 of every strategy, then trial 1 of every strategy, ...)
+/// to `jobs` threads, each trial in its own engine; each strategy's outcomes are folded in its
+/// own trial order as they finish, so the results do not depend on `jobs`, and a run stopped
+/// early has run a prefix of that order: every strategy the same trials, give or take one.
+reports::RunResults run_scenario(const Scenario& scenario, const RunControl& control);
+/// The same, every trial run; `progress(trials done, trials)`.
 reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+/// A RunControl::stop that is true once `seconds` of wall time have passed since this call.
+std::function<bool()> deadline_after(double seconds);
+/// A RunControl::stop that is true once `trials` trials have been handed out, over every run
+/// it (or a copy of it) is given to.
+std::function<bool()> stop_after_trials(std::uint64_t trials);
+/// A RunControl::stop that runs again the trials `earlier` ran (every one, if it was not stopped).
+std::function<bool()> same_trials_as(const reports::RunResults& earlier);
 
 }  // namespace locksim

@@ -328,7 +328,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.trials = static_cast<int>(top.integer("trials", s.trials, 1, 10'000'000));
   s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
   s.time_budget = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(top.number("time_budget_s", 3600, 1, 1e7)));
-  s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000'000));
+  s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000));
 
   if (top.has("workload")) {
     const Reader w = top.child("workload");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -153,9 +154,14 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
 
   reports::SweepResults results{base.name, {}, o.metric, is_share_metric(o.metric), {}, {}};
   for (const auto& v : o.varies) results.varied.push_back(v.path);
+  const auto started = std::chrono::steady_clock::now();
   std::size_t finished = 0;
   for (const auto& at : grid) {
     auto it = done.find(at);
+    if (it == done.end() && !results.stopped.empty()) {
+      results.not_run.push_back(at);
+      continue;
+    }
     if (it == done.end()) {
       std::vector<std::string> sets = o.sets;
       for (std::size_t i = 0; i < at.size(); ++i) sets.push_back(o.varies[i].path + "=" + number(at[i]));
@@ -163,7 +169,14 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
       narrow_strategies(s, o.strategies);
       if (o.trials) s.trials = *o.trials;
       if (o.seed) s.seed = *o.seed;
-      it = done.emplace(at, measure(run_scenario(s, o.jobs), at, o.metric)).first;
+      const reports::RunResults run = run_scenario(s, {.jobs = o.jobs, .stop = o.stop});
+      if (!run.stopped.empty()) {  // fewer trials than the other points: not kept, so --resume runs it whole
+        results.stopped = run.stopped;
+        results.stopped_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        results.not_run.push_back(at);
+        continue;
+      }
+      it = done.emplace(at, measure(run, at, o.metric)).first;
       reports::save_sweep_progress(o.folder, saved_text());
     }
     results.points.push_back(it->second);

@@ -32,6 +32,9 @@ struct SweepOptions {
   int jobs = 1;
   bool resume = false;
   std::string folder;  // where points.json and the report go
+  /// The sweep's deadline (--time), as RunControl::stop: a point it cuts short is not kept,
+  /// and it and the points after it are reported as not run (--resume runs them).
+  std::function<bool()> stop = {};
 };
 
 /// Runs every point not already saved (with `resume`), saving each as it finishes;

@@ -66,6 +66,12 @@ std::string figure(const StrategyResult& s, const std::string& name, const char*
 
 std::string table(const RunResults& r) {
   std::string out;
+  if (r.stopped == "time") {
+    std::string done;
+    for (const auto& s : r.strategies) done += fmt::format("{}{} {}", done.empty() ? "" : ", ", s.name, s.trials);
+    out += fmt::format("stopped after {:.1f} s by --time: trials done per strategy (of {} asked): {}\n\n", r.stopped_after_s,
+                       r.trials, done);
+  }
   out += fmt::format("{:<24} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", "dup rows",
                      "trials with dups", "dup keys", "dropped", "p50 ms", "p99 ms", "db/op", "redis", "errors (ops)");
   for (const auto& s : r.strategies) {
@@ -104,6 +110,10 @@ std::string to_json(const RunResults& r) {
   doc["scenario_hash"] = fmt::format("{:016x}", r.scenario_hash);
   doc["seed"] = r.seed;
   doc["trials"] = r.trials;
+  if (!r.stopped.empty()) {  // each strategy's "trials" says how many ran
+    doc["stopped"] = r.stopped;
+    doc["timing"] = {{"stopped_after_s", r.stopped_after_s}};
+  }
   doc["configuration"] = json::parse(r.configuration);
   json strategies = json::array();
   for (const auto& s : r.strategies) {

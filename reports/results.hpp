@@ -52,7 +52,7 @@ struct StrategyResult {
   std::string name;
   std::string description;
   std::map<std::string, double> params;
-  std::uint64_t trials = 0;
+  std::uint64_t trials = 0;  // run: fewer than asked when the run was stopped
   std::uint64_t operations = 0;
   std::map<std::string, Metric> counts;          // duplicate_rows, errors.1062, ...
   std::map<std::string, double> figures;         // latency_ms.p50 ..., db_ops_per_op, ...
@@ -62,7 +62,7 @@ struct StrategyResult {
   std::uint64_t trace_hash = 0;  // every trial's, folded in trial order
   std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
   Timeline timeline;         // of the first trial
-  double wall_s = 0;  // a timing field: not part of the results proper
+  double wall_s = 0;  // a timing field, not part of the results proper: its trials' wall times summed
 };
 
 struct ExpectationResult {
@@ -76,10 +76,12 @@ struct RunResults {
   std::string scenario, file, description, source, lesson;
   std::uint64_t scenario_hash = 0;
   std::uint64_t seed = 0;
-  std::uint64_t trials = 0;
+  std::uint64_t trials = 0;   // per strategy, as asked
   std::string configuration;  // the resolved scenario, JSON text
   std::vector<StrategyResult> strategies;
   std::vector<ExpectationResult> expectations;
+  std::string stopped;          // "time": --time ended the run before every trial ran; empty: it did not
+  double stopped_after_s = 0;   // a timing field: when the run was stopped
 
   /// A metric's value as `expect` compares it: a count's total, or a figure.
   bool value(const std::string& strategy, const std::string& metric, double& out) const;

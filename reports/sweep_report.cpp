@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -55,6 +56,10 @@ std::vector<std::string> strategies_of(const SweepResults& s) {
 
 std::string sweep_table(const SweepResults& s) {
   std::string out;
+  if (s.stopped == "time")
+    out += fmt::format("stopped after {:.1f} s by --time: {} of {} points measured; the others were not run "
+                       "(--resume runs them)\n\n",
+                       s.stopped_after_s, s.points.size(), s.points.size() + s.not_run.size());
   for (const auto& path : s.varied) out += fmt::format("{:>22} ", path);
   const auto names = strategies_of(s);
   for (const auto& n : names) out += fmt::format("{:>26} ", n);
@@ -62,6 +67,11 @@ std::string sweep_table(const SweepResults& s) {
   for (const auto& p : s.points) {
     for (double x : p.at) out += fmt::format("{:>22g} ", x);
     for (const auto& v : p.values) out += fmt::format("{:>26} ", cell(s, v));
+    out += "\n";
+  }
+  for (const auto& at : s.not_run) {
+    for (double x : at) out += fmt::format("{:>22g} ", x);
+    for (std::size_t k = 0; k < std::max<std::size_t>(names.size(), 1); ++k) out += fmt::format("{:>26} ", "not run");
     out += "\n";
   }
   return out;

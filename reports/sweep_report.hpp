@@ -29,6 +29,9 @@ struct SweepResults {
   bool is_share = true;  // the metric is a count, shown as the share of trials in which it fired
   std::vector<SweepPoint> points;  // in grid order
   std::string points_json;  // the saved points (points.json), which --resume reads; "" for none
+  std::vector<std::vector<double>> not_run = {};  // grid points a deadline left unmeasured, in grid order
+  std::string stopped = {};  // "time": --time ended the sweep before every point was measured
+  double stopped_after_s = 0;  // a timing field
 };
 
 std::string sweep_table(const SweepResults& sweep);

@@ -1,6 +1,6 @@
-// Sweeps: the grid, the saved points, and --resume continuing an interrupted sweep to the
-// same results as an uninterrupted one; an interrupted sweep's points stay apart from the
-// last finished sweep's report.
+// Sweeps: the grid, the saved points, and --resume continuing an interrupted sweep (or one
+// stopped by its deadline) to the same results as an uninterrupted one; an interrupted sweep's
+// points stay apart from the last finished sweep's report.
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "support.hpp"
+#include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "app/sweep.hpp"
 
@@ -143,4 +144,29 @@ TEST_CASE("an interrupted sweep's points stay apart from the last finished sweep
   finished.resume = true;
   CHECK(locksim::run_sweep(finished).points_json == first.points_json);
   CHECK(saved(folder.path) == nlohmann::json::parse(resumed.points_json));  // the first saved nothing new
+}
+
+TEST_CASE("a sweep stopped by its deadline keeps the points it finished, reports the others as not run, and --resume "
+          "completes it") {
+  TempFolder whole, stopped;
+  locksim::run_sweep(options(whole.path));
+  auto o = options(stopped.path);
+  // The first point's 8 trials (4 per strategy), then one of the second point's: the second
+  // point is cut short, so it is not kept, and the third is not begun.
+  o.stop = locksim::stop_after_trials(9);
+  const auto r = locksim::run_sweep(o);
+  CHECK(r.stopped == "time");
+  REQUIRE(r.points.size() == 1);
+  CHECK(r.points[0].at == std::vector<double>{100});
+  CHECK(r.not_run == std::vector<std::vector<double>>{{400}, {700}});
+  CHECK(saved(stopped.path)["points"].size() == 1);
+  const std::string table = locksim::reports::sweep_table(r);
+  CHECK(table.find("stopped after") != std::string::npos);
+  CHECK(table.find("not run") != std::string::npos);
+  o.stop = {};
+  o.resume = true;
+  const auto resumed = locksim::run_sweep(o);
+  CHECK(resumed.stopped.empty());
+  CHECK(resumed.not_run.empty());
+  CHECK(saved(stopped.path) == saved(whole.path));
 }
