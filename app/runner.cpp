@@ -203,8 +203,10 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   return out;
 }
 
-TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                       sim::TieBreak tie_break, sim::Chooser chooser) {
+namespace {
+
+TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
+                           sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
   if (entry.batch) return run_batch_trial(s, entry, choice, seed, kept == TraceKept::none ? kept : TraceKept::hash,
                                          std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
@@ -360,6 +362,27 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
   out.redis_commands = env.redis_commands();
   if (with_timeline) out.timeline = timeline(world.engine(), env.locks(), database.database().committed_rows(strategies::kAccounts), seed);
   return out;
+}
+
+}  // namespace
+
+// A trial that fails for a reason that is not the input's is a defect: the message says which
+// trial, so that it can be run alone.
+TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
+                       sim::TieBreak tie_break, sim::Chooser chooser) {
+  const bool scheduled = static_cast<bool>(tie_break) || static_cast<bool>(chooser);
+  try {
+    return run_one_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser));
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("the trial of {} with seed {}{} failed: {} (`--strategy {} --seed {} --trials 1` runs it "
+                                         "alone)",
+                                         choice.shown(), seed, scheduled ? " under an explorer's schedule" : "", e.what(),
+                                         choice.shown(), seed));
+  }
 }
 
 namespace {
