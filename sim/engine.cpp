@@ -6,6 +6,7 @@
 
 #include "sim/context.hpp"
 #include "sim/errors.hpp"
+#include "sim/sanitizer.hpp"
 #include "sim/stack_pool.hpp"
 
 namespace sim {
@@ -40,6 +41,22 @@ struct Engine::Switching {
   detail::Context scheduler = nullptr;
   Process* from = nullptr;     // who is switching: nullptr for the scheduler
   Process* arrived = nullptr;  // who switched to the scheduler last
+#if defined(LOCKSIM_ASAN)
+  // The scheduler runs on the thread's own stack, whose bounds only ASan knows: it reports
+  // them when a switch from the scheduler lands (the scheduler always switches first).
+  detail::StackBounds scheduler_stack;
+
+  // Announces a switch to `to`'s stack (nullptr: the scheduler's).
+  void start(void** fake_stack_save, const Process* to) const {
+    if (to == nullptr) return detail::start_switch(fake_stack_save, scheduler_stack);
+    detail::start_switch(fake_stack_save, {static_cast<char*>(to->stack.sp) - to->stack.size, to->stack.size});
+  }
+  // Completes the switch that just landed here, from `from`.
+  void finish(void* fake_stack_save) {
+    const detail::StackBounds old = detail::finish_switch(fake_stack_save);
+    if (from == nullptr) scheduler_stack = old;
+  }
+#endif
 };
 
 // Where a process starts, on its own stack, the first time it is switched to.
@@ -47,11 +64,17 @@ struct ProcessEntry {
   [[noreturn]] static void run(detail::Transfer t) {
     Engine& engine = *Engine::current();
     auto* p = static_cast<Process*>(t.data);
+#if defined(LOCKSIM_ASAN)
+    engine.switching_->finish(nullptr);
+#endif
     engine.arrived(t.fctx);
     engine.run_body(p);
     // A finished process always switches to the scheduler, which releases its stack.
     p->finished = true;
     engine.switching_->from = p;
+#if defined(LOCKSIM_ASAN)
+    engine.switching_->start(nullptr, nullptr);  // never continued: its fake stack goes
+#endif
     detail::jump_context(engine.switching_->scheduler, nullptr);
     __builtin_unreachable();
   }
@@ -326,8 +349,16 @@ void Engine::resume(Process* p) {
 [[gnu::always_inline]] inline void Engine::switch_to(Process* from, Process* to) {
   const detail::Context target = to != nullptr ? to->context : switching_->scheduler;
   switching_->from = from;
+#if defined(LOCKSIM_ASAN)
+  void* fake_stack = nullptr;
+  switching_->start(&fake_stack, to);
+  const detail::Transfer t = detail::jump_context(target, to);
+  switching_->finish(fake_stack);
+  arrived(t.fctx);
+#else
   // `to` goes along for a process's first start (ProcessEntry::run).
   arrived(detail::jump_context(target, to).fctx);
+#endif
 }
 
 // Files the context that just switched to the running one.
@@ -421,6 +452,9 @@ Process* Engine::run_here(Process* self) {
       Engine* engine;
       PendingCallback* cb;
       static void run(void* arg) noexcept {
+#if defined(LOCKSIM_ASAN)
+        const detail::StackBounds caller = detail::finish_switch(nullptr);
+#endif
         auto* call = static_cast<Call*>(arg);
         try {
           call->cb->fn();
@@ -428,10 +462,21 @@ Process* Engine::run_here(Process* self) {
           // The scheduler rethrows it from run(), as when it runs the callback itself.
           call->engine->failure_ = std::current_exception();
         }
+#if defined(LOCKSIM_ASAN)
+        detail::start_switch(nullptr, caller);  // the callback's fake frames are all gone
+#endif
       }
     } call{this, &cb};
     const auto below = reinterpret_cast<std::uintptr_t>(switching_->scheduler) - kBelowScheduler;
+#if defined(LOCKSIM_ASAN)
+    // For ASan, a call on another stack is a switch there and one back.
+    void* fake_stack = nullptr;
+    detail::start_switch(&fake_stack, switching_->scheduler_stack);
+#endif
     detail::call_on_stack(&Call::run, &call, reinterpret_cast<void*>(below & ~std::uintptr_t{15}));
+#if defined(LOCKSIM_ASAN)
+    detail::finish_switch(fake_stack);
+#endif
     current_ = self;
     release_callback(static_cast<std::uint32_t>(target));
   }

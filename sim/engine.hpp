@@ -48,7 +48,8 @@ struct EngineConfig {
   /// The run ends, reported as such, after this many events.
   std::uint64_t event_budget = 10'000'000'000ull;
   TraceMode trace = TraceMode::hash;
-  /// Stack size of each process.
+  /// Stack size of each process (four times this in an AddressSanitizer build, whose
+  /// frames are larger: sim/sanitizer.hpp).
   std::size_t stack_bytes = 16 * 1024;
   /// A PROT_NONE page below every stack, so an overflow is a clean SIGSEGV rather
   /// than heap corruption. One memory mapping per process: for tests and debugging.

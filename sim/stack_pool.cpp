@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/errors.hpp"
+#include "sim/sanitizer.hpp"
 
 namespace sim {
 namespace {
@@ -37,6 +38,9 @@ thread_local BlockCache block_cache;
 StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
     : guard_pages_(guard_pages), page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
   if (stack_bytes < 4096) throw UsageError("sim::EngineConfig: stack_bytes must be at least 4096");
+#if defined(LOCKSIM_ASAN)
+  stack_bytes *= detail::kSanitizerStackScale;
+#endif
   stack_bytes_ = round_up(stack_bytes, page_bytes_);
 }
 
@@ -53,7 +57,13 @@ StackPool::~StackPool() {
       std::free(block);
     }
   }
-  for (char* mapping : mappings_) ::munmap(mapping, stack_bytes_ + page_bytes_);
+  for (char* mapping : mappings_) {
+#if defined(LOCKSIM_ASAN)
+    // Whatever is mapped here next starts clean (see allocate).
+    ASAN_UNPOISON_MEMORY_REGION(mapping + page_bytes_, stack_bytes_);
+#endif
+    ::munmap(mapping, stack_bytes_ + page_bytes_);
+  }
 }
 
 void StackPool::grow() {
@@ -95,6 +105,11 @@ boost::context::stack_context StackPool::allocate() {
   if (free_.empty()) grow();
   char* low = free_.back();
   free_.pop_back();
+#if defined(LOCKSIM_ASAN)
+  // A finished process never returned from its last frames, and ASan's marks of their
+  // redzones are still on the stack: they would fault the next process's accesses there.
+  ASAN_UNPOISON_MEMORY_REGION(low, stack_bytes_);
+#endif
   boost::context::stack_context sctx;
   sctx.size = stack_bytes_;
   sctx.sp = low + stack_bytes_;

@@ -19,6 +19,9 @@ namespace {
 // network: each waits on its own mailbox, and each throw is a delivery 1 ms later.
 struct PingPong {
   explicit PingPong(sim::Engine& e) : engine(e) {}
+  // "b" is a daemon, still waiting on b.inbox when the run ends: it unwinds while the
+  // mailboxes are here, not in the engine's destructor after them.
+  ~PingPong() { engine.shutdown(); }
 
   sim::Engine& engine;
   sim::Mailbox<int> a{"a.inbox"};
@@ -124,8 +127,8 @@ TEST_CASE("a delivery still runs when the waiting process has little stack left:
 }
 
 TEST_CASE("shutdown() from a delivery is refused: the delivery may run while a process is suspending") {
+  sim::Mailbox<int> inbox("inbox");  // first: the receiver still waits on it when the engine goes
   sim::Engine engine(config());
-  sim::Mailbox<int> inbox("inbox");
   engine.spawn(sim::kWorld, "receiver", [&] { inbox.get(); });
   engine.after(1ms, sim::kWorld, [&] { engine.shutdown(); });
   CHECK_THROWS_WITH(engine.run(), "sim::Engine::shutdown: called while the engine runs");
