@@ -46,9 +46,7 @@ std::optional<std::string> unhex(const std::string& s) {
 // The check at a token's end: the first 32 bits of FNV-1a over the rest, so a token cut
 // short or changed by hand is refused instead of replaying another run.
 std::string checksum(const std::string& body) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : body) h = (h ^ c) * 0x100000001b3ull;
-  return fmt::format("{:08x}", h >> 32);
+  return fmt::format("{:08x}", fnv1a(body) >> 32);
 }
 
 }  // namespace

@@ -75,6 +75,12 @@ std::optional<std::uint64_t> parse_u64(std::string_view text) {
   return v;
 }
 
+std::uint64_t fnv1a(std::string_view bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 void check_length(std::string_view what, std::string_view value) {
   if (value.size() > limits::max_argument_bytes)
     throw InputError(fmt::format("{}: expected at most {} bytes, got {}", what, limits::max_argument_bytes, value.size()));

@@ -47,6 +47,9 @@ bool valid_utf8(std::string_view text);
 /// A decimal integer with nothing else around it, no sign: "18446744073709551615" at most.
 std::optional<std::uint64_t> parse_u64(std::string_view text);
 
+/// FNV-1a, 64 bits: the scenario hash, and a replay token's check.
+std::uint64_t fnv1a(std::string_view bytes);
+
 /// Throws InputError naming `what` unless `value` is at most `limits::max_argument_bytes`.
 void check_length(std::string_view what, std::string_view value);
 

@@ -166,12 +166,6 @@ bool is_file_name(const std::string& name) {
   });
 }
 
-std::uint64_t fnv1a(const std::string& bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
 // Parses JSON text, nested at most limits::max_json_depth deep. Throws InputError for text
 // that is not JSON, nests deeper, or holds a number too large for a double.
 json parse_bounded(const std::string& text, const std::string& where) {
