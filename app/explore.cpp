@@ -1,6 +1,7 @@
 #include "app/explore.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,17 +13,18 @@
 #include <optional>
 #include <sstream>
 
+#include "app/metrics.hpp"
 #include "reports/report.hpp"
 
 namespace locksim {
 
 namespace {
 
-// The trial's checkers, as the property asks: one metric, or any checker.
-bool fires(const TrialOutcome& o, const std::string& property, const std::string& metric) {
+// The trial's findings, as the property asks: one metric, or any finding.
+bool fired(const TrialOutcome& o, const std::string& property, const std::string& metric) {
   if (property != "any" && property != metric) return false;
   auto it = o.counts.find(metric);
-  return it != o.counts.end() && it->second > 0;
+  return it != o.counts.end() && fires(metric, it->second);
 }
 
 // Tokens carry --set overrides, which may hold any character: hex-encode each.
@@ -59,8 +61,8 @@ const StrategyChoice& strategy_named(const Scenario& s, const std::string& name)
 
 std::vector<std::string> fired_checkers(const TrialOutcome& o, const std::string& property) {
   std::vector<std::string> out;
-  for (const auto& metric : reports::checker_metrics())
-    if (fires(o, property, metric)) out.push_back(fmt::format("{} {:g}", metric, o.counts.at(metric)));
+  for (const auto& metric : findings())
+    if (fired(o, property, metric)) out.push_back(fmt::format("{} {:g}", metric, o.counts.at(metric)));
   return out;
 }
 
@@ -264,11 +266,10 @@ Finding explore(const ExploreOptions& o) {
     throw InputError(fmt::format("--mode {}: expected random, pct or dfs", quote_value(o.mode)));
   if (o.depth < 1 || o.depth > kMaxPctDepth) throw InputError(fmt::format("--depth {}: expected 1 to {}", o.depth, kMaxPctDepth));
   if (o.bound < 0 || o.bound > 10) throw InputError(fmt::format("--bound {}: expected 0 to 10", o.bound));
-  if (o.property != "any" &&
-      std::find(reports::checker_metrics().begin(), reports::checker_metrics().end(), o.property) == reports::checker_metrics().end())
-    throw InputError(fmt::format("--property {}: expected any or a checker: duplicate_rows, overlapping_holders, "
-                                 "lease_expiry_violations, stale_writes_accepted, wrong_unlocks, stuck_locks, lost_updates, ...",
-                                 quote_value(o.property)));
+  if (const auto properties = findings();
+      o.property != "any" && std::find(properties.begin(), properties.end(), o.property) == properties.end())
+    throw InputError(fmt::format("--property {}: expected any or a finding: {} (docs/metrics.md)", quote_value(o.property),
+                                 fmt::join(properties, ", ")));
   const Scenario s = load_scenario(scenario_path(o.scenario), o.sets);
   const StrategyChoice& choice = strategy_named(s, o.strategy);
   const auto started = Clock::now();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "app/demo.hpp"
+#include "app/metrics.hpp"
 #include "app/explore.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
@@ -28,13 +29,18 @@
 
 namespace {
 
-int list() {
+int list(bool metrics_page) {
+  if (metrics_page) {  // docs/metrics.md
+    fmt::print("{}", locksim::metrics_markdown());
+    return 0;
+  }
   const char* shown = "";
   for (const auto& e : models::strategies::registry()) {
     if (std::string(shown) != e.workload()) fmt::print("strategies of the {} workload:\n", shown = e.workload());
     fmt::print("  {:<30} {}\n", e.info.name, e.info.description);
     fmt::print("  {:<30} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
-    for (const auto& p : e.info.params) fmt::print("  {:<30} --set param {} = {:g} ({})\n", "", p.name, p.value, p.meaning);
+    for (const auto& p : e.info.params)
+      fmt::print("  {:<30} --set {}.{}={:g}  ({})\n", "", e.info.name, p.name, p.value, p.meaning);
   }
   fmt::print("scenarios:\n");
   for (const auto& file : locksim::catalogue()) {
@@ -52,6 +58,7 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   bool json = false;
   bool check_determinism = false;
+  bool print_config = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::optional<double> time_s;  // wall seconds at most
 };
@@ -175,11 +182,15 @@ int run(const RunOptions& o) {
   if (o.trials) s.trials = *o.trials;
   if (o.seed) s.seed = *o.seed;
   locksim::narrow_strategies(s, o.strategies);
+  if (o.print_config) {
+    fmt::print("{}\n", locksim::effective_config(s).dump(2));
+    return 0;
+  }
   if (!o.json) {
     fmt::print("scenario: {} ({})\n{}\n", s.name, s.file, s.description);
     fmt::print("seed: {}; trials per strategy: {} (seeds {}..{}); scenario hash {:016x}\n", s.seed, s.trials, s.seed,
                s.seed + static_cast<std::uint64_t>(s.trials) - 1, s.hash);
-    fmt::print("configuration: {}\n\n", s.resolved);
+    fmt::print("configuration, every value in effect (--print-config shows it alone):\n{}\n\n", locksim::effective_config(s).dump());
   }
   locksim::reports::RunResults results;
   {
@@ -216,7 +227,8 @@ int run(const RunOptions& o) {
   }
   int failed = 0;
   for (const auto& e : results.expectations) {
-    if (e.holds) continue;
+    if (e.skipped && !o.json) fmt::print("expectation skipped, its strategy was not run: {}\n", e.text);
+    if (e.holds || e.skipped) continue;
     ++failed;
     fmt::print(stderr, "expectation not met: {} (measured {})\n", e.text,
                e.measured_at_all ? fmt::format("{:g}", e.measured) : std::string("nothing"));
@@ -335,6 +347,8 @@ int dispatch(int argc, char** argv) {
   demo_cmd->add_option("--workers", demo.workers, "server worker threads")->check(CLI::Range(1, 10'000));
 
   auto* list_cmd = app.add_subcommand("list", "list the strategies and the scenario catalogue");
+  bool list_metrics = false;
+  list_cmd->add_flag("--metrics", list_metrics, "print every metric, its kind, unit and meaning (docs/metrics.md)");
   RunOptions run_options;
   auto* run_cmd = app.add_subcommand("run", "run a scenario: every strategy it names, many trials, a comparison table");
   run_cmd->add_option("scenario", run_options.scenario, "a scenario file, or a name from scenarios/")->required();
@@ -343,6 +357,8 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)")->check(seed_number());
   run_cmd->add_option("--set", run_options.sets, "override a scenario value: path=value, e.g. clients.count=50");
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
+  run_cmd->add_flag("--print-config", run_options.print_config,
+                    "print the scenario with every value in effect, defaults included, and exit");
   run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");
   run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
       ->check(CLI::Range(1, 1024));
@@ -397,7 +413,7 @@ int dispatch(int argc, char** argv) {
   }
 
   limit_memory();
-  if (*list_cmd) return list();
+  if (*list_cmd) return list(list_metrics);
   if (*run_cmd) return run(run_options);
   if (*sweep_cmd) return sweep(sweep_options);
   if (*explore_cmd) return explore(explore_options);

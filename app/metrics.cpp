@@ -1,31 +1,87 @@
 #include "app/metrics.hpp"
 
-#include <array>
-#include <string_view>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 namespace locksim {
 
-bool is_metric(const std::string& name) {
-  static constexpr std::array<std::string_view, 26> names = {
-      "duplicate_rows",        "duplicated_keys",       "overlapping_holders", "overlap_ms",
-      "lease_expiry_violations", "stale_writes_accepted", "stale_writes_rejected", "wrong_unlocks",
-      "stuck_locks",           "lost_updates",          "duplicate_executions", "dropped_requests",
-      "unfinished_runs",       "latency_ms.p50",        "latency_ms.p90",      "latency_ms.p99",
-      "latency_ms.p99.9",      "latency_ms.max",        "db_ops_per_op",       "redis_ops_per_op",
-      "operations",            "deadlocks",             "lock_wakeups",        "double_enqueues",
-      "tasks_not_executed",    "orphaned_remote_records"};
-  for (auto n : names)
-    if (name == n) return true;
-  return name.starts_with("errors.") && name.size() > 7;
+using models::checkers::Aggregate;
+using models::checkers::MetricKind;
+
+namespace {
+// What the runner computes itself, over the operations of a whole run.
+std::vector<MetricInfo> runner_metrics() {
+  std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations", .meaning = "logical operations the clients (or the batch scheduler) ran"}};
+  for (const char* p : {"p50", "p90", "p99", "p99.9"})
+    out.push_back({.name = fmt::format("latency_ms.{}", p), .kind = MetricKind::duration, .unit = "ms",
+                   .meaning = fmt::format("latency of a logical operation, first attempt to last answer: the {}th percentile",
+                                          std::string(p).substr(1)),
+                   .aggregate = Aggregate::over_run});
+  out.push_back({.name = "latency_ms.max", .kind = MetricKind::duration, .unit = "ms",
+                 .meaning = "latency of the slowest logical operation", .aggregate = Aggregate::over_run});
+  out.push_back({.name = "db_ops_per_op", .kind = MetricKind::ratio, .unit = "statements",
+                 .meaning = "database statements per logical operation", .aggregate = Aggregate::over_run});
+  out.push_back({.name = "redis_ops_per_op", .kind = MetricKind::ratio, .unit = "commands",
+                 .meaning = "Redis commands per logical operation", .aggregate = Aggregate::over_run});
+  return out;
 }
 
-std::string error_name(models::ErrorKind kind) {
-  switch (kind) {
-    case models::ErrorKind::duplicate_key: return "1062";
-    case models::ErrorKind::deadlock: return "1213";
-    case models::ErrorKind::lock_wait_timeout: return "1205";
-    default: return models::to_string(kind);
+bool is_family(const MetricInfo& m) { return m.name.ends_with(".<kind>"); }
+std::string family_prefix(const MetricInfo& m) { return m.name.substr(0, m.name.size() - 6); }  // "errors."
+}  // namespace
+
+const std::vector<MetricInfo>& metrics() {
+  static const std::vector<MetricInfo> all = [] {
+    std::vector<MetricInfo> out;
+    for (const auto* checker : models::checkers::registry())
+      for (auto& m : checker->metrics()) out.push_back(std::move(m));
+    for (auto& m : runner_metrics()) out.push_back(std::move(m));
+    return out;
+  }();
+  return all;
+}
+
+const MetricInfo* metric_info(const std::string& name) {
+  for (const auto& m : metrics()) {
+    if (m.name == name) return &m;
+    if (is_family(m) && name.size() > family_prefix(m).size() && name.starts_with(family_prefix(m))) return &m;
   }
+  return nullptr;
+}
+
+std::vector<std::string> findings() {
+  std::vector<std::string> out;
+  for (const auto& m : metrics())
+    if (m.finding) out.push_back(m.name);
+  return out;
+}
+
+bool fires(const std::string& name, double value) {
+  const MetricInfo* m = metric_info(name);
+  return m != nullptr && m->finding && value > m->fires_above;
+}
+
+std::string metrics_markdown() {
+  std::string md =
+      "# Metrics\n\n"
+      "Every metric locksim measures, as results.json, `expect`, `--property` and `--metric` name it. This page is\n"
+      "generated from the checkers' declarations (`locksim list --metrics`); a test fails when it disagrees with the\n"
+      "code.\n\n"
+      "- **count** metrics are summed over a run's trials; a report also gives the share of trials in which one fired.\n"
+      "- A **finding** is something that should not happen: `explore --property NAME` searches for a trial where it\n"
+      "  fires, and the report's violations plot shows it.\n"
+      "- **max** metrics give the largest value of any trial; **over the run** ones are computed once over every\n"
+      "  operation of the run.\n\n"
+      "| metric | kind | unit | finding | over trials | meaning |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const auto& m : metrics()) {
+    const char* aggregate = m.aggregate == Aggregate::sum ? "sum" : m.aggregate == Aggregate::max ? "max" : "over the run";
+    const std::string finding = !m.finding ? "" : m.fires_above == 0 ? "above 0" : fmt::format("above {:g}", m.fires_above);
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", m.name, models::checkers::to_string(m.kind), m.unit, finding,
+                      aggregate, m.meaning);
+  }
+  return md;
 }
 
 std::optional<models::ErrorKind> error_kind(const std::string& name) {

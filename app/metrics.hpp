@@ -1,19 +1,35 @@
 #pragma once
-// Metric names: the same in scenario `expect` blocks, results.json and --json output.
+// The metric registry: every metric the tool measures, with its kind, unit and meaning. The
+// checkers declare theirs (models/checkers/); the runner adds the figures it computes over a
+// run's operations (latency percentiles, statements per operation). Results, the report's
+// notes, `expect`, `--property`, `--metric` and docs/metrics.md all read this one list.
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/app/request.hpp"
+#include "models/checkers/checker.hpp"
 
 namespace locksim {
 
-/// Whether `name` is a metric this tool knows (measured or not in a given scenario).
-bool is_metric(const std::string& name);
+using models::checkers::MetricInfo;
 
-/// How an error kind is named in metrics (`errors.<name>`) and in `retry_on`: MySQL errors
-/// by number (1062, 1213, 1205), the others by their kind (timeout, lock_busy, ...).
-std::string error_name(models::ErrorKind kind);
+/// Every metric, in the order tables list them.
+const std::vector<MetricInfo>& metrics();
+/// The metric called `name` (a family's member, errors.1062 say, gives the family's entry),
+/// or null.
+const MetricInfo* metric_info(const std::string& name);
+/// Whether `name` is a metric this tool knows (measured or not in a given scenario).
+inline bool is_metric(const std::string& name) { return metric_info(name) != nullptr; }
+/// The findings (what should not happen), in registry order: the properties a search looks for.
+std::vector<std::string> findings();
+/// Whether a trial's value of metric `name` is a finding that fired.
+bool fires(const std::string& name, double value);
+/// docs/metrics.md: the registry as a Markdown page.
+std::string metrics_markdown();
+
+using models::checkers::error_name;
 /// The error kind a name stands for, if any.
 std::optional<models::ErrorKind> error_kind(const std::string& name);
 

@@ -11,17 +11,11 @@
 #include <optional>
 #include <set>
 
+#include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
 #include "app/ordered_work.hpp"
-#include "models/checkers/duplicates.hpp"
-#include "models/db/server.hpp"
-#include "models/faults/clock_faults.hpp"
-#include "models/faults/gc_pauses.hpp"
-#include "models/faults/partitions.hpp"
-#include "models/faults/schedule.hpp"
-#include "models/redis/client.hpp"
-#include "models/redis/sentinel.hpp"
-#include "models/world.hpp"
+#include "models/checkers/checker.hpp"
+#include "models/deployment.hpp"
 
 namespace locksim {
 
@@ -29,86 +23,34 @@ namespace strategies = models::strategies;
 
 namespace {
 
-// The world needs its handler before the strategy (which needs the world) exists.
-struct Forward : models::Handler {
-  models::Handler* to = nullptr;
-  models::Response handle(const models::Request& r, models::Worker& w) override { return to->handle(r, w); }
-};
+double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
-// A node the scenario names, or none if this strategy's world lacks it.
-models::Node* find_node(const std::map<std::string, models::Node*>& nodes, const std::string& name) {
-  auto it = nodes.find(name);
-  return it == nodes.end() ? nullptr : it->second;
+// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
+sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
+                                sim::Chooser chooser) {
+  sim::EngineConfig ec;
+  ec.seed = seed;
+  ec.trace = kept == TraceKept::timeline ? sim::TraceMode::full  // keeps the events, same hash
+             : kept == TraceKept::none   ? sim::TraceMode::off
+                                         : sim::TraceMode::hash;
+  ec.time_budget = s.time_budget;
+  ec.event_budget = s.event_budget;
+  ec.tie_break = std::move(tie_break);
+  ec.chooser = std::move(chooser);
+  return ec;
 }
 
-void inject_faults(sim::Engine& engine, models::Network& network, const std::vector<models::Node*>& app_nodes,
-                   const Faults& faults, const std::map<std::string, models::Node*>& nodes,
-                   const std::vector<std::unique_ptr<models::redis::Server>>& redis) {
-  if (faults.gc_pauses) {
-    if (faults.gc_nodes.empty()) {
-      for (models::Node* app : app_nodes) models::inject_gc_pauses(*app, *faults.gc_pauses);
-    }
-    for (const auto& name : faults.gc_nodes)
-      if (models::Node* n = find_node(nodes, name)) models::inject_gc_pauses(*n, *faults.gc_pauses);
-  }
-  for (const auto& p : faults.pauses)
-    if (models::Node* n = find_node(nodes, p.node))
-      models::inject_at(engine, "faults.pause." + p.node, p.at, [n, length = p.length] { n->pause(length); });
-  for (const auto& c : faults.crashes) {
-    models::Node* n = find_node(nodes, c.node);
-    if (n == nullptr) continue;
-    models::redis::Server* server = nullptr;
-    for (const auto& r : redis)
-      if (&r->node() == n) server = r.get();
-    models::inject_at(engine, "faults.crash." + c.node, c.at, [n, server, c] {
-      if (!n->is_up()) return;
-      if (c.process_only && server != nullptr) server->kill_process();
-      else n->crash();
-      sim::sleep_for(c.downtime);
-      n->restart();
-    });
-  }
-  std::vector<models::PartitionWindow> windows;
-  for (const auto& p : faults.partitions) {
-    models::PartitionWindow w{.at = p.at, .length = p.length, .mode = p.mode};
-    for (const auto& name : p.side_a)
-      if (models::Node* n = find_node(nodes, name)) w.side_a.push_back(n->id());
-    for (const auto& name : p.side_b)
-      if (models::Node* n = find_node(nodes, name)) w.side_b.push_back(n->id());
-    if (!w.side_a.empty() && !w.side_b.empty()) windows.push_back(std::move(w));
-  }
-  if (!windows.empty()) models::inject_partitions(network, std::move(windows));
-  std::map<std::string, std::vector<models::ClockFault>> clock;
-  for (const auto& c : faults.clock_steps)
-    if (find_node(nodes, c.node) != nullptr) clock[c.node].push_back({.at = c.at, .step = c.step});
-  for (auto& [name, list] : clock) models::inject_clock_faults(*nodes.at(name), std::move(list));
+void inject_faults(const Scenario& s, const models::FaultSurface& surface) {
+  for (const FaultSetup& f : s.faults) f.faults->inject(surface);
 }
 
+// What the checkers found, as a trial's outcome.
+void take_findings(models::checkers::Findings&& f, TrialOutcome& out) {
+  out.counts = std::move(f.values);
+  out.examples = std::move(f.examples);
+}
 
 }  // namespace
-
-models::db::ServerConfig database_config(const Scenario& s) {
-  return {.database = {.lock_wait_timeout = s.database.lock_wait_timeout},
-          .isolation = s.database.isolation,
-          .read_service = s.database.read,
-          .write_service = s.database.write,
-          .commit_service = s.database.commit};
-}
-
-// A connection pool on each app node.
-struct DatabasePools {
-  DatabasePools(models::Network& net, const std::vector<models::Node*>& apps, models::db::Server& server, const Scenario& s) {
-    for (models::Node* app : apps) {
-      owned.push_back(std::make_unique<models::db::Pool>(
-          net, *app, server, models::db::PoolConfig{.size = s.database.pool_size, .statement_timeout = s.database.statement_timeout}));
-      pointers.push_back(owned.back().get());
-    }
-  }
-  std::vector<std::unique_ptr<models::db::Pool>> owned;
-  std::vector<models::db::Pool*> pointers;
-};
-
-double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
 // The picture of one trial: holds as the holders believed them, pauses and crashes from the
 // trace, and the inserts of duplicated keys.
@@ -143,224 +85,70 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
 }
 
 namespace {
-// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
-sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
-                                sim::Chooser chooser) {
-  sim::EngineConfig ec;
-  ec.seed = seed;
-  ec.trace = kept == TraceKept::timeline ? sim::TraceMode::full  // keeps the events, same hash
-             : kept == TraceKept::none   ? sim::TraceMode::off
-                                         : sim::TraceMode::hash;
-  ec.time_budget = s.time_budget;
-  ec.event_budget = s.event_budget;
-  ec.tie_break = std::move(tie_break);
-  ec.chooser = std::move(chooser);
-  return ec;
-}
-}  // namespace
 
-// The batch scheduler's world: schedulers and consumers on the app nodes, the task table,
-// a queue broker; no clients.
+// The batch scheduler's trial: no clients, no locks to draw.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
-                             std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break, sim::Chooser chooser) {
-  sim::Engine engine(engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)));
-  models::Network network(engine, s.internal_link);
-  std::deque<models::Node> node_storage;
-  std::map<std::string, models::Node*> nodes;
-  auto add = [&](const std::string& name) -> models::Node& {
-    models::Node& n = node_storage.emplace_back(engine, models::NodeConfig{name, {}});
-    nodes[name] = &n;
-    return n;
-  };
-  std::vector<models::Node*> apps;
-  for (int i = 1; i <= s.app_servers; ++i) apps.push_back(&add(fmt::format(FMT_COMPILE("app-{}"), i)));
-  models::Node& db_node = add("db-1");
-  models::Node& mq_node = add("mq-1");
-  models::db::Server database(network, db_node, database_config(s));
-  database.create_table(models::batch::tasks_table());
-  DatabasePools pools(network, apps, database, s);
-  models::batch::Queue queue(network, mq_node, apps);
-  models::batch::Workload workload(entry.batch(choice.params), s.batch, apps, pools.pointers, queue);
-  workload.start();
-  inject_faults(engine, network, apps, s.faults, nodes, {});
-  const sim::RunResult run = engine.run();
-  engine.shutdown();
+                             sim::EngineConfig engine) {
+  models::BatchDeployment deployment(std::move(engine), s.deployment, entry.batch(choice.params), s.batch);
+  deployment.start();
+  inject_faults(s, deployment.fault_surface());
+  const sim::RunResult run = deployment.run();
+  deployment.engine().shutdown();
 
+  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(), .database = &deployment.database()};
+  trial.batch = &deployment.findings();
+  for (const auto& row : deployment.database().committed_rows(models::batch::kTasks)) trial.task_ids.push_back(row.row.id);
   TrialOutcome out;
+  take_findings(models::checkers::check_all(trial), out);
   out.events = run.events;
   out.trace_hash = run.trace_hash;
-  const auto& f = workload.findings();
-  out.counts["unfinished_runs"] = run.ok() ? 0 : 1;
-  out.counts["duplicate_executions"] = static_cast<double>(f.duplicate_executions());
-  out.counts["double_enqueues"] = static_cast<double>(f.double_enqueues());
-  std::vector<std::int64_t> task_ids;
-  for (const auto& row : database.database().committed_rows(models::batch::kTasks)) task_ids.push_back(row.row.id);
-  out.counts["tasks_not_executed"] = static_cast<double>(f.not_executed(task_ids));
-  out.counts["deadlocks"] = static_cast<double>(database.database().stats().deadlocks);
   out.operations = static_cast<std::uint64_t>(s.batch.tasks);
   out.counts["operations"] = static_cast<double>(out.operations);
-  out.db_statements = database.database().stats().statements;
+  out.db_statements = deployment.database().stats().statements;
   return out;
 }
-
-namespace {
 
 TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                            sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
-  if (entry.batch) return run_batch_trial(s, entry, choice, seed, kept == TraceKept::none ? kept : TraceKept::hash,
-                                         std::move(tie_break), std::move(chooser));  // (no timeline: no locks to draw)
-  Forward forward;
-  models::WorldConfig wc;
-  wc.engine = engine_config(s, seed, kept, std::move(tie_break), std::move(chooser));
-  const bool with_timeline = kept == TraceKept::timeline;
-  wc.app_servers = s.app_servers;
-  wc.server = s.server;
-  wc.balance = s.balance;
-  wc.client_link = s.client_link;
-  wc.internal_link = s.internal_link;
-  wc.clients = s.clients;
-  models::World world(std::move(wc), forward);
-
-  models::Node& db_node = world.add_node({"db-1", {}});
-  models::db::Server database(world.network(), db_node, database_config(s));
-  database.create_table(strategies::accounts_table(entry.info.needs.key_index));
-  for (const auto& table : entry.info.needs.tables) database.create_table(table);
-  std::vector<models::AppServer*> servers;
-  std::vector<models::Node*> app_nodes;
-  for (int i = 0; i < s.app_servers; ++i) {
-    servers.push_back(&world.server(static_cast<std::size_t>(i)));
-    app_nodes.push_back(&servers.back()->node());
-  }
-  DatabasePools pools(world.network(), app_nodes, database, s);
-  std::map<std::string, models::Node*> nodes{{"clients", &world.client_node()}, {"db-1", &db_node}};
-  for (auto* app : servers) nodes[app->node().name()] = &app->node();
-
-  strategies::Services services{.servers = servers, .pools = pools.pointers, .network = &world.network()};
-  std::vector<std::unique_ptr<models::redis::Server>> redis_servers;
-  std::unique_ptr<models::redis::Server> replica;
-  std::unique_ptr<models::redis::Sentinel> sentinel;
-  std::vector<std::unique_ptr<models::redis::Client>> redis_clients;
-  if (entry.info.needs.redis) {
-    const models::redis::ServerConfig rc{.persistence = s.redis.persistence, .replication_lag = s.redis.replication_lag};
-    const int instances = s.redis.instances.value_or(entry.info.needs.redis_instances);
-    for (int i = 1; i <= instances; ++i) {
-      models::Node& node = world.add_node({fmt::format(FMT_COMPILE("redis-{}"), i), {}});
-      nodes[node.name()] = &node;
-      redis_servers.push_back(std::make_unique<models::redis::Server>(world.network(), node, rc));
-      redis_servers.back()->start();
-      services.redis_nodes.push_back(redis_servers.back().get());
-    }
-    if (s.redis.failover) {
-      models::Node& replica_node = world.add_node({"redis-1-replica", {}});
-      models::Node& sentinel_node = world.add_node({"sentinel", {}});
-      nodes[replica_node.name()] = &replica_node;
-      nodes[sentinel_node.name()] = &sentinel_node;
-      replica = std::make_unique<models::redis::Server>(world.network(), replica_node, rc);
-      replica->start();
-      sentinel = std::make_unique<models::redis::Sentinel>(
-          world.network(), sentinel_node, std::vector<models::redis::Server*>{redis_servers.front().get(), replica.get()},
-          models::redis::SentinelConfig{.down_after = s.redis.down_after});
-      sentinel->start();
-      services.sentinel = sentinel.get();
-    }
-    for (auto* app : servers) {
-      redis_clients.push_back(sentinel ? std::make_unique<models::redis::Client>(world.network(), app->node(), *sentinel,
-                                                                                 s.redis.client_timeout)
-                                       : std::make_unique<models::redis::Client>(world.network(), app->node(),
-                                                                                 *redis_servers.front(), s.redis.client_timeout));
-      services.redis.push_back(redis_clients.back().get());
-    }
-  }
-  std::unique_ptr<models::zk::Server> zookeeper;
-  if (entry.info.needs.zookeeper) {
-    models::Node& node = world.add_node({"zk-1", {}});
-    nodes[node.name()] = &node;
-    zookeeper = std::make_unique<models::zk::Server>(world.network(), node, models::zk::ServerConfig{.tick_time = s.coordination.zk_tick});
-    zookeeper->start();
-    services.zookeeper = zookeeper.get();
-    services.zookeeper_client.session_timeout = s.coordination.zk_session_timeout;
-  }
-  std::unique_ptr<models::etcd::Server> etcd;
-  if (entry.info.needs.etcd) {
-    models::Node& node = world.add_node({"etcd-1", {}});
-    nodes[node.name()] = &node;
-    etcd = std::make_unique<models::etcd::Server>(world.network(), node);
-    etcd->start();
-    services.etcd = etcd.get();
-    services.etcd_session_ttl = s.coordination.etcd_session_ttl;
-  }
-  std::unique_ptr<models::RemoteService> remote;
-  if (entry.info.needs.remote) {
-    models::Node& node = world.add_node({"remote-1", {}});
-    nodes[node.name()] = &node;
-    remote = std::make_unique<models::RemoteService>(world.network(), node, models::RemoteServiceConfig{.service = s.remote_service});
-    services.remote = remote.get();
-  }
-  strategies::Env env(std::move(services), s.app_work);
+  if (entry.batch)
+    return run_batch_trial(s, entry, choice,
+                           engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
+                                         std::move(chooser)));
+  models::Deployment deployment(engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)), s.deployment,
+                                entry.info.needs);
+  strategies::Env env(deployment.services(), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
-  forward.to = strategy.get();
-  inject_faults(world.engine(), world.network(), app_nodes, s.faults, nodes, redis_servers);
+  deployment.serve(*strategy);
+  inject_faults(s, deployment.fault_surface());
+  deployment.start();
+  const sim::RunResult run = deployment.run();
+  deployment.engine().shutdown();  // before the strategy the processes use goes
 
-  world.start();
-  const sim::RunResult run = world.run();
-  world.engine().shutdown();  // before the models the processes use go
-
+  const std::vector<models::db::RowRecord> accounts = deployment.database().committed_rows(strategies::kAccounts);
+  const auto& operations = deployment.world().clients().records();
+  models::checkers::Trial trial{.end = deployment.engine().now(),
+                                .finished = run.ok(),
+                                .database = &deployment.database(),
+                                .accounts = &accounts,
+                                .operations = &operations,
+                                .locks = &env.locks(),
+                                .redis = deployment.redis_instances(),
+                                .remote = deployment.remote(),
+                                .dropped_requests = env.dropped(),
+                                .lock_wakeups = env.lock_wakeups()};
+  for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
+    if (table.name == strategies::kLocks) trial.lock_rows += deployment.database().committed_rows(table.name).size();
   TrialOutcome out;
+  take_findings(models::checkers::check_all(trial), out);
   out.events = run.events;
   out.trace_hash = run.trace_hash;
-  out.counts["unfinished_runs"] = run.ok() ? 0 : 1;
-  const auto duplicates = models::checkers::find_duplicates(database.database().committed_rows(strategies::kAccounts), "open_id");
-  out.counts["duplicate_rows"] = static_cast<double>(duplicates.duplicate_rows);
-  out.counts["duplicated_keys"] = static_cast<double>(duplicates.duplicated_keys);
-  out.examples = duplicates.examples;
-  out.counts["deadlocks"] = static_cast<double>(database.database().stats().deadlocks);
-  out.counts["dropped_requests"] = static_cast<double>(env.dropped());
-  const models::checkers::LockFindings locks = env.locks().findings(world.engine().now());
-  out.counts["overlapping_holders"] = static_cast<double>(locks.overlapping_holders);
-  out.counts["overlap_ms"] = locks.overlap_ms;
-  out.counts["lease_expiry_violations"] = static_cast<double>(locks.lease_expiry_violations);
-  out.counts["stale_writes_accepted"] = static_cast<double>(locks.stale_writes_accepted);
-  out.counts["stale_writes_rejected"] = static_cast<double>(locks.stale_writes_rejected);
-  out.counts["wrong_unlocks"] = static_cast<double>(locks.wrong_unlocks);
-  out.counts["stuck_locks"] = static_cast<double>(env.stuck_locks());
-  for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
-    if (table.name == strategies::kLocks) out.counts["stuck_locks"] += static_cast<double>(database.database().committed_rows(table.name).size());
-  out.counts["lock_wakeups"] = static_cast<double>(env.lock_wakeups());
-  if (remote) {  // the other service's records for accounts that do not exist
-    std::set<std::int64_t> ids;
-    for (const auto& row : database.database().committed_rows(strategies::kAccounts)) ids.insert(row.row.id);
-    double orphans = 0;
-    for (std::int64_t id : remote->records()) orphans += ids.count(id) ? 0 : 1;
-    out.counts["orphaned_remote_records"] = orphans;
-  }
-  // Lost updates: a key whose final device came from an operation that was already
-  // acknowledged when another binding of the key, acknowledged too, began: that later
-  // binding was dropped. (Bindings that overlapped in time may end in either order.)
-  std::map<std::string, std::string> final_device;  // the latest row of each key
-  for (const auto& row : database.database().committed_rows(strategies::kAccounts))
-    final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));
-  std::map<std::string, const models::OperationRecord*> by_device;
-  for (const auto& op : world.clients().records()) by_device[strategies::device_of(op.operation)] = &op;
-  std::set<std::string> lost_keys;
-  for (const auto& op : world.clients().records()) {
-    if (op.outcome != models::Outcome::ok) continue;
-    auto fin = final_device.find(strategies::open_id_of(op.key));
-    if (fin == final_device.end()) continue;
-    auto writer = by_device.find(fin->second);
-    if (writer != by_device.end() && op.start > writer->second->end) lost_keys.insert(fin->first);
-  }
-  const auto lost = static_cast<double>(lost_keys.size());
-  out.counts["lost_updates"] = lost;
-  for (const auto& op : world.clients().records()) {
-    ++out.operations;
-    out.latency.add(std::chrono::duration<double, std::milli>(op.latency()).count());
-    if (op.outcome != models::Outcome::ok) out.counts["errors." + error_name(op.last_error)] += 1;
-  }
+  for (const auto& op : operations) out.latency.add(std::chrono::duration<double, std::milli>(op.latency()).count());
+  out.operations = operations.size();
   out.counts["operations"] = static_cast<double>(out.operations);
-  out.db_statements = database.database().stats().statements;
+  out.db_statements = deployment.database().stats().statements;
   out.redis_commands = env.redis_commands();
-  if (with_timeline) out.timeline = timeline(world.engine(), env.locks(), database.database().committed_rows(strategies::kAccounts), seed);
+  if (kept == TraceKept::timeline) out.timeline = timeline(deployment.engine(), env.locks(), accounts, seed);
   return out;
 }
 
@@ -393,6 +181,15 @@ namespace {
 struct StrategyFold {
   reports::StrategyResult result;
   std::uint64_t statements = 0, commands = 0;
+  std::map<std::string, double> sums;                   // of each metric over the trials
+  std::map<std::string, const MetricInfo*> infos;       // the registry's entries, looked up once
+
+  const MetricInfo& metric(const std::string& name) {
+    const MetricInfo*& info = infos[name];
+    if (info == nullptr) info = metric_info(name);
+    if (info == nullptr) throw std::logic_error("a checker counted " + name + ", which the metric registry lacks");
+    return *info;
+  }
 
   void add(std::uint64_t trial, std::uint64_t seed, TrialOutcome&& o, double wall_s) {
     reports::StrategyResult& r = result;
@@ -403,8 +200,10 @@ struct StrategyFold {
     r.trace_hash = (r.trace_hash ^ o.trace_hash) * 0x100000001b3ull;
     for (const auto& [name, v] : o.counts) {  // a metric a trial lacks is 0 in it: it adds nothing
       reports::Metric& m = r.counts[name];
-      m.total += v;
-      m.fired += v > 0 ? 1 : 0;
+      const MetricInfo& info = metric(name);
+      m.total = info.aggregate == models::checkers::Aggregate::max ? std::max(m.total, v) : m.total + v;
+      m.fired += v > info.fires_above ? 1 : 0;
+      sums[name] += v;
     }
     r.latency.merge(o.latency);
     r.operations += o.operations;
@@ -421,7 +220,7 @@ struct StrategyFold {
   reports::StrategyResult finish() && {
     reports::StrategyResult& r = result;
     for (auto& [name, m] : r.counts) {
-      m.mean = m.total / static_cast<double>(r.trials);
+      m.mean = sums[name] / static_cast<double>(r.trials);
       m.share = reports::wilson(m.fired, r.trials);
     }
     if (r.latency.count() > 0) {  // the batch workload has no client operations to time
@@ -482,7 +281,9 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
   results.scenario_hash = s.hash;
   results.seed = s.seed;
   results.trials = static_cast<std::uint64_t>(s.trials);
-  results.configuration = s.resolved;
+  results.configuration = effective_config(s).dump();
+  for (const MetricInfo& m : metrics())
+    results.metrics.push_back({m.name, m.unit, m.meaning, m.finding, m.aggregate != models::checkers::Aggregate::over_run});
 
   // Item i of the queue is trial i / strategies of strategy i % strategies.
   const std::size_t strategies = s.strategies.size(), items = strategies * static_cast<std::size_t>(s.trials);
@@ -521,10 +322,11 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
   for (StrategyFold& f : folds) results.strategies.push_back(std::move(f).finish());
 
   for (const Expectation& e : s.expect) {
-    const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == e.strategy; });
-    if (!ran) continue;  // narrowed with --strategy: nothing to judge
     reports::ExpectationResult er{e.text()};
-    if (results.value(e.strategy, e.metric, er.measured)) {
+    const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == e.strategy; });
+    if (!ran) {
+      er.skipped = true;  // narrowed with --strategy: nothing to judge
+    } else if (results.value(e.strategy, e.metric, er.measured)) {
       er.holds = e.holds(er.measured);
     } else {
       er.measured_at_all = false;  // the metric is not measured in this scenario

@@ -10,135 +10,34 @@
 #include <set>
 #include <sstream>
 
+#include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
+#include "app/reader.hpp"
 
 namespace locksim {
 
-using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
 
-// Reads one JSON object, knowing where it is, so every complaint names the file and path.
-class Reader {
- public:
-  Reader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const std::string& expected, const std::string& key = "") const {
-    throw InputError(fmt::format("{}: {}: expected {}", shown(file_), shown(where(key)), expected));
-  }
-  std::string where(const std::string& key = "") const {
-    const std::string p = key.empty() ? path_ : path_ + "/" + key;
-    return p.empty() ? "/" : p;
-  }
-
-  /// Fails on any key not in `known`.
-  void only(std::initializer_list<const char*> known) const {
-    if (!j_.is_object()) fail("an object");
-    for (const auto& [key, value] : j_.items()) {
-      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
-        std::string list;
-        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail("one of the keys " + list + " (unknown key)", key);
-      }
-    }
-  }
-  bool has(const std::string& key) const { return j_.contains(key); }
-  Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key)); }
-  const json& raw() const { return j_; }
-  const std::string& file() const { return file_; }
-
-  std::string string(const std::string& key, std::string fallback) const {
-    if (!has(key)) return fallback;
-    if (!j_.at(key).is_string()) fail("a string", key);
-    return j_.at(key).get<std::string>();
-  }
-  std::string choice(const std::string& key, std::string fallback, std::initializer_list<const char*> allowed) const {
-    std::string v = string(key, fallback);
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; })) {
-      std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      fail("one of " + list + ", got " + quote_value(v), key);
-    }
-    return v;
-  }
-  double number(const std::string& key, double fallback, double min, double max) const {
-    if (!has(key)) return fallback;
-    if (!j_.at(key).is_number()) fail("a number", key);
-    const double v = j_.at(key).get<double>();
-    if (!(v >= min && v <= max)) fail(fmt::format("a number from {} to {}, got {}", min, max, v), key);
-    return v;
-  }
-  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) const {
-    if (!has(key)) return fallback;
-    if (!j_.at(key).is_number_integer()) fail("an integer", key);
-    const auto v = j_.at(key).get<std::int64_t>();
-    if (v < min || v > max) fail(fmt::format("an integer from {} to {}, got {}", min, max, v), key);
-    return v;
-  }
-  sim::Duration millis(const std::string& key, sim::Duration fallback, double min_ms = 0, double max_ms = limits::max_ms) const {
-    if (!has(key)) return fallback;
-    return from_ms(number(key, 0, min_ms, max_ms));
-  }
-  /// Callers check the range first: every duration is within +-limits::max_ms.
-  static sim::Duration from_ms(double ms) {
-    return sim::Duration{static_cast<std::int64_t>(std::llround(ms * 1e6))};
-  }
-  /// A duration in ms from a JSON value, within [0, limits::max_ms].
-  static bool is_ms(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= limits::max_ms; }
-
-  /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [mean, stddev]}
-  /// | {"lognormal_ms": {"median": 40, "sigma": 0.6}} | {"pareto_ms": {"scale": 10, "shape": 1.5}}
-  /// | {"one_of_ms": [0.1, 5]}: each draw one of the values, equally likely; `explore --mode
-  /// dfs` tries each (the first is the default it deviates from).
-  sim::Distribution distribution(const std::string& key, sim::Distribution fallback) const {
-    if (!has(key)) return fallback;
-    const Reader d = child(key);
-    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms", "one_of_ms"});
-    if (d.raw().size() != 1)
-      d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms, one_of_ms");
-    // Two durations in ms; `ordered`: the first no larger than the second.
-    auto pair = [&](const char* k, bool ordered, const char* expected) {
-      const json& v = d.raw().at(k);
-      if (!v.is_array() || v.size() != 2 || !is_ms(v[0]) || !is_ms(v[1]) || (ordered && v[1].get<double>() < v[0].get<double>()))
-        d.fail(fmt::format("{}, each from 0 to {} ms", expected, limits::max_ms), k);
-      return std::pair{v[0].get<double>(), v[1].get<double>()};
-    };
-    if (d.has("fixed_ms")) return sim::fixed(from_ms(d.number("fixed_ms", 0, 0, limits::max_ms)));
-    if (d.has("uniform_ms")) {
-      auto [lo, hi] = pair("uniform_ms", true, "[low, high] with low <= high");
-      return sim::uniform(from_ms(lo), from_ms(hi));
-    }
-    if (d.has("one_of_ms")) {
-      const json& v = d.raw().at("one_of_ms");
-      if (!v.is_array() || v.empty() || v.size() > 16 || !std::all_of(v.begin(), v.end(), is_ms))
-        d.fail(fmt::format("a list of 1 to 16 durations in ms, each from 0 to {}", limits::max_ms), "one_of_ms");
-      std::vector<sim::Duration> values;
-      for (const json& x : v) values.push_back(from_ms(x.get<double>()));
-      return sim::empirical(values);
-    }
-    if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, limits::max_ms)));
-    if (d.has("normal_ms")) {
-      auto [mean, sd] = pair("normal_ms", false, "[mean, standard deviation]");
-      return sim::normal(from_ms(mean), from_ms(sd));
-    }
-    if (d.has("lognormal_ms")) {
-      const Reader l = d.child("lognormal_ms");
-      l.only({"median", "sigma"});
-      if (!l.has("median") || !l.has("sigma")) l.fail("both median and sigma");
-      return sim::lognormal_median(from_ms(l.number("median", 0, 1e-6, limits::max_ms)), l.number("sigma", 0, 0, 10));
-    }
-    const Reader p = d.child("pareto_ms");
-    p.only({"scale", "shape"});
-    if (!p.has("scale") || !p.has("shape")) p.fail("both scale and shape");
-    return sim::pareto(from_ms(p.number("scale", 0, 1e-6, limits::max_ms)), p.number("shape", 0, 0.01, 100));
-  }
-
- private:
-  const json& j_;
-  const std::string& file_;
-  std::string path_;
-};
+// How scenario files name the models' enumerations.
+namespace names {
+const Names<models::Balance> balance = {
+    {"random", models::Balance::random}, {"round_robin", models::Balance::round_robin}, {"sticky", models::Balance::sticky}};
+const Names<models::db::Isolation> isolation = {{"repeatable_read", models::db::Isolation::repeatable_read},
+                                                {"read_committed", models::db::Isolation::read_committed}};
+const Names<models::ArrivalKind> arrival = {{"at_start", models::ArrivalKind::at_start},
+                                            {"fixed", models::ArrivalKind::fixed},
+                                            {"poisson", models::ArrivalKind::poisson},
+                                            {"listed", models::ArrivalKind::listed}};
+const Names<models::Jitter> jitter = {{"none", models::Jitter::none},
+                                      {"full", models::Jitter::full},
+                                      {"equal", models::Jitter::equal},
+                                      {"decorrelated", models::Jitter::decorrelated}};
+const Names<models::redis::Persistence> persistence = {{"none", models::redis::Persistence::none},
+                                                       {"aof_everysec", models::redis::Persistence::aof_everysec},
+                                                       {"aof_always", models::redis::Persistence::aof_always}};
+}  // namespace names
 
 models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
   if (auto kind = locksim::error_kind(name)) return *kind;
@@ -275,6 +174,95 @@ void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
   s.strategies = chosen;
 }
 
+json effective_config(const Scenario& s) {
+  const models::DeploymentConfig& d = s.deployment;
+  json doc = json::object();
+  doc["name"] = s.name;
+  if (!s.description.empty()) doc["description"] = s.description;
+  if (!s.source.empty()) doc["source"] = s.source;
+  if (!s.lesson.empty()) doc["lesson"] = s.lesson;
+  if (s.workload == "batch-scheduler") {
+    const auto& b = s.batch;
+    doc["workload"] = {{"kind", s.workload},
+                       {"tasks", b.tasks},
+                       {"poll_interval_ms", to_ms(b.poll_interval)},
+                       {"poll_jitter", distribution_json(b.poll_jitter)},
+                       {"batch_size", b.batch_size},
+                       {"consumers_per_node", b.consumers_per_node},
+                       {"task_work", distribution_json(b.task_work)},
+                       {"reap_after_ms", to_ms(b.reap_after)},
+                       {"horizon_ms", to_ms(b.horizon)}};
+  } else {
+    doc["workload"] = {{"kind", s.workload}};
+  }
+  doc["topology"] = {{"app_servers", d.app_servers},
+                     {"workers", d.server.workers},
+                     {"accept_queue", d.server.accept_queue},
+                     {"balance", name_of(names::balance, d.balance)},
+                     {"client_latency", distribution_json(d.client_link.latency)},
+                     {"internal_latency", distribution_json(d.internal_link.latency)},
+                     {"app_work", distribution_json(s.app_work)},
+                     {"remote_service", distribution_json(d.remote.service)}};
+  doc["database"] = {{"isolation", name_of(names::isolation, d.database.server.isolation)},
+                     {"pool_size", d.database.pool.size},
+                     {"read", distribution_json(d.database.server.read_service)},
+                     {"write", distribution_json(d.database.server.write_service)},
+                     {"commit", distribution_json(d.database.server.commit_service)},
+                     {"lock_wait_timeout_ms", to_ms(d.database.server.database.lock_wait_timeout)},
+                     {"statement_timeout_ms", to_ms(d.database.pool.statement_timeout)}};
+  const auto& r = d.redis;
+  doc["redis"] = {{"persistence", name_of(names::persistence, r.server.persistence)},
+                  {"failover", r.failover},
+                  {"down_after_ms", to_ms(r.sentinel.down_after)},
+                  {"replication_lag", distribution_json(r.server.replication_lag)},
+                  {"client_timeout_ms", to_ms(r.client_timeout)}};
+  if (r.instances) doc["redis"]["instances"] = *r.instances;  // else as many as the strategy needs
+  doc["zookeeper"] = {{"tick_ms", to_ms(d.coordination.zookeeper.tick_time)},
+                      {"session_timeout_ms", to_ms(d.coordination.zookeeper_client.session_timeout)}};
+  doc["etcd"] = {{"session_ttl_ms", to_ms(d.coordination.etcd_session_ttl)}};
+  const auto& c = d.clients;
+  json arrival = {{"kind", name_of(names::arrival, c.arrival.kind)},
+                  {"start_ms", to_ms(c.arrival.start)},
+                  {"spread_ms", to_ms(c.arrival.spread)},
+                  {"interval_ms", to_ms(c.arrival.interval)}};
+  if (c.arrival.kind == models::ArrivalKind::listed) {
+    arrival["times_ms"] = json::array();
+    for (const auto t : c.arrival.times) arrival["times_ms"].push_back(to_ms(t));
+  }
+  json retry_on = json::array();
+  for (const auto kind : c.retry.retry_on) retry_on.push_back(error_name(kind));
+  doc["clients"] = {{"count", c.clients},
+                    {"operations", c.operations_per_client},
+                    {"keys", c.keys},
+                    {"arrival", arrival},
+                    {"timeout_ms", to_ms(c.retry.attempt_timeout)},
+                    {"max_attempts", c.retry.max_attempts},
+                    {"backoff",
+                     {{"base_ms", to_ms(c.retry.backoff.base)},
+                      {"cap_ms", to_ms(c.retry.backoff.cap)},
+                      {"jitter", name_of(names::jitter, c.retry.backoff.jitter)}}},
+                    {"retry_on", retry_on}};
+  json faults = json::object();
+  for (const auto& f : s.faults) faults[f.kind->key()] = f.faults->effective();
+  doc["faults"] = faults;
+  json strategies = json::array();
+  for (const auto& choice : s.strategies) {
+    json one = {{"name", choice.name}};
+    if (!choice.label.empty()) one["as"] = choice.label;
+    one["params"] = choice.params;
+    strategies.push_back(std::move(one));
+  }
+  doc["strategies"] = strategies;
+  doc["trials"] = s.trials;
+  doc["seed"] = s.seed;
+  doc["time_budget_s"] = std::chrono::duration<double>(s.time_budget).count();
+  doc["event_budget"] = s.event_budget;
+  json expect = json::object();
+  for (const auto& e : s.expect) expect[e.strategy][e.metric] = fmt::format("{} {:g}", e.op, e.value);
+  if (!expect.empty()) doc["expect"] = expect;
+  return doc;
+}
+
 std::string scenario_path(const std::string& name_or_path) {
   check_length("the scenario", name_or_path);
   std::error_code ec;
@@ -320,8 +308,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.source = top.string("source", "");
   s.lesson = top.string("lesson", "");
   s.trials = static_cast<int>(top.integer("trials", s.trials, 1, 10'000'000));
-  s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
-  s.time_budget = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(top.number("time_budget_s", 3600, 1, 1e7)));
+  s.seed = static_cast<std::uint64_t>(top.integer("seed", static_cast<std::int64_t>(s.seed), 0, std::numeric_limits<std::int64_t>::max()));
+  s.time_budget = std::chrono::duration_cast<sim::Duration>(
+      std::chrono::duration<double>(top.number("time_budget_s", std::chrono::duration<double>(s.time_budget).count(), 1, 1e7)));
   s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000));
 
   if (top.has("workload")) {
@@ -340,52 +329,47 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     b.reap_after = w.millis("reap_after_ms", b.reap_after, 0.001);
     b.horizon = w.millis("horizon_ms", b.horizon, 0.001);
   }
+  models::DeploymentConfig& d = s.deployment;
   if (top.has("topology")) {
     const Reader t = top.child("topology");
     t.only({"app_servers", "workers", "accept_queue", "balance", "client_latency", "internal_latency", "app_work",
             "remote_service"});
     s.app_work = t.distribution("app_work", s.app_work);
-    s.remote_service = t.distribution("remote_service", s.remote_service);
-    s.app_servers = static_cast<int>(t.integer("app_servers", s.app_servers, 1, 1000));
-    s.server.workers = static_cast<int>(t.integer("workers", 8, 1, 100'000));
-    s.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", 128, 1, 10'000'000));
-    const std::string balance = t.choice("balance", "round_robin", {"random", "round_robin", "sticky"});
-    s.balance = balance == "random" ? models::Balance::random
-                : balance == "sticky" ? models::Balance::sticky
-                                      : models::Balance::round_robin;
-    s.client_link.latency = t.distribution("client_latency", s.client_link.latency);
-    s.internal_link.latency = t.distribution("internal_latency", s.internal_link.latency);
+    d.remote.service = t.distribution("remote_service", d.remote.service);
+    d.app_servers = static_cast<int>(t.integer("app_servers", d.app_servers, 1, 1000));
+    d.server.workers = static_cast<int>(t.integer("workers", d.server.workers, 1, 100'000));
+    d.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", static_cast<std::int64_t>(d.server.accept_queue), 1, 10'000'000));
+    d.balance = t.pick("balance", d.balance, names::balance);
+    d.client_link.latency = t.distribution("client_latency", d.client_link.latency);
+    d.internal_link.latency = t.distribution("internal_latency", d.internal_link.latency);
   }
   if (top.has("database")) {
-    const Reader d = top.child("database");
-    d.only({"isolation", "pool_size", "read", "write", "commit", "lock_wait_timeout_ms", "statement_timeout_ms"});
-    s.database.isolation = d.choice("isolation", "repeatable_read", {"repeatable_read", "read_committed"}) == "read_committed"
-                               ? models::db::Isolation::read_committed
-                               : models::db::Isolation::repeatable_read;
-    s.database.pool_size = static_cast<std::size_t>(d.integer("pool_size", 10, 1, 100'000));
-    s.database.read = d.distribution("read", s.database.read);
-    s.database.write = d.distribution("write", s.database.write);
-    s.database.commit = d.distribution("commit", s.database.commit);
-    s.database.lock_wait_timeout = d.millis("lock_wait_timeout_ms", s.database.lock_wait_timeout, 1);
-    s.database.statement_timeout = d.millis("statement_timeout_ms", s.database.statement_timeout, 1);
+    const Reader r = top.child("database");
+    r.only({"isolation", "pool_size", "read", "write", "commit", "lock_wait_timeout_ms", "statement_timeout_ms"});
+    auto& db = d.database;
+    db.server.isolation = r.pick("isolation", db.server.isolation, names::isolation);
+    db.pool.size = static_cast<std::size_t>(r.integer("pool_size", static_cast<std::int64_t>(db.pool.size), 1, 100'000));
+    db.server.read_service = r.distribution("read", db.server.read_service);
+    db.server.write_service = r.distribution("write", db.server.write_service);
+    db.server.commit_service = r.distribution("commit", db.server.commit_service);
+    db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout, 1);
+    db.pool.statement_timeout = r.millis("statement_timeout_ms", db.pool.statement_timeout, 1);
   }
   if (top.has("clients")) {
     const Reader c = top.child("clients");
     c.only({"count", "operations", "keys", "arrival", "timeout_ms", "max_attempts", "backoff", "retry_on"});
-    s.clients.clients = static_cast<int>(c.integer("count", 10, 1, limits::max_clients));
-    s.clients.operations_per_client = static_cast<int>(c.integer("operations", 1, 1, limits::max_operations));
-    s.clients.keys = static_cast<std::uint64_t>(c.integer("keys", 0, 0, std::numeric_limits<std::int64_t>::max()));
-    s.clients.retry.attempt_timeout = c.millis("timeout_ms", s.clients.retry.attempt_timeout, 0.001);
-    s.clients.retry.max_attempts = static_cast<int>(c.integer("max_attempts", 3, 1, 1000));
+    auto& clients = d.clients;
+    clients.clients = static_cast<int>(c.integer("count", clients.clients, 1, limits::max_clients));
+    clients.operations_per_client = static_cast<int>(c.integer("operations", clients.operations_per_client, 1, limits::max_operations));
+    clients.keys = static_cast<std::uint64_t>(c.integer("keys", static_cast<std::int64_t>(clients.keys), 0, std::numeric_limits<std::int64_t>::max()));
+    clients.retry.attempt_timeout = c.millis("timeout_ms", clients.retry.attempt_timeout, 0.001);
+    clients.retry.max_attempts = static_cast<int>(c.integer("max_attempts", clients.retry.max_attempts, 1, 1000));
     if (c.has("arrival")) {
       const Reader a = c.child("arrival");
       a.only({"kind", "start_ms", "spread_ms", "interval_ms", "times_ms"});
-      const std::string kind = a.choice("kind", "at_start", {"at_start", "fixed", "poisson", "listed"});
-      s.clients.arrival.kind = kind == "fixed"     ? models::ArrivalKind::fixed
-                               : kind == "poisson" ? models::ArrivalKind::poisson
-                               : kind == "listed"  ? models::ArrivalKind::listed
-                                                   : models::ArrivalKind::at_start;
-      if (kind == "listed") {
+      auto& arrival = clients.arrival;
+      arrival.kind = a.pick("kind", arrival.kind, names::arrival);
+      if (arrival.kind == models::ArrivalKind::listed) {
         // "times_ms": [0, 5600, 9000]: each client's operations at these times, in order.
         const json& times = a.has("times_ms") ? a.raw().at("times_ms") : json();
         if (!times.is_array() || times.empty()) a.fail("a non-empty list of times in ms for a listed arrival", "times_ms");
@@ -394,159 +378,85 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
           if (!Reader::is_ms(times[i]) || times[i].get<double>() < last)
             a.fail(fmt::format("times in ms, from 0 to {} and in order", limits::max_ms), "times_ms/" + std::to_string(i));
           last = times[i].get<double>();
-          s.clients.arrival.times.push_back(Reader::from_ms(last));
+          arrival.times.push_back(Reader::from_ms(last));
         }
-        if (c.has("operations") && s.clients.operations_per_client != static_cast<int>(times.size()))
+        if (c.has("operations") && clients.operations_per_client != static_cast<int>(times.size()))
           c.fail("as many operations as listed arrival times", "operations");
-        s.clients.operations_per_client = static_cast<int>(times.size());
+        clients.operations_per_client = static_cast<int>(times.size());
       } else if (a.has("times_ms")) {
         a.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
       }
-      s.clients.arrival.start = a.millis("start_ms", {});
-      s.clients.arrival.spread = a.millis("spread_ms", {});
-      s.clients.arrival.interval = a.millis("interval_ms", s.clients.arrival.interval, 0.001);
+      arrival.start = a.millis("start_ms", arrival.start);
+      arrival.spread = a.millis("spread_ms", arrival.spread);
+      arrival.interval = a.millis("interval_ms", arrival.interval, 0.001);
     }
     if (c.has("backoff")) {
       const Reader b = c.child("backoff");
       b.only({"base_ms", "cap_ms", "jitter"});
-      s.clients.retry.backoff.base = b.millis("base_ms", s.clients.retry.backoff.base);
-      s.clients.retry.backoff.cap = b.millis("cap_ms", s.clients.retry.backoff.cap);
-      if (s.clients.retry.backoff.cap < s.clients.retry.backoff.base)
-        b.fail(fmt::format("a cap no smaller than the base ({} ms)",
-                           std::chrono::duration<double, std::milli>(s.clients.retry.backoff.base).count()),
-               "cap_ms");
-      const std::string jitter = b.choice("jitter", "full", {"none", "full", "equal", "decorrelated"});
-      s.clients.retry.backoff.jitter = jitter == "none"    ? models::Jitter::none
-                                       : jitter == "equal" ? models::Jitter::equal
-                                       : jitter == "decorrelated" ? models::Jitter::decorrelated
-                                                                  : models::Jitter::full;
+      auto& backoff = clients.retry.backoff;
+      backoff.base = b.millis("base_ms", backoff.base);
+      backoff.cap = b.millis("cap_ms", backoff.cap);
+      if (backoff.cap < backoff.base)
+        b.fail(fmt::format("a cap no smaller than the base ({} ms)", to_ms(backoff.base)), "cap_ms");
+      backoff.jitter = b.pick("jitter", backoff.jitter, names::jitter);
     }
     if (c.has("retry_on")) {
       const json& list = c.raw().at("retry_on");
       if (!list.is_array()) c.fail("a list of error kinds", "retry_on");
-      s.clients.retry.retry_on.clear();
+      clients.retry.retry_on.clear();
       for (std::size_t i = 0; i < list.size(); ++i) {
         if (!list[i].is_string()) c.fail("an error kind", "retry_on/" + std::to_string(i));
-        s.clients.retry.retry_on.push_back(error_kind(c, list[i].get<std::string>(), "retry_on/" + std::to_string(i)));
+        clients.retry.retry_on.push_back(error_kind(c, list[i].get<std::string>(), "retry_on/" + std::to_string(i)));
       }
     }
   }
-  if (static_cast<std::int64_t>(s.app_servers) * s.server.workers > limits::max_clients)
+  if (static_cast<std::int64_t>(d.app_servers) * d.server.workers > limits::max_clients)
     top.fail(fmt::format("at most {} workers in all (topology.app_servers x topology.workers), got {} x {}", limits::max_clients,
-                         s.app_servers, s.server.workers),
+                         d.app_servers, d.server.workers),
              "topology");
-  if (static_cast<std::int64_t>(s.app_servers) * s.batch.consumers_per_node > limits::max_clients)
+  if (static_cast<std::int64_t>(d.app_servers) * s.batch.consumers_per_node > limits::max_clients)
     top.fail(fmt::format("at most {} consumers in all (topology.app_servers x workload.consumers_per_node), got {} x {}",
-                         limits::max_clients, s.app_servers, s.batch.consumers_per_node),
+                         limits::max_clients, d.app_servers, s.batch.consumers_per_node),
              "workload");
-  if (static_cast<std::int64_t>(s.clients.clients) * s.clients.operations_per_client > limits::max_operations)
+  if (static_cast<std::int64_t>(d.clients.clients) * d.clients.operations_per_client > limits::max_operations)
     top.fail(fmt::format("at most {} operations a trial (clients.count x clients.operations), got {} x {}", limits::max_operations,
-                         s.clients.clients, s.clients.operations_per_client),
+                         d.clients.clients, d.clients.operations_per_client),
              "clients");
   if (top.has("redis")) {
     const Reader r = top.child("redis");
     r.only({"instances", "persistence", "failover", "down_after_ms", "replication_lag", "client_timeout_ms"});
-    if (r.has("instances")) s.redis.instances = static_cast<int>(r.integer("instances", 1, 1, 99));
-    const std::string persistence = r.choice("persistence", "none", {"none", "aof_everysec", "aof_always"});
-    s.redis.persistence = persistence == "aof_everysec" ? models::redis::Persistence::aof_everysec
-                          : persistence == "aof_always" ? models::redis::Persistence::aof_always
-                                                        : models::redis::Persistence::none;
-    if (r.has("failover")) {
-      if (!r.raw().at("failover").is_boolean()) r.fail("true or false", "failover");
-      s.redis.failover = r.raw().at("failover").get<bool>();
-    }
-    s.redis.down_after = r.millis("down_after_ms", s.redis.down_after, 1);
-    s.redis.replication_lag = r.distribution("replication_lag", s.redis.replication_lag);
-    s.redis.client_timeout = r.millis("client_timeout_ms", s.redis.client_timeout, 0.001);
+    auto& redis = d.redis;
+    if (r.has("instances")) redis.instances = static_cast<int>(r.integer("instances", 1, 1, 99));
+    redis.server.persistence = r.pick("persistence", redis.server.persistence, names::persistence);
+    redis.failover = r.boolean("failover", redis.failover);
+    redis.sentinel.down_after = r.millis("down_after_ms", redis.sentinel.down_after, 1);
+    redis.server.replication_lag = r.distribution("replication_lag", redis.server.replication_lag);
+    redis.client_timeout = r.millis("client_timeout_ms", redis.client_timeout, 0.001);
   }
   if (top.has("zookeeper")) {
     const Reader z = top.child("zookeeper");
     z.only({"tick_ms", "session_timeout_ms"});
-    s.coordination.zk_tick = z.millis("tick_ms", s.coordination.zk_tick, 1);
-    s.coordination.zk_session_timeout = z.millis("session_timeout_ms", s.coordination.zk_session_timeout, 1);
+    d.coordination.zookeeper.tick_time = z.millis("tick_ms", d.coordination.zookeeper.tick_time, 1);
+    d.coordination.zookeeper_client.session_timeout =
+        z.millis("session_timeout_ms", d.coordination.zookeeper_client.session_timeout, 1);
   }
   if (top.has("etcd")) {
     const Reader e = top.child("etcd");
     e.only({"session_ttl_ms"});
-    s.coordination.etcd_session_ttl = e.millis("session_ttl_ms", s.coordination.etcd_session_ttl, 1);
+    d.coordination.etcd_session_ttl = e.millis("session_ttl_ms", d.coordination.etcd_session_ttl, 1);
   }
   if (top.has("faults")) {
     const Reader f = top.child("faults");
-    f.only({"gc_pauses", "pauses", "crashes", "partitions", "clock_steps"});
-    const int app_servers = s.app_servers;
-    // "app-2", "db-1", "redis-3", "redis-1-replica", "sentinel", "client"
-    auto node_name = [app_servers](const Reader& r, const std::string& key) {
-      const std::string name = r.string(key, "");
-      auto numbered = [&](const std::string& prefix, int max) {
-        if (!name.starts_with(prefix)) return false;
-        const std::string digits = name.substr(prefix.size());
-        if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return false;
-        const int n = std::stoi(digits);
-        return n >= 1 && n <= max;
-      };
-      if (name == "clients" || name == "db-1" || name == "mq-1" || name == "remote-1" || name == "sentinel" || name == "redis-1-replica" || name == "zk-1" ||
-          name == "etcd-1" ||
-          numbered("app-", app_servers) || numbered("redis-", 99))
-        return name;
-      r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1 or clients, got {}",
-                         app_servers, quote_value(name)),
-             key);
-    };
-    auto at = [](const Reader& r) { return sim::Time{} + r.millis("at_ms", {}); };
-    auto list = [&f](const std::string& key, auto&& each) {
-      if (!f.has(key)) return;
-      if (!f.raw().at(key).is_array()) f.fail("a list", key);
-      for (std::size_t i = 0; i < f.raw().at(key).size(); ++i)
-        each(Reader(f.raw().at(key)[i], f.file(), f.where(key + "/" + std::to_string(i))));
-    };
-    if (f.has("gc_pauses")) {
-      const Reader g = f.child("gc_pauses");
-      g.only({"interval", "length", "nodes"});
-      models::GcPausesConfig gc;
-      gc.interval = g.distribution("interval", gc.interval);
-      gc.length = g.distribution("length", gc.length);
-      s.faults.gc_pauses = gc;
-      if (g.has("nodes")) {
-        const json& nodes = g.raw().at("nodes");
-        if (!nodes.is_array()) g.fail("a list of nodes", "nodes");
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-          const json one = {{"node", nodes[i]}};
-          s.faults.gc_nodes.push_back(node_name(Reader(one, f.file(), g.where("nodes/" + std::to_string(i))), "node"));
-        }
+    if (!f.raw().is_object()) f.fail("an object");
+    for (const auto& [key, value] : f.raw().items())
+      if (std::none_of(fault_kinds().begin(), fault_kinds().end(), [&](const FaultKind* k) { return key == k->key(); })) {
+        std::string list;
+        for (const FaultKind* k : fault_kinds()) list += (list.empty() ? "" : ", ") + std::string(k->key());
+        f.fail("one of the keys " + list + " (unknown key)", key);
       }
-    }
-    list("pauses", [&](const Reader& p) {
-      p.only({"node", "at_ms", "length_ms"});
-      s.faults.pauses.push_back({node_name(p, "node"), at(p), p.millis("length_ms", {}, 0.001)});
-    });
-    list("crashes", [&](const Reader& c) {
-      c.only({"node", "at_ms", "downtime_ms", "process_only"});
-      Faults::Crash crash{node_name(c, "node"), at(c), c.millis("downtime_ms", std::chrono::seconds(1))};
-      if (c.has("process_only")) {
-        if (!c.raw().at("process_only").is_boolean()) c.fail("true or false", "process_only");
-        crash.process_only = c.raw().at("process_only").get<bool>();
-      }
-      s.faults.crashes.push_back(crash);
-    });
-    list("partitions", [&](const Reader& p) {
-      p.only({"at_ms", "length_ms", "side_a", "side_b", "mode"});
-      Faults::Partition w{at(p), p.millis("length_ms", {}, 0.001), {}, {}};
-      for (const char* side : {"side_a", "side_b"}) {
-        if (!p.has(side) || !p.raw().at(side).is_array() || p.raw().at(side).empty()) p.fail("a non-empty list of nodes", side);
-        for (std::size_t i = 0; i < p.raw().at(side).size(); ++i) {
-          const json one = {{"node", p.raw().at(side)[i]}};
-          (std::string(side) == "side_a" ? w.side_a : w.side_b)
-              .push_back(node_name(Reader(one, f.file(), p.where(std::string(side) + "/" + std::to_string(i))), "node"));
-        }
-      }
-      w.mode = p.choice("mode", "drop", {"drop", "hold"}) == "hold" ? models::PartitionMode::hold : models::PartitionMode::drop;
-      s.faults.partitions.push_back(w);
-    });
-    list("clock_steps", [&](const Reader& c) {
-      c.only({"node", "at_ms", "step_ms"});
-      if (!c.has("step_ms")) c.fail("a step_ms (negative: backward)");
-      s.faults.clock_steps.push_back({node_name(c, "node"), at(c), c.millis("step_ms", {}, -1e12)});
-    });
+    const NodeNames nodes{d.app_servers};
+    for (const FaultKind* kind : fault_kinds())
+      if (f.has(kind->key())) s.faults.push_back({kind, kind->load(f.child(kind->key()), nodes)});
   }
 
   // Strategies: "all", names, or {"name": ..., "as": "a label", "params": {...}}.

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "app/explore.hpp"
+#include "app/fault_kind.hpp"
 
 namespace locksim {
 
@@ -43,12 +44,12 @@ std::pair<int, int> deviating_choices(const std::string& schedule) {
 
 RunSize size_of(const Scenario& s, const Token& t) {
   RunSize z;
-  z.clients = s.clients.clients;
-  z.operations = s.clients.operations_per_client;
-  z.faults = static_cast<int>(s.faults.pauses.size() + s.faults.crashes.size() + s.faults.partitions.size() +
-                              s.faults.clock_steps.size()) +
-             (s.faults.gc_pauses ? 1 : 0);
-  for (const auto& p : s.faults.pauses) z.pause_ms += std::chrono::duration<double, std::milli>(p.length).count();
+  z.clients = s.deployment.clients.clients;
+  z.operations = s.deployment.clients.operations_per_client;
+  for (const FaultSetup& f : s.faults) {
+    z.faults += f.faults->count();
+    z.pause_ms += f.faults->pause_ms();
+  }
   std::tie(z.choices, z.options) = deviating_choices(t.schedule);
   return z;
 }
@@ -89,30 +90,12 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
   } else {
     for (int ops : smaller(clients.value("operations", 1))) out.push_back(with_set(t, "clients.operations", ops));
   }
+  // Every kind's removals, then every kind's milder faults.
   const json faults = doc.value("faults", json::object());
-  for (const char* kind : {"pauses", "crashes", "partitions", "clock_steps"}) {
-    if (!faults.contains(kind) || !faults.at(kind).is_array()) continue;
-    for (std::size_t i = 0; i < faults.at(kind).size(); ++i) {
-      json fewer = faults.at(kind);
-      fewer.erase(i);
-      out.push_back(with_set(t, fmt::format("faults.{}", kind), fewer));
-    }
-  }
-  if (faults.contains("gc_pauses")) {
-    json without = faults;
-    without.erase("gc_pauses");
-    out.push_back(with_set(t, "faults", without));
-  }
-  if (faults.contains("pauses") && faults.at("pauses").is_array()) {
-    const json& pauses = faults.at("pauses");
-    for (std::size_t i = 0; i < pauses.size(); ++i) {
-      const double length = pauses[i].value("length_ms", 0.0);
-      for (double part : {0.5, 0.75, 0.875}) {
-        const double shorter = std::round(length * part);
-        if (shorter >= 1 && shorter < length) out.push_back(with_set(t, fmt::format("faults.pauses.{}.length_ms", i), shorter));
-      }
-    }
-  }
+  std::vector<Smaller> removals, reductions;
+  for (const FaultKind* kind : fault_kinds()) kind->shrink(faults, removals, reductions);
+  for (const auto& [path, value] : removals) out.push_back(with_set(t, path, value));
+  for (const auto& [path, value] : reductions) out.push_back(with_set(t, path, value));
   if (t.schedule.rfind("dfs.", 0) == 0) {
     // Each deviation dropped, then each lowered by one option.
     const Deviations d = parse_dfs(t.schedule);

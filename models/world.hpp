@@ -14,13 +14,13 @@ namespace models {
 
 struct WorldConfig {
   sim::EngineConfig engine;
-  int app_servers = 4;
+  int app_servers = 2;
   AppServerConfig server;
   Balance balance = Balance::round_robin;
   /// Between the clients and each app server, both ways (the internet, a mobile network).
   LinkConfig client_link = {sim::uniform(std::chrono::milliseconds(5), std::chrono::milliseconds(30)), 0};
   /// Every other link (inside the datacenter).
-  LinkConfig internal_link;
+  LinkConfig internal_link = {sim::uniform(std::chrono::microseconds(100), std::chrono::microseconds(500)), 0};
   ClientsConfig clients;
 };
 

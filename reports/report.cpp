@@ -35,10 +35,12 @@ std::string latency_data(const RunResults& r, std::vector<std::string>& names) {
 // Per checker that fired anywhere: per strategy, the share of trials with its interval.
 std::string violation_data(const RunResults& r, std::vector<std::string>& fired) {
   std::string out;
-  for (const auto& metric : checker_metrics()) {
+  for (const auto& note : r.metrics) {
+    if (!note.finding) continue;
+    const std::string& metric = note.name;
     bool any = false;
     for (const auto& s : r.strategies)
-      if (auto it = s.counts.find(metric); it != s.counts.end() && it->second.total > 0) any = true;
+      if (auto it = s.counts.find(metric); it != s.counts.end() && it->second.fired > 0) any = true;
     if (!any) continue;
     fired.push_back(metric);
     out += fmt::format("# {}: strategy, % of trials, low, high\n", metric);
@@ -162,11 +164,23 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
         "the share of trials with at least one, and its 95% Wilson interval; *dup keys*, keys with more than one row; "
         "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of logical operations (first attempt to "
         "last answer) from 1% log buckets; *db/op*, *redis*, statements and Redis commands per logical operation; "
-        "*errors*, operations that ended in an error, by its kind (1062 duplicate key, 1213 deadlock, 1205 lock wait "
-        "timeout, timeout, rejected, lock_busy, dropped, fenced). The other checkers are listed under the table where "
+        "*errors*, operations that ended in an error, by its kind. The other checkers are listed under the table where "
         "they fired.\n\n";
+  std::string notes;  // every metric measured here, from the registry
+  for (const auto& note : r.metrics) {
+    bool measured = false;
+    for (const auto& s : r.strategies)
+      for (const auto& [name, m] : s.counts)
+        if (r.note(name) == &note) measured = true;
+    for (const auto& s : r.strategies)
+      if (s.figures.count(note.name)) measured = true;
+    if (measured) notes += fmt::format("- `{}` ({}): {}\n", note.name, note.unit, note.meaning);
+  }
+  if (!notes.empty()) md += "Metrics measured here (docs/metrics.md has them all):\n\n" + notes + "\n";
   for (const auto& e : r.expectations)
-    md += fmt::format("- expectation `{}`: {} (measured {})\n", e.text, e.holds ? "holds" : "**does not hold**", e.measured);
+    md += e.skipped ? fmt::format("- expectation `{}`: skipped, its strategy was not run\n", e.text)
+                    : fmt::format("- expectation `{}`: {} (measured {})\n", e.text, e.holds ? "holds" : "**does not hold**",
+                                  e.measured);
   if (!r.expectations.empty()) md += "\n";
   md += "## Plots\n\n";
   for (const auto& p : pictures) md += fmt::format("![{}]({}.png)\n\n", p, p);
@@ -182,14 +196,6 @@ void remove_pictures(const std::string& folder, const std::vector<std::string>& 
 }
 
 }  // namespace
-
-const std::vector<std::string>& checker_metrics() {
-  static const std::vector<std::string> metrics = {
-      "duplicate_rows", "overlapping_holders", "lease_expiry_violations", "stale_writes_accepted", "stale_writes_rejected",
-      "wrong_unlocks", "stuck_locks", "lost_updates", "orphaned_remote_records", "duplicate_executions",
-      "double_enqueues", "tasks_not_executed", "deadlocks", "dropped_requests", "unfinished_runs"};
-  return metrics;
-}
 
 std::string write_replay_report(const Timeline& t, const std::string& strategy, const std::string& folder) {
   StagedFolder staged(folder, FolderKind::part, {"timeline-"});

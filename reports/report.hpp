@@ -29,7 +29,5 @@ ReportFiles write_report(const RunResults& results, const std::string& folder);
 /// note saying why there is none.
 std::string write_replay_report(const Timeline& timeline, const std::string& strategy, const std::string& folder);
 
-/// The checker metrics a violation-rate panel is drawn for, in panel order.
-const std::vector<std::string>& checker_metrics();
 
 }  // namespace locksim::reports

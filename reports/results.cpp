@@ -21,6 +21,14 @@ Share wilson(std::uint64_t hits, std::uint64_t trials) {
   return {p, std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
+const MetricNote* RunResults::note(const std::string& name) const {
+  for (const auto& m : metrics) {
+    if (m.name == name) return &m;
+    if (m.name.ends_with(".<kind>") && name.starts_with(m.name.substr(0, m.name.size() - 6))) return &m;
+  }
+  return nullptr;
+}
+
 bool RunResults::value(const std::string& strategy, const std::string& metric, double& out) const {
   for (const auto& s : strategies) {
     if (s.name != strategy) continue;
@@ -64,6 +72,12 @@ std::string figure(const StrategyResult& s, const std::string& name, const char*
 }
 }  // namespace
 
+// The metrics the table has columns for; the others are listed under it where they fired.
+bool in_columns(const std::string& name) {
+  return name == "duplicate_rows" || name == "duplicated_keys" || name == "dropped_requests" || name == "operations" ||
+         name.starts_with("errors.");
+}
+
 std::string table(const RunResults& r) {
   std::string out;
   if (r.stopped == "time") {
@@ -84,13 +98,11 @@ std::string table(const RunResults& r) {
   std::string findings;
   for (const auto& s : r.strategies) {
     std::string line;
-    for (const char* name : {"overlapping_holders", "overlap_ms", "lease_expiry_violations", "stale_writes_accepted",
-                             "stale_writes_rejected", "wrong_unlocks", "stuck_locks", "lost_updates",
-                             "duplicate_executions", "double_enqueues", "tasks_not_executed", "orphaned_remote_records",
-                             "deadlocks", "lock_wakeups",
-                             "unfinished_runs"}) {
+    for (const auto& note : r.metrics) {
+      const std::string& name = note.name;
+      if (!note.per_trial || in_columns(name)) continue;
       auto it = s.counts.find(name);
-      if (it == s.counts.end() || it->second.total == 0) continue;
+      if (it == s.counts.end() || it->second.fired == 0) continue;
       line += fmt::format("{}{} {:.6g} in {}", line.empty() ? "" : ", ", name, it->second.total, share_cell(s, name));
     }
     if (!line.empty()) findings += fmt::format("  {}: {}\n", s.name, line);
@@ -142,8 +154,13 @@ std::string to_json(const RunResults& r) {
   }
   doc["strategies"] = strategies;
   json expectations = json::array();
-  for (const auto& e : r.expectations)
-    expectations.push_back({{"expect", e.text}, {"measured", e.measured_at_all ? json(e.measured) : json(nullptr)}, {"holds", e.holds}});
+  for (const auto& e : r.expectations) {
+    if (e.skipped)
+      expectations.push_back({{"expect", e.text}, {"skipped", "its strategy was not run"}});
+    else
+      expectations.push_back(
+          {{"expect", e.text}, {"measured", e.measured_at_all ? json(e.measured) : json(nullptr)}, {"holds", e.holds}});
+  }
   doc["expectations"] = expectations;
   return doc.dump(2) + "\n";
 }

@@ -65,11 +65,21 @@ struct StrategyResult {
   double wall_s = 0;  // a timing field, not part of the results proper: its trials' wall times summed
 };
 
+/// What a metric is, as the metric registry declares it (docs/metrics.md lists them all).
+struct MetricNote {
+  std::string name;  // "errors.<kind>" names a family
+  std::string unit;
+  std::string meaning;
+  bool finding = false;    // should not happen: drawn in the violations plot
+  bool per_trial = true;   // counted in each trial (else a figure of the whole run)
+};
+
 struct ExpectationResult {
   std::string text;
   double measured = 0;
   bool measured_at_all = true;
   bool holds = false;
+  bool skipped = false;  // its strategy was not run (--strategy)
 };
 
 struct RunResults {
@@ -80,9 +90,12 @@ struct RunResults {
   std::string configuration;  // the resolved scenario, JSON text
   std::vector<StrategyResult> strategies;
   std::vector<ExpectationResult> expectations;
+  std::vector<MetricNote> metrics;  // every metric the tool knows, in table order
   std::string stopped;          // "time": --time ended the run before every trial ran; empty: it did not
   double stopped_after_s = 0;   // a timing field: when the run was stopped
 
+  /// The note on `name` (a family's member finds the family's), or null.
+  const MetricNote* note(const std::string& name) const;
   /// A metric's value as `expect` compares it: a count's total, or a figure.
   bool value(const std::string& strategy, const std::string& metric, double& out) const;
 };

@@ -1,5 +1,7 @@
 #include "models/checkers/duplicates.hpp"
 
+#include "models/checkers/checker.hpp"
+
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
@@ -31,4 +33,29 @@ Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::st
   return out;
 }
 
+}  // namespace models::checkers
+
+namespace models::checkers {
+namespace {
+class DuplicateRows : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "duplicate_rows", .unit = "rows", .meaning = "rows beyond the first for one business key: the duplicate inserts",
+             .finding = true},
+            {.name = "duplicated_keys", .unit = "keys", .meaning = "business keys with more than one row"}};
+  }
+  void check(const Trial& trial, Findings& out) const override {
+    if (trial.accounts == nullptr) return;
+    const Duplicates d = find_duplicates(*trial.accounts, "open_id");
+    out.set("duplicate_rows", static_cast<double>(d.duplicate_rows));
+    out.set("duplicated_keys", static_cast<double>(d.duplicated_keys));
+    out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
+  }
+};
+}  // namespace
+
+const Checker& duplicate_rows() {
+  static const DuplicateRows checker;
+  return checker;
+}
 }  // namespace models::checkers

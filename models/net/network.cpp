@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace models {
 
@@ -75,7 +76,7 @@ void Network::heal(sim::NodeId from, sim::NodeId to) {
   // What the partition held leaves as one burst, in the order it was sent, like the
   // retransmitted segments of a TCP connection.
   engine_.release_hold();
-  engine_.at(std::max(engine_.now(), l.clogged_until) + l.config.latency.sample_duration(stream(l)), to,
+  engine_.at(std::max(engine_.now(), l.clogged_until) + latency(l, from, to), to,
              [held = std::move(l.held)]() mutable {
                for (Held& h : held) h.deliver();
              });
@@ -124,7 +125,25 @@ void Network::transmit(Link& l, sim::NodeId from, sim::NodeId to, sim::Callback 
     record("net.lost", from, to);
     return;
   }
-  engine_.at(earliest + l.config.latency.sample_duration(stream(l)), to, std::move(deliver));
+  engine_.at(earliest + latency(l, from, to), to, std::move(deliver));
+}
+
+void Network::slow(sim::NodeId from, sim::NodeId to, double factor, sim::Duration length) {
+  if (!(factor > 0) || length < sim::Duration::zero())
+    throw sim::UsageError("models::Network::slow: expected a factor above 0 and a length of 0 or more");
+  slowdowns_.push_back({from, to, factor, engine_.now() + length});
+  record("net.slow", from == kAnyNode ? sim::kWorld : from, to == kAnyNode ? sim::kWorld : to, length.count());
+}
+
+sim::Duration Network::latency(Link& l, sim::NodeId from, sim::NodeId to) {
+  const sim::Duration drawn = l.config.latency.sample_duration(stream(l));
+  if (slowdowns_.empty()) return drawn;
+  const sim::Time now = engine_.now();
+  std::erase_if(slowdowns_, [now](const Slowdown& s) { return s.until <= now; });
+  double factor = 1;
+  for (const Slowdown& s : slowdowns_)
+    if ((s.from == kAnyNode || s.from == from) && (s.to == kAnyNode || s.to == to)) factor *= s.factor;
+  return factor == 1 ? drawn : sim::Duration{static_cast<std::int64_t>(std::llround(static_cast<double>(drawn.count()) * factor))};
 }
 
 void Network::record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a) {

@@ -53,6 +53,12 @@ class Network {
   /// Holds every message sent from `from` to `to` in the next `length`; they leave when it ends.
   void clog(sim::NodeId from, sim::NodeId to, sim::Duration length);
 
+  /// Multiplies the latency of every message sent from `from` to `to` by `factor` for the
+  /// next `length` (a congested switch, a saturated uplink). kAnyNode for `from` or `to`
+  /// stands for every node: kAnyNode to `db` slows everything sent to the database.
+  void slow(sim::NodeId from, sim::NodeId to, double factor, sim::Duration length);
+  static constexpr sim::NodeId kAnyNode = ~sim::NodeId{0};
+
   /// Sends a message: `deliver` runs on `to` after the link's latency, unless lost.
   void send(sim::NodeId from, sim::NodeId to, sim::Callback deliver);
 
@@ -73,7 +79,14 @@ class Network {
     sim::Time clogged_until;
     std::vector<Held> held;
   };
+  struct Slowdown {
+    sim::NodeId from = 0, to = 0;  // kAnyNode: every node
+    double factor = 1;
+    sim::Time until;
+  };
   Link& link(sim::NodeId from, sim::NodeId to);
+  /// The link's latency for one message: drawn, then multiplied by the slowdowns in force.
+  sim::Duration latency(Link& l, sim::NodeId from, sim::NodeId to);
   sim::Stream& stream(Link& l);
   void transmit(Link& l, sim::NodeId from, sim::NodeId to, sim::Callback deliver, sim::Time earliest);
   void record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a = 0);
@@ -85,6 +98,7 @@ class Network {
   std::size_t width_ = 0;
   std::vector<std::uint32_t> index_;
   std::deque<Link> links_;
+  std::vector<Slowdown> slowdowns_;  // in force or past; dropped as they end
   std::uint64_t sent_ = 0;
   std::uint64_t lost_ = 0;
 };

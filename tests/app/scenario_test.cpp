@@ -74,14 +74,22 @@ TEST_CASE("account-bind reproduces the production case: check-then-insert duplic
   CHECK(cti.examples.front().find(" ms apart") != std::string::npos);
 }
 
-TEST_CASE("a run narrowed to some strategies judges only their expectations") {
+TEST_CASE("a run narrowed to some strategies judges only their expectations and says the others are skipped") {
   auto s = locksim::load_scenario(locksim::scenario_path("account-bind"));
   s.trials = 3;
   s.strategies = {{"unique-index", {}}};
   const auto r = locksim::run_scenario(s);
-  REQUIRE(r.expectations.size() == 1);
-  CHECK(r.expectations.front().text.starts_with("unique-index duplicate_rows"));
-  CHECK(r.expectations.front().holds);
+  REQUIRE(r.expectations.size() == s.expect.size());
+  int judged = 0;
+  for (const auto& e : r.expectations) {
+    CHECK(e.skipped == !e.text.starts_with("unique-index "));
+    if (e.skipped) continue;
+    ++judged;
+    CHECK(e.text.starts_with("unique-index duplicate_rows"));
+    CHECK(e.holds);
+  }
+  CHECK(judged == 1);
+  CHECK(locksim::reports::to_json(r).find("\"skipped\": \"its strategy was not run\"") != std::string::npos);
 }
 
 TEST_CASE("a run gives identical results for the same seed") {
@@ -117,8 +125,8 @@ TEST_CASE("a path=value override acts as if written in the scenario file, and ch
   const auto path = locksim::scenario_path("account-bind");
   const auto plain = locksim::load_scenario(path);
   const auto changed = locksim::load_scenario(path, {"clients.count=7", "topology.balance=\"sticky\""});
-  CHECK(changed.clients.clients == 7);
-  CHECK(changed.balance == models::Balance::sticky);
+  CHECK(changed.deployment.clients.clients == 7);
+  CHECK(changed.deployment.balance == models::Balance::sticky);
   CHECK(changed.hash != plain.hash);
 }
 
@@ -132,7 +140,7 @@ TEST_CASE("results.json holds every strategy's figures, the seed, the scenario h
   CHECK(doc["configuration"]["name"] == "account-bind");
   const auto& st = doc["strategies"][0];
   CHECK(st["name"] == "unique-index");
-  CHECK(st["operations"] == 3 * s.clients.clients);
+  CHECK(st["operations"] == 3 * s.deployment.clients.clients);
   CHECK(st["metrics"]["duplicate_rows"]["total"] == 0);
   CHECK(st["metrics"]["duplicate_rows"]["share_of_trials"]["high95"].get<double>() > 0);
   CHECK(st["metrics"]["latency_ms.p99"].get<double>() >= st["metrics"]["latency_ms.p50"].get<double>());
@@ -181,7 +189,7 @@ TEST_CASE("durations beyond the limit are refused before they are converted, not
   const auto s = locksim::load_scenario(file.path);
   sim::ChoiceSource source(1);
   auto stream = source.stream("test");
-  CHECK(s.internal_link.latency.sample_duration(stream) == std::chrono::milliseconds(1'000'000'000'000));
+  CHECK(s.deployment.internal_link.latency.sample_duration(stream) == std::chrono::milliseconds(1'000'000'000'000));
 }
 
 TEST_CASE("values the models would refuse are refused by the loader, with the path") {

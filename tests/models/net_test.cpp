@@ -123,3 +123,29 @@ TEST_CASE("a message in flight to a node that crashes is lost with the node's st
   p.engine.run();
   CHECK(delivered == 0);
 }
+
+TEST_CASE("a latency spike multiplies the latency of messages sent on its links while it lasts, and only then") {
+  Pair p;
+  p.engine.at(at_ms(10), sim::kWorld, [&] { p.net.slow(p.a, p.b, 10, 50ms); });
+  p.send_at(at_ms(20), p.a, p.b, "slowed");
+  p.send_at(at_ms(20), p.b, p.a, "other way");
+  p.send_at(at_ms(60), p.a, p.b, "after");
+  p.engine.run();
+  CHECK(p.received == std::vector<std::pair<std::string, sim::Time>>{
+                          {"other way", at_ms(21)}, {"slowed", at_ms(30)}, {"after", at_ms(61)}});
+}
+
+TEST_CASE("a latency spike on every link to a node slows what any node sends it") {
+  Pair p;
+  const sim::NodeId c = p.engine.add_node("c");
+  p.engine.at(at_ms(10), sim::kWorld, [&] {
+    p.net.slow(models::Network::kAnyNode, p.b, 4, 50ms);
+    p.net.slow(models::Network::kAnyNode, p.b, 2, 50ms);  // spikes in force together multiply
+  });
+  p.send_at(at_ms(20), p.a, p.b, "a->b");
+  p.send_at(at_ms(20), c, p.b, "c->b");
+  p.send_at(at_ms(20), p.a, c, "a->c");
+  p.engine.run();
+  CHECK(p.received == std::vector<std::pair<std::string, sim::Time>>{
+                          {"a->c", at_ms(21)}, {"a->b", at_ms(28)}, {"c->b", at_ms(28)}});
+}

@@ -1,0 +1,77 @@
+#pragma once
+// Fault kinds: what a scenario file may list under "faults". Each kind is one file in
+// app/faults/: how its entry is read (with the models' defaults), how it is injected into a
+// trial, and how the shrinker makes it smaller. The loader, the runner and the shrinker
+// iterate the kinds; adding one is its file, one line in app/faults/registry.cpp, and its
+// test.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/reader.hpp"
+#include "models/deployment.hpp"
+
+namespace locksim {
+
+/// The nodes a fault may name in a scenario: "app-1" .. "app-N", "db-1", "redis-3",
+/// "redis-1-replica", "sentinel", "zk-1", "etcd-1", "mq-1", "remote-1", "clients".
+struct NodeNames {
+  int app_servers = 1;
+  /// The node named at `key` of `r`; fails naming the nodes there are.
+  std::string read(const Reader& r, const std::string& key) const;
+  /// The nodes named in the list at `key` (at least one).
+  std::vector<std::string> read_list(const Reader& r, const std::string& key) const;
+};
+
+/// One kind's faults, as a scenario configured them.
+class Fault {
+ public:
+  virtual ~Fault() = default;
+  /// Schedules the faults in a trial; one naming a node this trial's world lacks (Redis, for
+  /// a database-only strategy) is skipped.
+  virtual void inject(const models::FaultSurface& surface) const = 0;
+  /// How many faults there are, and how long the scheduled ones pause nodes (the
+  /// shrinker's measures).
+  virtual int count() const = 0;
+  virtual double pause_ms() const { return 0; }
+  /// The entry with every effective value, defaults included (`--print-config`).
+  virtual json effective() const = 0;
+};
+
+/// A smaller scenario for the shrinker: `--set path=value`.
+using Smaller = std::pair<std::string, json>;
+
+class FaultKind {
+ public:
+  virtual ~FaultKind() = default;
+  /// Its key under "faults".
+  virtual const char* key() const = 0;
+  /// One line: what it does, for `docs/` and `list`.
+  virtual const char* meaning() const = 0;
+  /// Reads the kind's entry; throws InputError (file, JSON path, what was expected).
+  virtual std::shared_ptr<const Fault> load(const Reader& entry, const NodeNames& nodes) const = 0;
+  /// Candidates one step smaller, given the scenario's whole "faults" object: `removals`
+  /// take a fault away, `reductions` make one milder. The shrinker tries every kind's
+  /// removals before any reduction.
+  virtual void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>& reductions) const = 0;
+};
+
+/// Every fault kind, in the order they are injected (which the traces depend on).
+const std::vector<const FaultKind*>& fault_kinds();
+
+/// For kinds that are a list of faults: each item of the entry `list`, read where it is.
+template <class Each>
+void each_entry(const Reader& list, Each&& each) {
+  if (!list.raw().is_array()) list.fail("a list");
+  for (std::size_t i = 0; i < list.raw().size(); ++i) each(Reader(list.raw()[i], list.file(), list.where(std::to_string(i))));
+}
+/// For kinds that are a list of faults: each fault removed in turn.
+void remove_each(const json& faults, const char* key, std::vector<Smaller>& removals);
+/// Milliseconds of a duration, as scenario files write them.
+double to_ms(sim::Duration d);
+/// A distribution as a scenario file writes it ({"uniform_ms": [1, 5]}, ...).
+json distribution_json(const sim::Distribution& d);
+
+}  // namespace locksim

@@ -1,0 +1,79 @@
+// "partitions": every link between two sides cut at a set time for a set length; messages
+// across are lost ("drop") or held until it heals ("hold").
+
+#include "app/fault_kind.hpp"
+#include "models/faults/partitions.hpp"
+
+namespace locksim {
+namespace {
+
+const Names<models::PartitionMode> kModes = {{"drop", models::PartitionMode::drop}, {"hold", models::PartitionMode::hold}};
+
+struct Partition {
+  sim::Time at;
+  sim::Duration length{};
+  std::vector<std::string> side_a, side_b;
+  models::PartitionMode mode = models::PartitionWindow{}.mode;
+};
+
+class Partitions : public Fault {
+ public:
+  std::vector<Partition> partitions;
+
+  void inject(const models::FaultSurface& surface) const override {
+    std::vector<models::PartitionWindow> windows;
+    for (const auto& p : partitions) {
+      models::PartitionWindow w{.at = p.at, .length = p.length, .mode = p.mode};
+      for (const auto& name : p.side_a)
+        if (models::Node* n = surface.find(name)) w.side_a.push_back(n->id());
+      for (const auto& name : p.side_b)
+        if (models::Node* n = surface.find(name)) w.side_b.push_back(n->id());
+      if (!w.side_a.empty() && !w.side_b.empty()) windows.push_back(std::move(w));
+    }
+    if (!windows.empty()) models::inject_partitions(*surface.network, std::move(windows));
+  }
+  int count() const override { return static_cast<int>(partitions.size()); }
+  json effective() const override {
+    json list = json::array();
+    for (const auto& p : partitions)
+      list.push_back({{"at_ms", to_ms(p.at.time_since_epoch())},
+                      {"length_ms", to_ms(p.length)},
+                      {"side_a", p.side_a},
+                      {"side_b", p.side_b},
+                      {"mode", name_of(kModes, p.mode)}});
+    return list;
+  }
+};
+
+class PartitionsKind : public FaultKind {
+ public:
+  const char* key() const override { return "partitions"; }
+  const char* meaning() const override {
+    return "every link between two sides cut at a set time for a set length; messages across are lost (drop) or held until "
+           "it heals (hold)";
+  }
+  std::shared_ptr<const Fault> load(const Reader& list, const NodeNames& names) const override {
+    auto out = std::make_shared<Partitions>();
+    each_entry(list, [&](const Reader& p) {
+      p.only({"at_ms", "length_ms", "side_a", "side_b", "mode"});
+      Partition w{sim::Time{} + p.millis("at_ms", {}), p.millis("length_ms", {}, 0.001)};
+      w.side_a = names.read_list(p, "side_a");
+      w.side_b = names.read_list(p, "side_b");
+      w.mode = p.pick("mode", w.mode, kModes);
+      out->partitions.push_back(std::move(w));
+    });
+    return out;
+  }
+  void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>&) const override {
+    remove_each(faults, key(), removals);
+  }
+};
+
+}  // namespace
+
+const FaultKind& partitions_kind() {
+  static const PartitionsKind kind;
+  return kind;
+}
+
+}  // namespace locksim

@@ -1,0 +1,179 @@
+#pragma once
+// Reading a scenario document: one JSON object at a time, knowing where it is, so every
+// complaint names the file, the JSON path and what was expected. Shared by the scenario
+// loader and the fault kinds, which read their own entries.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/input.hpp"
+#include "sim/distribution.hpp"
+
+namespace locksim {
+
+using json = nlohmann::json;
+
+/// Names of an enumeration's values as scenario files write them; the first is not a default
+/// (defaults live in the models' configuration structs).
+template <class T>
+using Names = std::vector<std::pair<const char*, T>>;
+
+/// The name of `value` in `names`.
+template <class T>
+const char* name_of(const Names<T>& names, T value) {
+  for (const auto& [name, v] : names)
+    if (v == value) return name;
+  return "?";
+}
+
+// Reads one JSON object, knowing where it is, so every complaint names the file and path.
+class Reader {
+ public:
+  Reader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& expected, const std::string& key = "") const {
+    throw InputError(fmt::format("{}: {}: expected {}", shown(file_), shown(where(key)), expected));
+  }
+  std::string where(const std::string& key = "") const {
+    const std::string p = key.empty() ? path_ : path_ + "/" + key;
+    return p.empty() ? "/" : p;
+  }
+
+  /// Fails on any key not in `known`.
+  void only(std::initializer_list<const char*> known) const {
+    if (!j_.is_object()) fail("an object");
+    for (const auto& [key, value] : j_.items()) {
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
+        std::string list;
+        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail("one of the keys " + list + " (unknown key)", key);
+      }
+    }
+  }
+  bool has(const std::string& key) const { return j_.contains(key); }
+  Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key)); }
+  const json& raw() const { return j_; }
+  const std::string& file() const { return file_; }
+
+  std::string string(const std::string& key, std::string fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_string()) fail("a string", key);
+    return j_.at(key).get<std::string>();
+  }
+  /// One of `names` by its name; `fallback` (the model's default) when the key is absent.
+  template <class T>
+  T pick(const std::string& key, T fallback, const Names<T>& names) const {
+    if (!has(key)) return fallback;
+    const std::string v = string(key, "");
+    for (const auto& [name, value] : names)
+      if (v == name) return value;
+    std::string list;
+    for (const auto& [name, value] : names) list += (list.empty() ? "" : ", ") + std::string(name);
+    fail("one of " + list + ", got " + quote_value(v), key);
+  }
+  bool boolean(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_boolean()) fail("true or false", key);
+    return j_.at(key).get<bool>();
+  }
+  /// Each item of the list at `key` (absent: none), read where it is.
+  template <class Each>
+  void each(const std::string& key, Each&& each) const {
+    if (!has(key)) return;
+    if (!j_.at(key).is_array()) fail("a list", key);
+    for (std::size_t i = 0; i < j_.at(key).size(); ++i) each(Reader(j_.at(key)[i], file_, where(key + "/" + std::to_string(i))));
+  }
+  std::string choice(const std::string& key, std::string fallback, std::initializer_list<const char*> allowed) const {
+    std::string v = string(key, fallback);
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; })) {
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      fail("one of " + list + ", got " + quote_value(v), key);
+    }
+    return v;
+  }
+  double number(const std::string& key, double fallback, double min, double max) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_number()) fail("a number", key);
+    const double v = j_.at(key).get<double>();
+    if (!(v >= min && v <= max)) fail(fmt::format("a number from {} to {}, got {}", min, max, v), key);
+    return v;
+  }
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) const {
+    if (!has(key)) return fallback;
+    if (!j_.at(key).is_number_integer()) fail("an integer", key);
+    const auto v = j_.at(key).get<std::int64_t>();
+    if (v < min || v > max) fail(fmt::format("an integer from {} to {}, got {}", min, max, v), key);
+    return v;
+  }
+  sim::Duration millis(const std::string& key, sim::Duration fallback, double min_ms = 0, double max_ms = limits::max_ms) const {
+    if (!has(key)) return fallback;
+    return from_ms(number(key, 0, min_ms, max_ms));
+  }
+  /// Callers check the range first: every duration is within +-limits::max_ms.
+  static sim::Duration from_ms(double ms) {
+    return sim::Duration{static_cast<std::int64_t>(std::llround(ms * 1e6))};
+  }
+  /// A duration in ms from a JSON value, within [0, limits::max_ms].
+  static bool is_ms(const json& v) { return v.is_number() && v.get<double>() >= 0 && v.get<double>() <= limits::max_ms; }
+
+  /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [mean, stddev]}
+  /// | {"lognormal_ms": {"median": 40, "sigma": 0.6}} | {"pareto_ms": {"scale": 10, "shape": 1.5}}
+  /// | {"one_of_ms": [0.1, 5]}: each draw one of the values, equally likely; `explore --mode
+  /// dfs` tries each (the first is the default it deviates from).
+  sim::Distribution distribution(const std::string& key, sim::Distribution fallback) const {
+    if (!has(key)) return fallback;
+    const Reader d = child(key);
+    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms", "one_of_ms"});
+    if (d.raw().size() != 1)
+      d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms, one_of_ms");
+    // Two durations in ms; `ordered`: the first no larger than the second.
+    auto pair = [&](const char* k, bool ordered, const char* expected) {
+      const json& v = d.raw().at(k);
+      if (!v.is_array() || v.size() != 2 || !is_ms(v[0]) || !is_ms(v[1]) || (ordered && v[1].get<double>() < v[0].get<double>()))
+        d.fail(fmt::format("{}, each from 0 to {} ms", expected, limits::max_ms), k);
+      return std::pair{v[0].get<double>(), v[1].get<double>()};
+    };
+    if (d.has("fixed_ms")) return sim::fixed(from_ms(d.number("fixed_ms", 0, 0, limits::max_ms)));
+    if (d.has("uniform_ms")) {
+      auto [lo, hi] = pair("uniform_ms", true, "[low, high] with low <= high");
+      return sim::uniform(from_ms(lo), from_ms(hi));
+    }
+    if (d.has("one_of_ms")) {
+      const json& v = d.raw().at("one_of_ms");
+      if (!v.is_array() || v.empty() || v.size() > 16 || !std::all_of(v.begin(), v.end(), is_ms))
+        d.fail(fmt::format("a list of 1 to 16 durations in ms, each from 0 to {}", limits::max_ms), "one_of_ms");
+      std::vector<sim::Duration> values;
+      for (const json& x : v) values.push_back(from_ms(x.get<double>()));
+      return sim::empirical(values);
+    }
+    if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, limits::max_ms)));
+    if (d.has("normal_ms")) {
+      auto [mean, sd] = pair("normal_ms", false, "[mean, standard deviation]");
+      return sim::normal(from_ms(mean), from_ms(sd));
+    }
+    if (d.has("lognormal_ms")) {
+      const Reader l = d.child("lognormal_ms");
+      l.only({"median", "sigma"});
+      if (!l.has("median") || !l.has("sigma")) l.fail("both median and sigma");
+      return sim::lognormal_median(from_ms(l.number("median", 0, 1e-6, limits::max_ms)), l.number("sigma", 0, 0, 10));
+    }
+    const Reader p = d.child("pareto_ms");
+    p.only({"scale", "shape"});
+    if (!p.has("scale") || !p.has("shape")) p.fail("both scale and shape");
+    return sim::pareto(from_ms(p.number("scale", 0, 1e-6, limits::max_ms)), p.number("shape", 0, 0.01, 100));
+  }
+
+ private:
+  const json& j_;
+  const std::string& file_;
+  std::string path_;
+};
+
+}  // namespace locksim

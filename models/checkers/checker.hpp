@@ -1,0 +1,97 @@
+#pragma once
+// A checker reads a finished trial and counts what went wrong in it: duplicate rows, two
+// holders of one lock, a write after the lease ran out. It only observes: it runs once the
+// trial is over, on what the world recorded, and nothing it does reaches the simulation.
+//
+// Each checker declares the metrics it counts (name, kind, unit, one-line meaning); the
+// registry below is the one list of them that results, reports, `expect`, `--property`,
+// `--metric` and docs/metrics.md are made from. Adding a checker: its own file in
+// models/checkers/, one line in registry.cpp, and its test.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/app/clients.hpp"
+#include "models/app/remote.hpp"
+#include "models/batch/batch.hpp"
+#include "models/checkers/locks.hpp"
+#include "models/db/database.hpp"
+#include "models/redis/server.hpp"
+
+namespace models::checkers {
+
+enum class MetricKind {
+  count,     // things counted in a trial; summed over trials
+  duration,  // milliseconds
+  ratio,     // per logical operation
+};
+const char* to_string(MetricKind kind);
+
+/// How a metric's per-trial values make the run's figure.
+enum class Aggregate {
+  sum,       // the total over the trials (and the share of trials in which it fired)
+  max,       // the largest value of any trial
+  over_run,  // computed once over every operation of the run (percentiles, per-operation ratios)
+};
+
+struct MetricInfo {
+  std::string name;  // in results.json, `expect`, --property, --metric; "errors.<kind>" names a family
+  MetricKind kind = MetricKind::count;
+  std::string unit;     // "rows", "holds", "ms", ...
+  std::string meaning;  // one line
+  /// A finding: something that should not happen. A trial with a value above `fires_above`
+  /// fails the property of that name (explore), and counts in the violations plot.
+  bool finding = false;
+  double fires_above = 0;
+  Aggregate aggregate = Aggregate::sum;
+};
+
+/// What a checker sees of a finished trial. Pointers are null, and lists empty, where the
+/// trial's world has no such part (no clients in the batch workload, no Redis for a
+/// database-only strategy).
+struct Trial {
+  sim::Time end;               // when the run ended
+  bool finished = true;        // it ended on its own, not at a budget
+  const db::Database* database = nullptr;
+  const std::vector<db::RowRecord>* accounts = nullptr;  // the account table's committed rows
+  std::uint64_t lock_rows = 0;                           // committed rows of a lock table, if the strategy has one
+  const std::vector<OperationRecord>* operations = nullptr;  // the clients' logical operations
+  const LockMonitor* locks = nullptr;                        // who believed they held which lock when
+  std::vector<const redis::Server*> redis;                   // every Redis instance
+  const RemoteService* remote = nullptr;
+  const batch::Findings* batch = nullptr;
+  std::vector<std::int64_t> task_ids;  // the batch workload's committed task rows
+  std::uint64_t dropped_requests = 0;  // requests the strategy chose to drop
+  std::uint64_t lock_wakeups = 0;      // watch events that woke lock waiters
+};
+
+/// What checkers found in one trial: metric values by name, and the first few violations
+/// explained.
+struct Findings {
+  std::map<std::string, double> values;
+  std::vector<std::string> examples;
+  void set(const std::string& name, double value) { values[name] = value; }
+  void add(const std::string& name, double value) { values[name] += value; }
+};
+
+class Checker {
+ public:
+  virtual ~Checker() = default;
+  /// The metrics it counts, in the order tables list them.
+  virtual std::vector<MetricInfo> metrics() const = 0;
+  /// Counts in `out` what it finds in `trial`; a trial without what it reads adds nothing.
+  virtual void check(const Trial& trial, Findings& out) const = 0;
+};
+
+/// How an error kind is named in metrics (`errors.<name>`) and in `retry_on`: MySQL errors
+/// by number (1062, 1213, 1205), the others by their kind (timeout, lock_busy, ...).
+std::string error_name(ErrorKind kind);
+
+/// Every checker, in the order tables list their metrics.
+const std::vector<const Checker*>& registry();
+/// Every checker's findings in `trial`.
+Findings check_all(const Trial& trial);
+
+}  // namespace models::checkers

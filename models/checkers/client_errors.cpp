@@ -1,0 +1,37 @@
+// The errors clients were left with: each logical operation that did not succeed, by the
+// error of its last attempt.
+
+#include "models/checkers/checker.hpp"
+
+namespace models::checkers {
+
+std::string error_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::duplicate_key: return "1062";
+    case ErrorKind::deadlock: return "1213";
+    case ErrorKind::lock_wait_timeout: return "1205";
+    default: return to_string(kind);
+  }
+}
+
+namespace {
+class ClientErrors : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "errors.<kind>", .unit = "operations",
+             .meaning = "operations that ended with this error (MySQL errors by number: 1062, 1213, 1205; others by kind: "
+                        "timeout, rejected, lock_busy, dropped, fenced, internal)"}};
+  }
+  void check(const Trial& trial, Findings& out) const override {
+    if (trial.operations == nullptr) return;
+    for (const auto& op : *trial.operations)
+      if (op.outcome != Outcome::ok) out.add("errors." + error_name(op.last_error), 1);
+  }
+};
+}  // namespace
+
+const Checker& client_errors() {
+  static const ClientErrors checker;
+  return checker;
+}
+}  // namespace models::checkers

@@ -1,0 +1,42 @@
+// Lost updates: a key whose final value came from an operation that was already
+// acknowledged when another binding of the key, acknowledged too, began: that later
+// binding was dropped. (Bindings that overlapped in time may end in either order.)
+
+#include <set>
+
+#include "models/checkers/checker.hpp"
+#include "models/strategies/strategy.hpp"
+
+namespace models::checkers {
+namespace {
+class LostUpdates : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "lost_updates", .unit = "keys",
+             .meaning = "keys whose final value predates a later acknowledged write of the same key", .finding = true}};
+  }
+  void check(const Trial& trial, Findings& out) const override {
+    if (trial.operations == nullptr || trial.accounts == nullptr) return;
+    std::map<std::string, std::string> final_device;  // the latest row of each key
+    for (const auto& row : *trial.accounts)
+      final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));
+    std::map<std::string, const OperationRecord*> by_device;
+    for (const auto& op : *trial.operations) by_device[strategies::device_of(op.operation)] = &op;
+    std::set<std::string> lost_keys;
+    for (const auto& op : *trial.operations) {
+      if (op.outcome != Outcome::ok) continue;
+      auto fin = final_device.find(strategies::open_id_of(op.key));
+      if (fin == final_device.end()) continue;
+      auto writer = by_device.find(fin->second);
+      if (writer != by_device.end() && op.start > writer->second->end) lost_keys.insert(fin->first);
+    }
+    out.set("lost_updates", static_cast<double>(lost_keys.size()));
+  }
+};
+}  // namespace
+
+const Checker& lost_updates() {
+  static const LostUpdates checker;
+  return checker;
+}
+}  // namespace models::checkers

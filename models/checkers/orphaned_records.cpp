@@ -1,0 +1,31 @@
+// Records another service keeps for accounts that do not exist: its call succeeded, the
+// local transaction around it rolled back.
+
+#include <set>
+
+#include "models/checkers/checker.hpp"
+
+namespace models::checkers {
+namespace {
+class OrphanedRecords : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "orphaned_remote_records", .unit = "records",
+             .meaning = "the other service's records for accounts that were never committed", .finding = true}};
+  }
+  void check(const Trial& trial, Findings& out) const override {
+    if (trial.remote == nullptr || trial.accounts == nullptr) return;
+    std::set<std::int64_t> ids;
+    for (const auto& row : *trial.accounts) ids.insert(row.row.id);
+    double orphans = 0;
+    for (std::int64_t id : trial.remote->records()) orphans += ids.count(id) ? 0 : 1;
+    out.set("orphaned_remote_records", orphans);
+  }
+};
+}  // namespace
+
+const Checker& orphaned_records() {
+  static const OrphanedRecords checker;
+  return checker;
+}
+}  // namespace models::checkers

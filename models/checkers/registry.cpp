@@ -1,0 +1,45 @@
+#include "models/checkers/checker.hpp"
+
+namespace models::checkers {
+
+const char* to_string(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::count: return "count";
+    case MetricKind::duration: return "duration";
+    case MetricKind::ratio: return "ratio";
+  }
+  return "?";
+}
+
+// Each checker's file defines its accessor.
+const Checker& duplicate_rows();
+const Checker& lock_holds();
+const Checker& max_concurrent_holders();
+const Checker& stuck_locks();
+const Checker& lost_updates();
+const Checker& orphaned_records();
+const Checker& batch_tasks();
+const Checker& deadlocks();
+const Checker& dropped_requests();
+const Checker& unfinished_runs();
+const Checker& lock_wakeups();
+const Checker& client_errors();
+
+// The order of tables, and of `--property any`: the first finding listed is the one a
+// search shrinks towards.
+const std::vector<const Checker*>& registry() {
+  static const std::vector<const Checker*> all = {
+      &duplicate_rows(), &lock_holds(),       &max_concurrent_holders(), &stuck_locks(),
+      &lost_updates(),   &orphaned_records(), &batch_tasks(),            &deadlocks(),
+      &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(),
+  };
+  return all;
+}
+
+Findings check_all(const Trial& trial) {
+  Findings out;
+  for (const Checker* c : registry()) c->check(trial, out);
+  return out;
+}
+
+}  // namespace models::checkers

@@ -1,0 +1,30 @@
+// Locks nobody will release once the run is over: Redis keys with no expiry on any
+// instance, and rows left in a lock table. They block their key for good.
+
+#include "models/checkers/checker.hpp"
+
+namespace models::checkers {
+namespace {
+class StuckLocks : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "stuck_locks", .unit = "locks",
+             .meaning = "locks left at the end with no expiry (Redis keys without a TTL, lock-table rows): the key is blocked for good",
+             .finding = true}};
+  }
+  void check(const Trial& trial, Findings& out) const override {
+    if (trial.operations == nullptr) return;  // the request workloads
+    std::uint64_t n = trial.lock_rows;
+    for (const redis::Server* s : trial.redis)
+      for (const auto& [key, value] : s->keyspace().data())
+        if (value.expires_at == sim::kNever) ++n;
+    out.set("stuck_locks", static_cast<double>(n));
+  }
+};
+}  // namespace
+
+const Checker& stuck_locks() {
+  static const StuckLocks checker;
+  return checker;
+}
+}  // namespace models::checkers

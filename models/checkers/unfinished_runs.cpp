@@ -1,0 +1,22 @@
+// Trials that reached a budget (simulated time, events) before their work was done: what
+// they found is of a run cut short.
+
+#include "models/checkers/checker.hpp"
+
+namespace models::checkers {
+namespace {
+class UnfinishedRuns : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "unfinished_runs", .unit = "trials",
+             .meaning = "trials stopped by the time or event budget before their work was done", .finding = true}};
+  }
+  void check(const Trial& trial, Findings& out) const override { out.set("unfinished_runs", trial.finished ? 0 : 1); }
+};
+}  // namespace
+
+const Checker& unfinished_runs() {
+  static const UnfinishedRuns checker;
+  return checker;
+}
+}  // namespace models::checkers

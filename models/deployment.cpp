@@ -1,0 +1,123 @@
+#include "models/deployment.hpp"
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+namespace models {
+
+Node* FaultSurface::find(const std::string& name) const {
+  auto it = nodes.find(name);
+  return it == nodes.end() ? nullptr : it->second;
+}
+
+namespace {
+std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<Node*>& apps, db::Server& server,
+                                                const db::PoolConfig& config) {
+  std::vector<std::unique_ptr<db::Pool>> pools;
+  for (Node* app : apps) pools.push_back(std::make_unique<db::Pool>(net, *app, server, config));
+  return pools;
+}
+}  // namespace
+
+Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config, const strategies::Needs& needs)
+    : world_([&] {
+        WorldConfig wc = config;
+        wc.engine = std::move(engine);
+        return wc;
+      }(), handler_) {
+  Network& net = world_.network();
+  surface_.engine = &world_.engine();
+  surface_.network = &net;
+  surface_.nodes["clients"] = &world_.client_node();
+  for (AppServer* app : world_.servers()) {
+    surface_.nodes[app->node().name()] = &app->node();
+    surface_.app_nodes.push_back(&app->node());
+    services_.servers.push_back(app);
+  }
+  services_.network = &net;
+
+  database_ = std::make_unique<db::Server>(net, add_node("db-1"), config.database.server);
+  database_->create_table(strategies::accounts_table(needs.key_index));
+  for (const auto& table : needs.tables) database_->create_table(table);
+  pools_ = pools_on(net, surface_.app_nodes, *database_, config.database.pool);
+  for (auto& pool : pools_) services_.pools.push_back(pool.get());
+
+  if (needs.redis) {
+    const int instances = config.redis.instances.value_or(needs.redis_instances);
+    for (int i = 1; i <= instances; ++i) {
+      redis_.push_back(std::make_unique<redis::Server>(net, add_node(fmt::format(FMT_COMPILE("redis-{}"), i)), config.redis.server));
+      redis_.back()->start();
+      services_.redis_nodes.push_back(redis_.back().get());
+      surface_.redis.push_back(redis_.back().get());
+    }
+    if (config.redis.failover) {
+      Node& replica_node = add_node("redis-1-replica");
+      Node& sentinel_node = add_node("sentinel");
+      replica_ = std::make_unique<redis::Server>(net, replica_node, config.redis.server);
+      replica_->start();
+      sentinel_ = std::make_unique<redis::Sentinel>(net, sentinel_node, std::vector<redis::Server*>{redis_.front().get(), replica_.get()},
+                                                    config.redis.sentinel);
+      sentinel_->start();
+      services_.sentinel = sentinel_.get();
+    }
+    for (AppServer* app : world_.servers()) {
+      redis_clients_.push_back(sentinel_ ? std::make_unique<redis::Client>(net, app->node(), *sentinel_, config.redis.client_timeout)
+                                         : std::make_unique<redis::Client>(net, app->node(), *redis_.front(),
+                                                                           config.redis.client_timeout));
+      services_.redis.push_back(redis_clients_.back().get());
+    }
+  }
+  if (needs.zookeeper) {
+    zookeeper_ = std::make_unique<zk::Server>(net, add_node("zk-1"), config.coordination.zookeeper);
+    zookeeper_->start();
+    services_.zookeeper = zookeeper_.get();
+    services_.zookeeper_client = config.coordination.zookeeper_client;
+  }
+  if (needs.etcd) {
+    etcd_ = std::make_unique<etcd::Server>(net, add_node("etcd-1"));
+    etcd_->start();
+    services_.etcd = etcd_.get();
+    services_.etcd_session_ttl = config.coordination.etcd_session_ttl;
+  }
+  if (needs.remote) {
+    remote_ = std::make_unique<RemoteService>(net, add_node("remote-1"), config.remote);
+    services_.remote = remote_.get();
+  }
+}
+
+Node& Deployment::add_node(const std::string& name) {
+  Node& node = world_.add_node({name, {}});
+  surface_.nodes[name] = &node;
+  return node;
+}
+
+std::vector<const redis::Server*> Deployment::redis_instances() const {
+  std::vector<const redis::Server*> out;
+  for (const auto& r : redis_) out.push_back(r.get());
+  return out;
+}
+
+BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design,
+                                 batch::BatchConfig batch)
+    : engine_(std::move(engine)), network_(engine_, config.internal_link) {
+  surface_.engine = &engine_;
+  surface_.network = &network_;
+  for (int i = 1; i <= config.app_servers; ++i) surface_.app_nodes.push_back(&add_node(fmt::format(FMT_COMPILE("app-{}"), i)));
+  Node& db_node = add_node("db-1");
+  Node& mq_node = add_node("mq-1");
+  database_ = std::make_unique<db::Server>(network_, db_node, config.database.server);
+  database_->create_table(batch::tasks_table());
+  pools_ = pools_on(network_, surface_.app_nodes, *database_, config.database.pool);
+  std::vector<db::Pool*> pools;
+  for (auto& pool : pools_) pools.push_back(pool.get());
+  queue_ = std::make_unique<batch::Queue>(network_, mq_node, surface_.app_nodes);
+  workload_ = std::make_unique<batch::Workload>(std::move(design), std::move(batch), surface_.app_nodes, std::move(pools), *queue_);
+}
+
+Node& BatchDeployment::add_node(const std::string& name) {
+  Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
+  surface_.nodes[name] = &node;
+  return node;
+}
+
+}  // namespace models
