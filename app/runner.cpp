@@ -315,18 +315,18 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   out.counts["duplicated_keys"] = static_cast<double>(duplicates.duplicated_keys);
   out.examples = duplicates.examples;
   out.counts["deadlocks"] = static_cast<double>(database.database().stats().deadlocks);
-  out.counts["dropped_requests"] = static_cast<double>(env.dropped());
-  const models::checkers::LockFindings locks = env.locks().findings(world.engine().now());
+  out.counts["dropped_requests"] = static_cast<double>(env.observed().dropped_requests());
+  const models::checkers::LockFindings locks = env.observed().locks().findings(world.engine().now());
   out.counts["overlapping_holders"] = static_cast<double>(locks.overlapping_holders);
   out.counts["overlap_ms"] = locks.overlap_ms;
   out.counts["lease_expiry_violations"] = static_cast<double>(locks.lease_expiry_violations);
   out.counts["stale_writes_accepted"] = static_cast<double>(locks.stale_writes_accepted);
   out.counts["stale_writes_rejected"] = static_cast<double>(locks.stale_writes_rejected);
   out.counts["wrong_unlocks"] = static_cast<double>(locks.wrong_unlocks);
-  out.counts["stuck_locks"] = static_cast<double>(env.stuck_locks());
+  out.counts["stuck_locks"] = static_cast<double>(env.observed().stuck_locks());
   for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
     if (table.name == strategies::kLocks) out.counts["stuck_locks"] += static_cast<double>(database.database().committed_rows(table.name).size());
-  out.counts["lock_wakeups"] = static_cast<double>(env.lock_wakeups());
+  out.counts["lock_wakeups"] = static_cast<double>(env.observed().lock_wakeups());
   if (remote) {  // the other service's records for accounts that do not exist
     std::set<std::int64_t> ids;
     for (const auto& row : database.database().committed_rows(strategies::kAccounts)) ids.insert(row.row.id);
@@ -359,8 +359,8 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   }
   out.counts["operations"] = static_cast<double>(out.operations);
   out.db_statements = database.database().stats().statements;
-  out.redis_commands = env.redis_commands();
-  if (with_timeline) out.timeline = timeline(world.engine(), env.locks(), database.database().committed_rows(strategies::kAccounts), seed);
+  out.redis_commands = env.observed().redis_commands();
+  if (with_timeline) out.timeline = timeline(world.engine(), env.observed().locks(), database.database().committed_rows(strategies::kAccounts), seed);
   return out;
 }
 
