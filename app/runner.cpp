@@ -132,11 +132,11 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
                                 .database = &deployment.database(),
                                 .accounts = &accounts,
                                 .operations = &operations,
-                                .locks = &env.locks(),
+                                .locks = &env.observed().locks(),
                                 .redis = deployment.redis_instances(),
                                 .remote = deployment.remote(),
-                                .dropped_requests = env.dropped(),
-                                .lock_wakeups = env.lock_wakeups()};
+                                .dropped_requests = env.observed().dropped_requests(),
+                                .lock_wakeups = env.observed().lock_wakeups()};
   for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
     if (table.name == strategies::kLocks) trial.lock_rows += deployment.database().committed_rows(table.name).size();
   TrialOutcome out;
@@ -147,8 +147,8 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   out.operations = operations.size();
   out.counts["operations"] = static_cast<double>(out.operations);
   out.db_statements = deployment.database().stats().statements;
-  out.redis_commands = env.redis_commands();
-  if (kept == TraceKept::timeline) out.timeline = timeline(deployment.engine(), env.locks(), accounts, seed);
+  out.redis_commands = env.observed().redis_commands();
+  if (kept == TraceKept::timeline) out.timeline = timeline(deployment.engine(), env.observed().locks(), accounts, seed);
   return out;
 }
 

@@ -517,6 +517,7 @@ void Engine::finish(Process* p) {
 
 ProcessId Engine::current_process() const { return current_ != nullptr ? current_->id : 0; }
 NodeId Engine::current_node() const { return current_ != nullptr ? current_->node : kWorld; }
+bool Engine::current_killed() const { return current_ != nullptr && current_->killed; }
 const std::string& Engine::process_name(ProcessId process) const {
   if (process >= process_names_.size()) throw UsageError(fmt::format("sim::Engine::process_name: no process #{}", process));
   return process_names_[process];

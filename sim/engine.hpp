@@ -177,6 +177,9 @@ class Engine {
   /// The running process's id and node (kWorld and 0 outside any process).
   ProcessId current_process() const;
   NodeId current_node() const;
+  /// Whether the running process has been killed: it unwinds with sim::Killed, or will at
+  /// its next wait (false outside any process).
+  bool current_killed() const;
   const std::string& process_name(ProcessId process) const;
 
   // --- Time and callbacks ------------------------------------------------

@@ -28,4 +28,9 @@ const std::string& this_process_name() { return engine("sim::this_process_name")
 
 NodeId this_node() { return engine("sim::this_node").current_node(); }
 
+bool this_process_killed() {
+  const Engine* e = Engine::current();
+  return e != nullptr && e->current_killed();
+}
+
 }  // namespace sim

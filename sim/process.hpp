@@ -29,5 +29,10 @@ ProcessId spawn(std::string name, std::function<void()> body, SpawnOptions optio
 ProcessId this_process();
 const std::string& this_process_name();
 NodeId this_node();
+/// Whether the calling process has been killed (its node crashed, or the run is shutting
+/// down): it is unwinding with sim::Killed, or will at its next wait. Code that would wait
+/// in a destructor (a `finally`'s network call) asks this first: a wait there would throw
+/// during the unwinding. False outside a process.
+bool this_process_killed();
 
 }  // namespace sim

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "models/coord/etcd.hpp"
+#include "models/coord/zookeeper.hpp"
+#include "models/redis/redlock.hpp"
+#include "models/redis/sentinel.hpp"
+#include "models/redis/server.hpp"
 #include "sim/process.hpp"
 
 namespace models::checkers {
@@ -98,6 +103,39 @@ LockFindings LockMonitor::findings(sim::Time end) const {
   }
   f.overlap_ms = std::chrono::duration<double, std::milli>(overlap).count();
   return f;
+}
+
+namespace {
+bool grants(const redis::Server& server, const std::string& lock, const std::string& value) {
+  if (!server.node().is_up()) return false;
+  const redis::Value* v = server.keyspace().find(lock, server.node().clock().now());
+  return v != nullptr && (v->is_hash ? v->hash.count(value) > 0 : v->text == value);
+}
+}  // namespace
+
+std::uint64_t LockObservations::redis_commands() const {
+  std::uint64_t n = redis_commands_;
+  for (const redis::Redlock* r : redlocks_) n += r->commands_sent();
+  return n;
+}
+
+bool LockObservations::redis_grants(const std::string& lock, const std::string& value) const {
+  if (servers_.redis_nodes.empty()) return false;
+  return grants(servers_.sentinel != nullptr ? servers_.sentinel->master() : *servers_.redis_nodes.front(), lock, value);
+}
+
+bool LockObservations::redlock_grants(const std::string& lock, const std::string& value) const {
+  const auto& nodes = servers_.redis_nodes;
+  const auto n = std::count_if(nodes.begin(), nodes.end(), [&](const redis::Server* s) { return grants(*s, lock, value); });
+  return static_cast<std::size_t>(n) >= nodes.size() / 2 + 1;
+}
+
+bool LockObservations::zookeeper_has(const std::string& path) const {
+  return servers_.zookeeper != nullptr && servers_.zookeeper->exists(path);
+}
+
+bool LockObservations::etcd_has(const std::string& key) const {
+  return servers_.etcd != nullptr && servers_.etcd->find(key) != nullptr;
 }
 
 }  // namespace models::checkers

@@ -17,6 +17,11 @@
 // - wrong_unlocks: unlocks that removed a lock the service granted to another holder.
 // (Stuck locks are found at the lock service itself once the run is over: a holder may
 // die before it learns it holds the lock.)
+//
+// LockObservations gathers what one trial's lock clients leave for the checkers and the
+// runner: the monitor's holds, counts of what the clients did (requests dropped on a busy
+// lock, wake-ups of lock waiters, Redis commands sent) and peeks at the lock servers. The
+// lock clients (models/strategies/lock_clients.hpp) write to it; nothing else does.
 
 #include <cstdint>
 #include <functional>
@@ -26,6 +31,18 @@
 #include <vector>
 
 #include "sim/time.hpp"
+
+namespace models::redis {
+class Redlock;
+class Sentinel;
+class Server;
+}  // namespace models::redis
+namespace models::zk {
+class Server;
+}
+namespace models::etcd {
+class Server;
+}
 
 namespace models::checkers {
 
@@ -109,6 +126,58 @@ class LockMonitor {
   std::uint64_t stale_accepted_ = 0;
   std::uint64_t stale_rejected_ = 0;
   std::uint64_t wrong_unlocks_ = 0;
+};
+
+/// The lock servers of a trial, for peeking at their state (never a message to them).
+struct LockServers {
+  std::vector<const redis::Server*> redis_nodes{};  // every Redis instance, redis-1 first
+  const redis::Sentinel* sentinel = nullptr;        // picks the master, when there is one
+  const zk::Server* zookeeper = nullptr;
+  const etcd::Server* etcd = nullptr;
+};
+
+/// What one trial's lock clients report, read by the runner and the checkers once the run
+/// is over. Strategies write to it only through the lock clients.
+class LockObservations {
+ public:
+  explicit LockObservations(LockServers servers = {}) : servers_(std::move(servers)) {}
+  LockObservations(const LockObservations&) = delete;  // peeks and holds point at it
+  LockObservations& operator=(const LockObservations&) = delete;
+
+  /// Every hold the lock clients reported: findings(end) and records().
+  const LockMonitor& locks() const { return locks_; }
+  /// Requests the handler dropped on purpose (answered ErrorKind::dropped).
+  std::uint64_t dropped_requests() const { return dropped_; }
+  /// Watch events that woke lock waiters (the herd effect shows here).
+  std::uint64_t lock_wakeups() const { return lock_wakeups_; }
+  /// Redis commands the strategy sent, Redlock's included.
+  std::uint64_t redis_commands() const;
+
+  /// Whether the Redis master (the sentinel's choice, if any) now grants `lock` to `value`:
+  /// a string equal to it, or a hash lock owned by it.
+  bool redis_grants(const std::string& lock, const std::string& value) const;
+  /// Whether a quorum of the Redis instances grants `lock` to `value` (Redlock's view).
+  bool redlock_grants(const std::string& lock, const std::string& value) const;
+  /// Whether znode `path` exists now (an ephemeral lock node lives as long as its session).
+  bool zookeeper_has(const std::string& path) const;
+  /// Whether etcd holds `key` now (a lock key lives as long as its lease).
+  bool etcd_has(const std::string& key) const;
+
+  // What the lock clients write.
+  LockMonitor& locks() { return locks_; }
+  void count_dropped() { ++dropped_; }
+  void count_wakeups(std::uint64_t n) { lock_wakeups_ += n; }
+  void count_redis_command() { ++redis_commands_; }
+  /// Counts the commands `redlock` has sent and will send (it keeps its own count).
+  void count_commands_of(const redis::Redlock& redlock) { redlocks_.push_back(&redlock); }
+
+ private:
+  LockServers servers_;
+  LockMonitor locks_;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t lock_wakeups_ = 0;
+  std::uint64_t redis_commands_ = 0;
+  std::vector<const redis::Redlock*> redlocks_;
 };
 
 }  // namespace models::checkers

@@ -10,16 +10,11 @@ class DbLockTable : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
-    const std::string lock = "bind:" + open_id(r);
     db::Connection c = connect(r, w);
-    try {
-      c.insert(kLocks, {{"lock_key", lock}, {"owner", attempt_token(r, w)}});
-    } catch (const db::SqlError& e) {
-      if (e.code() == db::Code::duplicate_key) return ErrorKind::lock_busy;
-      throw;
-    }
-    then_unlock([&] { check_then_insert(c, r, w); },
-                [&] { c.remove(kLocks, {db::eq("lock_key", lock), db::eq("owner", attempt_token(r, w))}); });
+    std::optional<LockGuard> lock = locks(r, w).table(c, "bind:" + open_id(r));
+    if (!lock) return ErrorKind::lock_busy;
+    check_then_insert(c, r, w, *lock);
+    lock->unlock();
     return ErrorKind::none;
   }
 };

@@ -1,7 +1,6 @@
 // etcd-lease-revision: etcd's concurrency.Mutex on a session lease (kept alive from the
 // worker's node), and its key's create revision as a fencing token the database checks.
 
-#include "models/coord/etcd_lock.hpp"
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
@@ -10,23 +9,10 @@ class EtcdLeaseRevision : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
-    const std::string prefix = "/locks/" + open_id(r) + "/";
-    etcd::Client& client = env_.etcd(w);
-    std::optional<etcd::Mutex> mutex;
-    mutex.emplace(client, env_.etcd_session(w), prefix);
-    if (!mutex->lock(millis("wait_ms"))) {
-        if (client.keep_alive(env_.etcd_session(w))) return ErrorKind::lock_busy;
-      mutex.emplace(client, env_.etcd_session(w, true), prefix);  // the session expired: a new one
-      if (!mutex->lock(millis("wait_ms"))) return ErrorKind::lock_busy;
-    }
-    Env* env = &env_;
-    checkers::Hold hold = env_.locks().acquired(prefix, who(r, w), [env, key = mutex->key()] { return env->etcd_has(key); });
-    bool accepted = true;
-    then_unlock([&] { accepted = fenced_check_then_insert(r, w, hold, mutex->token()); },
-                [&] {
-                  hold.release();
-                  mutex->unlock();
-                });
+    std::optional<LockGuard> lock = locks(r, w).etcd("/locks/" + open_id(r) + "/", millis("wait_ms"));
+    if (!lock) return ErrorKind::lock_busy;
+    const bool accepted = fenced_check_then_insert(r, w, *lock);
+    lock->unlock();
     return accepted ? ErrorKind::none : ErrorKind::fenced;
   }
 };

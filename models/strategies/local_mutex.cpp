@@ -1,54 +1,18 @@
 // local-mutex: a mutex per OpenID inside each app server, as `synchronized` in one JVM,
 // around check-then-insert. It excludes only the threads of one node.
 
-#include <deque>
-#include <set>
-
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
 namespace {
 
-// A keyed mutex of one process (one app node): FIFO hand-over to waiters.
-class KeyedMutex {
- public:
-  void lock(const std::string& key) {
-    if (held_.insert(key).second) return;
-    sim::Promise<bool> turn("local mutex " + key);
-    sim::Future<bool> mine = turn.get_future();
-    waiters_[key].push_back(std::move(turn));
-    mine.get();
-  }
-  void unlock(const std::string& key) {
-    auto it = waiters_.find(key);
-    if (it == waiters_.end() || it->second.empty()) {
-      held_.erase(key);
-      return;
-    }
-    sim::Promise<bool> next = std::move(it->second.front());
-    it->second.pop_front();
-    next.set_value(true);  // ownership passes on
-  }
-
- private:
-  std::set<std::string> held_;
-  std::map<std::string, std::deque<sim::Promise<bool>>> waiters_;
-};
-
 class LocalMutex : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
-    KeyedMutex& mutex = mutexes_[&w.server];
-    const std::string key = open_id(r);
-    mutex.lock(key);
-    struct Unlock {
-      KeyedMutex& m;
-      const std::string& k;
-      ~Unlock() { m.unlock(k); }
-    } unlock{mutex, key};
-    db::Connection c = connect(r, w);
-    check_then_insert(c, r, w);
+    LockGuard lock = locks(r, w).local(mutexes_[&w.server], open_id(r));
+    check_then_insert(r, w, lock);
+    lock.unlock();
     return ErrorKind::none;
   }
 

@@ -42,25 +42,16 @@ class RedisRetryLock : public Strategy {
       return outcome;
     };
     if (exists()) return finish(ErrorKind::none);
-    const std::string lock = "init:" + open_id(r);
-    const std::string value = attempt_token(r, w);
-    if (!lock_with_retry(w, lock, value)) return finish(requery_ && exists() ? ErrorKind::none : ErrorKind::lock_busy);
-    checkers::Hold hold = hold_redis(r, w, lock, value);
-    then_unlock(
-        [&] { txn ? check_then_insert(*txn, r, w, &hold) : check_then_insert(r, w, hold); },
-        [&] { unlock_with_del(w, hold, lock); });
+    // RedisUtil.lockWithRetry: SET NX PX, `tries` times; unlock: a plain DEL.
+    std::optional<LockGuard> lock = locks(r, w).redis(
+        "init:" + open_id(r), {.ttl = millis("ttl_ms"), .tries = static_cast<int>(param("tries")), .pause = millis("retry_ms")});
+    if (!lock) return finish(requery_ && exists() ? ErrorKind::none : ErrorKind::lock_busy);
+    txn ? check_then_insert(*txn, r, w, *lock) : check_then_insert(r, w, *lock);
+    lock->unlock();
     return finish(ErrorKind::none);
   }
 
  private:
-  bool lock_with_retry(Worker& w, const std::string& lock, const std::string& value) {
-    const int tries = static_cast<int>(param("tries"));
-    for (int i = 0; i < tries; ++i) {
-      if (i > 0) sim::sleep_for(millis("retry_ms"));
-      if (!env_.redis(w, redis::Command::set_nx_px(lock, value, millis("ttl_ms"))).is_nil()) return true;
-    }
-    return false;
-  }
   bool requery_;
 };
 

@@ -10,12 +10,10 @@ class RedisSetNxExDrop : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
-    const std::string lock = "lock:" + open_id(r);
-    const std::string value = attempt_token(r, w);
-    if (env_.redis(w, redis::Command::set_nx_px(lock, value, millis("ttl_ms"))).is_nil())
-      return ErrorKind::dropped;  // another copy holds it: drop this one
-    checkers::Hold hold = hold_redis(r, w, lock, value);
-    then_unlock([&] { check_then_insert(r, w, hold); }, [&] { unlock_with_del(w, hold, lock); });
+    std::optional<LockGuard> lock = locks(r, w).redis("lock:" + open_id(r), {.ttl = millis("ttl_ms")});
+    if (!lock) return ErrorKind::dropped;  // another copy holds it: drop this one
+    check_then_insert(r, w, *lock);
+    lock->unlock();  // DEL
     return ErrorKind::none;
   }
 };

@@ -10,12 +10,12 @@ class RedisSetnx : public Strategy {
  public:
   RedisSetnx(Env& env, Params params, bool then_expire) : Strategy(env, std::move(params)), then_expire_(then_expire) {}
   ErrorKind bind(const Request& r, Worker& w) override {
-    const std::string lock = "lock:" + open_id(r);
-    const std::string value = attempt_token(r, w);
-    if (env_.redis(w, redis::Command::set_nx_px(lock, value, sim::Duration{})).is_nil()) return ErrorKind::lock_busy;
-    checkers::Hold hold = hold_redis(r, w, lock, value);
-    if (then_expire_) env_.redis(w, redis::Command::pexpire(lock, millis("ttl_ms")));
-    then_unlock([&] { check_then_insert(r, w, hold); }, [&] { unlock_with_del(w, hold, lock); });
+    RedisLockOptions setnx;  // no expiry
+    if (then_expire_) setnx = {.ttl = millis("ttl_ms"), .expire_after = true};
+    std::optional<LockGuard> lock = locks(r, w).redis("lock:" + open_id(r), setnx);
+    if (!lock) return ErrorKind::lock_busy;
+    check_then_insert(r, w, *lock);
+    lock->unlock();  // DEL
     return ErrorKind::none;
   }
 

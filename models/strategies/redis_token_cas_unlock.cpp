@@ -12,19 +12,19 @@ class RedisTokenLock : public Strategy {
   RedisTokenLock(Env& env, Params params, bool duplicate_is_done)
       : Strategy(env, std::move(params)), duplicate_is_done_(duplicate_is_done) {}
   ErrorKind bind(const Request& r, Worker& w) override {
-    const std::string lock = "lock:" + open_id(r);
-    const std::optional<std::string> token = acquire_redis_lock(r, w, lock);
-    if (!token) return ErrorKind::lock_busy;
-    checkers::Hold hold = hold_redis(r, w, lock, *token);
-    then_unlock(
-        [&] {
-          try {
-            check_then_insert(r, w, hold);
-          } catch (const db::SqlError& e) {
-            if (!duplicate_is_done_ || e.code() != db::Code::duplicate_key) throw;  // 1062: already bound, done
-          }
-        },
-        [&] { unlock_own(w, hold, lock, *token); });
+    // SET NX PX with our own value, retried until the acquire timeout; the Lua unlock.
+    const RedisLockOptions token_lock{.ttl = millis("ttl_ms"),
+                                      .wait = millis("acquire_timeout_ms"),
+                                      .pause = millis("retry_ms"),
+                                      .unlock = RedisUnlock::compare_and_delete};
+    std::optional<LockGuard> lock = locks(r, w).redis("lock:" + open_id(r), token_lock);
+    if (!lock) return ErrorKind::lock_busy;
+    try {
+      check_then_insert(r, w, *lock);
+    } catch (const db::SqlError& e) {
+      if (!duplicate_is_done_ || e.code() != db::Code::duplicate_key) throw;  // 1062: already bound, done
+    }
+    lock->unlock();
     return ErrorKind::none;
   }
 

@@ -10,18 +10,13 @@ class Redlock : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
-    redis::Redlock& redlock = env_.redlock(w, {.ttl = millis("ttl_ms"),
-                                               .node_timeout = millis("node_timeout_ms"),
-                                               .retry_count = static_cast<int>(param("retry_count"))});
-    const redis::Redlock::Lock lock = redlock.lock("lock:" + open_id(r));
-    if (!lock.held) return ErrorKind::lock_busy;
-    checkers::Hold hold = hold_redis(r, w, lock.resource, lock.value, true);
-    then_unlock(
-        [&] { check_then_insert(r, w, hold); },
-        [&] {
-          hold.release();
-          redlock.unlock(lock);
-        });
+    const redis::RedlockConfig config{.ttl = millis("ttl_ms"),
+                                      .node_timeout = millis("node_timeout_ms"),
+                                      .retry_count = static_cast<int>(param("retry_count"))};
+    std::optional<LockGuard> lock = locks(r, w).redlock("lock:" + open_id(r), config);
+    if (!lock) return ErrorKind::lock_busy;
+    check_then_insert(r, w, *lock);
+    lock->unlock();  // on every master
     return ErrorKind::none;
   }
 };

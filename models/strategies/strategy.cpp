@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace models::strategies {
 
@@ -25,7 +26,16 @@ db::TableSchema fence_table() {
   return {.name = kFences, .key_column = "lock_key", .key_index = db::KeyIndex::unique, .columns = {{"token", std::int64_t{0}}}};
 }
 
-Env::Env(Services services, sim::Distribution work) : services_(std::move(services)), work_(std::move(work)) {
+namespace {
+checkers::LockServers lock_servers(const Services& services) {
+  checkers::LockServers servers{.sentinel = services.sentinel, .zookeeper = services.zookeeper, .etcd = services.etcd};
+  servers.redis_nodes.assign(services.redis_nodes.begin(), services.redis_nodes.end());
+  return servers;
+}
+}  // namespace
+
+Env::Env(Services services, sim::Distribution work)
+    : services_(std::move(services)), work_(std::move(work)), observed_(lock_servers(services_)) {
   for (std::size_t i = 0; i < services_.servers.size(); ++i) {
     services_.servers[i]->node().on_crash([this, i] {
       for (auto it = zk_clients_.begin(); it != zk_clients_.end();) {
@@ -53,10 +63,6 @@ zk::Client& Env::zookeeper(const Worker& worker) {
   return *slot;
 }
 
-bool Env::zookeeper_has(const std::string& path) const {
-  return services_.zookeeper != nullptr && services_.zookeeper->exists(path);
-}
-
 etcd::Client& Env::etcd(const Worker& worker) {
   if (services_.etcd == nullptr) throw sim::UsageError("strategies::Env: this world has no etcd");
   EtcdSession& session = etcd_sessions_[{index(worker), worker.index}];
@@ -79,8 +85,6 @@ void Env::remote_create(const Worker& worker, std::int64_t id, sim::Duration tim
   services_.remote->create(worker.server.node().id(), id, timeout);
 }
 
-bool Env::etcd_has(const std::string& key) const { return services_.etcd != nullptr && services_.etcd->find(key) != nullptr; }
-
 std::size_t Env::index(const AppServer& server) const {
   const auto& servers = services_.servers;
   auto it = std::find(servers.begin(), servers.end(), &server);
@@ -91,35 +95,8 @@ std::size_t Env::index(const AppServer& server) const {
 redis::Reply Env::redis(const AppServer& server, const redis::Command& command) {
   const std::size_t i = index(server);
   if (i >= services_.redis.size()) throw sim::UsageError("strategies::Env: this world has no Redis");
-  ++redis_commands_;
+  observed_.count_redis_command();
   return services_.redis[i]->run(command);
-}
-
-namespace {
-bool grants(const redis::Server& server, const std::string& lock, const std::string& value) {
-  if (!server.node().is_up()) return false;
-  const redis::Value* v = server.keyspace().find(lock, server.node().clock().now());
-  return v != nullptr && (v->is_hash ? v->hash.count(value) > 0 : v->text == value);
-}
-}  // namespace
-
-bool Env::redis_grants(const std::string& lock, const std::string& value) const {
-  if (services_.redis_nodes.empty()) return false;
-  return grants(services_.sentinel != nullptr ? services_.sentinel->master() : *services_.redis_nodes.front(), lock, value);
-}
-
-bool Env::redlock_grants(const std::string& lock, const std::string& value) const {
-  const auto n = std::count_if(services_.redis_nodes.begin(), services_.redis_nodes.end(),
-                               [&](const redis::Server* s) { return grants(*s, lock, value); });
-  return static_cast<std::size_t>(n) >= services_.redis_nodes.size() / 2 + 1;
-}
-
-std::uint64_t Env::stuck_locks() const {
-  std::uint64_t n = 0;
-  for (const redis::Server* s : services_.redis_nodes)
-    for (const auto& [key, value] : s->keyspace().data())
-      if (value.expires_at == sim::kNever) ++n;
-  return n;
 }
 
 redis::Redlock& Env::redlock(const Worker& worker, const redis::RedlockConfig& config) {
@@ -129,14 +106,9 @@ redis::Redlock& Env::redlock(const Worker& worker, const redis::RedlockConfig& c
     if (services_.network == nullptr || services_.redis_nodes.empty())
       throw sim::UsageError("strategies::Env: this world has no Redis");
     slot = std::make_unique<redis::Redlock>(*services_.network, worker.server.node(), services_.redis_nodes, config);
+    observed_.count_commands_of(*slot);
   }
   return *slot;
-}
-
-std::uint64_t Env::redis_commands() const {
-  std::uint64_t n = redis_commands_;
-  for (const auto& [i, r] : redlocks_) n += r->commands_sent();
-  return n;
 }
 
 sim::Duration Strategy::millis(const std::string& name) const {
@@ -158,6 +130,10 @@ db::Connection Strategy::connect(const Request& r, Worker& worker) {
   return c;
 }
 
+LockClients Strategy::locks(const Request& r, Worker& w) {
+  return LockClients(env_, w, who(r, w), attempt_token(r, w), &failed_unlocks_[&w]);
+}
+
 void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold) {
   if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
     sim::sleep_for(env_.work(w));
@@ -167,20 +143,15 @@ void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w,
   }
 }
 
-void Strategy::check_then_insert(const Request& r, Worker& w, checkers::Hold& hold) {
+void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w) { check_then_insert(c, r, w, nullptr); }
+
+void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w, LockGuard& lock) {
+  check_then_insert(c, r, w, &lock.hold());
+}
+
+void Strategy::check_then_insert(const Request& r, Worker& w, LockGuard& lock) {
   db::Connection c = connect(r, w);
-  check_then_insert(c, r, w, &hold);
-}
-
-void Strategy::unlock_with_del(Worker& w, checkers::Hold& hold, const std::string& lock) {
-  hold.unlocking_blindly();
-  hold.release();
-  env_.redis(w, redis::Command::del(lock));
-}
-
-void Strategy::unlock_own(Worker& w, checkers::Hold& hold, const std::string& lock, const std::string& token) {
-  hold.release();
-  env_.redis(w, redis::Command::cas_del(lock, token));
+  check_then_insert(c, r, w, lock);
 }
 
 void Strategy::link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t id) {
@@ -194,50 +165,43 @@ void Strategy::link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t
   c.commit();
 }
 
-bool Strategy::fenced_check_then_insert(const Request& r, Worker& w, checkers::Hold& hold, std::int64_t token) {
+bool Strategy::fenced_check_then_insert(const Request& r, Worker& w, LockGuard& lock) {
   sim::sleep_for(env_.work(w));  // building the row, calling other services: before the short transaction
   db::Connection c = connect(r, w);
   c.begin();
   c.insert(kFences, {{"lock_key", open_id(r)}}, db::OnDuplicate::ignore);  // the fence row, once
-  if (!c.update_fenced(kFences, {}, {db::eq("lock_key", open_id(r))}, "token", token)) {
+  if (!c.update_fenced(kFences, {}, {db::eq("lock_key", open_id(r))}, "token", lock.token())) {
     c.rollback();
-    hold.rejected();
+    lock.hold().rejected();
     return false;
   }
   if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
-    hold.step();
+    lock.hold().step();
     c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
-    hold.wrote();
+    lock.hold().wrote();
   }
   c.commit();
   return true;
 }
 
-std::optional<std::string> Strategy::acquire_redis_lock(const Request& r, Worker& w, const std::string& lock) {
-  const std::string token = attempt_token(r, w);
-  const Clock& clock = w.server.node().clock();
-  const sim::Time give_up = clock.monotonic() + millis("acquire_timeout_ms");
-  while (env_.redis(w, redis::Command::set_nx_px(lock, token, millis("ttl_ms"))).is_nil()) {
-    if (clock.monotonic() >= give_up) return std::nullopt;
-    sim::sleep_for(millis("retry_ms"));
+ErrorKind Strategy::bind_then_finally(const Request& request, Worker& worker) {
+  std::exception_ptr& failed_unlock = failed_unlocks_[&worker];
+  ErrorKind outcome;
+  try {
+    outcome = bind(request, worker);
+  } catch (...) {
+    // An unlock that failed while this error unwound replaces it, as in `finally`.
+    if (failed_unlock) std::rethrow_exception(std::exchange(failed_unlock, nullptr));
+    throw;
   }
-  return token;
-}
-
-checkers::Hold Strategy::hold_redis(const Request& r, const Worker& w, const std::string& lock, const std::string& value,
-                                    bool redlock) {
-  Env* env = &env_;
-  checkers::GrantedPeek granted = redlock ? checkers::GrantedPeek([env, lock, value] { return env->redlock_grants(lock, value); })
-                                          : checkers::GrantedPeek([env, lock, value] { return env->redis_grants(lock, value); });
-  std::optional<sim::Duration> lease;
-  if (params_.count("ttl_ms")) lease = millis("ttl_ms");
-  return env_.locks().acquired(lock, who(r, w), std::move(granted), lease);
+  if (failed_unlock) std::rethrow_exception(std::exchange(failed_unlock, nullptr));
+  return outcome;
 }
 
 Response Strategy::handle(const Request& request, Worker& worker) {
   try {
-    const ErrorKind outcome = bind(request, worker);
-    if (outcome == ErrorKind::dropped) env_.count_dropped();
+    const ErrorKind outcome = bind_then_finally(request, worker);
+    if (outcome == ErrorKind::dropped) env_.observed_.count_dropped();
     return Response{outcome};
   } catch (const db::SqlError& e) {
     switch (e.code()) {

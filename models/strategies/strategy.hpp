@@ -4,9 +4,12 @@
 // with a registry entry saying where it comes from and what it risks.
 //
 // A strategy reaches the services of the world through `Env`: the database pool of the app
-// node it runs on, a Redis client there, and counters the checkers read. It knows nothing of
-// scenario files or the command line: its parameters are plain numbers by name.
+// node it runs on, a Redis client there, lock-service sessions; it takes locks through the
+// lock clients (lock_clients.hpp), which report the holds to what the checkers read
+// (Env::observed()). It knows nothing of scenario files or the command line: its
+// parameters are plain numbers by name.
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,6 +27,7 @@
 #include "models/redis/client.hpp"
 #include "models/redis/redlock.hpp"
 #include "models/redis/sentinel.hpp"
+#include "models/strategies/lock_clients.hpp"
 
 namespace models::strategies {
 
@@ -55,7 +59,7 @@ struct Info {
   Needs needs{};
 };
 
-/// The parameters of acquire_redis_lock(), with their defaults.
+/// The parameters of the token lock retried until a timeout (redis_token_cas_unlock.cpp), with their defaults.
 inline std::vector<ParamInfo> redis_lock_params() {
   return {{"ttl_ms", 10000, "lock TTL"},
           {"acquire_timeout_ms", 1000, "give up acquiring after this"},
@@ -93,7 +97,8 @@ struct Services {
   Network* network = nullptr;
 };
 
-/// The services one trial's strategy uses, per app node, and what the checkers observe.
+/// The services one trial's strategy uses, per app node (its worker's database pool, Redis
+/// client, lock-service sessions, the other service), and what the checkers observe of it.
 class Env {
  public:
   Env(Services services, sim::Distribution work = sim::fixed(sim::Duration{}));
@@ -105,48 +110,32 @@ class Env {
   /// Runs a Redis command from the worker's node, counted for redis_ops_per_op.
   redis::Reply redis(const Worker& worker, const redis::Command& command) { return redis(worker.server, command); }
   redis::Reply redis(const AppServer& server, const redis::Command& command);
-  /// Whether the Redis master (the sentinel's choice, if any) now grants `lock` to `value`:
-  /// a string equal to it, or a hash lock owned by it. A peek, for the checkers.
-  bool redis_grants(const std::string& lock, const std::string& value) const;
-  /// Whether a quorum of the Redis instances grants `lock` to `value` (Redlock's view).
-  bool redlock_grants(const std::string& lock, const std::string& value) const;
-  /// Locks left at the lock services with no expiry: Redis keys without a TTL on any
-  /// instance. Once the run is over nobody holds them, so they block the key for good.
-  std::uint64_t stuck_locks() const;
   /// A Redlock client on the worker's node over every Redis instance, built once per node.
   redis::Redlock& redlock(const Worker& worker, const redis::RedlockConfig& config);
   /// The worker's ZooKeeper session (Curator's client), opened on first use; a new one
   /// after its node restarts.
   zk::Client& zookeeper(const Worker& worker);
-  /// Whether znode `path` exists now (an ephemeral lock node lives as long as its session).
-  bool zookeeper_has(const std::string& path) const;
   /// The worker's etcd client and session lease (concurrency.NewSession: a lease kept alive
   /// every TTL/3 from the node), granted on first use, or anew with `renew` (after the
   /// old one expired: its session is Done).
   etcd::Client& etcd(const Worker& worker);
   std::int64_t etcd_session(const Worker& worker, bool renew = false);
-  bool etcd_has(const std::string& key) const;
   /// Asks the remote service to create its record for account `id`; throws sim::Timeout.
   void remote_create(const Worker& worker, std::int64_t id, sim::Duration timeout);
-  /// Watch events that woke lock waiters (the herd effect shows here).
-  std::uint64_t lock_wakeups() const { return lock_wakeups_; }
-  void count_wakeups(std::uint64_t n) { lock_wakeups_ += n; }
-  /// Redis commands sent by the strategy, Redlock's included.
-  std::uint64_t redis_commands() const;
-  /// Requests a strategy chose to drop (answered ErrorKind::dropped).
-  std::uint64_t dropped() const { return dropped_; }
-  void count_dropped() { ++dropped_; }
-  checkers::LockMonitor& locks() { return locks_; }
-  const checkers::LockMonitor& locks() const { return locks_; }
+
+  /// What the checkers and the runner read once the run is over: the holds, the requests
+  /// dropped, the lock wake-ups, the Redis commands, the stuck locks.
+  const checkers::LockObservations& observed() const { return observed_; }
 
  private:
+  // The only writers of the observations: the lock clients, and the handler (drops).
+  friend class LockClients;
+  friend class Strategy;
   std::size_t index(const AppServer& server) const;
   std::size_t index(const Worker& worker) const { return index(worker.server); }
   Services services_;
-  std::uint64_t redis_commands_ = 0;
-  std::uint64_t dropped_ = 0;
   sim::Distribution work_;
-  checkers::LockMonitor locks_;
+  checkers::LockObservations observed_;
   std::map<std::size_t, std::unique_ptr<redis::Redlock>> redlocks_;  // by app node index
   // Per (app node, worker): sessions in use; those of a crashed node are kept, unused,
   // since messages in flight may still name them.
@@ -159,7 +148,6 @@ class Env {
   std::map<WorkerKey, EtcdSession> etcd_sessions_;
   std::vector<std::unique_ptr<zk::Client>> zk_retired_;
   std::vector<EtcdSession> etcd_retired_;
-  std::uint64_t lock_wakeups_ = 0;
 };
 
 /// A strategy instance for one trial.
@@ -184,49 +172,33 @@ class Strategy : public Handler {
   static std::string attempt_token(const Request& r, const Worker& w);
   /// A connection from the worker's pool, labelled with who is inserting (for checkers).
   db::Connection connect(const Request& r, Worker& worker);
+  /// The lock clients of the worker's node, acting for this attempt (see lock_clients.hpp).
+  LockClients locks(const Request& r, Worker& w);
   /// SELECT ... WHERE open_id = ?, the handler's work, then INSERT if absent: the
-  /// check-then-insert at the heart of most strategies, on one connection. Under a lock,
-  /// the insert is a critical-section step of `hold`.
-  void check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold = nullptr);
+  /// check-then-insert at the heart of most strategies, on one connection.
+  void check_then_insert(db::Connection& c, const Request& r, Worker& w);
+  /// The same under `lock`: the insert is a critical-section step of its hold.
+  void check_then_insert(db::Connection& c, const Request& r, Worker& w, LockGuard& lock);
   /// The same on a fresh connection from the pool: a lock strategy's critical section.
-  void check_then_insert(const Request& r, Worker& w, checkers::Hold& hold);
-  /// Unlocks with a plain DEL, as RedisUtil.unlock does: whoever's lock is there goes.
-  void unlock_with_del(Worker& w, checkers::Hold& hold, const std::string& lock);
-  /// Unlocks with the compare-and-delete script: only if the lock still holds `token`.
-  void unlock_own(Worker& w, checkers::Hold& hold, const std::string& lock, const std::string& token);
+  void check_then_insert(const Request& r, Worker& w, LockGuard& lock);
   /// Inside the open transaction on `c`: asks the other service to create its record for account
   /// `id` (rolling back and rethrowing when the call times out), records the link, commits.
   void link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t id);
-  /// SET lock NX PX ttl_ms with this attempt's own value, retried every retry_ms until
-  /// acquire_timeout_ms (on the node's clock). Returns the value, or nothing when busy.
-  std::optional<std::string> acquire_redis_lock(const Request& r, Worker& w, const std::string& lock);
   /// The fenced critical section (Kleppmann's fencing token, checked by the database): the
-  /// handler's work first, then one short transaction that raises the lock's fence to
-  /// `token` unless a higher token has been seen (then rolls back: this holder's write is
-  /// stale) and inserts if absent. Returns false when refused.
-  bool fenced_check_then_insert(const Request& r, Worker& w, checkers::Hold& hold, std::int64_t token);
-  /// Runs `body`, then `unlock`, as a `finally` block does: also when the body fails with
-  /// a database error or a timeout. (A crash runs neither: the process is gone.)
-  template <class Body, class Unlock>
-  static void then_unlock(Body&& body, Unlock&& unlock) {
-    try {
-      body();
-    } catch (const db::SqlError&) {
-      unlock();
-      throw;
-    } catch (const sim::Timeout&) {
-      unlock();
-      throw;
-    }
-    unlock();
-  }
-  /// Tells the checkers this attempt holds Redis lock `lock` with value `value` (on the
-  /// master, or on a Redlock quorum).
-  checkers::Hold hold_redis(const Request& r, const Worker& w, const std::string& lock, const std::string& value,
-                            bool redlock = false);
+  /// handler's work first, then one short transaction that raises the lock's fence to the
+  /// lock's token unless a higher token has been seen (then rolls back: this holder's
+  /// write is stale) and inserts if absent. Returns false when refused.
+  bool fenced_check_then_insert(const Request& r, Worker& w, LockGuard& lock);
 
   Env& env_;
   Params params_;
+
+ private:
+  ErrorKind bind_then_finally(const Request& request, Worker& worker);
+  void check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold);
+  // Per worker: an unlock that failed in a guard's destructor, to surface in place of the
+  // error that was unwinding (as an exception thrown in `finally` replaces it).
+  std::map<const Worker*, std::exception_ptr> failed_unlocks_;
 };
 
 /// Check-then-insert on one connection and nothing else: the strategy of the production

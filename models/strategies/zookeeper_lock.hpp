@@ -4,7 +4,6 @@
 // `finally`. Variants: the herd recipe (every waiter watches the lock node), and fencing
 // with the lock node's create zxid checked by the database.
 
-#include "models/coord/zk_lock.hpp"
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
@@ -18,27 +17,14 @@ class ZookeeperLock : public Strategy {
 
  protected:
   ErrorKind bind(const Request& r, Worker& w) override {
-    zk::Mutex mutex(env_.zookeeper(w), "/locks/" + open_id(r), recipe_);
-    const bool held = mutex.acquire(millis("wait_ms"));
-    env_.count_wakeups(mutex.wakeups());
-    if (!held) return ErrorKind::lock_busy;
-    Env* env = &env_;
-    checkers::Hold hold = env_.locks().acquired("/locks/" + open_id(r), who(r, w),
-                                                [env, node = mutex.node()] { return env->zookeeper_has(node); });
+    std::optional<LockGuard> lock = locks(r, w).zookeeper("/locks/" + open_id(r), recipe_, millis("wait_ms"));
+    if (!lock) return ErrorKind::lock_busy;
     bool accepted = true;
-    then_unlock(
-        [&] {
-          if (fenced_) {
-            accepted = fenced_check_then_insert(r, w, hold, static_cast<std::int64_t>(mutex.token()));
-          } else {
-            db::Connection c = connect(r, w);
-            check_then_insert(c, r, w, &hold);
-          }
-        },
-        [&] {
-          hold.release();
-          mutex.release();
-        });
+    if (fenced_)
+      accepted = fenced_check_then_insert(r, w, *lock);
+    else
+      check_then_insert(r, w, *lock);
+    lock->unlock();
     return accepted ? ErrorKind::none : ErrorKind::fenced;
   }
 

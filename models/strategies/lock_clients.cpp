@@ -1,0 +1,170 @@
+#include "models/strategies/lock_clients.hpp"
+
+#include <memory>
+
+#include "models/coord/etcd_lock.hpp"
+#include "models/strategies/strategy.hpp"
+
+namespace models::strategies {
+
+LockGuard LockClients::guard(checkers::Hold hold, LockGuard::Unlock unlock, std::int64_t token) {
+  return LockGuard(std::move(hold), std::move(unlock), failed_unlock_, token);
+}
+
+std::optional<LockGuard> LockClients::redis(const std::string& key, const RedisLockOptions& options) {
+  const sim::Duration ttl = options.ttl && !options.expire_after ? *options.ttl : sim::Duration{};  // zero: no expiry
+  const Clock& clock = worker_.server.node().clock();
+  if (!options.wait && options.tries < 1) return std::nullopt;
+  const sim::Time give_up = options.wait ? clock.monotonic() + *options.wait : sim::Time{};
+  for (int attempt = 1; env_.redis(worker_, redis::Command::set_nx_px(key, value_, ttl)).is_nil(); ++attempt) {
+    if (options.wait ? clock.monotonic() >= give_up : attempt >= options.tries) return std::nullopt;
+    sim::sleep_for(options.pause);
+  }
+  checkers::LockObservations* seen = &env_.observed_;
+  checkers::Hold hold = seen->locks().acquired(key, who_, [seen, key, value = value_] { return seen->redis_grants(key, value); },
+                                               options.ttl);
+  // Not atomic with the SETNX: a holder that dies in between leaves a lock with no expiry.
+  if (options.expire_after) env_.redis(worker_, redis::Command::pexpire(key, *options.ttl));
+  Env* env = &env_;
+  Worker* worker = &worker_;
+  if (options.unlock == RedisUnlock::del)
+    return guard(std::move(hold), [env, worker, key](checkers::Hold& h) {
+      h.unlocking_blindly();
+      h.release();
+      env->redis(*worker, redis::Command::del(key));
+    });
+  return guard(std::move(hold), [env, worker, key, value = value_](checkers::Hold& h) {
+    h.release();
+    env->redis(*worker, redis::Command::cas_del(key, value));
+  });
+}
+
+namespace {
+// Renews the lease every third of it while the holder holds; stops when the renewal finds
+// the lock no longer ours. It runs on the holder's node: a pause stops it too.
+void start_watchdog(Env& env, AppServer& server, std::string lock, std::string owner, sim::Duration lease,
+                    std::shared_ptr<bool> holding) {
+  server.node().spawn(
+      "redisson-watchdog " + lock,
+      [&env, &server, lock = std::move(lock), owner = std::move(owner), lease, holding = std::move(holding)] {
+        for (;;) {
+          sim::sleep_for(lease / 3);
+          if (!*holding) return;
+          try {
+            if (env.redis(server, redis::Command::hlock(redis::Op::hlock_renew, lock, owner, lease)).integer == 0) return;
+          } catch (const sim::Timeout&) {
+            // Redisson logs the failure and tries again at the next period
+          }
+        }
+      },
+      {.background = true});
+}
+}  // namespace
+
+std::optional<LockGuard> LockClients::redisson(const std::string& key, const RedissonOptions& options) {
+  const Clock& clock = worker_.server.node().clock();
+  const sim::Time give_up = clock.monotonic() + options.wait;
+  while (!env_.redis(worker_, redis::Command::hlock(redis::Op::hlock_acquire, key, value_, options.lease)).is_nil()) {
+    if (clock.monotonic() >= give_up) return std::nullopt;
+    sim::sleep_for(options.pause);
+  }
+  checkers::LockObservations* seen = &env_.observed_;
+  checkers::Hold hold = seen->locks().acquired(key, who_, [seen, key, value = value_] { return seen->redis_grants(key, value); });
+  auto holding = std::make_shared<bool>(true);
+  start_watchdog(env_, worker_.server, key, value_, options.lease, holding);
+  Env* env = &env_;
+  Worker* worker = &worker_;
+  return guard(std::move(hold), [env, worker, key, value = value_, lease = options.lease, holding](checkers::Hold& h) {
+    *holding = false;
+    h.release();
+    env->redis(*worker, redis::Command::hlock(redis::Op::hlock_release, key, value, lease));
+  });
+}
+
+std::optional<LockGuard> LockClients::redlock(const std::string& key, const redis::RedlockConfig& config) {
+  redis::Redlock& redlock = env_.redlock(worker_, config);
+  const redis::Redlock::Lock lock = redlock.lock(key);
+  if (!lock.held) return std::nullopt;
+  checkers::LockObservations* seen = &env_.observed_;
+  checkers::Hold hold = seen->locks().acquired(
+      lock.resource, who_, [seen, resource = lock.resource, value = lock.value] { return seen->redlock_grants(resource, value); },
+      config.ttl);
+  return guard(std::move(hold), [redlock = &redlock, lock](checkers::Hold& h) {
+    h.release();
+    redlock->unlock(lock);
+  });
+}
+
+std::optional<LockGuard> LockClients::zookeeper(const std::string& path, zk::LockRecipe recipe, sim::Duration wait) {
+  auto mutex = std::make_shared<zk::Mutex>(env_.zookeeper(worker_), path, recipe);
+  const bool held = mutex->acquire(wait);
+  env_.observed_.count_wakeups(mutex->wakeups());
+  if (!held) return std::nullopt;
+  checkers::LockObservations* seen = &env_.observed_;
+  checkers::Hold hold = seen->locks().acquired(path, who_, [seen, node = mutex->node()] { return seen->zookeeper_has(node); });
+  return guard(
+      std::move(hold),
+      [mutex](checkers::Hold& h) {
+        h.release();
+        mutex->release();
+      },
+      static_cast<std::int64_t>(mutex->token()));
+}
+
+std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Duration wait) {
+  etcd::Client& client = env_.etcd(worker_);
+  auto mutex = std::make_shared<etcd::Mutex>(client, env_.etcd_session(worker_), prefix);
+  if (!mutex->lock(wait)) {
+    if (client.keep_alive(env_.etcd_session(worker_))) return std::nullopt;
+    mutex = std::make_shared<etcd::Mutex>(client, env_.etcd_session(worker_, true), prefix);  // the session expired: a new one
+    if (!mutex->lock(wait)) return std::nullopt;
+  }
+  checkers::LockObservations* seen = &env_.observed_;
+  checkers::Hold hold = seen->locks().acquired(prefix, who_, [seen, key = mutex->key()] { return seen->etcd_has(key); });
+  return guard(
+      std::move(hold),
+      [mutex](checkers::Hold& h) {
+        h.release();
+        mutex->unlock();
+      },
+      mutex->token());
+}
+
+std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string& key) {
+  try {
+    c.insert(kLocks, {{"lock_key", key}, {"owner", value_}});
+  } catch (const db::SqlError& e) {
+    if (e.code() == db::Code::duplicate_key) return std::nullopt;
+    throw;
+  }
+  return guard(checkers::Hold(), [&c, key, owner = value_](checkers::Hold&) {
+    c.remove(kLocks, {db::eq("lock_key", key), db::eq("owner", owner)});
+  });
+}
+
+LockGuard LockClients::local(KeyedMutex& mutex, const std::string& key) {
+  mutex.lock(key);
+  return LockGuard(checkers::Hold(), [&mutex, key](checkers::Hold&) { mutex.unlock(key); }, failed_unlock_, 0,
+                   LockGuard::Kept::in_process);
+}
+
+void KeyedMutex::lock(const std::string& key) {
+  if (held_.insert(key).second) return;
+  sim::Promise<bool> turn("local mutex " + key);
+  sim::Future<bool> mine = turn.get_future();
+  waiters_[key].push_back(std::move(turn));
+  mine.get();
+}
+
+void KeyedMutex::unlock(const std::string& key) {
+  auto it = waiters_.find(key);
+  if (it == waiters_.end() || it->second.empty()) {
+    held_.erase(key);
+    return;
+  }
+  sim::Promise<bool> next = std::move(it->second.front());
+  it->second.pop_front();
+  next.set_value(true);  // ownership passes on
+}
+
+}  // namespace models::strategies

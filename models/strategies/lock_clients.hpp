@@ -1,0 +1,110 @@
+#pragma once
+// The lock clients a strategy takes its locks through, one per lock service, each acquiring
+// as the articles' code does and returning a LockGuard that unlocks as that code does.
+// Acquiring reports the hold to the checkers (with the peek that tells whether the service
+// still grants it, and its lease when known), and the clients count what the checkers
+// count: Redis commands, lock waiters' wake-ups. The strategy's code is then the article's:
+//
+//   auto lock = locks(r, w).redis("lock:" + open_id(r), {.ttl = millis("ttl_ms")});
+//   if (!lock) return ErrorKind::lock_busy;
+//   check_then_insert(r, w, *lock);
+//   lock->unlock();
+//
+// Each acquire returns nothing when the lock is busy (after the waiting its options allow)
+// and throws what the service's client throws (sim::Timeout, zk::KeeperError, db::SqlError).
+
+#include <deque>
+#include <exception>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "models/coord/zk_lock.hpp"
+#include "models/db/server.hpp"
+#include "models/redis/redlock.hpp"
+#include "models/strategies/lock_guard.hpp"
+#include "sim/sim.hpp"
+
+namespace models {
+class AppServer;
+struct Worker;
+}  // namespace models
+
+namespace models::strategies {
+
+class Env;
+
+/// How a Redis lock is released.
+enum class RedisUnlock {
+  del,                 // DEL lock, as RedisUtil.unlock does: whoever's lock is there goes
+  compare_and_delete,  // the compare-and-delete script: only if the lock still holds our value
+};
+
+/// SET lock value NX [PX ttl], the Redis lock of most articles, and its unlock.
+struct RedisLockOptions {
+  std::optional<sim::Duration> ttl{};  // none: SETNX, no expiry
+  bool expire_after = false;           // SETNX, then PEXPIRE ttl as a second command (not atomic)
+  int tries = 1;                       // attempts, `pause` apart...
+  std::optional<sim::Duration> wait{}; // ...or attempts until this much has passed on the node's clock
+  sim::Duration pause{};
+  RedisUnlock unlock = RedisUnlock::del;
+};
+
+/// Redisson's RLock without a lease time: a hash lock owned by the attempt, with a `lease`
+/// (lockWatchdogTimeout) that a watchdog on the holder's node renews every third of it.
+struct RedissonOptions {
+  sim::Duration lease;
+  sim::Duration wait;  // tryLock's wait time, on the node's clock
+  sim::Duration pause;
+};
+
+/// A mutex per key inside one process (one app node), as `synchronized` in one JVM: FIFO
+/// hand-over to waiters.
+class KeyedMutex {
+ public:
+  void lock(const std::string& key);
+  void unlock(const std::string& key);
+
+ private:
+  std::set<std::string> held_;
+  std::map<std::string, std::deque<sim::Promise<bool>>> waiters_;
+};
+
+/// The lock clients of one worker, acting for one attempt of a request.
+class LockClients {
+ public:
+  /// `who` names the holder for the checkers; `value` is the attempt's own lock value;
+  /// `failed_unlock` is where guards leave an unlock's failure (see LockGuard).
+  LockClients(Env& env, Worker& worker, std::string who, std::string value, std::exception_ptr* failed_unlock)
+      : env_(env), worker_(worker), who_(std::move(who)), value_(std::move(value)), failed_unlock_(failed_unlock) {}
+
+  /// SET `key` to the attempt's value NX (PX ttl), retried as `options` say.
+  std::optional<LockGuard> redis(const std::string& key, const RedisLockOptions& options);
+  /// Redisson's tryLock on `key`; the watchdog runs until the unlock (or the lock is lost).
+  std::optional<LockGuard> redisson(const std::string& key, const RedissonOptions& options);
+  /// Redlock over every Redis instance; unlocks on all of them.
+  std::optional<LockGuard> redlock(const std::string& key, const redis::RedlockConfig& config);
+  /// Curator's InterProcessMutex (or the herd recipe) at `path`, waiting at most `wait`;
+  /// the lock node's create zxid is the guard's token.
+  std::optional<LockGuard> zookeeper(const std::string& path, zk::LockRecipe recipe, sim::Duration wait);
+  /// etcd's concurrency.Mutex under `prefix` on the worker's session lease, waiting at most
+  /// `wait`; a lease found expired is replaced once. The key's create revision is the token.
+  std::optional<LockGuard> etcd(const std::string& prefix, sim::Duration wait);
+  /// A row in the lock table (unique key: busy) inserted on `c`, deleted by the unlock.
+  /// No expiry, and no checker hold: nothing can take the lock while the row is there.
+  std::optional<LockGuard> table(db::Connection& c, const std::string& key);
+  /// `mutex`, in the node's memory: a crash frees it with the process. No checker hold:
+  /// it excludes within one node only, which the duplicates show.
+  LockGuard local(KeyedMutex& mutex, const std::string& key);
+
+ private:
+  LockGuard guard(checkers::Hold hold, LockGuard::Unlock unlock, std::int64_t token = 0);
+  Env& env_;
+  Worker& worker_;
+  std::string who_;
+  std::string value_;
+  std::exception_ptr* failed_unlock_;
+};
+
+}  // namespace models::strategies
