@@ -270,7 +270,7 @@ Finding explore(const ExploreOptions& o) {
       o.property != "any" && std::find(properties.begin(), properties.end(), o.property) == properties.end())
     throw InputError(fmt::format("--property {}: expected any or a finding: {} (docs/metrics.md)", quote_value(o.property),
                                  fmt::join(properties, ", ")));
-  const Scenario s = load_scenario(scenario_path(o.scenario), o.sets);
+  const Scenario s = load_scenario(scenario_path(o.scenario), o.sets, {o.strategy});
   const StrategyChoice& choice = strategy_named(s, o.strategy);
   const auto started = Clock::now();
   if (o.mode == "dfs") return explore_dfs(o, s, choice, started);
@@ -314,7 +314,7 @@ Replay replay(const Token& t) {
   const auto of_token = [](const InputError& e) { return InputError(std::string("replay token: ") + e.what()); };
   Scenario s;
   try {
-    s = load_scenario(scenario_path(t.scenario), t.sets);
+    s = load_scenario(scenario_path(t.scenario), t.sets, {t.strategy});
     strategy_named(s, t.strategy);
   } catch (const InputError& e) {
     throw of_token(e);

@@ -1,6 +1,7 @@
 #include "app/scenario.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -54,6 +55,117 @@ Expectation parse_expectation(const Reader& r, const std::string& strategy, cons
   if (in.fail() || !(e.op == ">" || e.op == ">=" || e.op == "=" || e.op == "<=" || e.op == "<"))
     r.fail("a comparison such as \"> 0\" or \"= 0\", got " + quote_value(v.get<std::string>()), metric);
   return e;
+}
+
+const models::strategies::ParamInfo* param_info(const models::strategies::Entry& entry, const std::string& name) {
+  for (const auto& p : entry.info.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string param_names(const models::strategies::Entry& entry) {
+  if (entry.info.params.empty()) return "it has none";
+  std::string names;
+  for (const auto& p : entry.info.params) names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
+// A parameter's values, by its kind.
+bool param_value_ok(const models::strategies::ParamInfo& info, const json& v) {
+  if (!v.is_number()) return false;
+  const double x = v.get<double>();
+  switch (info.kind) {
+    case models::strategies::ParamKind::duration_ms: return x >= 0 && x <= limits::max_ms;
+    case models::strategies::ParamKind::count: return x >= 0 && x <= 1e6 && x == std::floor(x);
+    case models::strategies::ParamKind::flag: return x == 0 || x == 1;
+  }
+  return false;
+}
+
+std::string expected_value(const models::strategies::ParamInfo& info) {
+  switch (info.kind) {
+    case models::strategies::ParamKind::duration_ms: return fmt::format("a duration in ms from 0 to {}", limits::max_ms);
+    case models::strategies::ParamKind::count: return "a whole number from 0 to 1000000";
+    case models::strategies::ParamKind::flag: return "0 or 1";
+  }
+  return "a number";
+}
+
+// The keys a scenario file has at its top level.
+const std::vector<std::string>& top_level_keys() {
+  static const std::vector<std::string> keys = {"name",      "description", "source", "lesson",     "workload", "topology",
+                                                "database",  "redis",       "zookeeper", "etcd",    "clients",  "faults",
+                                                "strategies", "trials",     "seed",   "time_budget_s", "event_budget", "expect"};
+  return keys;
+}
+
+// `NAME.param=value`, where NAME is a strategy the scenario runs (its name, or its "as"
+// label) or one `only` adds: written into the document as that strategy's parameter, so the
+// scenario hash and replay tokens carry it. Returns false for any other path.
+bool set_strategy_param(json& doc, const std::string& assignment, const std::vector<std::string>& only) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos) return false;
+  const std::string path = assignment.substr(0, eq);
+  const auto dot = path.find('.');
+  if (dot == std::string::npos) return false;
+  const std::string name = path.substr(0, dot), param = path.substr(dot + 1);
+  const auto& keys = top_level_keys();
+  if (std::find(keys.begin(), keys.end(), name) != keys.end()) return false;
+  const auto fail = [&](const std::string& expected) {
+    throw InputError(fmt::format("--set {}: expected {}", shown(path), expected));
+  };
+  if (!doc.is_object()) return false;
+  const std::string workload =
+      doc.contains("workload") && doc["workload"].is_object() ? doc["workload"].value("kind", "account-bind") : "account-bind";
+  json& list = doc["strategies"];
+  if (list.is_null() || list == "all") {  // spelled out, so one of them can carry a parameter
+    list = json::array();
+    for (const auto& e : models::strategies::registry())
+      if (e.workload() == workload) list.push_back(e.info.name);
+  }
+  if (!list.is_array()) return false;  // the loader says what is wrong with it
+  const auto label_of = [](const json& item) -> std::string {
+    if (item.is_string()) return item.get<std::string>();
+    if (item.is_object() && item.contains("as") && item["as"].is_string()) return item["as"].get<std::string>();
+    return "";
+  };
+  const auto name_of_item = [](const json& item) -> std::string {
+    if (item.is_string()) return item.get<std::string>();
+    if (item.is_object() && item.contains("name") && item["name"].is_string()) return item["name"].get<std::string>();
+    return "";
+  };
+  // A label names one copy; a name names every copy of that strategy.
+  std::vector<std::size_t> targets;
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (label_of(list[i]) == name) targets.push_back(i);
+  if (targets.empty())
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (name_of_item(list[i]) == name) targets.push_back(i);
+  const models::strategies::Entry* entry = models::strategies::find(name);
+  if (targets.empty()) {
+    if (entry == nullptr) return false;  // not a strategy either: the loader names the unknown key
+    if (std::find(only.begin(), only.end(), name) == only.end())
+      fail(fmt::format("a strategy this scenario runs; {} is not one of them (add --strategy {} to run it)", name, name));
+    list.push_back(name);
+    targets.push_back(list.size() - 1);
+  }
+  json value;
+  try {
+    value = json::parse(assignment.substr(eq + 1));
+  } catch (const json::exception&) {
+    value = assignment.substr(eq + 1);
+  }
+  for (std::size_t i : targets) {
+    json& item = list[i];
+    if (item.is_string()) item = json{{"name", item.get<std::string>()}};
+    const models::strategies::Entry* of = models::strategies::find(name_of_item(item));
+    if (of == nullptr) return false;  // the loader names the unknown strategy
+    const models::strategies::ParamInfo* info = param_info(*of, param);
+    if (info == nullptr) fail(fmt::format("a parameter of {}: {}", of->info.name, param_names(*of)));
+    if (!param_value_ok(*info, value)) fail(expected_value(*info) + ", got " + quote_value(assignment.substr(eq + 1)));
+    item["params"][param] = value;
+  }
+  return true;
 }
 
 // Scenario names and strategy labels name files and folders of the report.
@@ -281,7 +393,7 @@ std::vector<std::string> catalogue() {
   return files;
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides, const std::vector<std::string>& only) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: expected a scenario file (a JSON file)", shown(path)));
   if (std::filesystem::file_size(path, ec) > limits::max_file_bytes)
@@ -290,7 +402,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (!in) throw InputError(fmt::format("{}: cannot read the file", shown(path)));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   json doc = parse_bounded(bytes, shown(path) + ": /");
-  for (const auto& o : overrides) override_json(doc, path, o);
+  for (const auto& o : overrides) {
+    check_length("--set", o);
+    if (!set_strategy_param(doc, o, only)) override_json(doc, path, o);
+  }
   if (const std::string bad = invalid_text(doc, ""); !bad.empty())
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
 
@@ -299,8 +414,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.resolved = doc.dump();
   s.hash = fnv1a(s.resolved);
   const Reader top(doc, path, "");
-  top.only({"name", "description", "source", "lesson", "workload", "topology", "database", "redis", "zookeeper", "etcd",
-            "clients", "faults", "strategies", "trials", "seed", "time_budget_s", "event_budget", "expect"});
+  if (!top.raw().is_object()) top.fail("an object");
+  for (const auto& [key, value] : top.raw().items())
+    if (std::find(top_level_keys().begin(), top_level_keys().end(), key) == top_level_keys().end())
+      top.fail(fmt::format("one of the keys {} (unknown key; or a strategy's parameter as NAME.param, for a strategy the "
+                           "scenario runs)",
+                           fmt::join(top_level_keys(), ", ")),
+               key);
   if (!top.has("name")) top.fail("a \"name\"");
   s.name = top.string("name", "");
   if (!is_file_name(s.name)) top.fail(std::string(kFileName) + " (it names the report folder), got " + quote_value(s.name), "name");
@@ -497,9 +617,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     for (const auto& p : entry->info.params) choice.params[p.name] = p.value;
     if (!params.is_object()) top.fail("an object of parameters", at + "/params");
     for (const auto& [key, value] : params.items()) {
-      if (!choice.params.count(key)) top.fail("a parameter of " + name + " (unknown parameter)", at + "/params/" + key);
-      if (!value.is_number() || !(value.get<double>() >= 0 && value.get<double>() <= limits::max_ms))
-        top.fail(fmt::format("a number from 0 to {}", limits::max_ms), at + "/params/" + key);
+      const models::strategies::ParamInfo* info = param_info(*entry, key);
+      if (info == nullptr) top.fail(fmt::format("a parameter of {}: {} (unknown parameter)", name, param_names(*entry)), at + "/params/" + key);
+      if (!param_value_ok(*info, value)) top.fail(expected_value(*info), at + "/params/" + key);
       choice.params[key] = value.get<double>();
     }
     s.strategies.push_back(std::move(choice));
@@ -516,6 +636,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       for (const auto& [metric, comparison] : metrics.items()) s.expect.push_back(parse_expectation(m, strategy, metric));
     }
   }
+  narrow_strategies(s, only);
   return s;
 }
 

@@ -67,8 +67,12 @@ struct Scenario {
 };
 
 /// Reads and validates a scenario file, after applying `path=value` overrides (for example
-/// `clients.count=50`, written as if in the file). Throws InputError.
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// `clients.count=50`, written as if in the file; `NAME.param=value` sets a parameter of the
+/// strategy NAME, by its name or "as" label). `only`: run just these strategies, as
+/// narrow_strategies() does; a strategy of the workload that the file does not list may be
+/// named, and given parameters. Throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {},
+                       const std::vector<std::string>& only = {});
 /// The scenario with every effective value, defaults included: what `run` prints and
 /// `--print-config` shows.
 nlohmann::json effective_config(const Scenario& scenario);

@@ -131,11 +131,11 @@ std::string first_metric(const std::vector<std::string>& fired) {
 
 }  // namespace
 
-RunSize size_of(const Token& t) { return size_of(load_scenario(scenario_path(t.scenario), t.sets), t); }
+RunSize size_of(const Token& t) { return size_of(load_scenario(scenario_path(t.scenario), t.sets, {t.strategy}), t); }
 
 Shrunk shrink(const Token& found, const std::string& property, int budget) {
   Shrunk r{found, {}, {}, 0, {}};
-  Scenario current = load_scenario(scenario_path(found.scenario), found.sets);
+  Scenario current = load_scenario(scenario_path(found.scenario), found.sets, {found.strategy});
   r.before = r.after = size_of(current, found);
   r.fired = fired_checkers(run_token(current, strategy_named(current, found.strategy), found, TraceKept::none), property);
   // "any" shrinks towards the checker that fired first, so the result shows the same failure.
@@ -150,7 +150,7 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
       if (r.runs >= static_cast<std::uint64_t>(budget)) break;
       Scenario s;
       try {
-        s = load_scenario(scenario_path(candidate.scenario), candidate.sets);
+        s = load_scenario(scenario_path(candidate.scenario), candidate.sets, {candidate.strategy});
       } catch (const InputError&) {
         continue;  // a candidate the scenario rules refuse (a fault naming a node now gone, say)
       }

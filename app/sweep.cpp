@@ -106,8 +106,7 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
   for (const auto& v : o.varies) points *= static_cast<double>(v.values().size());
   if (points > kMaxPoints) throw InputError(fmt::format("sweep: expected at most {:g} points in all, got {:g}", kMaxPoints, points));
   const std::string path = scenario_path(o.scenario);
-  Scenario base = load_scenario(path, o.sets);
-  narrow_strategies(base, o.strategies);
+  Scenario base = load_scenario(path, o.sets, o.strategies);
 
   // The grid, first path slowest.
   std::vector<std::vector<double>> grid{{}};
@@ -165,8 +164,7 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
     if (it == done.end()) {
       std::vector<std::string> sets = o.sets;
       for (std::size_t i = 0; i < at.size(); ++i) sets.push_back(o.varies[i].path + "=" + number(at[i]));
-      Scenario s = load_scenario(path, sets);
-      narrow_strategies(s, o.strategies);
+      Scenario s = load_scenario(path, sets, o.strategies);
       if (o.trials) s.trials = *o.trials;
       if (o.seed) s.seed = *o.seed;
       const reports::RunResults run = run_scenario(s, {.jobs = o.jobs, .stop = o.stop});

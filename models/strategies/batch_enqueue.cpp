@@ -7,7 +7,7 @@
 namespace models::strategies {
 
 namespace {
-ParamInfo consumer_cas() { return {"consumer_cas", 1, "1: consumers claim with UPDATE status=3 WHERE id AND status=2"}; }
+ParamInfo consumer_cas() { return {"consumer_cas", 1, "1: consumers claim with UPDATE status=3 WHERE id AND status=2", ParamKind::flag}; }
 }  // namespace
 
 Entry publish_then_mark() {
@@ -35,7 +35,7 @@ Entry cas_mark_then_publish() {
            .description = "scheduler: UPDATE status=2 WHERE id AND status=1, publish only if it took; optional reaper",
            .source = "sources/002 (status CAS; a crash after the mark strands the task: pair it with a timeout retry)",
            .risks = "a crash between the mark and the publish strands the task unless a reaper requeues it; the reaper can enqueue twice",
-           .params = {consumer_cas(), {"reaper", 0, "1: tasks queued longer than reap_after go back to pending"}}},
+           .params = {consumer_cas(), {"reaper", 0, "1: tasks queued longer than reap_after go back to pending", ParamKind::flag}}},
           {},
           [](const Params& p) {
             return batch::Design{batch::Enqueue::cas_mark_then_publish, p.at("consumer_cas") != 0, p.at("reaper") != 0};

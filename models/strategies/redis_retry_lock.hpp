@@ -20,9 +20,10 @@ class RedisRetryLock : public Strategy {
 
   static std::vector<ParamInfo> params(double tries) {
     return {{"ttl_ms", 60000, "lock TTL"},
-            {"tries", tries, "lock attempts"},
+            {"tries", tries, "lock attempts", ParamKind::count},
             {"retry_ms", 5, "pause between attempts"},
-            {"transactional", 0, "1: the whole method in one transaction (@Transactional), committed after the unlock"}};
+            {"transactional", 0, "1: the whole method in one transaction (@Transactional), committed after the unlock",
+             ParamKind::flag}};
   }
 
  protected:

@@ -29,7 +29,7 @@ Entry redlock() {
            .risks = "a clock step or a restart without fsync on one master lets a second quorum form; pauses after the validity check",
            .params = {{"ttl_ms", 10000, "lock TTL"},
                       {"node_timeout_ms", 50, "per-master timeout"},
-                      {"retry_count", 3, "attempts before giving up"}},
+                      {"retry_count", 3, "attempts before giving up", ParamKind::count}},
            .needs = {.redis = true, .redis_instances = 5}},
           [](Env& env, const Params& p) { return std::make_unique<Redlock>(env, p); }};
 }

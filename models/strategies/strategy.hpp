@@ -33,10 +33,18 @@ namespace models::strategies {
 
 using Params = std::map<std::string, double>;
 
+/// What a parameter's number means, and so which values it takes.
+enum class ParamKind {
+  duration_ms,  // milliseconds, 0 .. 1e12
+  count,        // a whole number, 0 .. 1e6
+  flag,         // 0 or 1
+};
+
 struct ParamInfo {
   std::string name;
   double value;  // the default
   std::string meaning;
+  ParamKind kind = ParamKind::duration_ms;
 };
 
 /// What the world must hold for a strategy.

@@ -40,7 +40,7 @@ Entry version_cas() {
            .description = "optimistic lock: read the version; INSERT if absent, else UPDATE ... WHERE version = read; retry on conflict",
            .source = "sources/002 (a status CAS as an optimistic lock); the version-column form of it",
            .risks = "no duplicates, no lost updates; conflicts cost retries and, when they run out, errors",
-           .params = {{"tries", 5, "read-and-CAS attempts before giving up"}},
+           .params = {{"tries", 5, "read-and-CAS attempts before giving up", ParamKind::count}},
            .needs = {.key_index = db::KeyIndex::unique}},
           [](Env& env, const Params& p) { return std::make_unique<VersionCas>(env, p); }};
 }

@@ -153,7 +153,7 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
   CHECK(refusal(R"({"name": "x", "strategies": ["check-then-insert", "redis-magic"]})")
             .starts_with("/strategies/1: expected a strategy name"));
   CHECK(refusal(R"({"name": "x", "strategies": [{"name": "redis-set-nx-ex-drop", "params": {"ttl_ms": -1}}]})") ==
-        "/strategies/0/params/ttl_ms: expected a number from 0 to 1000000000000");
+        "/strategies/0/params/ttl_ms: expected a duration in ms from 0 to 1000000000000");
   CHECK(refusal(R"({"name": "x", "expect": {"unique-index": {"duplicate_rows": "few"}}})")
             .starts_with("/expect/unique-index/duplicate_rows: expected a comparison"));
   CHECK(refusal(R"({"name": "x", "database": {"read": {"uniform_ms": [5, 1]}}})")
@@ -267,4 +267,42 @@ TEST_CASE("a task submission that times out is an error the console shows, not a
     // Not executed counts the tasks stored, never more than were submitted.
     CHECK(st.counts.at("tasks_not_executed").total <= static_cast<double>(s.batch.tasks * s.trials));
   }
+}
+
+TEST_CASE("a strategy's parameter is set by the strategy's name, or by a label for one copy") {
+  const auto path = locksim::scenario_path("gc-pause-longer-than-lease");
+  const auto s = locksim::load_scenario(path, {"redis-token-cas-unlock.ttl_ms=60000"});
+  const auto base = locksim::load_scenario(path);
+  REQUIRE(s.strategies.size() == base.strategies.size());
+  for (std::size_t i = 0; i < s.strategies.size(); ++i) {
+    auto expected = base.strategies[i].params;
+    if (s.strategies[i].name == "redis-token-cas-unlock") expected["ttl_ms"] = 60000;
+    CHECK(s.strategies[i].params == expected);
+  }
+  CHECK(s.hash != base.hash);  // the scenario run is another: results and tokens say so
+  const auto labelled = locksim::load_scenario(
+      path, {"strategies=[{\"name\": \"redlock\", \"as\": \"short\"}, {\"name\": \"redlock\", \"as\": \"long\"}]", "expect={}",
+             "long.ttl_ms=90000"});
+  CHECK(labelled.strategies[0].params.at("ttl_ms") == 10000);
+  CHECK(labelled.strategies[1].params.at("ttl_ms") == 90000);
+}
+
+TEST_CASE("a parameter of a strategy the scenario does not run is refused, unless --strategy adds the strategy") {
+  const auto path = locksim::scenario_path("gc-pause-longer-than-lease");
+  CHECK_THROWS_WITH(locksim::load_scenario(path, {"zookeeper-recipe.wait_ms=5"}),
+                    Catch::Contains("add --strategy zookeeper-recipe to run it"));
+  const auto s = locksim::load_scenario(path, {"zookeeper-recipe.wait_ms=5"}, {"zookeeper-recipe"});
+  REQUIRE(s.strategies.size() == 1);
+  CHECK(s.strategies[0].name == "zookeeper-recipe");
+  CHECK(s.strategies[0].params.at("wait_ms") == 5);
+}
+
+TEST_CASE("a strategy's parameter takes the values of its kind: a duration, a whole number or a flag") {
+  const auto path = locksim::scenario_path("account-bind");
+  CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.retry_count=1.5"}), Catch::Contains("expected a whole number"));
+  CHECK_THROWS_WITH(locksim::load_scenario(path, {"redis-retry-lock.transactional=2"}), Catch::Contains("expected 0 or 1"));
+  CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.ttl_ms=-1"}), Catch::Contains("expected a duration in ms"));
+  CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.ttl=5"}),
+                    Catch::Contains("expected a parameter of redlock: ttl_ms, node_timeout_ms, retry_count"));
+  CHECK(locksim::load_scenario(path, {"redis-retry-lock.transactional=1"}).strategies.size() > 1);
 }

@@ -170,3 +170,17 @@ TEST_CASE("a sweep stopped by its deadline keeps the points it finished, reports
   CHECK(resumed.not_run.empty());
   CHECK(saved(stopped.path) == saved(whole.path));
 }
+
+TEST_CASE("a sweep varies a strategy's parameter by the strategy's name") {
+  TempFolder folder;
+  auto o = options(folder.path);
+  o.scenario = "gc-pause-longer-than-lease";
+  o.strategies = {"redis-token-cas-unlock"};
+  o.varies = {locksim::parse_vary("redis-token-cas-unlock.ttl_ms=10000:60000:50000")};
+  o.metric = "duplicate_rows";
+  o.trials = 2;
+  const auto r = locksim::run_sweep(o);
+  REQUIRE(r.points.size() == 2);
+  CHECK(r.points[0].values[0].value > 0);   // a 10 s lease runs out in the 45 s pause: a duplicate
+  CHECK(r.points[1].values[0].value == 0);  // a 60 s lease outlasts it
+}
