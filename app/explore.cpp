@@ -99,40 +99,64 @@ sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed) {
   };
 }
 
-namespace {
-
-bool is_dfs(const std::string& schedule) { return schedule == "dfs" || schedule.rfind("dfs.", 0) == 0; }
-
-}  // namespace
-
-std::string dfs_text(const Deviations& d) {
-  std::string out = "dfs";
-  for (const auto& [i, v] : d) out += fmt::format(".{}={}", i, v);
-  return out;
+Schedule Schedule::parse(const std::string& text) {
+  if (text.empty()) return {};
+  if (text == "dfs" || text.starts_with("dfs.")) {
+    Deviations d;
+    std::stringstream in(text.substr(3));
+    std::string part;
+    std::getline(in, part, '.');  // the empty piece before the first dot
+    while (std::getline(in, part, '.')) {
+      const auto eq = part.find('=');
+      const auto i = eq == std::string::npos ? std::nullopt : parse_u64(part.substr(0, eq));
+      const auto v = eq == std::string::npos ? std::nullopt : parse_u64(part.substr(eq + 1));
+      if (!i || !v || *v == 0)
+        throw InputError(fmt::format("{}: expected a schedule as dfs.<choice>=<option>... with options >= 1", quote_value(text)));
+      d[*i] = *v;
+    }
+    return dfs(std::move(d));
+  }
+  std::vector<std::optional<std::uint64_t>> fields;  // d, k, n, seed
+  if (text.starts_with("pct.")) {
+    std::stringstream in(text.substr(4));
+    for (std::string part; std::getline(in, part, '.');) fields.push_back(parse_u64(part));
+  }
+  if (fields.size() != 4 || !std::all_of(fields.begin(), fields.end(), [](const auto& f) { return f.has_value(); }) ||
+      *fields[0] < 1 || *fields[0] > kMaxPctDepth)
+    throw InputError(fmt::format("{}: expected a schedule as pct.<d>.<k>.<n>.<seed> with d from 1 to {}, or "
+                                 "dfs[.<choice>=<option>...]",
+                                 quote_value(text), kMaxPctDepth));
+  return pct(static_cast<int>(*fields[0]), *fields[1], *fields[2], *fields[3]);
 }
 
-Deviations parse_dfs(const std::string& schedule) {
-  Deviations d;
-  std::stringstream in(schedule.substr(3));
-  std::string part;
-  std::getline(in, part, '.');  // the empty piece before the first dot
-  while (std::getline(in, part, '.')) {
-    unsigned long long i = 0, v = 0;
-    char end = 0;
-    if (std::sscanf(part.c_str(), "%llu=%llu%c", &i, &v, &end) != 2 || v == 0)
-      throw InputError(fmt::format("{}: expected a schedule as dfs.<choice>=<option>... with options >= 1", quote_value(schedule)));
-    d[i] = v;
+std::string Schedule::text() const {
+  switch (kind) {
+    case Kind::seed: return "";
+    case Kind::pct: return fmt::format("pct.{}.{}.{}.{}", depth, steps, agents, seed);
+    case Kind::dfs: {
+      std::string out = "dfs";
+      for (const auto& [i, v] : deviations) out += fmt::format(".{}={}", i, v);
+      return out;
+    }
   }
-  return d;
+  return "";
+}
+
+std::pair<int, int> Schedule::deviating() const {
+  if (kind == Kind::pct) return {depth - 1, depth - 1};
+  int options = 0;
+  for (const auto& [i, v] : deviations) options += static_cast<int>(v);
+  return {static_cast<int>(deviations.size()), options};
 }
 
 sim::Chooser chooser_of(const Token& t) {
-  if (!is_dfs(t.schedule)) return {};
+  Schedule schedule = Schedule::parse(t.schedule);
+  if (schedule.kind != Schedule::Kind::dfs) return {};
   struct State {
     Deviations deviations;
     std::uint64_t asked = 0;
   };
-  auto state = std::make_shared<State>(State{parse_dfs(t.schedule), 0});
+  auto state = std::make_shared<State>(State{std::move(schedule.deviations), 0});
   return [state](const std::string&, std::uint64_t n) -> std::uint64_t {
     const auto it = state->deviations.find(state->asked++);
     // An option beyond this run's choice (a token shrunk on a smaller scenario): the default.
@@ -145,22 +169,9 @@ TrialOutcome run_token(const Scenario& s, const StrategyChoice& choice, const To
 }
 
 sim::TieBreak schedule_of(const Token& t) {
-  if (t.schedule.empty()) return {};
-  if (is_dfs(t.schedule)) {
-    parse_dfs(t.schedule);  // only to refuse a malformed one
-    return {};
-  }
-  std::vector<std::optional<std::uint64_t>> fields;  // d, k, n, seed
-  if (t.schedule.starts_with("pct.")) {
-    std::stringstream in(t.schedule.substr(4));
-    for (std::string part; std::getline(in, part, '.');) fields.push_back(parse_u64(part));
-  }
-  if (fields.size() != 4 || !std::all_of(fields.begin(), fields.end(), [](const auto& f) { return f.has_value(); }) ||
-      *fields[0] < 1 || *fields[0] > kMaxPctDepth)
-    throw InputError(fmt::format("{}: expected a schedule as pct.<d>.<k>.<n>.<seed> with d from 1 to {}, or "
-                                 "dfs[.<choice>=<option>...]",
-                                 quote_value(t.schedule), kMaxPctDepth));
-  return pct_schedule(static_cast<int>(*fields[0]), *fields[1], *fields[3]);
+  const Schedule schedule = Schedule::parse(t.schedule);
+  if (schedule.kind != Schedule::Kind::pct) return {};
+  return pct_schedule(schedule.depth, schedule.steps, schedule.seed);
 }
 
 Token parse_token(const std::string& text) {
@@ -240,7 +251,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
       for (std::size_t i = 0; i < trail.size(); ++i)
         if (trail[i].taken != 0) d[i] = trail[i].taken;
       f.found = true;
-      f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, dfs_text(d)};
+      f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, Schedule::dfs(d).text()};
       break;
     }
     deviating_before.assign(trail.size() + 1, 0);
@@ -291,7 +302,7 @@ Finding explore(const ExploreOptions& o) {
     f.wall_s = seconds_since(started);
     if (f.wall_s > o.time_s) break;
     Token token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), seed, ""};
-    if (o.mode == "pct") token.schedule = fmt::format("pct.{}.{}.{}.{}", o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull);
+    if (o.mode == "pct") token.schedule = Schedule::pct(o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull).text();
     const TrialOutcome outcome = run_token(s, choice, token, TraceKept::none);  // the checkers only
     ++f.runs;
     f.fired = fired_checkers(outcome, o.property);

@@ -100,9 +100,27 @@ sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed);
 sim::TieBreak schedule_of(const Token& token);
 /// A dfs schedule: the enumerable choices of a run (by index) that deviate, and their options.
 using Deviations = std::map<std::uint64_t, std::uint64_t>;
-std::string dfs_text(const Deviations& deviations);
-/// Throws InputError for a malformed "dfs[.<i>=<v>...]".
-Deviations parse_dfs(const std::string& schedule);
+
+/// A run's schedule, as a token writes it: "" (the seed decides ties), "pct.<d>.<k>.<n>.<seed>"
+/// (PCT with depth d over k tie decisions among n agents), or "dfs[.<i>=<v>...]" (the i-th
+/// enumerable choice takes option v, every other one option 0). Read and written only here.
+struct Schedule {
+  enum class Kind { seed, pct, dfs } kind = Kind::seed;
+  int depth = 0;  // pct
+  std::uint64_t steps = 0, agents = 0, seed = 0;
+  Deviations deviations;  // dfs
+
+  static Schedule pct(int depth, std::uint64_t steps, std::uint64_t agents, std::uint64_t seed) {
+    return {Kind::pct, depth, steps, agents, seed, {}};
+  }
+  static Schedule dfs(Deviations deviations) { return {Kind::dfs, 0, 0, 0, 0, std::move(deviations)}; }
+  /// Throws InputError for text that is none of the three.
+  static Schedule parse(const std::string& text);
+  std::string text() const;
+  /// The choices that deviate from the default (pct: its change points), and the options
+  /// they take in all: the shrinker's measures.
+  std::pair<int, int> deviating() const;
+};
 /// The chooser a dfs schedule names (empty otherwise).
 sim::Chooser chooser_of(const Token& token);
 /// Runs the token's trial (the scenario loaded with its overrides).

@@ -2,7 +2,7 @@
 // Fault kinds: what a scenario file may list under "faults". Each kind is one file in
 // app/faults/: how its entry is read (with the models' defaults), how it is injected into a
 // trial, and how the shrinker makes it smaller. The loader, the runner and the shrinker
-// iterate the kinds; adding one is its file, one line in app/faults/registry.cpp, and its
+// iterate the kinds; adding one is its file, one line in app/faults/fault_kind.cpp, and its
 // test.
 
 #include <memory>

@@ -31,17 +31,6 @@ namespace {
 
 constexpr int kSeedsPerCandidate = 4;
 
-// The deviating choices of a schedule, and the sum of the options they take.
-std::pair<int, int> deviating_choices(const std::string& schedule) {
-  int depth = 0;
-  if (std::sscanf(schedule.c_str(), "pct.%d.", &depth) == 1) return {depth - 1, depth - 1};
-  if (schedule.rfind("dfs", 0) != 0) return {0, 0};
-  int options = 0;
-  const Deviations d = parse_dfs(schedule);
-  for (const auto& [i, v] : d) options += static_cast<int>(v);
-  return {static_cast<int>(d.size()), options};
-}
-
 RunSize size_of(const Scenario& s, const Token& t) {
   RunSize z;
   z.clients = s.deployment.clients.clients;
@@ -50,7 +39,7 @@ RunSize size_of(const Scenario& s, const Token& t) {
     z.faults += f.faults->count();
     z.pause_ms += f.faults->pause_ms();
   }
-  std::tie(z.choices, z.options) = deviating_choices(t.schedule);
+  std::tie(z.choices, z.options) = Schedule::parse(t.schedule).deviating();
   return z;
 }
 
@@ -96,14 +85,15 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
   for (const FaultKind* kind : fault_kinds()) kind->shrink(faults, removals, reductions);
   for (const auto& [path, value] : removals) out.push_back(with_set(t, path, value));
   for (const auto& [path, value] : reductions) out.push_back(with_set(t, path, value));
-  if (t.schedule.rfind("dfs.", 0) == 0) {
+  const Schedule schedule = Schedule::parse(t.schedule);
+  if (schedule.kind == Schedule::Kind::dfs) {
     // Each deviation dropped, then each lowered by one option.
-    const Deviations d = parse_dfs(t.schedule);
+    const Deviations& d = schedule.deviations;
     for (const auto& [i, v] : d) {
       Deviations fewer = d;
       fewer.erase(i);
       Token c = t;
-      c.schedule = dfs_text(fewer);
+      c.schedule = Schedule::dfs(std::move(fewer)).text();
       out.push_back(c);
     }
     for (const auto& [i, v] : d) {
@@ -111,15 +101,13 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
       Deviations lower = d;
       --lower[i];
       Token c = t;
-      c.schedule = dfs_text(lower);
+      c.schedule = Schedule::dfs(std::move(lower)).text();
       out.push_back(c);
     }
   }
-  int depth = 0;
-  unsigned long long steps = 0, agents = 0, seed = 0;
-  if (std::sscanf(t.schedule.c_str(), "pct.%d.%llu.%llu.%llu", &depth, &steps, &agents, &seed) == 4 && depth > 1) {
+  if (schedule.kind == Schedule::Kind::pct && schedule.depth > 1) {
     Token c = t;
-    c.schedule = fmt::format("pct.{}.{}.{}.{}", depth - 1, steps, agents, seed);
+    c.schedule = Schedule::pct(schedule.depth - 1, schedule.steps, schedule.agents, schedule.seed).text();
     out.push_back(c);
   }
   return out;

@@ -6,7 +6,7 @@
 // Each checker declares the metrics it counts (name, kind, unit, one-line meaning); the
 // registry below is the one list of them that results, reports, `expect`, `--property`,
 // `--metric` and docs/metrics.md are made from. Adding a checker: its own file in
-// models/checkers/, one line in registry.cpp, and its test.
+// models/checkers/, one line in checker.cpp, and its test.
 
 #include <cstdint>
 #include <map>

@@ -5,15 +5,6 @@
 
 namespace models::checkers {
 
-std::string error_name(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::duplicate_key: return "1062";
-    case ErrorKind::deadlock: return "1213";
-    case ErrorKind::lock_wait_timeout: return "1205";
-    default: return to_string(kind);
-  }
-}
-
 namespace {
 class ClientErrors : public Checker {
  public:

@@ -1,5 +1,5 @@
-// Scenario files: the catalogue meets its own expectations, bad files are refused with the
-// file, the JSON path and what was expected, and results are a function of the seed.
+// Scenario files: bad files are refused with the file, the JSON path and what was expected,
+// parameters are set by name, and results are a function of the seed.
 
 #include <catch2/catch.hpp>
 
@@ -43,22 +43,6 @@ std::string without_timing(const locksim::reports::RunResults& r) {
 }
 
 }  // namespace
-
-TEST_CASE("every scenario in the catalogue meets its expectations") {
-  const auto files = locksim::catalogue();
-  REQUIRE_FALSE(files.empty());
-  for (const auto& file : files) {
-    INFO(file);
-    const auto scenario = locksim::load_scenario(file);
-    const auto results = locksim::run_scenario(scenario);
-    REQUIRE(results.expectations.size() == scenario.expect.size());  // the catalogue runs every strategy it judges
-    for (const auto& e : results.expectations) {
-      INFO(e.text << " (measured " << e.measured << ")");
-      CHECK(e.measured_at_all);
-      CHECK(e.holds);
-    }
-  }
-}
 
 TEST_CASE("account-bind reproduces the production case: check-then-insert duplicates a few percent of keys, rows "
           "written within milliseconds") {
@@ -305,4 +289,15 @@ TEST_CASE("a strategy's parameter takes the values of its kind: a duration, a wh
   CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.ttl=5"}),
                     Catch::Contains("expected a parameter of redlock: ttl_ms, node_timeout_ms, retry_count"));
   CHECK(locksim::load_scenario(path, {"redis-retry-lock.transactional=1"}).strategies.size() > 1);
+}
+
+TEST_CASE("queueing drives the duplicates: with workers enough for the load, far fewer retries and duplicates") {
+  auto busy = locksim::load_scenario(locksim::scenario_path("account-bind"), {"strategies=[\"check-then-insert\"]", "expect={}"});
+  auto idle = locksim::load_scenario(locksim::scenario_path("account-bind"),
+                                     {"strategies=[\"check-then-insert\"]", "expect={}", "topology.workers=100"});
+  busy.trials = idle.trials = 20;
+  const auto saturated = locksim::run_scenario(busy).strategies.at(0);
+  const auto ample = locksim::run_scenario(idle).strategies.at(0);
+  CHECK(ample.counts.at("duplicate_rows").total * 5 < saturated.counts.at("duplicate_rows").total);
+  CHECK(ample.figures.at("latency_ms.p99") < saturated.figures.at("latency_ms.p99"));
 }

@@ -1,10 +1,26 @@
-// What the fault kinds share: node names, removals from a list, durations written back.
+// The fault kinds' registry, and what they share: node names, removals from a list, durations
+// written back.
 
 #include <cmath>
 
 #include "app/fault_kind.hpp"
 
 namespace locksim {
+
+// Each kind's file defines its accessor.
+const FaultKind& gc_pauses_kind();
+const FaultKind& pauses_kind();
+const FaultKind& crashes_kind();
+const FaultKind& partitions_kind();
+const FaultKind& clock_steps_kind();
+const FaultKind& latency_spikes_kind();
+
+const std::vector<const FaultKind*>& fault_kinds() {
+  static const std::vector<const FaultKind*> all = {&gc_pauses_kind(),  &pauses_kind(),     &crashes_kind(),
+                                                    &partitions_kind(), &clock_steps_kind(), &latency_spikes_kind()};
+  return all;
+}
+
 
 std::string NodeNames::read(const Reader& r, const std::string& key) const {
   const std::string name = r.string(key, "");

@@ -11,6 +11,15 @@ const char* to_string(MetricKind kind) {
   return "?";
 }
 
+std::string error_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::duplicate_key: return "1062";
+    case ErrorKind::deadlock: return "1213";
+    case ErrorKind::lock_wait_timeout: return "1205";
+    default: return to_string(kind);
+  }
+}
+
 // Each checker's file defines its accessor.
 const Checker& duplicate_rows();
 const Checker& lock_holds();
