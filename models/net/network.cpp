@@ -143,7 +143,10 @@ sim::Duration Network::latency(Link& l, sim::NodeId from, sim::NodeId to) {
   double factor = 1;
   for (const Slowdown& s : slowdowns_)
     if ((s.from == kAnyNode || s.from == from) && (s.to == kAnyNode || s.to == to)) factor *= s.factor;
-  return factor == 1 ? drawn : sim::Duration{static_cast<std::int64_t>(std::llround(static_cast<double>(drawn.count()) * factor))};
+  if (factor == 1) return drawn;
+  // At most about 30 years: far past any run's time budget, and clear of overflow.
+  const double slowed = std::min(static_cast<double>(drawn.count()) * factor, 1e18);
+  return sim::Duration{static_cast<std::int64_t>(std::llround(slowed))};
 }
 
 void Network::record(const char* kind, sim::NodeId from, sim::NodeId to, std::int64_t a) {

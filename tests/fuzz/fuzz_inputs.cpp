@@ -474,7 +474,11 @@ Case set_flag(Rng& rng, const Source& s, const Context&) {
       "name=../../x", "name=line\nbreak", "name=" + std::string(300, 'n'), "description=" + std::string(100 * 1024, 'd'),
       "faults.pauses.0.length_ms=1e308", "clients.timeout_ms=1e-300", "topology.workers=100000",
       "database.pool_size=100000", "time_budget_s=1", "event_budget=1000", "clients.arrival.kind=listed",
-      "workload.kind=batch-scheduler", "redis.instances=99", "expect={}", "strategies=all", "strategies=[]"};
+      "workload.kind=batch-scheduler", "redis.instances=99", "expect={}", "strategies=all", "strategies=[]",
+      "redlock.ttl_ms=1e400", "redlock.retry_count=-1", "redlock.retry_count=1e9", "redis-retry-lock.transactional=0.5",
+      "redlock.=1", "redlock..ttl_ms=1", "redlock.ttl_ms.x=1", "unique-index.ttl_ms=1", "publish-then-mark.reaper=1",
+      "faults.latency_spikes=[{\"at_ms\": 0, \"length_ms\": 1e12, \"factor\": 1e6, \"node\": \"clients\"}]",
+      "faults.latency_spikes=[{\"at_ms\": 0, \"length_ms\": 10, \"between\": [\"app-1\"]}]"};
   std::string assignment, what;
   if (rng.one_in(2)) {
     assignment = what = rng.pick(fixed);
