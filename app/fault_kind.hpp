@@ -61,6 +61,12 @@ class FaultKind {
 /// Every fault kind, in the order they are injected (which the traces depend on).
 const std::vector<const FaultKind*>& fault_kinds();
 
+/// How long a fault lasts: `length_ms` of `r`, which must be there (a fault of no length is a
+/// mistake, not a default).
+inline sim::Duration length(const Reader& r) {
+  if (!r.has("length_ms")) r.fail("a length_ms (how long it lasts)");
+  return r.millis("length_ms", {}, 0.001);
+}
 /// For kinds that are a list of faults: each item of the entry `list`, read where it is.
 template <class Each>
 void each_entry(const Reader& list, Each&& each) {

@@ -12,8 +12,8 @@ struct Spike {
   sim::Time at;
   sim::Duration length{};
   double factor = models::LatencySpike{}.factor;
-  std::string node;                   // every link to and from it; or
-  std::vector<std::string> between;   // both directions between two nodes
+  std::string node{};                  // every link to and from it; or
+  std::vector<std::string> between{};  // both directions between two nodes
 };
 
 class LatencySpikes : public Fault {
@@ -59,7 +59,7 @@ class LatencySpikesKind : public FaultKind {
     auto out = std::make_shared<LatencySpikes>();
     each_entry(list, [&](const Reader& r) {
       r.only({"at_ms", "length_ms", "factor", "node", "between"});
-      Spike s{sim::Time{} + r.millis("at_ms", {}), r.millis("length_ms", {}, 0.001)};
+      Spike s{sim::Time{} + r.millis("at_ms", {}), length(r)};
       s.factor = r.number("factor", s.factor, 1, 1e6);
       if (r.has("node") == r.has("between")) r.fail("either \"node\" (its every link) or \"between\": [a, b]");
       if (r.has("node")) {

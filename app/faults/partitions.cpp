@@ -12,7 +12,7 @@ const Names<models::PartitionMode> kModes = {{"drop", models::PartitionMode::dro
 struct Partition {
   sim::Time at;
   sim::Duration length{};
-  std::vector<std::string> side_a, side_b;
+  std::vector<std::string> side_a{}, side_b{};
   models::PartitionMode mode = models::PartitionWindow{}.mode;
 };
 
@@ -56,7 +56,7 @@ class PartitionsKind : public FaultKind {
     auto out = std::make_shared<Partitions>();
     each_entry(list, [&](const Reader& p) {
       p.only({"at_ms", "length_ms", "side_a", "side_b", "mode"});
-      Partition w{sim::Time{} + p.millis("at_ms", {}), p.millis("length_ms", {}, 0.001)};
+      Partition w{sim::Time{} + p.millis("at_ms", {}), length(p)};
       w.side_a = names.read_list(p, "side_a");
       w.side_b = names.read_list(p, "side_b");
       w.mode = p.pick("mode", w.mode, kModes);

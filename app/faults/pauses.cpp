@@ -46,7 +46,7 @@ class PausesKind : public FaultKind {
     auto out = std::make_shared<Pauses>();
     each_entry(f, [&](const Reader& p) {
       p.only({"node", "at_ms", "length_ms"});
-      out->pauses.push_back({names.read(p, "node"), sim::Time{} + p.millis("at_ms", {}), p.millis("length_ms", {}, 0.001)});
+      out->pauses.push_back({names.read(p, "node"), sim::Time{} + p.millis("at_ms", {}), length(p)});
     });
     return out;
   }

@@ -59,10 +59,10 @@ struct Trial {
   std::uint64_t lock_rows = 0;                           // committed rows of a lock table, if the strategy has one
   const std::vector<OperationRecord>* operations = nullptr;  // the clients' logical operations
   const LockMonitor* locks = nullptr;                        // who believed they held which lock when
-  std::vector<const redis::Server*> redis;                   // every Redis instance
+  std::vector<const redis::Server*> redis{};                 // every Redis instance
   const RemoteService* remote = nullptr;
   const batch::Findings* batch = nullptr;
-  std::vector<std::int64_t> task_ids;  // the batch workload's committed task rows
+  std::vector<std::int64_t> task_ids{};  // the batch workload's committed task rows
   std::uint64_t dropped_requests = 0;  // requests the strategy chose to drop
   std::uint64_t lock_wakeups = 0;      // watch events that woke lock waiters
 };

@@ -15,7 +15,7 @@ struct LatencySpike {
   sim::Duration length{};
   double factor = 10;  // latency multiplied by this
   /// The links slowed, each one way; Network::kAnyNode at either end stands for every node.
-  std::vector<std::pair<sim::NodeId, sim::NodeId>> links;
+  std::vector<std::pair<sim::NodeId, sim::NodeId>> links{};
 };
 
 /// Applies each spike at its time ("faults.latency-spike").

@@ -115,3 +115,13 @@ TEST_CASE("a latency spike names one node or two different ones") {
   std::filesystem::remove(both);
   std::filesystem::remove(same);
 }
+
+TEST_CASE("a pause, a partition or a latency spike without a length is refused, not run as one of no length") {
+  for (const char* fault : {R"("pauses": [{"node": "app-1", "at_ms": 5}])",
+                            R"("partitions": [{"at_ms": 5, "side_a": ["app-1"], "side_b": ["db-1"]}])",
+                            R"("latency_spikes": [{"at_ms": 5, "node": "db-1"}])"}) {
+    const auto path = temporary("no-length", std::string(R"({"name": "x", "faults": {)") + fault + "}}");
+    CHECK_THROWS_WITH(locksim::load_scenario(path), Catch::Contains("/0: expected a length_ms (how long it lasts)"));
+    std::filesystem::remove(path);
+  }
+}
