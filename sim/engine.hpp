@@ -248,8 +248,14 @@ class Engine {
     std::uint64_t epoch = 0;
   };
 
+  // What take_next found: an event taken, a tie for the choice source, or why the run ends.
+  enum class Next : std::uint8_t { event, tie, stop, failure, event_budget, end };
+
   void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background = false);
-  bool next_event(Event& out);
+  Next take_next(Event& e);
+  void take_tied(Event& out);
+  void put_back(const Event& e);
+  RunStatus end_status(Next next) const;
   void dispatch(const Event& e);
   std::uint64_t agent_of(const Event& e) const;
   void resume(Process* p);
@@ -257,7 +263,7 @@ class Engine {
   void arrived(void* context);
   Process* take_next_here(Process* self);
   Process* run_here(Process* self);
-  bool take_here(const Event& e, bool from_ready);
+  void call_here(std::uint32_t callback, Process* self);
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
