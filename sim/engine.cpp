@@ -617,8 +617,7 @@ void Engine::at(Time t, NodeId node, Callback&& fn) {
     throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
   std::uint32_t index;
   if (free_callbacks_.empty()) {
-    // Default-initialized, not value-initialized: zeroing every Callback's inline storage
-    // was a tenth of a short run.
+    // Default-initialized: value-initializing would zero every Callback's inline storage.
     if (callback_slots_ % kCallbackChunk == 0)
       callback_chunks_.push_back(std::make_unique_for_overwrite<PendingCallback[]>(kCallbackChunk));
     index = callback_slots_++;

@@ -84,9 +84,7 @@ struct WaitHandle {
 
   WaitHandle() = default;
   WaitHandle(std::uint32_t s, std::uint64_t t) : slot(s), token(t) {}
-  // Copied field by field. A handle is most often copied a moment after prepare_wait's
-  // result was stored as two fields, and a 16-byte copy spanning two such stores cannot
-  // be forwarded from the store buffer: a stall of a dozen cycles on every wait.
+  // Field by field: a 16-byte copy of a handle just stored as two fields is not store-forwarded.
   WaitHandle(const WaitHandle& other) : slot(other.slot), token(other.token) {}
   WaitHandle& operator=(const WaitHandle& other) {
     slot = other.slot;
@@ -313,8 +311,7 @@ class Engine {
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   // Callbacks waiting for their event, by index, in chunks that never move: a callback
-  // runs in place while it schedules others. (A deque did the same with an index
-  // computation several times as long.)
+  // runs in place while it schedules others.
   static constexpr std::uint32_t kCallbackChunk = 64;
   std::vector<std::unique_ptr<PendingCallback[]>> callback_chunks_;
   std::uint32_t callback_slots_ = 0;
