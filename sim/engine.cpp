@@ -455,8 +455,7 @@ Process* Engine::run_here(Process* self) {
     if (kind == EventKind::wake) {
       Slot& slot = slots_[target];
       Process* q = slot.process;
-      const bool current = q != nullptr && slot.token == e.b;
-      if (current && (paused_nodes_ == 0 || !nodes_[slot.node]->paused)) {
+      if (q != nullptr && slot.token == e.b && (paused_nodes_ == 0 || !nodes_[slot.node]->paused)) {
         count_resume(slot);
         slot.waiting = false;
         return q;
@@ -465,7 +464,7 @@ Process* Engine::run_here(Process* self) {
       call_here(static_cast<std::uint32_t>(target), self);
       continue;
     }
-    put_back(e);  // a stale or deferred wake-up, a kill, a node's resume: the scheduler's
+    put_back(e);  // a stale wake-up or one into a paused node, a kill, a resume: the scheduler's
     return nullptr;
   }
 }
