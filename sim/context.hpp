@@ -7,8 +7,8 @@
 // of step, and every return the resumed process makes up its stack is mispredicted. On
 // x86-64, jump_context does the same as jump_fcontext on the same frame layout (it can
 // continue any context that make_fcontext or jump_fcontext made, and the reverse), and
-// continues with `ret`: two switches measured 23 ns instead of 51-54 ns, each side returning
-// through three frames. Elsewhere it is jump_fcontext itself.
+// continues with `ret`, which keeps the predictor in step. Elsewhere it is jump_fcontext
+// itself.
 
 #include <boost/context/detail/fcontext.hpp>
 

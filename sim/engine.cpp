@@ -256,6 +256,52 @@ void Engine::restart(NodeId node) {
   }
 }
 
+// The scheduling rules, in one place: both the scheduler (run) and a suspending process
+// (run_here) take events here, so both make the same decisions in the same order.
+// Takes the next event into `e` when it is alone at its instant; on a tie, leaves the
+// events of that instant in the ready set for the choice source (take_tied).
+[[gnu::always_inline]] inline Engine::Next Engine::take_next(Event& e) {
+  if (stop_requested_) return Next::stop;
+  if (failure_) return Next::failure;
+  if (events_ - run_start_events_ >= config_.event_budget) return Next::event_budget;
+  // Only background wake-ups left (an injector's next fault, say): the run is over.
+  if (foreground_pending_ == 0 && holds_ == 0) return Next::end;
+  if (ready_head_ == ready_.size()) {
+    ready_.clear();
+    ready_head_ = 0;
+    if (queue_.empty() || queue_.top().at > to_ns(Time{config_.time_budget})) return Next::end;
+    e = queue_.pop();
+    now_ = e.at;
+    if (!queue_.empty() && queue_.top().at == now_) {
+      ready_.push_back(e);
+      while (!queue_.empty() && queue_.top().at == now_) ready_.push_back(queue_.pop());
+      return Next::tie;
+    }
+  } else {
+    if (ready_.size() - ready_head_ != 1) return Next::tie;
+    // Field by field: the event was most often written a moment ago by a wake-up, as four
+    // 8-byte stores, and a 16-byte load spanning two of them cannot be store-forwarded.
+    const Event& r = ready_[ready_head_];
+    e.at = r.at;
+    e.seq = r.seq;
+    e.a = r.a;
+    e.b = r.b;
+    ++ready_head_;
+  }
+  if ((e.a & kBackgroundBit) == 0) --foreground_pending_;
+  return Next::event;
+}
+
+// Undoes take_next: `e` becomes again the one event due now, which the scheduler takes next.
+void Engine::put_back(const Event& e) {
+  if ((e.a & kBackgroundBit) == 0) ++foreground_pending_;
+  if (ready_head_ != 0) {
+    --ready_head_;  // taken from the ready set, where it still is
+  } else {
+    ready_.push_back(e);  // taken from the queue: now_ is its instant already
+  }
+}
+
 // --- Processes -------------------------------------------------------------
 
 ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> body, SpawnOptions options) {
@@ -387,13 +433,12 @@ void Engine::resume(Process* p) {
   record_engine(trace_kind::process_resume, slot.node, slot.process->id);
 }
 
-// On a suspending process `self`: handles the run's next events here, exactly as the
-// scheduler would (same checks, order, counts and trace), for as long as they are
-// deliveries (callbacks); returns the process whose wake-up comes next, so the switch goes
-// straight to it, or `self` if that is its own. Anything else (a tie, a budget, a stop, a
-// failure, a kill, a paused node, a stale event, the end of the run) returns nullptr: the
-// scheduler decides. So a message handed from one process to another costs one switch,
-// not two through the scheduler.
+// On a suspending process `self`: handles the run's next events here, by the scheduler's
+// rules (take_next), for as long as they are deliveries (callbacks); returns the process
+// whose wake-up comes next, so the switch goes straight to it, or `self` if that is its
+// own. Anything else (a tie, a budget, a stop, a failure, a kill, a paused node, a stale
+// event, the end of the run) returns nullptr: the scheduler decides. So a message handed
+// from one process to another costs one switch, not two through the scheduler.
 // Inline, for the first check: a process that suspends with nothing due is rare.
 [[gnu::always_inline]] inline Process* Engine::take_next_here(Process* self) {
   if (ready_head_ == ready_.size() && queue_.empty()) return nullptr;
@@ -403,100 +448,66 @@ void Engine::resume(Process* p) {
 Process* Engine::run_here(Process* self) {
   if (!running_) return nullptr;
   for (;;) {
-    // The run loop's checks, then next_event's, in their order.
-    if (stop_requested_ || failure_) return nullptr;
-    if (events_ - run_start_events_ >= config_.event_budget) return nullptr;
-    if (foreground_pending_ == 0 && holds_ == 0) return nullptr;
     Event e;
-    bool from_ready;
-    if (ready_head_ != ready_.size()) {
-      if (ready_.size() - ready_head_ != 1) return nullptr;  // a tie: the choice source orders it
-      // Field by field: see next_event.
-      const Event& r = ready_[ready_head_];
-      e.at = r.at;
-      e.seq = r.seq;
-      e.a = r.a;
-      e.b = r.b;
-      from_ready = true;
-    } else {
-      ready_.clear();
-      ready_head_ = 0;
-      if (queue_.empty()) return nullptr;
-      e = queue_.top();
-      if (e.at > to_ns(Time{config_.time_budget})) return nullptr;
-      from_ready = false;
-    }
+    if (take_next(e) != Next::event) return nullptr;
     const auto kind = static_cast<EventKind>(e.a >> kKindShift);
     const std::uint64_t target = e.a & kTargetMask;
     if (kind == EventKind::wake) {
       Slot& slot = slots_[target];
       Process* q = slot.process;
-      if (q == nullptr || slot.token != e.b) return nullptr;
-      if (paused_nodes_ != 0 && nodes_[slot.node]->paused) return nullptr;
-      if (!take_here(e, from_ready)) return nullptr;
-      count_resume(slot);
-      slot.waiting = false;
-      return q;
-    }
-    if (kind != EventKind::callback) return nullptr;
-    PendingCallback& cb = callback_slot(target);
-    if (!callback_live(cb) || !detail::kCallOnStack) return nullptr;
-    if (!take_here(e, from_ready)) return nullptr;
-    ++events_;
-    record_engine(trace_kind::callback, cb.node, 0);
-    current_ = nullptr;  // a callback runs outside any process
-    // Where the scheduler would run it: on the scheduler's stack, below its suspended
-    // frames, where it has room and finds its frames' cache lines warm from the last
-    // callback. A call, not a switch to the scheduler.
-    struct Call {
-      Engine* engine;
-      PendingCallback* cb;
-      static void run(void* arg) noexcept {
-#if defined(LOCKSIM_ASAN)
-        const detail::StackBounds caller = detail::finish_switch(nullptr);
-#endif
-        auto* call = static_cast<Call*>(arg);
-        try {
-          call->cb->fn();
-        } catch (...) {
-          // The scheduler rethrows it from run(), as when it runs the callback itself.
-          call->engine->failure_ = std::current_exception();
-        }
-#if defined(LOCKSIM_ASAN)
-        detail::start_switch(nullptr, caller);  // the callback's fake frames are all gone
-#endif
+      if (q != nullptr && slot.token == e.b && (paused_nodes_ == 0 || !nodes_[slot.node]->paused)) {
+        count_resume(slot);
+        slot.waiting = false;
+        return q;
       }
-    } call{this, &cb};
-    const auto below = reinterpret_cast<std::uintptr_t>(switching_->scheduler) - kBelowScheduler;
-#if defined(LOCKSIM_ASAN)
-    // For ASan, a call on another stack is a switch there and one back.
-    void* fake_stack = nullptr;
-    detail::start_switch(&fake_stack, switching_->scheduler_stack);
-#endif
-    detail::call_on_stack(&Call::run, &call, reinterpret_cast<void*>(below & ~std::uintptr_t{15}));
-#if defined(LOCKSIM_ASAN)
-    detail::finish_switch(fake_stack);
-#endif
-    current_ = self;
-    release_callback(static_cast<std::uint32_t>(target));
+    } else if (kind == EventKind::callback && detail::kCallOnStack && callback_live(callback_slot(target))) {
+      call_here(static_cast<std::uint32_t>(target), self);
+      continue;
+    }
+    put_back(e);  // a stale wake-up or one into a paused node, a kill, a resume: the scheduler's
+    return nullptr;
   }
 }
 
-// Takes `e`, the next event by run_here's look, as next_event would; false, leaving it,
-// when it ties with another.
-[[gnu::always_inline]] inline bool Engine::take_here(const Event& e, bool from_ready) {
-  if (from_ready) {
-    ++ready_head_;
-  } else {
-    queue_.pop();
-    if (!queue_.empty() && queue_.top().at == e.at) {  // a tie: the choice source orders it
-      queue_.push(e);
-      return false;
+// Runs a delivery for run_here where the scheduler would run it: on the scheduler's stack,
+// below its suspended frames, where it has room and finds its frames' cache lines warm from
+// the last callback. A call, not a switch to the scheduler.
+[[gnu::always_inline]] inline void Engine::call_here(std::uint32_t index, Process* self) {
+  PendingCallback& cb = callback_slot(index);
+  ++events_;
+  record_engine(trace_kind::callback, cb.node, 0);
+  current_ = nullptr;  // a callback runs outside any process
+  struct Call {
+    Engine* engine;
+    PendingCallback* cb;
+    static void run(void* arg) noexcept {
+#if defined(LOCKSIM_ASAN)
+      const detail::StackBounds caller = detail::finish_switch(nullptr);
+#endif
+      auto* call = static_cast<Call*>(arg);
+      try {
+        call->cb->fn();
+      } catch (...) {
+        // The scheduler rethrows it from run(), as when it runs the callback itself.
+        call->engine->failure_ = std::current_exception();
+      }
+#if defined(LOCKSIM_ASAN)
+      detail::start_switch(nullptr, caller);  // the callback's fake frames are all gone
+#endif
     }
-    now_ = e.at;
-  }
-  if ((e.a & kBackgroundBit) == 0) --foreground_pending_;
-  return true;
+  } call{this, &cb};
+  const auto below = reinterpret_cast<std::uintptr_t>(switching_->scheduler) - kBelowScheduler;
+#if defined(LOCKSIM_ASAN)
+  // For ASan, a call on another stack is a switch there and one back.
+  void* fake_stack = nullptr;
+  detail::start_switch(&fake_stack, switching_->scheduler_stack);
+#endif
+  detail::call_on_stack(&Call::run, &call, reinterpret_cast<void*>(below & ~std::uintptr_t{15}));
+#if defined(LOCKSIM_ASAN)
+  detail::finish_switch(fake_stack);
+#endif
+  current_ = self;
+  release_callback(index);
 }
 
 void Engine::finish(Process* p) {
@@ -606,8 +617,7 @@ void Engine::at(Time t, NodeId node, Callback&& fn) {
     throw UsageError(fmt::format("sim::Engine::at: {} is in the past (now {})", format_time(t), format_time(now())));
   std::uint32_t index;
   if (free_callbacks_.empty()) {
-    // Default-initialized, not value-initialized: zeroing every Callback's inline storage
-    // was a tenth of a short run.
+    // Default-initialized: value-initializing would zero every Callback's inline storage.
     if (callback_slots_ % kCallbackChunk == 0)
       callback_chunks_.push_back(std::make_unique_for_overwrite<PendingCallback[]>(kCallbackChunk));
     index = callback_slots_++;
@@ -638,38 +648,20 @@ void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int6
 
 // --- The loop --------------------------------------------------------------
 
-// Takes the next event: the earliest; among simultaneous ones, the choice source picks.
-bool Engine::next_event(Event& out) {
-  // Only background wake-ups left (an injector's next fault, say): the run is over.
-  if (foreground_pending_ == 0 && holds_ == 0) return false;
-  if (ready_head_ == ready_.size()) {
-    ready_.clear();
-    ready_head_ = 0;
-    if (queue_.empty()) return false;
-    if (queue_.top().at > to_ns(Time{config_.time_budget})) return false;
-    out = queue_.pop();
-    now_ = out.at;
-    if (queue_.empty() || queue_.top().at != now_) {  // no tie: the common case
-      if ((out.a & kBackgroundBit) == 0) --foreground_pending_;
-      return true;
-    }
-    ready_.push_back(out);
-    while (!queue_.empty() && queue_.top().at == now_) ready_.push_back(queue_.pop());
-  }
+// Takes one of the events tied at the current instant (take_next left them in the ready
+// set), as the tie-break or the choice source picks.
+void Engine::take_tied(Event& out) {
   const std::size_t n = ready_.size() - ready_head_;
   std::size_t pick = 0;
-  if (n > 1 && config_.tie_break) {
+  if (config_.tie_break) {
     std::vector<std::uint64_t> agents;
     agents.reserve(n);
     for (std::size_t i = ready_head_; i < ready_.size(); ++i) agents.push_back(agent_of(ready_[i]));
     pick = std::min(config_.tie_break(agents), n - 1);
-  } else if (n > 1) {
+  } else {
     pick = static_cast<std::size_t>(ties_.pick(n));
   }
-  // Field by field: the event was most often written a moment ago by a wake-up, as four
-  // 8-byte stores, and a 16-byte load spanning two of them cannot be forwarded from the
-  // store buffer (a stall of a dozen cycles on every wake-up).
-  const Event& picked = ready_[ready_head_ + pick];
+  const Event& picked = ready_[ready_head_ + pick];  // field by field: see take_next
   out.at = picked.at;
   out.seq = picked.seq;
   out.a = picked.a;
@@ -680,7 +672,6 @@ bool Engine::next_event(Event& out) {
   } else {
     ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(ready_head_ + pick));
   }
-  return true;
 }
 
 std::uint64_t Engine::agent_of(const Event& e) const {
@@ -763,33 +754,25 @@ RunResult Engine::run() {
     Running& operator=(const Running&) = delete;
   } running(running_);
   stop_requested_ = false;
-  const std::uint64_t events_before = events_;
   run_start_events_ = events_;
   RunResult result;
-  result.status = RunStatus::completed;
   Event e;
   for (;;) {
-    if (stop_requested_) {
-      result.status = RunStatus::stopped;
-      break;
-    }
-    if (events_ - events_before >= config_.event_budget) {
-      result.status = RunStatus::event_budget;
-      break;
-    }
-    if (!next_event(e)) {
-      if (foreground_pending_ > 0 || (holds_ > 0 && !queue_.empty())) result.status = RunStatus::time_budget;
+    const Next next = take_next(e);
+    if (next == Next::tie) {
+      take_tied(e);
+    } else if (next != Next::event) {
+      result.status = end_status(next);
       break;
     }
     dispatch(e);
-    if (failure_) break;
   }
   if (failure_) {
     std::exception_ptr failure = std::exchange(failure_, nullptr);
     std::rethrow_exception(failure);
   }
   result.end = now();
-  result.events = events_ - events_before;
+  result.events = events_ - run_start_events_;
   result.trace_hash = trace_.hash();
   result.alive = alive_processes();
   if (result.status == RunStatus::completed) {
@@ -797,6 +780,15 @@ RunResult Engine::run() {
       if (!p.daemon) result.status = RunStatus::deadlock;
   }
   return result;
+}
+
+// Why the run ends when take_next has no event for it (a failure is rethrown instead).
+RunStatus Engine::end_status(Next next) const {
+  if (next == Next::stop) return RunStatus::stopped;
+  if (next == Next::event_budget) return RunStatus::event_budget;
+  // Work still pending: the time budget ended the run.
+  if (foreground_pending_ > 0 || (holds_ > 0 && !queue_.empty())) return RunStatus::time_budget;
+  return RunStatus::completed;
 }
 
 std::vector<BlockedProcess> Engine::alive_processes() const {

@@ -84,9 +84,7 @@ struct WaitHandle {
 
   WaitHandle() = default;
   WaitHandle(std::uint32_t s, std::uint64_t t) : slot(s), token(t) {}
-  // Copied field by field. A handle is most often copied a moment after prepare_wait's
-  // result was stored as two fields, and a 16-byte copy spanning two such stores cannot
-  // be forwarded from the store buffer: a stall of a dozen cycles on every wait.
+  // Field by field: a 16-byte copy of a handle just stored as two fields is not store-forwarded.
   WaitHandle(const WaitHandle& other) : slot(other.slot), token(other.token) {}
   WaitHandle& operator=(const WaitHandle& other) {
     slot = other.slot;
@@ -251,8 +249,14 @@ class Engine {
     std::uint64_t epoch = 0;
   };
 
+  // What take_next found: an event taken, a tie for the choice source, or why the run ends.
+  enum class Next : std::uint8_t { event, tie, stop, failure, event_budget, end };
+
   void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background = false);
-  bool next_event(Event& out);
+  Next take_next(Event& e);
+  void take_tied(Event& out);
+  void put_back(const Event& e);
+  RunStatus end_status(Next next) const;
   void dispatch(const Event& e);
   std::uint64_t agent_of(const Event& e) const;
   void resume(Process* p);
@@ -260,7 +264,7 @@ class Engine {
   void arrived(void* context);
   Process* take_next_here(Process* self);
   Process* run_here(Process* self);
-  bool take_here(const Event& e, bool from_ready);
+  void call_here(std::uint32_t callback, Process* self);
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
@@ -310,8 +314,7 @@ class Engine {
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;
   // Callbacks waiting for their event, by index, in chunks that never move: a callback
-  // runs in place while it schedules others. (A deque did the same with an index
-  // computation several times as long.)
+  // runs in place while it schedules others.
   static constexpr std::uint32_t kCallbackChunk = 64;
   std::vector<std::unique_ptr<PendingCallback[]>> callback_chunks_;
   std::uint32_t callback_slots_ = 0;

@@ -81,7 +81,7 @@ class EventQueue {
   static constexpr std::size_t kArity = 4;
   static constexpr std::size_t kLine = 64;
   // Bitwise, not short-circuit: the comparisons compile to flag tests the tournament in
-  // sift_down turns into conditional moves, where branches mispredicted about half the time.
+  // sift_down turns into conditional moves, as a branch on random times is mispredicted.
   static bool before(const Event& x, const Event& y) {
     return (x.at < y.at) | ((x.at == y.at) & (x.seq < y.seq));
   }
@@ -143,9 +143,7 @@ class EventQueue {
     }
   };
   // The heap starts one event into line-aligned storage, so the four children of every
-  // node, heap[4h+1..4h+4], fill exactly two cache lines. From wherever the allocator put
-  // it, the heap's children spanned two or three lines: the callback loop ran at 21M or
-  // 26M messages a second from one run to the next.
+  // node, heap[4h+1..4h+4], fill exactly two cache lines wherever the allocator puts it.
   static_assert(sizeof(Event) * 2 == kLine);
   std::vector<Event, LineAligned<Event>> storage_;  // storage_[0] is not an event
   std::size_t heap_size() const { return storage_.size() - 1; }
