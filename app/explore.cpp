@@ -21,10 +21,10 @@ namespace locksim {
 namespace {
 
 // The trial's findings, as the property asks: one metric, or any finding.
-bool fired(const TrialOutcome& o, const std::string& property, const std::string& metric) {
-  if (property != "any" && property != metric) return false;
-  auto it = o.counts.find(metric);
-  return it != o.counts.end() && fires(metric, it->second);
+bool fired(const TrialOutcome& o, const std::string& property, const MetricInfo& finding) {
+  if (property != "any" && property != finding.name) return false;
+  auto it = o.counts.find(finding.name);
+  return it != o.counts.end() && it->second > finding.fires_above;
 }
 
 // Tokens carry --set overrides, which may hold any character: hex-encode each.
@@ -61,8 +61,8 @@ const StrategyChoice& strategy_named(const Scenario& s, const std::string& name)
 
 std::vector<std::string> fired_checkers(const TrialOutcome& o, const std::string& property) {
   std::vector<std::string> out;
-  for (const auto& metric : findings())
-    if (fired(o, property, metric)) out.push_back(fmt::format("{} {:g}", metric, o.counts.at(metric)));
+  for (const MetricInfo* finding : findings())
+    if (fired(o, property, *finding)) out.push_back(fmt::format("{} {:g}", finding->name, o.counts.at(finding->name)));
   return out;
 }
 
@@ -277,10 +277,12 @@ Finding explore(const ExploreOptions& o) {
     throw InputError(fmt::format("--mode {}: expected random, pct or dfs", quote_value(o.mode)));
   if (o.depth < 1 || o.depth > kMaxPctDepth) throw InputError(fmt::format("--depth {}: expected 1 to {}", o.depth, kMaxPctDepth));
   if (o.bound < 0 || o.bound > 10) throw InputError(fmt::format("--bound {}: expected 0 to 10", o.bound));
-  if (const auto properties = findings();
-      o.property != "any" && std::find(properties.begin(), properties.end(), o.property) == properties.end())
-    throw InputError(fmt::format("--property {}: expected any or a finding: {} (docs/metrics.md)", quote_value(o.property),
-                                 fmt::join(properties, ", ")));
+  if (const auto& properties = findings();
+      o.property != "any" && std::none_of(properties.begin(), properties.end(), [&](const MetricInfo* m) { return m->name == o.property; })) {
+    std::string names;
+    for (const MetricInfo* m : properties) names += (names.empty() ? "" : ", ") + m->name;
+    throw InputError(fmt::format("--property {}: expected any or a finding: {} (docs/metrics.md)", quote_value(o.property), names));
+  }
   const Scenario s = load_scenario(scenario_path(o.scenario), o.sets, {o.strategy});
   const StrategyChoice& choice = strategy_named(s, o.strategy);
   const auto started = Clock::now();

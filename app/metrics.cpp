@@ -50,11 +50,14 @@ const MetricInfo* metric_info(const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> findings() {
-  std::vector<std::string> out;
-  for (const auto& m : metrics())
-    if (m.finding) out.push_back(m.name);
-  return out;
+const std::vector<const MetricInfo*>& findings() {
+  static const std::vector<const MetricInfo*> all = [] {
+    std::vector<const MetricInfo*> out;
+    for (const auto& m : metrics())
+      if (m.finding) out.push_back(&m);
+    return out;
+  }();
+  return all;
 }
 
 bool fires(const std::string& name, double value) {

@@ -23,7 +23,7 @@ const MetricInfo* metric_info(const std::string& name);
 /// Whether `name` is a metric this tool knows (measured or not in a given scenario).
 inline bool is_metric(const std::string& name) { return metric_info(name) != nullptr; }
 /// The findings (what should not happen), in registry order: the properties a search looks for.
-std::vector<std::string> findings();
+const std::vector<const MetricInfo*>& findings();
 /// Whether a trial's value of metric `name` is a finding that fired.
 bool fires(const std::string& name, double value);
 /// docs/metrics.md: the registry as a Markdown page.

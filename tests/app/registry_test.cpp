@@ -40,7 +40,8 @@ TEST_CASE("every metric a catalogue run reports is in the registry, and every fi
   s.trials = 2;
   for (const auto& st : locksim::run_scenario(s).strategies)
     for (const auto& [name, m] : st.counts) CHECK(locksim::is_metric(name));
-  const auto findings = locksim::findings();
+  std::vector<std::string> findings;
+  for (const auto* m : locksim::findings()) findings.push_back(m->name);
   CHECK(std::find(findings.begin(), findings.end(), "max_concurrent_holders") != findings.end());
   CHECK(std::find(findings.begin(), findings.end(), "latency_ms.p99") == findings.end());
   CHECK(locksim::fires("max_concurrent_holders", 2));
