@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <filesystem>
 #include <string>
 
@@ -29,5 +31,14 @@ inline std::filesystem::path unique_temp_path(const std::string& prefix, const s
 }
 
 inline sim::Time at_ms(std::int64_t ms) { return sim::Time{std::chrono::milliseconds(ms)}; }
+
+/// Runs `body` as one process from time 0 to the end of the run; returns the end time.
+template <class Body>
+sim::Time run_alone(Body body) {
+  sim::Engine engine(config());
+  engine.spawn(sim::kWorld, "holders", body);
+  REQUIRE(engine.run().ok());
+  return engine.now();
+}
 
 }  // namespace test

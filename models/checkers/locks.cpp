@@ -99,6 +99,7 @@ LockFindings LockMonitor::findings(sim::Time end) const {
       since = t;
       if (delta > 0 && open > 0) ++f.overlapping_holders;
       open += delta;
+      f.most_at_once = std::max<std::uint64_t>(f.most_at_once, static_cast<std::uint64_t>(open));
     }
   }
   f.overlap_ms = std::chrono::duration<double, std::milli>(overlap).count();

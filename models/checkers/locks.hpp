@@ -87,6 +87,7 @@ struct LockFindings {
   std::uint64_t stale_writes_accepted = 0;
   std::uint64_t stale_writes_rejected = 0;
   std::uint64_t wrong_unlocks = 0;
+  std::uint64_t most_at_once = 0;  // holders of one lock believing at the same instant, at the most
 };
 
 /// A peek at the lock service for one hold: does it grant the lock to this holder now?

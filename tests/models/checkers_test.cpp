@@ -13,13 +13,6 @@ using models::checkers::Hold;
 using models::checkers::LockMonitor;
 
 namespace {
-template <class Body>
-sim::Time run(Body body) {
-  sim::Engine engine(config());
-  engine.spawn(sim::kWorld, "holders", body);
-  REQUIRE(engine.run().ok());
-  return engine.now();
-}
 
 double max_concurrent_holders(const LockMonitor& m, sim::Time end) {
   models::checkers::Trial trial{.end = end, .locks = &m};
@@ -29,7 +22,7 @@ double max_concurrent_holders(const LockMonitor& m, sim::Time end) {
 
 TEST_CASE("max_concurrent_holders counts the holders of one lock at the same instant, not of different locks") {
   LockMonitor m;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     Hold a = m.acquired("lock:1", "a", [] { return false; });
     sim::sleep_for(10ms);
     Hold b = m.acquired("lock:1", "b", [] { return false; });
@@ -43,7 +36,7 @@ TEST_CASE("max_concurrent_holders counts the holders of one lock at the same ins
 
 TEST_CASE("max_concurrent_holders does not count a hand-over at one instant as two holders") {
   LockMonitor m;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     for (const char* who : {"a", "b", "c"}) {
       Hold h = m.acquired("lock:1", who, [] { return true; });
       sim::sleep_for(10ms);

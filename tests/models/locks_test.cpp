@@ -10,20 +10,9 @@ using namespace test;
 using models::checkers::Hold;
 using models::checkers::LockMonitor;
 
-namespace {
-// Runs `body` as a process at time 0 and the run to its end; returns the end time.
-template <class Body>
-sim::Time run(Body body) {
-  sim::Engine engine(config());
-  engine.spawn(sim::kWorld, "holders", body);
-  REQUIRE(engine.run().ok());
-  return engine.now();
-}
-}  // namespace
-
 TEST_CASE("a hold starting while another holder still believes it holds the lock overlaps it, for the shared time") {
   LockMonitor m;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     Hold a = m.acquired("lock:1", "a", [] { return true; });
     sim::sleep_for(100ms);
     Hold b = m.acquired("lock:1", "b", [] { return true; });
@@ -40,7 +29,7 @@ TEST_CASE("a hold starting while another holder still believes it holds the lock
 
 TEST_CASE("holds one after the other do not overlap, even when one ends the instant the next begins") {
   LockMonitor m;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     { Hold a = m.acquired("lock:1", "a", [] { return true; }); sim::sleep_for(10ms); }
     Hold b = m.acquired("lock:1", "b", [] { return true; });
     sim::sleep_for(10ms);
@@ -52,7 +41,7 @@ TEST_CASE("holds one after the other do not overlap, even when one ends the inst
 TEST_CASE("a critical-section step when the service no longer grants the lock is a lease-expiry violation") {
   LockMonitor m;
   bool granted = true;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     Hold a = m.acquired("lock:1", "a", [&] { return granted; });
     a.step();
     granted = false;  // the lease ran out at the service
@@ -63,7 +52,7 @@ TEST_CASE("a critical-section step when the service no longer grants the lock is
 
 TEST_CASE("a write accepted after a later holder's write is stale; a rejected one is counted apart") {
   LockMonitor m;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     Hold first = m.acquired("lock:1", "first", [] { return false; });
     Hold second = m.acquired("lock:1", "second", [] { return true; });
     first.wrote();   // before the later holder wrote: not stale
@@ -79,7 +68,7 @@ TEST_CASE("a write accepted after a later holder's write is stale; a rejected on
 TEST_CASE("a blind unlock while the service grants the lock to another believing holder is a wrong unlock") {
   LockMonitor m;
   bool b_granted = true;
-  const sim::Time end = run([&] {
+  const sim::Time end = run_alone([&] {
     Hold a = m.acquired("lock:1", "a", [] { return false; });
     Hold b = m.acquired("lock:1", "b", [&] { return b_granted; });
     a.unlocking_blindly();  // b's lock is there: wrong
