@@ -54,8 +54,8 @@ class FaultKind {
   virtual std::shared_ptr<const Fault> load(const Reader& entry, const NodeNames& nodes) const = 0;
   /// Candidates one step smaller, given the scenario's whole "faults" object: `removals`
   /// take a fault away, `reductions` make one milder. The shrinker tries every kind's
-  /// removals before any reduction.
-  virtual void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>& reductions) const = 0;
+  /// removals before any reduction. By default (a kind that is a list): each fault removed.
+  virtual void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>& reductions) const;
 };
 
 /// Every fault kind, in the order they are injected (which the traces depend on).

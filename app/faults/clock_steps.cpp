@@ -47,9 +47,6 @@ class ClockStepsKind : public FaultKind {
     });
     return out;
   }
-  void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>&) const override {
-    remove_each(faults, key(), removals);
-  }
 };
 
 }  // namespace

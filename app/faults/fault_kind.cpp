@@ -50,6 +50,10 @@ std::vector<std::string> NodeNames::read_list(const Reader& r, const std::string
   return out;
 }
 
+void FaultKind::shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>&) const {
+  remove_each(faults, key(), removals);
+}
+
 void remove_each(const json& faults, const char* key, std::vector<Smaller>& removals) {
   if (!faults.contains(key) || !faults.at(key).is_array()) return;
   for (std::size_t i = 0; i < faults.at(key).size(); ++i) {

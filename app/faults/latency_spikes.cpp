@@ -72,9 +72,6 @@ class LatencySpikesKind : public FaultKind {
     });
     return out;
   }
-  void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>&) const override {
-    remove_each(faults, key(), removals);
-  }
 };
 
 }  // namespace

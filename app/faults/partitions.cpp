@@ -64,9 +64,6 @@ class PartitionsKind : public FaultKind {
     });
     return out;
   }
-  void shrink(const json& faults, std::vector<Smaller>& removals, std::vector<Smaller>&) const override {
-    remove_each(faults, key(), removals);
-  }
 };
 
 }  // namespace
