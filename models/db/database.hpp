@@ -53,6 +53,11 @@ struct TableSchema {
   KeyIndex key_index = KeyIndex::unique;
   /// Every other column with its default (REPLACE resets unlisted columns to these).
   Values columns{};
+  /// The index's name in messages ("Duplicate entry 'a' for key 'uk'"); empty: the column's.
+  std::string index_name{};
+  /// Every column, `id` first, in the order CREATE TABLE lists them (for display); empty:
+  /// id, the key column, then the others by name.
+  std::vector<std::string> column_order{};
 };
 
 enum class Isolation { read_committed, repeatable_read };
@@ -73,12 +78,13 @@ using Where = std::vector<Condition>;
 enum class ReadLock { none, share, update };  // plain, FOR SHARE, FOR UPDATE
 enum class OnDuplicate { error, ignore, update, replace };
 
-/// A statement in typed form (no SQL parser).
+/// A statement in typed form; models/db/sql.hpp parses SQL text into it.
 struct Statement {
   enum class Kind {
     begin,
     commit,
     rollback,
+    set_isolation,     // SET [SESSION] TRANSACTION ISOLATION LEVEL ...
     select,            // SELECT ... WHERE [FOR SHARE | FOR UPDATE]
     insert,            // INSERT / INSERT IGNORE / ... ON DUPLICATE KEY UPDATE / REPLACE
     insert_if_absent,  // INSERT INTO t SELECT ... WHERE NOT EXISTS (SELECT 1 FROM t WHERE <where>)
@@ -91,11 +97,29 @@ struct Statement {
   Values values{};  // insert: the new row; update / ON DUPLICATE KEY UPDATE: the assignments
   OnDuplicate on_duplicate = OnDuplicate::error;
   Values on_update{};  // ON DUPLICATE KEY UPDATE assignments
+  Isolation isolation = Isolation::repeatable_read;  // set_isolation: the level
+  /// set_isolation: SET TRANSACTION (the next transaction only) rather than SET SESSION.
+  bool next_transaction_only = false;
 };
 
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
 enum class Code : int { ok = 0, duplicate_key = 1062, lock_wait_timeout = 1205, deadlock = 1213, connection_timeout = -1 };
 const char* to_string(Code code);
+
+/// A lock request a statement had to wait for: on which index entry, in which mode, behind
+/// which sessions' transactions, and for how long.
+struct LockWait {
+  std::string table;
+  std::string index;  // "PRIMARY", or the secondary index's name
+  std::string entry;  // the index entry or gap: "('m', 2)", "gap ('b', 1)..('m', 2)", "supremum"
+  std::string mode;   // "S", "X", "S gap", "X next-key", "X insert intention", ...
+  std::vector<std::string> behind;  // the sessions it waited behind, by their origin (`who`)
+  sim::Duration waited{};
+};
+
+/// What a failed statement undid: nothing (it changed nothing), the statement's own changes
+/// (1062, 1205), or the whole transaction (1213).
+enum class Undone { nothing, statement, transaction };
 
 struct Row {
   std::int64_t id = 0;
@@ -109,6 +133,12 @@ struct Result {
   std::int64_t insert_id = 0;  // the id an insert took (consumed even when it failed)
   std::int32_t warnings = 0;   // INSERT IGNORE of a duplicate: 1
   std::vector<Row> rows{};     // select
+  std::string message{};       // MySQL's text for an error: "Duplicate entry 'a' for key 'uk'"
+  std::vector<LockWait> waits{};  // every lock wait of the statement, in order
+  /// 1213: the sessions on the cycle by their origin (`who`), the victim first.
+  std::vector<std::string> deadlock_cycle{};
+  Undone undone = Undone::nothing;
+  std::int64_t undone_rows = 0;  // row changes the failure undid
   bool ok() const { return code == Code::ok; }
 };
 
@@ -145,6 +175,11 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   void create_table(TableSchema schema);
+  /// Stores a committed row before the run (a scenario's seeded rows): `values` may hold an
+  /// explicit `id` (the auto-increment counter moves past it) and may duplicate a key where
+  /// no unique index forbids it. Throws sim::UsageError with MySQL's message otherwise.
+  std::int64_t load_row(const std::string& table, Values values);
+  bool has_table(const std::string& table) const;
 
   /// A session: one connection's state (its open transaction, isolation, origin).
   using SessionId = std::uint64_t;

@@ -176,7 +176,7 @@ void Connection::give_back() {
 
 void Connection::set_origin(std::string who) { pool_->slots_[slot_].who = std::move(who); }
 
-Result Connection::execute(const Statement& statement) {
+Result Connection::try_execute(const Statement& statement) {
   if (pool_ == nullptr) throw sim::UsageError("models::db::Connection: used after it was given back");
   Result r = pool_->run(slot_, statement);
   using K = Statement::Kind;
@@ -184,7 +184,12 @@ Result Connection::execute(const Statement& statement) {
   if (statement.kind == K::commit || statement.kind == K::rollback || r.code == Code::deadlock ||
       r.code == Code::connection_timeout)
     in_transaction_ = false;
-  if (!r.ok()) throw SqlError(r.code, to_string(r.code));
+  return r;
+}
+
+Result Connection::execute(const Statement& statement) {
+  Result r = try_execute(statement);
+  if (!r.ok()) throw SqlError(r.code, r.message.empty() ? to_string(r.code) : r.message);
   return r;
 }
 

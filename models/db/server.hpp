@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/db/database.hpp"
+#include "models/db/sql.hpp"
 #include "models/net/rpc.hpp"
 #include "models/node/node.hpp"
 
@@ -108,6 +109,13 @@ class Connection {
   void set_origin(std::string who);
 
   Result execute(const Statement& statement);  // throws SqlError unless the result is ok
+  /// Runs a prepared statement (prepare once: `static const auto kFind = sql::prepare("...")`)
+  /// with its `?`s bound to `args`; throws SqlError unless the result is ok.
+  Result execute(const sql::Prepared& statement, const std::vector<Value>& args = {}) {
+    return execute(sql::bind(statement, args));
+  }
+  /// Runs `statement` and returns its result, an error included (SqlError is not thrown).
+  Result try_execute(const Statement& statement);
   void begin() { execute({.kind = Statement::Kind::begin}); }
   void commit() { execute({.kind = Statement::Kind::commit}); }
   void rollback() { execute({.kind = Statement::Kind::rollback}); }

@@ -1,0 +1,77 @@
+#pragma once
+// SQL text for the simulated database: the statements services write and models/db runs,
+// parsed once into prepared statements with literals or `?` parameters.
+//
+// Supported (keywords in any case; identifiers optionally in backquotes; strings in single
+// quotes; integers):
+//   SELECT cols | * | 1 FROM t [WHERE cond [AND cond ...]] [FOR UPDATE | FOR SHARE | LOCK IN SHARE MODE]
+//   INSERT [IGNORE] INTO t (cols) VALUES (v, ...) [ON DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...]
+//   REPLACE INTO t (cols) VALUES (v, ...)
+//   INSERT INTO t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t WHERE cond [AND ...])
+//   UPDATE t SET c = v [, ...] [WHERE cond [AND ...]]
+//   DELETE FROM t [WHERE cond [AND ...]]
+//   BEGIN | START TRANSACTION | COMMIT | ROLLBACK
+//   SET [SESSION] TRANSACTION ISOLATION LEVEL READ COMMITTED | REPEATABLE READ
+//   CREATE TABLE t (id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT PRIMARY KEY, col TYPE [NOT NULL] [DEFAULT v], ...
+//                   [, PRIMARY KEY (id)] [, UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col)])
+// where cond is `col op v` with op one of = != <> < <= > >=, and v a literal or `?`.
+// A table has an auto-increment primary key `id` and at most one secondary index, on one
+// column, as the model does (models/db/database.hpp). A trailing `;` is allowed.
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/db/database.hpp"
+
+namespace models::db::sql {
+
+/// A statement that is not valid SQL, or not one the model runs: MySQL's 1064 with the
+/// position (0-based, in bytes) of the first token it could not take, and what it expected.
+/// what(): "1064 You have an error in your SQL syntax near 'FORM t' at position 9: expected
+/// FROM". `supported` lists the statements the model runs, for a message's tail.
+class Error : public std::runtime_error {
+ public:
+  Error(std::size_t position, std::string near, std::string expected);
+  std::size_t position() const { return position_; }
+  const std::string& near() const { return near_; }
+  const std::string& expected() const { return expected_; }
+  static const char* supported();
+
+ private:
+  std::size_t position_;
+  std::string near_, expected_;
+};
+
+/// Where a `?` goes when the statement is bound.
+struct Param {
+  enum class In { where, values, on_update } in = In::where;
+  std::size_t where_index = 0;  // In::where: the condition's index in Statement::where
+  std::string column{};         // In::values / In::on_update: the column
+};
+
+/// A parsed statement: a Statement with its `?` left to bind, or a table definition.
+struct Prepared {
+  std::string text;  // as written
+  Statement statement{};
+  std::vector<Param> params{};  // in the order of the `?`s
+  /// SELECT's column list, in order; empty: `*` (every column) or `1`.
+  std::vector<std::string> columns{};
+  /// CREATE TABLE: the table (statement is unused then).
+  std::optional<TableSchema> create{};
+  /// ON DUPLICATE KEY UPDATE c = VALUES(c): the columns whose new value is the inserted one
+  /// (bind() copies it into Statement::on_update).
+  std::vector<std::string> from_values{};
+};
+
+/// Parses one statement. Throws Error.
+Prepared prepare(std::string_view text);
+
+/// The statement with its `?`s replaced by `args`, in order. Throws sim::UsageError when the
+/// count differs.
+Statement bind(const Prepared& prepared, const std::vector<Value>& args);
+
+}  // namespace models::db::sql
