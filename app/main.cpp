@@ -216,6 +216,7 @@ int run(const RunOptions& o) {
     fmt::print("{}", json);
   } else {
     fmt::print("{}", locksim::reports::table(results));
+    if (const std::string steps = locksim::reports::steps_table(results); !steps.empty()) fmt::print("\n{}", steps);
     std::string first_duplicates;  // one per strategy; results.json has more
     for (const auto& st : results.strategies)
       if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());

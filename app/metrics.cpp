@@ -27,8 +27,8 @@ std::vector<MetricInfo> runner_metrics() {
   return out;
 }
 
-bool is_family(const MetricInfo& m) { return m.name.ends_with(".<kind>"); }
-std::string family_prefix(const MetricInfo& m) { return m.name.substr(0, m.name.size() - 6); }  // "errors."
+bool is_family(const MetricInfo& m) { return m.name.find('<') != std::string::npos; }
+std::string family_prefix(const MetricInfo& m) { return m.name.substr(0, m.name.find('<')); }  // "errors."
 }  // namespace
 
 const std::vector<MetricInfo>& metrics() {
@@ -79,7 +79,10 @@ std::string metrics_markdown() {
       "| metric | kind | unit | finding | over trials | meaning |\n"
       "|---|---|---|---|---|---|\n";
   for (const auto& m : metrics()) {
-    const char* aggregate = m.aggregate == Aggregate::sum ? "sum" : m.aggregate == Aggregate::max ? "max" : "over the run";
+    const char* aggregate = m.aggregate == Aggregate::sum   ? "sum"
+                            : m.aggregate == Aggregate::max ? "max"
+                            : m.aggregate == Aggregate::each ? "each trial"
+                                                             : "over the run";
     const std::string finding = !m.finding ? "" : m.fires_above == 0 ? "above 0" : fmt::format("above {:g}", m.fires_above);
     md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", m.name, models::checkers::to_string(m.kind), m.unit, finding,
                       aggregate, m.meaning);

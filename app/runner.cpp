@@ -108,15 +108,109 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   return out;
 }
 
+double ms(sim::Time t) { return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count(); }
+
+reports::Cell cell(const models::db::Value& v) {
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  return std::get<std::string>(v);
+}
+
+std::string step_outcome(const models::sessions::StepRecord& r) {
+  if (!r.was_issued) return "not issued";
+  if (!r.done) return "unfinished";
+  return r.result.ok() ? "ok" : std::to_string(static_cast<int>(r.result.code));
+}
+
+reports::StepResult step_result(const models::sessions::StepRecord& r) {
+  reports::StepResult out;
+  out.step = r.step;
+  out.session = r.session;
+  out.sql = r.sql;
+  if (!r.was_issued) return out;
+  out.issued_ms = ms(r.issued);
+  if (!r.done) return out;
+  const models::db::Result& res = r.result;
+  out.finished_ms = ms(r.finished);
+  out.columns = r.columns;
+  for (const auto& row : r.rows) {
+    std::vector<reports::Cell> cells;
+    for (const auto& v : row) cells.push_back(cell(v));
+    out.rows.push_back(std::move(cells));
+  }
+  out.affected = res.affected;
+  out.insert_id = res.insert_id;
+  out.warnings = res.warnings;
+  out.error = res.ok() ? 0 : static_cast<int>(res.code);
+  out.message = res.message.empty() && !res.ok() ? models::db::to_string(res.code) : res.message;
+  for (const auto& w : res.waits) {
+    std::string behind;
+    for (const auto& who : w.behind) {
+      behind += (behind.empty() ? "" : ", ") + who;
+      if (std::find(out.waited_for.begin(), out.waited_for.end(), who) == out.waited_for.end()) out.waited_for.push_back(who);
+    }
+    out.waits.push_back(fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
+                                    behind.empty() ? "nobody" : behind, std::chrono::duration<double, std::milli>(w.waited).count()));
+  }
+  out.deadlock_cycle = res.deadlock_cycle;
+  out.undone = res.undone == models::db::Undone::statement     ? "statement"
+               : res.undone == models::db::Undone::transaction ? "transaction"
+                                                               : "";
+  out.undone_rows = res.undone_rows;
+  return out;
+}
+
+// The sessions workload's trial: the script on its sessions, then the tables as they are.
+// `in_full`: keep every step's record and the tables (the first trial's, for the report).
+TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, bool in_full) {
+  models::SessionsDeployment deployment(std::move(engine), s.deployment, s.script);
+  inject_faults(s, deployment.fault_surface());
+  deployment.start();
+  const sim::RunResult run = deployment.run();
+  deployment.engine().shutdown();
+
+  const auto& records = deployment.sessions().records();
+  const std::vector<models::sessions::TableContents> tables = deployment.tables();
+  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(), .database = &deployment.database()};
+  trial.steps = &records;
+  trial.tables = &tables;
+  TrialOutcome out;
+  take_findings(models::checkers::check_all(trial), out);
+  out.events = run.events;
+  out.trace_hash = run.trace_hash;
+  out.db_statements = deployment.database().stats().statements;
+  for (const auto& r : records) out.step_outcomes.push_back(step_outcome(r));
+  if (in_full) {
+    for (const auto& r : records) out.steps.push_back(step_result(r));
+    for (const auto& t : tables) {
+      reports::TableResult table{t.table, t.columns, {}};
+      for (const auto& row : t.rows) {
+        std::vector<reports::Cell> cells;
+        for (const auto& column : t.columns) {
+          auto it = row.row.values.find(column);
+          cells.push_back(it == row.row.values.end() ? reports::Cell{row.row.id} : cell(it->second));
+        }
+        table.rows.push_back(std::move(cells));
+      }
+      out.tables.push_back(std::move(table));
+    }
+  }
+  return out;
+}
+
 TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                            sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
+  if (entry.sessions)
+    return run_sessions_trial(s,
+                              engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
+                                            std::move(chooser)),
+                              kept == TraceKept::timeline);
   if (entry.batch)
     return run_batch_trial(s, entry, choice,
                            engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
                                          std::move(chooser)));
   models::Deployment deployment(engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)), s.deployment,
-                                entry.info.needs);
+                                strategies::needs(entry, choice.params));
   strategies::Env env(deployment.services(), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   deployment.serve(*strategy);
@@ -183,6 +277,16 @@ struct StrategyFold {
   std::uint64_t statements = 0, commands = 0;
   std::map<std::string, double> sums;                   // of each metric over the trials
   std::map<std::string, const MetricInfo*> infos;       // the registry's entries, looked up once
+  /// Expectations on metrics checked in every trial (a step's outcome), with how many trials
+  /// they held in and the value of the first they did not.
+  struct EachCheck {
+    const Expectation* expect = nullptr;
+    const MetricInfo* info = nullptr;
+    std::uint64_t trials = 0, held = 0;
+    std::optional<double> first_failure{};  // nullopt with failures: the trial lacked the metric
+    bool failed = false;
+  };
+  std::vector<EachCheck> each_checks;
 
   const MetricInfo& metric(const std::string& name) {
     const MetricInfo*& info = infos[name];
@@ -196,11 +300,34 @@ struct StrategyFold {
     if (trial == 0) {
       r.first_trace_hash = o.trace_hash;
       r.timeline = std::move(o.timeline);
+      r.steps = std::move(o.steps);
+      r.tables = std::move(o.tables);
+    }
+    for (std::size_t i = 0; i < o.step_outcomes.size() && i < r.steps.size(); ++i) ++r.steps[i].outcomes[o.step_outcomes[i]];
+    for (EachCheck& c : each_checks) {
+      ++c.trials;
+      // A count a trial lacks is 0 in it; a step's outcome it lacks was not measured.
+      auto it = o.counts.find(c.expect->metric);
+      std::optional<double> v;
+      if (it != o.counts.end()) v = it->second;
+      else if (c.info->aggregate != models::checkers::Aggregate::each) v = 0;
+      if (v && c.expect->holds(*v)) {
+        ++c.held;
+      } else if (!c.failed) {
+        c.failed = true;
+        c.first_failure = v;
+      }
     }
     r.trace_hash = (r.trace_hash ^ o.trace_hash) * 0x100000001b3ull;
     for (const auto& [name, v] : o.counts) {  // a metric a trial lacks is 0 in it: it adds nothing
-      reports::Metric& m = r.counts[name];
       const MetricInfo& info = metric(name);
+      if (info.aggregate == models::checkers::Aggregate::each) {
+        auto [e, fresh] = r.each.try_emplace(name, reports::EachValue{v, v, v});
+        e->second.min = std::min(e->second.min, v);
+        e->second.max = std::max(e->second.max, v);
+        continue;
+      }
+      reports::Metric& m = r.counts[name];
       m.total = info.aggregate == models::checkers::Aggregate::max ? std::max(m.total, v) : m.total + v;
       m.fired += v > info.fires_above ? 1 : 0;
       sums[name] += v;
@@ -235,6 +362,14 @@ struct StrategyFold {
     return std::move(r);
   }
 };
+
+// The check of an expectation on a metric of every trial, and the trials its strategy ran.
+const StrategyFold::EachCheck* each_check(const std::vector<StrategyFold>& folds, const Expectation& e) {
+  for (const StrategyFold& f : folds)
+    for (const auto& c : f.each_checks)
+      if (c.expect == &e) return &c;
+  return nullptr;
+}
 
 struct Finished {
   TrialOutcome outcome;
@@ -283,7 +418,8 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
   results.trials = static_cast<std::uint64_t>(s.trials);
   results.configuration = effective_config(s).dump();
   for (const MetricInfo& m : metrics())
-    results.metrics.push_back({m.name, m.unit, m.meaning, m.finding, m.aggregate != models::checkers::Aggregate::over_run});
+    results.metrics.push_back({m.name, m.unit, m.meaning, m.finding, m.aggregate != models::checkers::Aggregate::over_run,
+                               m.aggregate == models::checkers::Aggregate::each});
 
   // Item i of the queue is trial i / strategies of strategy i % strategies.
   const std::size_t strategies = s.strategies.size(), items = strategies * static_cast<std::size_t>(s.trials);
@@ -293,6 +429,8 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
     folds[k].result.name = choice.shown();
     folds[k].result.description = strategies::find(choice.name)->info.description;
     folds[k].result.params = choice.params;
+    for (const Expectation& e : s.expect)
+      if (e.strategy == choice.shown() && e.every_trial) folds[k].each_checks.push_back({&e, &folds[k].metric(e.metric)});
   }
   std::optional<std::chrono::steady_clock::time_point> stopped_at;
   auto stop = [&]() {
@@ -326,6 +464,16 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
     const bool ran = std::any_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == e.strategy; });
     if (!ran) {
       er.skipped = true;  // narrowed with --strategy: nothing to judge
+    } else if (const StrategyFold::EachCheck* each = each_check(folds, e)) {
+      // Checked in every trial: it holds if it held in each; measured is the first value
+      // that broke it, or the value every trial agreed on.
+      er.holds = !each->failed && each->held == each->trials;
+      if (each->failed) {
+        er.measured_at_all = each->first_failure.has_value();
+        er.measured = each->first_failure.value_or(0);
+      } else {
+        results.value(e.strategy, e.metric, er.measured);
+      }
     } else if (results.value(e.strategy, e.metric, er.measured)) {
       er.holds = e.holds(er.measured);
     } else {

@@ -20,6 +20,11 @@ struct TrialOutcome {
   std::uint64_t trace_hash = 0;
   std::vector<std::string> examples;
   reports::Timeline timeline;  // when asked for
+  /// The sessions workload: each step's outcome ("ok", "1213", "unfinished", "not issued"),
+  /// and, when the timeline is asked for, the steps and tables in full.
+  std::vector<std::string> step_outcomes{};
+  std::vector<reports::StepResult> steps{};
+  std::vector<reports::TableResult> tables{};
 };
 
 /// What a trial keeps of its trace: the running hash (results carry it), every event too

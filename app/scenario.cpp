@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/database_input.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
 #include "app/reader.hpp"
@@ -47,13 +48,17 @@ models::ErrorKind error_kind(const Reader& r, const std::string& name, const std
 
 Expectation parse_expectation(const Reader& r, const std::string& strategy, const std::string& metric) {
   const json& v = r.raw().at(metric);
-  if (!is_metric(metric)) r.fail("a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...), got " + quote_value(metric), metric);
+  if (!is_metric(metric)) r.fail("a metric name (duplicate_rows, errors.1062, latency_ms.p99, steps.3.error, ...), got " + quote_value(metric), metric);
   if (!v.is_string()) r.fail("a comparison such as \"> 0\" or \"= 0\"", metric);
   std::istringstream in(v.get<std::string>());
   Expectation e{strategy, metric, "", 0};
   in >> e.op >> e.value;
-  if (in.fail() || !(e.op == ">" || e.op == ">=" || e.op == "=" || e.op == "<=" || e.op == "<"))
-    r.fail("a comparison such as \"> 0\" or \"= 0\", got " + quote_value(v.get<std::string>()), metric);
+  std::string rest, word;
+  while (in >> word) rest += (rest.empty() ? "" : " ") + word;
+  if (in.bad() || !(e.op == ">" || e.op == ">=" || e.op == "=" || e.op == "<=" || e.op == "<") || !std::isfinite(e.value) ||
+      !(rest.empty() || rest == "in every trial"))
+    r.fail("a comparison such as \"> 0\", \"= 0\" or \"= 1 in every trial\", got " + quote_value(v.get<std::string>()), metric);
+  e.every_trial = !rest.empty() || metric_info(metric)->aggregate == models::checkers::Aggregate::each;
   return e;
 }
 
@@ -71,13 +76,32 @@ std::string param_names(const models::strategies::Entry& entry) {
 }
 
 // A parameter's values, by its kind.
+// An index parameter's value by name, as a file writes it: "none", "plain" or "unique".
+std::optional<double> index_named(const json& v) {
+  if (!v.is_string()) return std::nullopt;
+  const std::string name = v.get<std::string>();
+  if (name == "none") return 0;
+  if (name == "plain") return 1;
+  if (name == "unique") return 2;
+  return std::nullopt;
+}
+
+// A parameter's number: an index may be named.
+double param_value(const models::strategies::ParamInfo& info, const json& v) {
+  if (info.kind == models::strategies::ParamKind::index)
+    if (auto named = index_named(v)) return *named;
+  return v.get<double>();
+}
+
 bool param_value_ok(const models::strategies::ParamInfo& info, const json& v) {
+  if (info.kind == models::strategies::ParamKind::index && index_named(v)) return true;
   if (!v.is_number()) return false;
   const double x = v.get<double>();
   switch (info.kind) {
     case models::strategies::ParamKind::duration_ms: return x >= 0 && x <= limits::max_ms;
     case models::strategies::ParamKind::count: return x >= 0 && x <= 1e6 && x == std::floor(x);
     case models::strategies::ParamKind::flag: return x == 0 || x == 1;
+    case models::strategies::ParamKind::index: return x == 0 || x == 1 || x == 2;
   }
   return false;
 }
@@ -87,6 +111,7 @@ std::string expected_value(const models::strategies::ParamInfo& info) {
     case models::strategies::ParamKind::duration_ms: return fmt::format("a duration in ms from 0 to {}", limits::max_ms);
     case models::strategies::ParamKind::count: return "a whole number from 0 to 1000000";
     case models::strategies::ParamKind::flag: return "0 or 1";
+    case models::strategies::ParamKind::index: return "\"none\", \"plain\" or \"unique\" (or 0, 1, 2)";
   }
   return "a number";
 }
@@ -95,7 +120,7 @@ std::string expected_value(const models::strategies::ParamInfo& info) {
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"name",      "description", "source", "lesson",     "workload", "topology",
                                                 "database",  "redis",       "zookeeper", "etcd",    "clients",  "faults",
-                                                "strategies", "trials",     "seed",   "time_budget_s", "event_budget", "expect"};
+                                                "strategies", "trials",     "seed",   "time_budget_s", "event_budget", "expect", "steps"};
   return keys;
 }
 
@@ -116,7 +141,9 @@ bool set_strategy_param(json& doc, const std::string& assignment, const std::vec
   };
   if (!doc.is_object()) return false;
   const std::string workload =
-      doc.contains("workload") && doc["workload"].is_object() ? doc["workload"].value("kind", "account-bind") : "account-bind";
+      doc.contains("workload") && doc["workload"].is_object() && doc["workload"].value("kind", json()).is_string()
+          ? doc["workload"]["kind"].get<std::string>()
+          : "account-bind";
   json& list = doc["strategies"];
   if (list.is_null() || list == "all") {  // spelled out, so one of them can carry a parameter
     list = json::array();
@@ -263,7 +290,9 @@ bool Expectation::holds(double m) const {
   return m < value;
 }
 
-std::string Expectation::text() const { return fmt::format("{} {} {} {}", strategy, metric, op, value); }
+std::string Expectation::text() const {
+  return fmt::format("{} {} {} {}{}", strategy, metric, op, value, every_trial ? " in every trial" : "");
+}
 
 void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
   if (names.empty()) return;
@@ -304,6 +333,9 @@ json effective_config(const Scenario& s) {
                        {"task_work", distribution_json(b.task_work)},
                        {"reap_after_ms", to_ms(b.reap_after)},
                        {"horizon_ms", to_ms(b.horizon)}};
+  } else if (s.workload == "sessions") {
+    doc["workload"] = {{"kind", s.workload}, {"settle_ms", to_ms(s.script.settle)}};
+    doc["steps"] = steps_json(s.script);
   } else {
     doc["workload"] = {{"kind", s.workload}};
   }
@@ -322,6 +354,7 @@ json effective_config(const Scenario& s) {
                      {"commit", distribution_json(d.database.server.commit_service)},
                      {"lock_wait_timeout_ms", to_ms(d.database.server.database.lock_wait_timeout)},
                      {"statement_timeout_ms", to_ms(d.database.pool.statement_timeout)}};
+  doc["database"].update(tables_json(d.database, s.tables_sql));
   const auto& r = d.redis;
   doc["redis"] = {{"persistence", name_of(names::persistence, r.server.persistence)},
                   {"failover", r.failover},
@@ -370,7 +403,8 @@ json effective_config(const Scenario& s) {
   doc["time_budget_s"] = std::chrono::duration<double>(s.time_budget).count();
   doc["event_budget"] = s.event_budget;
   json expect = json::object();
-  for (const auto& e : s.expect) expect[e.strategy][e.metric] = fmt::format("{} {:g}", e.op, e.value);
+  for (const auto& e : s.expect)
+    expect[e.strategy][e.metric] = fmt::format("{} {:g}{}", e.op, e.value, e.every_trial ? " in every trial" : "");
   if (!expect.empty()) doc["expect"] = expect;
   return doc;
 }
@@ -402,6 +436,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (!in) throw InputError(fmt::format("{}: cannot read the file", shown(path)));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   json doc = parse_bounded(bytes, shown(path) + ": /");
+  // "workload": "sessions" is short for {"kind": "sessions"}.
+  if (doc.is_object() && doc.contains("workload") && doc["workload"].is_string())
+    doc["workload"] = json{{"kind", doc["workload"]}};
   for (const auto& o : overrides) {
     check_length("--set", o);
     if (!set_strategy_param(doc, o, only)) override_json(doc, path, o);
@@ -436,9 +473,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (top.has("workload")) {
     const Reader w = top.child("workload");
     w.only({"kind", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
-            "reap_after_ms", "horizon_ms"});
-    s.workload = w.choice("kind", "account-bind", {"account-bind", "batch-scheduler"});
-    if (s.workload != "batch-scheduler" && w.raw().size() > 1) w.fail("only \"kind\" for the account-bind workload");
+            "reap_after_ms", "horizon_ms", "settle_ms"});
+    s.workload = w.choice("kind", "account-bind", {"account-bind", "batch-scheduler", "sessions"});
+    if (s.workload == "account-bind" && w.raw().size() > 1) w.fail("only \"kind\" for the account-bind workload");
+    if (s.workload == "sessions") {
+      if (w.raw().size() > (w.has("settle_ms") ? 2u : 1u)) w.fail("only \"kind\" and \"settle_ms\" for the sessions workload");
+      s.script = load_steps(top, w);
+    } else if (w.has("settle_ms")) {
+      w.fail("settle_ms only for the sessions workload", "settle_ms");
+    }
     auto& b = s.batch;
     b.tasks = static_cast<int>(w.integer("tasks", b.tasks, 1, 1'000'000));
     b.poll_interval = w.millis("poll_interval_ms", b.poll_interval, 0.001);
@@ -465,7 +508,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
   if (top.has("database")) {
     const Reader r = top.child("database");
-    r.only({"isolation", "pool_size", "read", "write", "commit", "lock_wait_timeout_ms", "statement_timeout_ms"});
+    r.only({"isolation", "pool_size", "read", "write", "commit", "lock_wait_timeout_ms", "statement_timeout_ms", "tables", "rows"});
     auto& db = d.database;
     db.server.isolation = r.pick("isolation", db.server.isolation, names::isolation);
     db.pool.size = static_cast<std::size_t>(r.integer("pool_size", static_cast<std::int64_t>(db.pool.size), 1, 100'000));
@@ -474,7 +517,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     db.server.commit_service = r.distribution("commit", db.server.commit_service);
     db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout, 1);
     db.pool.statement_timeout = r.millis("statement_timeout_ms", db.pool.statement_timeout, 1);
+    load_tables(r, db, s.tables_sql);
   }
+  if (top.has("steps") && s.workload != "sessions") top.fail("\"steps\" only with \"workload\": \"sessions\"", "steps");
   if (top.has("clients")) {
     const Reader c = top.child("clients");
     c.only({"count", "operations", "keys", "arrival", "timeout_ms", "max_attempts", "backoff", "retry_on"});
@@ -620,15 +665,22 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       const models::strategies::ParamInfo* info = param_info(*entry, key);
       if (info == nullptr) top.fail(fmt::format("a parameter of {}: {} (unknown parameter)", name, param_names(*entry)), at + "/params/" + key);
       if (!param_value_ok(*info, value)) top.fail(expected_value(*info), at + "/params/" + key);
-      choice.params[key] = value.get<double>();
+      choice.params[key] = param_value(*info, value);
     }
     s.strategies.push_back(std::move(choice));
   }
 
+  check_rows(top, d.database, s.strategies);
+  if (s.workload == "sessions") check_steps(top, s.script, d.database);
   if (top.has("expect")) {
     const Reader e = top.child("expect");
     if (!e.raw().is_object()) e.fail("an object: strategy -> {metric: comparison}");
+    // The sessions workload runs one script: its expectations may be written without it.
+    const bool flat = s.workload == "sessions" && !e.raw().contains("sessions");
+    if (flat)
+      for (const auto& [metric, comparison] : e.raw().items()) s.expect.push_back(parse_expectation(e, "sessions", metric));
     for (const auto& [strategy, metrics] : e.raw().items()) {
+      if (flat) break;
       if (std::none_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == strategy; }))
         e.fail("a strategy this scenario runs (its name, or its \"as\" label), got " + quote_value(strategy), strategy);
       const Reader m = e.child(strategy);
@@ -636,6 +688,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       for (const auto& [metric, comparison] : metrics.items()) s.expect.push_back(parse_expectation(m, strategy, metric));
     }
   }
+  for (const Expectation& x : s.expect)
+    if (x.metric.starts_with("steps.") || x.metric.starts_with("rows.")) {
+      const Reader e = top.child("expect");
+      check_session_metric(x.strategy == "sessions" && !e.raw().contains("sessions") ? e : e.child(x.strategy), x.metric,
+                           s.workload == "sessions" ? &s.script : nullptr, d.database);
+    }
   narrow_strategies(s, only);
   return s;
 }

@@ -31,6 +31,9 @@ struct Expectation {
   std::string metric;
   std::string op;  // >, >=, =, <=, <
   double value = 0;
+  /// "= 1 in every trial": checked in each trial rather than on the run's total. Always so
+  /// for metrics of each trial (a step's outcome, a table's rows).
+  bool every_trial = false;
   bool holds(double measured) const;
   std::string text() const;
 };
@@ -47,11 +50,14 @@ struct FaultSetup {
 struct Scenario {
   std::string file;
   std::string name, description, source, lesson;
-  std::string workload = "account-bind";  // or "batch-scheduler"
+  std::string workload = "account-bind";  // or "batch-scheduler", "sessions"
   /// The world and its services; every default is the models' own.
   models::DeploymentConfig deployment;
   sim::Distribution app_work = sim::fixed(sim::Duration{});  // between a handler's read and its write
   models::batch::BatchConfig batch;
+  /// The sessions workload's steps; and the scenario's CREATE TABLE statements as written.
+  models::sessions::Script script;
+  std::vector<std::string> tables_sql;
   /// Each fault kind the file configures, in the order of fault_kinds().
   std::vector<FaultSetup> faults;
   std::vector<StrategyChoice> strategies;

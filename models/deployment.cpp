@@ -19,6 +19,11 @@ std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<
 }
 }  // namespace
 
+void load_tables(db::Server& server, const DatabaseSetup& setup) {
+  for (const db::TableSchema& table : setup.tables) server.create_table(table);
+  for (const SeedRow& row : setup.rows) server.database().load_row(row.table, row.values);
+}
+
 Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config, const strategies::Needs& needs)
     : world_([&] {
         WorldConfig wc = config;
@@ -39,6 +44,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
   database_ = std::make_unique<db::Server>(net, add_node("db-1"), config.database.server);
   database_->create_table(strategies::accounts_table(needs.key_index));
   for (const auto& table : needs.tables) database_->create_table(table);
+  load_tables(*database_, config.database);
   pools_ = pools_on(net, surface_.app_nodes, *database_, config.database.pool);
   for (auto& pool : pools_) services_.pools.push_back(pool.get());
 
@@ -115,6 +121,24 @@ BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfi
 }
 
 Node& BatchDeployment::add_node(const std::string& name) {
+  Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
+  surface_.nodes[name] = &node;
+  return node;
+}
+
+SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script)
+    : engine_(std::move(engine)), network_(engine_, config.internal_link), schemas_(config.database.tables) {
+  surface_.engine = &engine_;
+  surface_.network = &network_;
+  std::vector<Node*> session_nodes;
+  for (const std::string& name : script.sessions()) session_nodes.push_back(&add_node(name));
+  Node& driver = add_node("script");
+  database_ = std::make_unique<db::Server>(network_, add_node("db-1"), config.database.server);
+  load_tables(*database_, config.database);
+  sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
+}
+
+Node& SessionsDeployment::add_node(const std::string& name) {
   Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
   surface_.nodes[name] = &node;
   return node;

@@ -21,6 +21,7 @@
 #include "models/coord/zookeeper.hpp"
 #include "models/db/server.hpp"
 #include "models/redis/client.hpp"
+#include "models/sessions/sessions.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/redis/server.hpp"
 #include "models/strategies/strategy.hpp"
@@ -28,10 +29,22 @@
 
 namespace models {
 
+/// A row stored before the run (a scenario's neighbour rows, a legacy table's duplicates).
+struct SeedRow {
+  std::string table;
+  db::Values values;  // an explicit `id` is allowed
+};
+
 struct DatabaseSetup {
   db::ServerConfig server;
   db::PoolConfig pool;  // one pool on each app node
+  std::vector<db::TableSchema> tables{};  // created besides the strategy's own
+  std::vector<SeedRow> rows{};            // loaded before the run, in order
 };
+
+/// Creates `setup`'s tables on `server` and loads its rows; throws sim::UsageError with
+/// MySQL's message for a row the tables refuse.
+void load_tables(db::Server& server, const DatabaseSetup& setup);
 
 /// Redis, for strategies that use it.
 struct RedisSetup {
@@ -142,6 +155,37 @@ class BatchDeployment {
   std::vector<std::unique_ptr<db::Pool>> pools_;
   std::unique_ptr<batch::Queue> queue_;
   std::unique_ptr<batch::Workload> workload_;
+};
+
+/// The sessions workload's deployment: a client node per session (named as the session),
+/// each with one connection to db-1, and the script's driver on a node of its own
+/// ("script"); the scenario's tables and rows on db-1.
+class SessionsDeployment {
+ public:
+  SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script);
+  ~SessionsDeployment() { engine_.shutdown(); }
+  SessionsDeployment(const SessionsDeployment&) = delete;
+  SessionsDeployment& operator=(const SessionsDeployment&) = delete;
+
+  void start() { sessions_->start(); }
+  sim::RunResult run() { return engine_.run(); }
+  sim::Engine& engine() { return engine_; }
+  const db::Database& database() const { return database_->database(); }
+  const sessions::Sessions& sessions() const { return *sessions_; }
+  /// Every table's committed rows now.
+  std::vector<sessions::TableContents> tables() const { return sessions::contents(database(), schemas_); }
+  const FaultSurface& fault_surface() const { return surface_; }
+
+ private:
+  Node& add_node(const std::string& name);
+
+  sim::Engine engine_;
+  Network network_;
+  std::deque<Node> nodes_;
+  FaultSurface surface_;
+  std::unique_ptr<db::Server> database_;
+  std::vector<db::TableSchema> schemas_;
+  std::unique_ptr<sessions::Sessions> sessions_;
 };
 
 }  // namespace models

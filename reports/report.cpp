@@ -160,6 +160,7 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
                     "`results.json`.\n\n",
                     r.seed, r.trials, r.seed, r.seed + r.trials - 1, r.scenario_hash);
   md += "## Comparison\n\n```\n" + table(r) + "```\n\n";
+  if (const std::string steps = steps_table(r); !steps.empty()) md += "## Steps\n\n```\n" + steps + "```\n\n";
   md += "What the columns mean: *dup rows*, rows beyond the first for one key, summed over trials; *trials with dups*, "
         "the share of trials with at least one, and its 95% Wilson interval; *dup keys*, keys with more than one row; "
         "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of logical operations (first attempt to "

@@ -21,10 +21,16 @@ Share wilson(std::uint64_t hits, std::uint64_t trials) {
   return {p, std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
+std::string to_text(const Cell& cell) {
+  if (const auto* n = std::get_if<std::int64_t>(&cell)) return std::to_string(*n);
+  return "'" + std::get<std::string>(cell) + "'";
+}
+
 const MetricNote* RunResults::note(const std::string& name) const {
   for (const auto& m : metrics) {
     if (m.name == name) return &m;
-    if (m.name.ends_with(".<kind>") && name.starts_with(m.name.substr(0, m.name.size() - 6))) return &m;
+    const auto family = m.name.find('<');  // "errors.<kind>" names every errors.*
+    if (family != std::string::npos && name.size() > family && name.starts_with(m.name.substr(0, family))) return &m;
   }
   return nullptr;
 }
@@ -38,6 +44,10 @@ bool RunResults::value(const std::string& strategy, const std::string& metric, d
     }
     if (auto f = s.figures.find(metric); f != s.figures.end()) {
       out = f->second;
+      return true;
+    }
+    if (auto e = s.each.find(metric); e != s.each.end()) {
+      out = e->second.first;
       return true;
     }
     if (metric.starts_with("errors.")) {  // an error kind that never happened
@@ -100,7 +110,7 @@ std::string table(const RunResults& r) {
     std::string line;
     for (const auto& note : r.metrics) {
       const std::string& name = note.name;
-      if (!note.per_trial || in_columns(name)) continue;
+      if (!note.per_trial || note.each_trial || in_columns(name)) continue;
       auto it = s.counts.find(name);
       if (it == s.counts.end() || it->second.fired == 0) continue;
       line += fmt::format("{}{} {:.6g} in {}", line.empty() ? "" : ", ", name, it->second.total, share_cell(s, name));
@@ -108,6 +118,80 @@ std::string table(const RunResults& r) {
     if (!line.empty()) findings += fmt::format("  {}: {}\n", s.name, line);
   }
   if (!findings.empty()) out += "\nother checkers (total, in share of trials [95% interval]):\n" + findings;
+  return out;
+}
+
+namespace {
+std::string step_result(const StepResult& st) {
+  if (st.issued_ms < 0) return "not issued";
+  if (st.finished_ms < 0) return "still waiting at the end";
+  std::string out;
+  if (st.error != 0) {
+    out = fmt::format("{} {}", st.error, st.message);
+    if (!st.undone.empty()) out += fmt::format("; rolled back the {} ({} row change{})", st.undone, st.undone_rows, st.undone_rows == 1 ? "" : "s");
+  } else if (!st.columns.empty() || st.sql.starts_with("SELECT") || st.sql.starts_with("select")) {
+    out = fmt::format("{} row{}", st.rows.size(), st.rows.size() == 1 ? "" : "s");
+    for (const auto& row : st.rows) {
+      std::string cells;
+      for (const auto& c : row) cells += (cells.empty() ? "" : ", ") + to_text(c);
+      out += " (" + cells + ")";
+    }
+  } else if (st.affected != 0 || st.insert_id != 0 || st.warnings != 0) {
+    out = fmt::format("{} affected", st.affected);
+    if (st.insert_id != 0) out += fmt::format(", id {}", st.insert_id);
+    if (st.warnings != 0) out += fmt::format(", {} warning{}", st.warnings, st.warnings == 1 ? "" : "s");
+  } else {
+    out = "ok";
+  }
+  if (!st.waited_for.empty()) {
+    std::string who;
+    for (const auto& w : st.waited_for) who += (who.empty() ? "" : ", ") + w;
+    out += fmt::format("; waited {:.1f} ms for {}", st.finished_ms - st.issued_ms, who);
+  }
+  return out;
+}
+}  // namespace
+
+std::string steps_table(const RunResults& r) {
+  std::string out;
+  for (const auto& s : r.strategies) {
+    if (s.steps.empty()) continue;
+    out += fmt::format("steps of {} (seed {}):\n", s.name, r.seed);
+    std::size_t width = 9;
+    for (const auto& st : s.steps) width = std::max(width, std::min<std::size_t>(st.sql.size(), 60));
+    out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}  {}\n", "#", "issued ms", "ended ms", "session", "statement", width, "result");
+    for (const auto& st : s.steps) {
+      const std::string sql = st.sql.size() > 60 ? st.sql.substr(0, 57) + "..." : st.sql;
+      out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}  {}\n", st.step,
+                         st.issued_ms < 0 ? "-" : fmt::format("{:.1f}", st.issued_ms),
+                         st.finished_ms < 0 ? "-" : fmt::format("{:.1f}", st.finished_ms), st.session, sql, width, step_result(st));
+      for (const auto& w : st.waits) out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}    lock wait: {}\n", "", "", "", "", "", width, w);
+      if (!st.deadlock_cycle.empty()) {
+        std::string cycle;
+        for (const auto& who : st.deadlock_cycle) cycle += who + " -> ";
+        out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}    deadlock: {}{} (victim {})\n", "", "", "", "", "", width, cycle,
+                           st.deadlock_cycle.front(), st.deadlock_cycle.front());
+      }
+    }
+    std::string varied;
+    for (const auto& st : s.steps) {
+      if (st.outcomes.size() < 2) continue;
+      std::string counts;
+      for (const auto& [outcome, n] : st.outcomes) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", outcome, n);
+      varied += fmt::format("    step {}: {}\n", st.step, counts);
+    }
+    if (!varied.empty()) out += fmt::format("  outcomes that differ over the {} trials:\n{}", s.trials, varied);
+    for (const auto& t : s.tables) {
+      std::string cols;
+      for (const auto& c : t.columns) cols += (cols.empty() ? "" : ", ") + c;
+      out += fmt::format("  table {} at the end ({}): {} row{}\n", t.name, cols, t.rows.size(), t.rows.size() == 1 ? "" : "s");
+      for (const auto& row : t.rows) {
+        std::string cells;
+        for (const auto& c : row) cells += (cells.empty() ? "" : ", ") + to_text(c);
+        out += "    (" + cells + ")\n";
+      }
+    }
+  }
   return out;
 }
 
@@ -142,7 +226,48 @@ std::string to_json(const RunResults& r) {
                        {"trials_fired", m.fired},
                        {"share_of_trials", {{"value", m.share.value}, {"low95", m.share.low}, {"high95", m.share.high}}}};
     for (const auto& [name, v] : s.figures) metrics[name] = v;
+    for (const auto& [name, v] : s.each) metrics[name] = {{"first_trial", v.first}, {"min", v.min}, {"max", v.max}};
     j["metrics"] = metrics;
+    const auto cell = [](const Cell& c) { return std::holds_alternative<std::int64_t>(c) ? json(std::get<std::int64_t>(c)) : json(std::get<std::string>(c)); };
+    const auto rows = [&](const std::vector<std::vector<Cell>>& list) {
+      json out = json::array();
+      for (const auto& row : list) {
+        json one = json::array();
+        for (const auto& c : row) one.push_back(cell(c));
+        out.push_back(std::move(one));
+      }
+      return out;
+    };
+    if (!s.steps.empty()) {
+      json steps = json::array();
+      for (const auto& st : s.steps) {
+        json one;
+        one["step"] = st.step;
+        one["session"] = st.session;
+        one["sql"] = st.sql;
+        one["issued_ms"] = st.issued_ms < 0 ? json(nullptr) : json(st.issued_ms);
+        one["finished_ms"] = st.finished_ms < 0 ? json(nullptr) : json(st.finished_ms);
+        one["columns"] = st.columns;
+        one["rows"] = rows(st.rows);
+        one["affected"] = st.affected;
+        one["insert_id"] = st.insert_id;
+        one["warnings"] = st.warnings;
+        one["error"] = st.error == 0 ? json(nullptr) : json(st.error);
+        one["message"] = st.message;
+        one["waited"] = !st.waited_for.empty();
+        one["waited_for"] = st.waited_for;
+        one["waits"] = st.waits;
+        one["deadlock_cycle"] = st.deadlock_cycle;
+        one["undone"] = st.undone.empty() ? json(nullptr) : json(st.undone);
+        one["undone_rows"] = st.undone_rows;
+        one["outcomes"] = st.outcomes;
+        steps.push_back(std::move(one));
+      }
+      j["steps"] = steps;
+      json tables = json::object();
+      for (const auto& t : s.tables) tables[t.name] = {{"columns", t.columns}, {"rows", rows(t.rows)}};
+      j["tables"] = tables;
+    }
     json buckets = json::array();
     for (const auto& [lower, n] : s.latency.buckets()) buckets.push_back({lower, n});
     j["latency_histogram"] = {{"bucket_growth", Histogram::kGrowth}, {"buckets_ms_count", buckets}};

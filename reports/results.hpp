@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "reports/histogram.hpp"
@@ -40,12 +41,61 @@ struct Timeline {
     std::string label;  // "row 17 by app-1 worker 4, ..."
     double at_s = 0;
   };
+  /// A database statement of an operation involved in what went wrong: one that waited for a
+  /// lock or failed, or inserted a duplicated key, and the other statements of its operation.
+  struct Statement {
+    double from_s = 0, to_s = 0;
+    std::string who;      // the connection's origin: "app-1 worker 2, client 7, op 7 attempt 1"
+    std::string sql;
+    std::string outcome;  // "0 rows", "1 affected, id 7", "1213 Deadlock found ..."
+    std::vector<std::string> waits{};  // each lock wait: the entry, the mode, behind whom, how long
+    std::vector<std::string> cycle{};  // 1213: who was on the cycle, the victim first
+    std::string undone{};              // what its failure rolled back
+  };
   std::uint64_t seed = 0;
   double end_s = 0;
   std::vector<Bar> bars;
   std::vector<Band> bands;
   std::vector<Mark> inserts;  // of duplicated keys
+  std::vector<Statement> statements{};
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
+};
+
+/// A value in a table cell: a number or a string, as the database holds it.
+using Cell = std::variant<std::int64_t, std::string>;
+std::string to_text(const Cell& cell);  // 5, 'a'
+
+/// One step of the sessions workload, as its first trial ran it, and what it came to over
+/// every trial.
+struct StepResult {
+  std::size_t step = 0;  // from 1
+  std::string session, sql;
+  double issued_ms = -1, finished_ms = -1;  // -1: never issued / never finished
+  std::vector<std::string> columns{};
+  std::vector<std::vector<Cell>> rows{};
+  std::int64_t affected = 0, insert_id = 0;
+  int warnings = 0;
+  int error = 0;  // the MySQL error number; 0 for none
+  std::string message{};
+  std::vector<std::string> waited_for{};  // the sessions it waited behind
+  std::vector<std::string> waits{};       // each lock wait: the entry, the mode, behind whom, how long
+  std::vector<std::string> deadlock_cycle{};  // 1213: the sessions on the cycle, this one first
+  std::string undone{};                   // what its failure rolled back: "statement", "transaction"
+  std::int64_t undone_rows = 0;
+  /// Over every trial: "ok", an error number, "unfinished" or "not issued", with how many trials.
+  std::map<std::string, std::uint64_t> outcomes{};
+};
+
+/// A table's committed rows at the end of the first trial.
+struct TableResult {
+  std::string name;
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+/// A metric `expect` checks in every trial: its value in the first, and its range.
+struct EachValue {
+  double first = 0, min = 0, max = 0;
 };
 
 struct StrategyResult {
@@ -62,6 +112,9 @@ struct StrategyResult {
   std::uint64_t trace_hash = 0;  // every trial's, folded in trial order
   std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
   Timeline timeline;         // of the first trial
+  std::vector<StepResult> steps{};    // the sessions workload's
+  std::vector<TableResult> tables{};  // the sessions workload's, at the end of the first trial
+  std::map<std::string, EachValue> each{};  // metrics checked in every trial (steps.3.error, rows.t)
   double wall_s = 0;  // a timing field, not part of the results proper: its trials' wall times summed
 };
 
@@ -72,6 +125,7 @@ struct MetricNote {
   std::string meaning;
   bool finding = false;    // should not happen: drawn in the violations plot
   bool per_trial = true;   // counted in each trial (else a figure of the whole run)
+  bool each_trial = false; // `expect` checks it in every trial (a step's outcome)
 };
 
 struct ExpectationResult {
@@ -102,6 +156,8 @@ struct RunResults {
 
 /// The comparison table for a terminal.
 std::string table(const RunResults& results);
+/// The sessions workload's steps and final tables for a terminal (empty without steps).
+std::string steps_table(const RunResults& results);
 /// results.json as text.
 std::string to_json(const RunResults& results);
 /// Writes `text` to `path` through a temporary file of a name of its own

@@ -33,6 +33,7 @@ const Checker& dropped_requests();
 const Checker& unfinished_runs();
 const Checker& lock_wakeups();
 const Checker& client_errors();
+const Checker& session_steps();
 
 // The order of tables, and of `--property any`: the first finding listed is the one a
 // search shrinks towards.
@@ -41,6 +42,7 @@ const std::vector<const Checker*>& registry() {
       &duplicate_rows(), &lock_holds(),       &max_concurrent_holders(), &stuck_locks(),
       &lost_updates(),   &orphaned_records(), &batch_tasks(),            &deadlocks(),
       &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(),
+      &session_steps(),
   };
   return all;
 }

@@ -19,6 +19,7 @@
 #include "models/checkers/locks.hpp"
 #include "models/db/database.hpp"
 #include "models/redis/server.hpp"
+#include "models/sessions/sessions.hpp"
 
 namespace models::checkers {
 
@@ -34,10 +35,13 @@ enum class Aggregate {
   sum,       // the total over the trials (and the share of trials in which it fired)
   max,       // the largest value of any trial
   over_run,  // computed once over every operation of the run (percentiles, per-operation ratios)
+  each,      // a value per trial that `expect` checks in every trial (a step's outcome)
 };
 
 struct MetricInfo {
-  std::string name;  // in results.json, `expect`, --property, --metric; "errors.<kind>" names a family
+  /// In results.json, `expect`, --property, --metric; a name with a `<` names a family of
+  /// metrics whose names start with what comes before it ("errors.<kind>": errors.1062, ...).
+  std::string name;
   MetricKind kind = MetricKind::count;
   std::string unit;     // "rows", "holds", "ms", ...
   std::string meaning;  // one line
@@ -65,6 +69,8 @@ struct Trial {
   std::vector<std::int64_t> task_ids{};  // the batch workload's committed task rows
   std::uint64_t dropped_requests = 0;  // requests the strategy chose to drop
   std::uint64_t lock_wakeups = 0;      // watch events that woke lock waiters
+  const std::vector<sessions::StepRecord>* steps = nullptr;      // the sessions workload's steps
+  const std::vector<sessions::TableContents>* tables = nullptr;  // its tables at the end
 };
 
 /// What checkers found in one trial: metric values by name, and the first few violations

@@ -101,6 +101,8 @@ struct Statement {
   /// set_isolation: SET TRANSACTION (the next transaction only) rather than SET SESSION.
   bool next_transaction_only = false;
 };
+/// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
+std::string to_string(const Statement& statement);
 
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
 enum class Code : int { ok = 0, duplicate_key = 1062, lock_wait_timeout = 1205, deadlock = 1213, connection_timeout = -1 };

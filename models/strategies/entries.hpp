@@ -44,5 +44,6 @@ Entry create_then_txn();
 Entry publish_then_mark();
 Entry mark_then_publish();
 Entry cas_mark_then_publish();
+Entry sessions_script();
 
 }  // namespace models::strategies

@@ -13,8 +13,15 @@ const std::vector<Entry>& registry() {
       etcd_lease_revision(),   request_token(),         rate_limit(),             lock_plus_unique_index(),
       create_inside_txn(),     create_then_txn(),
       publish_then_mark(),     mark_then_publish(),     cas_mark_then_publish(),
+      sessions_script(),
   };
   return all;
+}
+
+Needs needs(const Entry& entry, const Params& params) {
+  Needs out = entry.info.needs;
+  if (auto it = params.find("index"); it != params.end()) out.key_index = static_cast<db::KeyIndex>(static_cast<int>(it->second));
+  return out;
 }
 
 const Entry* find(const std::string& name) {

@@ -24,6 +24,7 @@ Entry select_for_update() {
            .description = "BEGIN; SELECT ... FOR UPDATE; INSERT if absent; COMMIT (plain index)",
            .source = "sources/004 (pessimistic lock: SELECT FOR UPDATE)",
            .risks = "gap locks of an absent key are shared: two callers both insert and one gets a deadlock (1213)",
+           .params = {index_param(db::KeyIndex::non_unique)},
            .needs = {.key_index = db::KeyIndex::non_unique}},
           [](Env& env, const Params& p) { return std::make_unique<SelectForUpdate>(env, p); }};
 }

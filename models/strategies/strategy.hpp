@@ -38,6 +38,7 @@ enum class ParamKind {
   duration_ms,  // milliseconds, 0 .. 1e12
   count,        // a whole number, 0 .. 1e6
   flag,         // 0 or 1
+  index,        // the index on t_account.open_id: 0 none, 1 plain (not unique), 2 unique
 };
 
 struct ParamInfo {
@@ -66,6 +67,12 @@ struct Info {
   std::vector<ParamInfo> params{};
   Needs needs{};
 };
+
+/// The `index` parameter of a strategy whose design leaves the index on open_id to the user
+/// (`--set select-for-update.index=unique`), with the design's own as the default.
+inline ParamInfo index_param(db::KeyIndex design) {
+  return {"index", static_cast<double>(design), "the index on t_account.open_id: 0 none, 1 plain, 2 unique", ParamKind::index};
+}
 
 /// The parameters of the token lock retried until a timeout (redis_token_cas_unlock.cpp), with their defaults.
 inline std::vector<ParamInfo> redis_lock_params() {
@@ -231,10 +238,16 @@ using BatchFactory = std::function<batch::Design(const Params&)>;
 
 struct Entry {
   Info info;
-  Factory make;             // the account-bind handler; empty for batch-scheduler strategies
+  Factory make;             // the account-bind handler; empty for the other workloads
   BatchFactory batch = {};  // the batch-scheduler design; empty for account-bind strategies
-  const char* workload() const { return batch ? "batch-scheduler" : "account-bind"; }
+  /// The sessions workload's one entry: the scenario's own script is the design.
+  bool sessions = false;
+  const char* workload() const { return sessions ? "sessions" : batch ? "batch-scheduler" : "account-bind"; }
 };
+
+/// What the world must hold for `entry` run with `params`: its needs, with the index its
+/// `index` parameter chose, where it has one.
+Needs needs(const Entry& entry, const Params& params);
 
 /// Every strategy, in the order tables list them.
 const std::vector<Entry>& registry();

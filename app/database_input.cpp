@@ -1,0 +1,242 @@
+#include "app/database_input.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "app/fault_kind.hpp"
+#include "app/scenario.hpp"
+#include "models/db/sql.hpp"
+
+namespace locksim {
+
+namespace sql = models::db::sql;
+using json = nlohmann::json;
+
+namespace {
+
+// The names the workloads' own tables have: a scenario's table may not take them.
+bool strategy_table(const std::string& name) {
+  return name == models::strategies::kLocks || name == models::strategies::kFences || name == models::batch::kTasks;
+}
+
+bool is_session_name(const std::string& name) {
+  if (name.empty() || name.size() > 32 || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  if (name == "db-1" || name == "script") return false;  // the other nodes' names
+  return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; });
+}
+
+// A statement of the file, parsed; a mistake names the statement and where in it.
+sql::Prepared parse(const Reader& r, const std::string& key) {
+  const std::string text = r.string(key, "");
+  try {
+    return sql::prepare(text);
+  } catch (const sql::Error& e) {
+    throw InputError(fmt::format("{}: {}: {} in {} (supported: {})", shown(r.file()), shown(r.where(key)), e.what(),
+                                 quote_value(text, 200), sql::Error::supported()));
+  }
+}
+
+models::db::Value value_of(const Reader& row, const std::string& column) {
+  const json& v = row.raw().at(column);
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_string()) return v.get<std::string>();
+  row.fail("an integer or a string (NULL and fractions are not modelled)", column);
+}
+
+json value_json(const models::db::Value& v) {
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  return std::get<std::string>(v);
+}
+
+}  // namespace
+
+void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
+  if (database.has("tables")) {
+    const Reader list = database.child("tables");
+    if (!list.raw().is_array()) list.fail("a list of CREATE TABLE statements");
+    for (std::size_t i = 0; i < list.raw().size(); ++i) {
+      const sql::Prepared p = parse(list, std::to_string(i));
+      if (!p.create) list.fail("a CREATE TABLE statement", std::to_string(i));
+      const std::string& name = p.create->name;
+      const bool twice = std::any_of(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == name; });
+      if (twice || strategy_table(name))
+        list.fail(fmt::format("a table of a name of its own ({} is {})", quote_value(name),
+                              twice ? "created twice" : "a strategy's table"),
+                  std::to_string(i));
+      setup.tables.push_back(*p.create);
+      ddl.push_back(p.text);
+    }
+  }
+  if (database.has("rows")) {
+    const Reader rows = database.child("rows");
+    if (!rows.raw().is_object()) rows.fail("an object: table -> list of rows");
+    for (const auto& [table, list] : rows.raw().items()) {
+      const Reader l = rows.child(table);
+      if (!list.is_array()) l.fail("a list of rows, each {\"column\": value, ...}");
+      const bool known = table == models::strategies::kAccounts ||
+                         std::any_of(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == table; });
+      if (!known)
+        rows.fail(fmt::format("a table of database.tables, or {} (the account-bind strategies' table)", models::strategies::kAccounts),
+                  table);
+      if (list.size() > static_cast<std::size_t>(limits::max_operations))
+        l.fail(fmt::format("at most {} rows", limits::max_operations));
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const Reader row = l.child(std::to_string(i));
+        if (!row.raw().is_object() || row.raw().empty()) row.fail("a row: {\"column\": value, ...}");
+        models::SeedRow seed{table, {}};
+        for (const auto& [column, value] : row.raw().items()) seed.values[column] = value_of(row, column);
+        setup.rows.push_back(std::move(seed));
+      }
+    }
+  }
+}
+
+void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies) {
+  if (setup.rows.empty()) return;
+  for (const StrategyChoice& choice : strategies) {
+    const auto& entry = *models::strategies::find(choice.name);
+    models::db::Database scratch;
+    if (entry.make) {
+      const models::strategies::Needs needs = models::strategies::needs(entry, choice.params);
+      scratch.create_table(models::strategies::accounts_table(needs.key_index));
+      for (const auto& t : needs.tables) scratch.create_table(t);
+    }
+    for (const auto& t : setup.tables) scratch.create_table(t);
+    std::map<std::string, std::size_t> index;  // each table's row number in the file
+    for (const models::SeedRow& row : setup.rows) {
+      const std::size_t i = index[row.table]++;
+      const std::string at = fmt::format("database/rows/{}/{}", row.table, i);
+      if (!scratch.has_table(row.table))
+        top.fail(fmt::format("rows for the tables of the {} workload ({} has no {})", entry.workload(), choice.shown(), row.table), at);
+      try {
+        scratch.load_row(row.table, row.values);
+      } catch (const sim::UsageError& e) {
+        std::string why = e.what();
+        if (const auto colon = why.find(": "); why.starts_with("models::db") && colon != std::string::npos) why = why.substr(colon + 2);
+        top.fail(fmt::format("a row the table takes{}: {}", entry.make ? " (with the tables of " + choice.shown() + ")" : "", why), at);
+      }
+    }
+  }
+}
+
+models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
+  models::sessions::Script script;
+  script.settle = workload.millis("settle_ms", script.settle, 0.001);
+  if (!top.has("steps")) top.fail("\"steps\" for the sessions workload: [{\"session\": \"s1\", \"sql\": \"BEGIN\"}, ...]");
+  const Reader steps = top.child("steps");
+  if (!steps.raw().is_array() || steps.raw().empty()) steps.fail("a non-empty list of steps");
+  if (steps.raw().size() > 10'000) steps.fail("at most 10000 steps");
+  for (std::size_t i = 0; i < steps.raw().size(); ++i) {
+    const Reader st = steps.child(std::to_string(i));
+    st.only({"session", "sql", "args", "at_ms"});
+    if (!st.has("session") || !st.has("sql")) st.fail("a step: {\"session\": \"s1\", \"sql\": \"...\"}");
+    models::sessions::Step step;
+    step.session = st.string("session", "");
+    if (!is_session_name(step.session))
+      st.fail("a session name of 1 to 32 letters, digits, '-' or '_', starting with a letter, other than db-1 and script (it "
+              "names the session's node), got " + quote_value(step.session),
+              "session");
+    step.sql = parse(st, "sql");
+    if (step.sql.create) st.fail("a statement a session runs (tables go in database.tables)", "sql");
+    std::vector<models::db::Value> args;
+    if (st.has("args")) {
+      const Reader a = st.child("args");
+      if (!a.raw().is_array()) a.fail("a list of values for the statement's ?s");
+      for (std::size_t k = 0; k < a.raw().size(); ++k) {
+        const json& v = a.raw()[k];
+        if (v.is_number_integer()) args.push_back(v.get<std::int64_t>());
+        else if (v.is_string()) args.push_back(v.get<std::string>());
+        else a.fail("an integer or a string", std::to_string(k));
+      }
+    }
+    if (args.size() != step.sql.params.size())
+      st.fail(fmt::format("{} value{} in \"args\" for the statement's ?s, got {}", step.sql.params.size(),
+                          step.sql.params.size() == 1 ? "" : "s", args.size()),
+              "args");
+    step.sql.statement = sql::bind(step.sql, args);
+    step.args = std::move(args);
+    if (st.has("at_ms")) {
+      const json& at = st.raw().at("at_ms");
+      if (Reader::is_ms(at)) step.at = sim::fixed(Reader::from_ms(at.get<double>()));
+      else if (at.is_object()) step.at = st.distribution("at_ms", sim::fixed(sim::Duration{}));
+      else st.fail(fmt::format("a time in ms from 0 to {}, or a distribution such as {{\"uniform_ms\": [0, 1]}}", limits::max_ms),
+                   "at_ms");
+    }
+    script.steps.push_back(std::move(step));
+  }
+  return script;
+}
+
+void check_steps(const Reader& top, const models::sessions::Script& script, const models::DatabaseSetup& setup) {
+  using Kind = models::db::Statement::Kind;
+  for (std::size_t i = 0; i < script.steps.size(); ++i) {
+    const models::db::Statement& st = script.steps[i].sql.statement;
+    if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation) continue;
+    const std::string at = fmt::format("steps/{}/sql", i);
+    auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });
+    if (t == setup.tables.end())
+      top.fail(fmt::format("a table of database.tables (1146 Table {} doesn't exist)", quote_value(st.table)), at);
+    const auto check = [&](const std::string& column) {
+      if (column != "id" && column != t->key_column && !t->columns.count(column))
+        top.fail(fmt::format("a column of {} (1054 Unknown column {})", t->name, quote_value(column)), at);
+    };
+    for (const auto& c : st.where) check(c.column);
+    for (const auto& [column, value] : st.values) check(column);
+    for (const auto& [column, value] : st.on_update) check(column);
+    for (const auto& column : script.steps[i].sql.columns) check(column);
+  }
+}
+
+void check_session_metric(const Reader& expect, const std::string& metric, const models::sessions::Script* script,
+                          const models::DatabaseSetup& setup) {
+  if (script == nullptr) expect.fail("steps.* and rows.* metrics only for the sessions workload", metric);
+  if (metric.starts_with("rows.")) {
+    const std::string table = metric.substr(5);
+    if (std::none_of(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == table; }))
+      expect.fail(fmt::format("rows.TABLE for a table of database.tables, got {}", quote_value(table)), metric);
+    return;
+  }
+  const std::string rest = metric.substr(6);  // "3.error"
+  const auto dot = rest.find('.');
+  const std::string number = rest.substr(0, dot), field = dot == std::string::npos ? "" : rest.substr(dot + 1);
+  const bool numeric = !number.empty() && number.size() < 7 && std::all_of(number.begin(), number.end(), ::isdigit);
+  const std::size_t n = numeric ? std::stoul(number) : 0;
+  if (n < 1 || n > script->steps.size())
+    expect.fail(fmt::format("steps.N.FIELD with N a step from 1 to {}, got {}", script->steps.size(), quote_value(metric)), metric);
+  static const std::vector<std::string> fields = {"error", "affected", "insert_id", "rows", "warnings", "waited", "done"};
+  if (std::find(fields.begin(), fields.end(), field) == fields.end())
+    expect.fail(fmt::format("steps.{}.FIELD with FIELD one of error, affected, insert_id, rows, warnings, waited, done, got {}", n,
+                            quote_value(metric)),
+                metric);
+}
+
+json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl) {
+  json out = json::object();
+  if (!ddl.empty()) out["tables"] = ddl;
+  json rows = json::object();
+  for (const auto& row : setup.rows) {
+    json one = json::object();
+    for (const auto& [column, value] : row.values) one[column] = value_json(value);
+    rows[row.table].push_back(std::move(one));
+  }
+  if (!rows.empty()) out["rows"] = rows;
+  return out;
+}
+
+json steps_json(const models::sessions::Script& script) {
+  json steps = json::array();
+  for (const auto& step : script.steps) {
+    json one = {{"session", step.session}, {"sql", step.sql.text}};
+    if (!step.args.empty()) {
+      one["args"] = json::array();
+      for (const auto& v : step.args) one["args"].push_back(value_json(v));
+    }
+    if (step.at) one["at_ms"] = distribution_json(*step.at);
+    steps.push_back(std::move(one));
+  }
+  return steps;
+}
+
+}  // namespace locksim

@@ -1,0 +1,38 @@
+#pragma once
+// The database parts of a scenario file: its own tables (CREATE TABLE statements), rows
+// loaded before the run, and the sessions workload's steps (SQL on named sessions). Each
+// statement is parsed here, once; a statement the model does not run is one line naming
+// the file, the JSON path, the statement, the position and what is supported.
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "app/reader.hpp"
+#include "models/deployment.hpp"
+#include "models/sessions/sessions.hpp"
+
+namespace locksim {
+
+struct StrategyChoice;
+
+/// database.tables and database.rows into `setup`; `ddl` gets each CREATE TABLE as written.
+void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl);
+/// Loads the seeded rows into a scratch database with the tables each strategy has (its own,
+/// with its index, and the scenario's), so a row the tables refuse (a duplicate under a
+/// unique index, an unknown column) is found now, with its JSON path.
+void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies);
+/// The sessions workload: the top-level "steps" and the workload's "settle_ms".
+models::sessions::Script load_steps(const Reader& top, const Reader& workload);
+
+/// Each step's table is one of the scenario's, and the columns it names are the table's.
+void check_steps(const Reader& top, const models::sessions::Script& script, const models::DatabaseSetup& setup);
+/// An expectation's metric on a step (steps.3.error) or a table (rows.t) names a step of
+/// `script` (null: not the sessions workload) and a field, or a table of the scenario.
+void check_session_metric(const Reader& expect, const std::string& metric, const models::sessions::Script* script,
+                          const models::DatabaseSetup& setup);
+
+/// The same parts as a scenario file writes them, for the effective configuration.
+nlohmann::json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl);
+nlohmann::json steps_json(const models::sessions::Script& script);
+
+}  // namespace locksim

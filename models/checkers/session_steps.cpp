@@ -1,0 +1,61 @@
+// The sessions workload's outcomes: each step's result (its error, affected rows, insert
+// id, rows returned, warnings, whether it waited), the rows each table holds at the end,
+// the duplicates among them, and the errors by number.
+
+#include "models/checkers/checker.hpp"
+#include "models/checkers/duplicates.hpp"
+
+#include <fmt/format.h>
+
+namespace models::checkers {
+
+namespace {
+class SessionSteps : public Checker {
+ public:
+  std::vector<MetricInfo> metrics() const override {
+    return {{.name = "steps.<n>.<field>", .unit = "value",
+             .meaning = "sessions workload: step n's error (its MySQL number, 0 for none), affected, insert_id, rows "
+                        "(returned), warnings, waited (1 if it waited for a lock) or done (0 if it never finished); "
+                        "`expect` holds when it holds in every trial",
+             .aggregate = Aggregate::each},
+            {.name = "rows.<table>", .unit = "rows",
+             .meaning = "sessions workload: committed rows of the table at the end; `expect` holds when it holds in every "
+                        "trial",
+             .aggregate = Aggregate::each}};
+  }
+  void check(const Trial& trial, Findings& out) const override {
+    if (trial.steps != nullptr) {
+      for (const auto& r : *trial.steps) {
+        if (!r.was_issued) continue;
+        const std::string at = fmt::format("steps.{}.", r.step);
+        out.set(at + "done", r.done ? 1 : 0);
+        if (!r.done) continue;
+        const db::Result& res = r.result;
+        out.set(at + "error", static_cast<double>(static_cast<int>(res.code)));
+        out.set(at + "affected", static_cast<double>(res.affected));
+        out.set(at + "insert_id", static_cast<double>(res.insert_id));
+        out.set(at + "rows", static_cast<double>(res.rows.size()));
+        out.set(at + "warnings", res.warnings);
+        out.set(at + "waited", r.waited() ? 1 : 0);
+        if (!res.ok()) out.add("errors." + std::to_string(static_cast<int>(res.code)), 1);
+      }
+    }
+    if (trial.tables != nullptr) {
+      for (const auto& t : *trial.tables) {
+        out.set("rows." + t.table, static_cast<double>(t.rows.size()));
+        if (t.key_column.empty()) continue;
+        const Duplicates d = find_duplicates(t.rows, t.key_column);
+        out.add("duplicate_rows", static_cast<double>(d.duplicate_rows));
+        out.add("duplicated_keys", static_cast<double>(d.duplicated_keys));
+        out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
+      }
+    }
+  }
+};
+}  // namespace
+
+const Checker& session_steps() {
+  static const SessionSteps checker;
+  return checker;
+}
+}  // namespace models::checkers

@@ -1,0 +1,192 @@
+// The sessions workload: SQL steps on named sessions, run in the script's order, each step's
+// outcome recorded and checked in every trial; the scenario's own tables and seeded rows; and
+// bad SQL or a bad step refused at load with the file, the step and what was expected.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+#include "app/runner.hpp"
+#include "app/scenario.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+struct TempScenario {
+  explicit TempScenario(const json& doc) {
+    path = test::unique_temp_path("locksim-sessions", ".json").string();
+    std::ofstream(path) << doc.dump();
+  }
+  ~TempScenario() { std::filesystem::remove(path); }
+  std::string path;
+};
+
+const char* kUnique = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL, v INT NOT NULL DEFAULT 0, "
+                      "UNIQUE KEY uk_k (k))";
+
+json step(const std::string& session, const std::string& sql) { return {{"session", session}, {"sql", sql}}; }
+
+json sessions(json steps, json database = json{{"tables", {kUnique}}}) {
+  return {{"name", "x"}, {"workload", "sessions"}, {"database", database}, {"steps", steps}, {"trials", 1}};
+}
+
+locksim::reports::RunResults run(const json& doc) {
+  TempScenario file(doc);
+  return locksim::run_scenario(locksim::load_scenario(file.path));
+}
+
+std::string refusal(const json& doc) {
+  TempScenario file(doc);
+  try {
+    locksim::load_scenario(file.path);
+  } catch (const locksim::InputError& e) {
+    const std::string message = e.what();
+    CHECK(message.starts_with(file.path + ": "));
+    return message.substr(file.path.size() + 2);
+  }
+  FAIL("the scenario was accepted");
+  return "";
+}
+
+const locksim::reports::StepResult& step_of(const locksim::reports::RunResults& r, std::size_t n) {
+  REQUIRE(r.strategies.size() == 1);
+  REQUIRE(r.strategies.front().steps.size() >= n);
+  return r.strategies.front().steps[n - 1];
+}
+
+}  // namespace
+
+TEST_CASE("a session's steps record affected rows, insert ids and warnings as MySQL reports them") {
+  const auto r = run(sessions({step("s1", "INSERT INTO t (k, v) VALUES ('a', 1) ON DUPLICATE KEY UPDATE v = VALUES(v)"),
+                               step("s1", "INSERT INTO t (k, v) VALUES ('a', 2) ON DUPLICATE KEY UPDATE v = VALUES(v)"),
+                               step("s1", "INSERT IGNORE INTO t (k) VALUES ('a')"),
+                               step("s1", "SELECT id, k, v FROM t WHERE k = 'a'")}));
+  CHECK(step_of(r, 1).affected == 1);
+  CHECK(step_of(r, 1).insert_id == 1);
+  CHECK(step_of(r, 2).affected == 2);
+  CHECK(step_of(r, 3).affected == 0);
+  CHECK(step_of(r, 3).warnings == 1);
+  CHECK(step_of(r, 3).error == 0);
+  const auto& select = step_of(r, 4);
+  CHECK(select.columns == std::vector<std::string>{"id", "k", "v"});
+  REQUIRE(select.rows.size() == 1);
+  CHECK(select.rows[0] == std::vector<locksim::reports::Cell>{std::int64_t{1}, std::string("a"), std::int64_t{2}});
+  const auto& table = r.strategies.front().tables;
+  REQUIRE(table.size() == 1);
+  CHECK(table[0].rows.size() == 1);
+}
+
+TEST_CASE("a blocked step lets the script go on after the settle time, and ends with the outcome it finally got") {
+  const auto r = run(sessions({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"),
+                               step("s2", "INSERT INTO t (k) VALUES ('a')"), step("s1", "COMMIT")}));
+  const auto& waiter = step_of(r, 3);
+  CHECK(waiter.waited_for == std::vector<std::string>{"s1"});
+  CHECK_FALSE(waiter.waits.empty());
+  CHECK(waiter.error == 1062);  // the holder committed
+  CHECK(waiter.undone == "statement");
+  // Issued after the settle time, the commit ended the wait.
+  CHECK(step_of(r, 4).issued_ms - waiter.issued_ms >= 100);
+  CHECK(waiter.finished_ms >= step_of(r, 4).issued_ms);
+  const auto json_doc = json::parse(locksim::reports::to_json(r));
+  const auto& recorded = json_doc["strategies"][0]["steps"][2];
+  CHECK(recorded["error"] == 1062);
+  CHECK(recorded["waited"] == true);
+  CHECK(recorded["affected"] == 0);
+}
+
+TEST_CASE("the three-session insert with a rollback ends in exactly one deadlock, whose victim's step names the cycle") {
+  json doc = sessions({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "BEGIN"),
+                       step("s2", "INSERT INTO t (k) VALUES ('a')"), step("s3", "BEGIN"), step("s3", "INSERT INTO t (k) VALUES ('a')"),
+                       step("s1", "ROLLBACK")});
+  doc["trials"] = 10;
+  doc["expect"] = {{"deadlocks", "= 1 in every trial"}, {"rows.t", "= 0"}};  // nothing committed
+  const auto r = run(doc);
+  for (const auto& e : r.expectations) {
+    INFO(e.text);
+    CHECK(e.holds);
+  }
+  const auto& s2 = step_of(r, 4);
+  const auto& s3 = step_of(r, 6);
+  CHECK((s2.error == 1213) != (s3.error == 1213));
+  const auto& victim = s2.error == 1213 ? s2 : s3;
+  CHECK(victim.undone == "transaction");
+  REQUIRE(victim.deadlock_cycle.size() == 2);
+  CHECK(victim.deadlock_cycle.front() == victim.session);
+}
+
+TEST_CASE("an expectation in every trial fails when one trial breaks it, though the total would hold") {
+  json doc = sessions({step("s1", "INSERT INTO t (k) VALUES ('a')")});
+  doc["trials"] = 3;
+  doc["expect"] = {{"rows.t", "= 2"}, {"operations", "= 0 in every trial"}, {"steps.1.insert_id", "= 1"}};
+  const auto r = run(doc);
+  REQUIRE(r.expectations.size() == 3);
+  for (const auto& e : r.expectations) {
+    INFO(e.text);
+    CHECK(e.holds == (e.text.find("rows.t") == std::string::npos));
+    if (e.text.find("rows.t") != std::string::npos) CHECK(e.measured == 1);
+  }
+}
+
+TEST_CASE("seeded rows are in the table before the first step, with their explicit ids") {
+  json database = {{"tables", {kUnique}}, {"rows", {{"t", {{{"id", 9}, {"k", "a"}}, {{"k", "b"}}}}}}};
+  const auto r = run(sessions({step("s1", "SELECT id FROM t WHERE k = 'b'"), step("s1", "INSERT INTO t (k) VALUES ('c')")}, database));
+  REQUIRE(step_of(r, 1).rows.size() == 1);
+  CHECK(step_of(r, 1).rows[0][0] == locksim::reports::Cell{std::int64_t{10}});
+  CHECK(step_of(r, 2).insert_id == 11);
+}
+
+TEST_CASE("a statement the model does not run is refused with the step, the statement and the position") {
+  const std::string why = refusal(sessions({step("s1", "SELECT * FORM t")}));
+  CHECK(why.starts_with("/steps/0/sql: 1064 "));
+  CHECK(why.find("position 9") != std::string::npos);
+  CHECK(why.find("SELECT * FORM t") != std::string::npos);
+  CHECK(why.find("supported:") != std::string::npos);
+}
+
+TEST_CASE("a step on a table or column the scenario lacks is refused with MySQL's error") {
+  CHECK(refusal(sessions({step("s1", "SELECT id FROM u WHERE k = 'a'")})).find("1146 Table 'u' doesn't exist") != std::string::npos);
+  CHECK(refusal(sessions({step("s1", "SELECT id FROM t WHERE w = 'a'")})).find("1054 Unknown column 'w'") != std::string::npos);
+}
+
+TEST_CASE("a step's ? values must match its statement") {
+  json ok = sessions({{{"session", "s1"}, {"sql", "INSERT INTO t (k) VALUES (?)"}, {"args", {"a"}}}});
+  const auto r = run(ok);
+  CHECK(step_of(r, 1).affected == 1);
+  const std::string why = refusal(sessions({{{"session", "s1"}, {"sql", "INSERT INTO t (k) VALUES (?)"}}}));
+  CHECK(why.starts_with("/steps/0/args: expected 1 value in \"args\""));
+}
+
+TEST_CASE("seeded rows a unique index refuses are refused with their JSON path") {
+  json database = {{"tables", {kUnique}}, {"rows", {{"t", {{{"k", "a"}}, {{"k", "a"}}}}}}};
+  const std::string why = refusal(sessions({step("s1", "BEGIN")}, database));
+  CHECK(why.starts_with("/database/rows/t/1: "));
+  CHECK(why.find("Duplicate entry 'a'") != std::string::npos);
+}
+
+TEST_CASE("rows for the strategies' table are checked against each strategy's own index") {
+  json doc = {{"name", "x"},
+              {"strategies", {"check-then-insert", "unique-index"}},
+              {"database", {{"rows", {{"t_account", {{{"open_id", "openid:1"}}, {{"open_id", "openid:1"}}}}}}}}};
+  const std::string why = refusal(doc);
+  CHECK(why.starts_with("/database/rows/t_account/1: "));
+  CHECK(why.find("unique-index") != std::string::npos);
+  doc["strategies"] = {"check-then-insert"};
+  TempScenario file(doc);
+  CHECK_NOTHROW(locksim::load_scenario(file.path));
+}
+
+TEST_CASE("steps and step metrics belong to the sessions workload, and name steps that exist") {
+  CHECK(refusal({{"name", "x"}, {"steps", {step("s1", "BEGIN")}}}).starts_with("/steps: expected \"steps\" only with"));
+  json doc = sessions({step("s1", "BEGIN")});
+  doc["expect"] = {{"steps.2.error", "= 0"}};
+  CHECK(refusal(doc).starts_with("/expect/steps.2.error: expected steps.N.FIELD with N a step from 1 to 1"));
+  doc["expect"] = {{"steps.1.colour", "= 0"}};
+  CHECK(refusal(doc).find("FIELD one of error") != std::string::npos);
+  doc["expect"] = {{"rows.u", "= 0"}};
+  CHECK(refusal(doc).find("rows.TABLE for a table of database.tables") != std::string::npos);
+  CHECK(refusal(sessions({step("db-1", "BEGIN")})).starts_with("/steps/0/session: expected a session name"));
+}
