@@ -52,10 +52,63 @@ void take_findings(models::checkers::Findings&& f, TrialOutcome& out) {
 
 }  // namespace
 
+namespace {
+
+std::string wait_text(const models::db::LockWait& w) {
+  return fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
+                     w.behind.empty() ? std::string("nobody") : fmt::format("{}", fmt::join(w.behind, ", ")),
+                     std::chrono::duration<double, std::milli>(w.waited).count());
+}
+
+std::string undone_text(const models::db::Result& r) {
+  if (r.undone == models::db::Undone::nothing) return "";
+  return fmt::format("{} ({} row change{})", r.undone == models::db::Undone::statement ? "statement" : "transaction", r.undone_rows,
+                     r.undone_rows == 1 ? "" : "s");
+}
+
+// What a statement came to, in a few words.
+std::string outcome_text(const models::db::Statement& st, const models::db::Result& r) {
+  if (!r.ok()) return r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", static_cast<int>(r.code), r.message);
+  using K = models::db::Statement::Kind;
+  if (st.kind == K::select) return fmt::format("{} row{}", r.rows.size(), r.rows.size() == 1 ? "" : "s");
+  if (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) {
+    std::string out = fmt::format("{} affected", r.affected);
+    if (r.insert_id != 0 && r.affected != 0) out += fmt::format(", id {}", r.insert_id);
+    if (r.warnings != 0) out += fmt::format(", {} warning{}", r.warnings, r.warnings == 1 ? "" : "s");
+    return out;
+  }
+  return "ok";
+}
+
+// The statements of the operations involved in what went wrong: every statement of an
+// operation (a connection's origin) that waited for a lock, failed, or inserted a duplicated
+// key. At most 200, the first ones.
+std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
+                                                              const std::set<std::string>& inserted_duplicates) {
+  std::set<std::string> involved = inserted_duplicates;
+  for (const auto& s : log)
+    if (!s.result.ok() || !s.result.waits.empty()) involved.insert(s.who);
+  std::vector<reports::Timeline::Statement> out;
+  for (const auto& s : log) {
+    if (!involved.count(s.who)) continue;
+    if (out.size() == 200) break;
+    reports::Timeline::Statement st{seconds(s.start), seconds(s.end), s.who, models::db::to_string(s.statement),
+                                    outcome_text(s.statement, s.result)};
+    for (const auto& w : s.result.waits) st.waits.push_back(wait_text(w));
+    st.cycle = s.result.deadlock_cycle;
+    st.undone = undone_text(s.result);
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+}  // namespace
+
 // The picture of one trial: holds as the holders believed them, pauses and crashes from the
-// trace, and the inserts of duplicated keys.
+// trace, the inserts of duplicated keys, and the statements of the operations involved.
 reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
-                           const std::vector<models::db::RowRecord>& rows, std::uint64_t seed) {
+                           const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
+                           std::uint64_t seed) {
   reports::Timeline t;
   t.seed = seed;
   const sim::Time end = engine.now();
@@ -78,9 +131,13 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   for (const auto& [node, since] : down_since) t.bands.push_back({engine.node_name(node), seconds(since), t.end_s, "down"});
   std::map<std::string, int> per_key;
   for (const auto& row : rows) ++per_key[std::get<std::string>(row.row.values.at("open_id"))];
+  std::set<std::string> inserted_duplicates;
   for (const auto& row : rows)
-    if (per_key[std::get<std::string>(row.row.values.at("open_id"))] > 1)
+    if (per_key[std::get<std::string>(row.row.values.at("open_id"))] > 1) {
       t.inserts.push_back({fmt::format("row {} by {}", row.row.id, row.origin.who), seconds(row.origin.inserted_at)});
+      inserted_duplicates.insert(row.origin.who);
+    }
+  t.statements = involved_statements(log, inserted_duplicates);
   return t;
 }
 
@@ -143,13 +200,9 @@ reports::StepResult step_result(const models::sessions::StepRecord& r) {
   out.error = res.ok() ? 0 : static_cast<int>(res.code);
   out.message = res.message.empty() && !res.ok() ? models::db::to_string(res.code) : res.message;
   for (const auto& w : res.waits) {
-    std::string behind;
-    for (const auto& who : w.behind) {
-      behind += (behind.empty() ? "" : ", ") + who;
+    for (const auto& who : w.behind)
       if (std::find(out.waited_for.begin(), out.waited_for.end(), who) == out.waited_for.end()) out.waited_for.push_back(who);
-    }
-    out.waits.push_back(fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
-                                    behind.empty() ? "nobody" : behind, std::chrono::duration<double, std::milli>(w.waited).count()));
+    out.waits.push_back(wait_text(w));
   }
   out.deadlock_cycle = res.deadlock_cycle;
   out.undone = res.undone == models::db::Undone::statement     ? "statement"
@@ -242,7 +295,8 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   out.counts["operations"] = static_cast<double>(out.operations);
   out.db_statements = deployment.database().stats().statements;
   out.redis_commands = env.observed().redis_commands();
-  if (kept == TraceKept::timeline) out.timeline = timeline(deployment.engine(), env.observed().locks(), accounts, seed);
+  if (kept == TraceKept::timeline)
+    out.timeline = timeline(deployment.engine(), env.observed().locks(), accounts, deployment.statements(), seed);
   return out;
 }
 

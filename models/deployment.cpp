@@ -25,7 +25,8 @@ void load_tables(db::Server& server, const DatabaseSetup& setup) {
 }
 
 Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config, const strategies::Needs& needs)
-    : world_([&] {
+    : keep_log_(engine.trace == sim::TraceMode::full),
+      world_([&] {
         WorldConfig wc = config;
         wc.engine = std::move(engine);
         return wc;
@@ -42,6 +43,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
   services_.network = &net;
 
   database_ = std::make_unique<db::Server>(net, add_node("db-1"), config.database.server);
+  if (keep_log_) database_->keep_log();
   database_->create_table(strategies::accounts_table(needs.key_index));
   for (const auto& table : needs.tables) database_->create_table(table);
   load_tables(*database_, config.database);

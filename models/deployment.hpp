@@ -101,6 +101,8 @@ class Deployment {
   World& world() { return world_; }
   sim::Engine& engine() { return world_.engine(); }
   const db::Database& database() const { return database_->database(); }
+  /// The statements db-1 ran, kept when the trial keeps its whole trace (a replay).
+  const std::vector<db::LoggedStatement>& statements() const { return database_->log(); }
   const RemoteService* remote() const { return remote_.get(); }
   std::vector<const redis::Server*> redis_instances() const;
   const FaultSurface& fault_surface() const { return surface_; }
@@ -113,6 +115,7 @@ class Deployment {
   };
   Node& add_node(const std::string& name);
 
+  bool keep_log_ = false;  // the database's statement log, for a trial kept whole
   Forward handler_;
   World world_;
   FaultSurface surface_;

@@ -6,6 +6,7 @@ struct Server::Session {
   explicit Session(std::string name) : inbox(std::move(name)) {}
   std::uint64_t id = 0;
   Database::SessionId db = 0;
+  std::string who;  // the origin its connection last gave
   bool closed = false;
   struct Job {
     Message message;
@@ -69,9 +70,15 @@ void Server::serve(Session& session) {
       session.closed = true;
       return;
     }
-    if (!job.message.who.empty()) database_.set_origin(session.db, job.message.who);
+    if (!job.message.who.empty()) {
+      database_.set_origin(session.db, job.message.who);
+      session.who = job.message.who;
+    }
+    const sim::Time start = sim::now();
     sim::sleep_for(service_time(job.message.statement, !database_.in_transaction(session.db), stream));
-    job.reply.send(Reply{database_.execute(session.db, job.message.statement), session.id});
+    Result result = database_.execute(session.db, job.message.statement);
+    if (logging_) log_.push_back({start, sim::now(), session.who, job.message.statement, result});
+    job.reply.send(Reply{std::move(result), session.id});
   }
 }
 

@@ -45,6 +45,14 @@ struct Reply {
   std::uint64_t session = 0;  // open: the new session
 };
 
+/// A statement the server ran, as its log keeps it (for narrating a trial).
+struct LoggedStatement {
+  sim::Time start{}, end{};  // from the start of its service to its answer
+  std::string who;           // the connection's origin
+  Statement statement;
+  Result result;
+};
+
 class Server {
  public:
   Server(Network& net, Node& node, ServerConfig config = {});
@@ -61,6 +69,9 @@ class Server {
   Database& database() { return database_; }
   const Database& database() const { return database_; }
   const ServerConfig& config() const { return config_; }
+  /// From now on, keeps every statement it runs (a replay's narration reads them).
+  void keep_log() { logging_ = true; }
+  const std::vector<LoggedStatement>& log() const { return log_; }
 
  private:
   struct Session;
@@ -73,6 +84,8 @@ class Server {
   Database database_;
   std::uint64_t next_session_ = 1;
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
+  bool logging_ = false;
+  std::vector<LoggedStatement> log_;
 };
 
 /// A statement failed with a MySQL error (as JDBC's SQLException with its error code).
