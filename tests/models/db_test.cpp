@@ -547,6 +547,132 @@ TEST_CASE("under READ COMMITTED with a unique index, after SELECT FOR UPDATE in 
   CHECK(d.server.database().stats().deadlocks == 0);
 }
 
+// --- Index entries and next-key locks -------------------------------------------------------
+
+namespace {
+// The rows of DOMAIN's "Index entries and next-key locks": ('b', 1), ('m', 2), ('x', 3).
+// A REPEATABLE READ transaction reads `locked` FOR UPDATE at 20 ms and commits at 100 ms;
+// another session inserts `inserted` (id 4) at 40 ms.
+struct InsertBesideLock {
+  Code code = Code::connection_timeout;
+  std::int64_t id = 0;
+  sim::Time returned;
+  bool waited() const { return returned > at_ms(100); }
+};
+InsertBesideLock insert_beside_for_update(KeyIndex index, const std::string& locked, const std::string& inserted) {
+  Db d(index);
+  auto& a = d.app();
+  auto& b = d.app();
+  InsertBesideLock r;
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.select(kTable, by_key(locked), ReadLock::update);
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("inserter", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    r.code = code_of([&] { r.id = c.insert(kTable, account(inserted)).insert_id; });
+    r.returned = sim::now();
+  });
+  REQUIRE(d.engine.run().ok());
+  if (r.code == Code::ok) CHECK(d.rows_with(inserted).size() == (inserted == "b" || inserted == "m" || inserted == "x" ? 2u : 1u));
+  return r;
+}
+}  // namespace
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an existing key blocks inserts whose (key, id) entry sorts into the "
+          "next-key range below it or the gap above it, and they succeed once it commits",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of existing 'm' locks ('b',1)..('m',2] and
+  // the gap up to ('x',3): INSERT 'm' (id 4), 'l', 'n', 'c', 'w' wait ... Every waiter succeeds once the locker
+  // commits." 'm' waits because its entry ('m', 4) sorts after ('m', 2), into the gap above.
+  const std::string key = GENERATE("m", "l", "n", "c", "w");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "m", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK(r.waited());
+  CHECK(r.returned < at_ms(110));
+}
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an existing key does not block inserts whose entry sorts outside its "
+          "locks, even one with the key of a neighbour row",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of existing 'm' ...: 'a', 'x' (sorts after
+  // ('x',3)), 'z' do not [wait]."
+  const std::string key = GENERATE("a", "x", "z");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "m", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK_FALSE(r.waited());
+  CHECK(r.returned < at_ms(50));
+}
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an absent key blocks inserts whose entry sorts into the gap it falls in, "
+          "an existing key with a higher id included",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3):
+  // 'm', 'n', 'o', 'w' wait ... Every waiter succeeds once the locker commits." ('m', 4) sorts after ('m', 2).
+  const std::string key = GENERATE("m", "n", "o", "w");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "n", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK(r.waited());
+  CHECK(r.returned < at_ms(110));
+}
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an absent key does not block inserts outside the gap it falls in", "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of absent 'n' ...: 'b', 'x', 'y' do not
+  // [wait]." ('b', 4) sorts before ('m', 2) and ('x', 4) after ('x', 3).
+  const std::string key = GENERATE("b", "x", "y");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "n", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK_FALSE(r.waited());
+  CHECK(r.returned < at_ms(50));
+}
+
+TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into the gap between its neighbours and no "
+          "other insert",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Gap locks: SELECT ... FOR UPDATE ... on an absent key under REPEATABLE READ ... the first
+  // INSERT waits", with neighbour rows: the gap is ('m', 2)..('x', 3), and an insert outside it does not wait.
+  const std::string key = GENERATE("n", "o", "w", "a", "c", "l", "y", "z");
+  const bool inside = key == "n" || key == "o" || key == "w";
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::unique, "n", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK(r.waited() == inside);
+  CHECK(r.returned < (inside ? at_ms(110) : at_ms(50)));
+}
+
+TEST_CASE("on a unique index, FOR UPDATE of an existing key locks that record only: inserts beside it do not wait, an "
+          "insert of the key waits and gets 1062",
+          "[db]") {
+  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
+  // 1062 if the holder commits"; a unique search that finds its row takes no gap lock (InnoDB's row_search_mvcc), so
+  // 'l' and 'n' beside 'm' go in at once.
+  const std::string key = GENERATE("l", "n", "m");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::unique, "m", key);
+  if (key == "m") {
+    CHECK(r.code == Code::duplicate_key);
+    CHECK(r.waited());
+  } else {
+    CHECK(r.code == Code::ok);
+    CHECK_FALSE(r.waited());
+  }
+}
+
 // --- INSERT ... SELECT ... WHERE NOT EXISTS -------------------------------------------------
 
 TEST_CASE("under REPEATABLE READ, INSERT ... WHERE NOT EXISTS issued step by step: the second waits on the first's "
