@@ -101,8 +101,11 @@ struct Undo {
   std::int64_t id;
 };
 
+struct SessionState;
+
 struct Txn {
   TxnId id = 0;
+  const SessionState* session = nullptr;
   bool explicit_ = false;
   Isolation isolation = Isolation::repeatable_read;
   std::optional<std::uint64_t> view;  // the commit counter when the read view was taken
@@ -111,6 +114,8 @@ struct Txn {
   bool doomed = false;      // chosen as a deadlock victim, not yet rolled back
   Table* waiting_table = nullptr;
   int waiting_index = 0;
+  std::vector<LockWait> waits;       // the current statement's
+  std::vector<std::string> cycle{};  // set when another's request made it a deadlock victim
 };
 
 struct SessionState {
@@ -122,9 +127,39 @@ struct SessionState {
 // What a statement's lock request came to.
 enum class Got { at_once, after_wait };
 
+// A statement's error, as the statement functions throw it.
 struct Failure {
-  Code code;
+  Code code = Code::ok;
+  std::string message{};
+  std::vector<std::string> cycle{};  // 1213: the transactions on the cycle, the victim first
+  std::int64_t undone_rows = 0;      // 1213: the row changes the rollback undid
 };
+
+const char* const kDeadlockMessage = "Deadlock found when trying to get lock; try restarting transaction";
+const char* const kLockWaitTimeoutMessage = "Lock wait timeout exceeded; try restarting transaction";
+
+// MySQL's 1062 text: "Duplicate entry 'a' for key 'uk'" (numbers quoted as well).
+std::string duplicate_message(const Value& value, const std::string& key_name) {
+  const std::string text =
+      std::holds_alternative<std::string>(value) ? std::get<std::string>(value) : std::to_string(std::get<std::int64_t>(value));
+  return "Duplicate entry '" + text + "' for key '" + key_name + "'";
+}
+
+// How lock waits name an entry: "('m', 2)" on a secondary index, "(2)" on the primary.
+std::string entry_text(int index, const Entry& e) {
+  if (index == kPrimary) return "(" + std::to_string(e.id) + ")";
+  return "(" + to_string(e.key) + ", " + std::to_string(e.id) + ")";
+}
+std::string gap_text(int index, const std::optional<Entry>& hi) {
+  return hi ? "gap before " + entry_text(index, *hi) : "supremum";
+}
+std::string mode_text(const Lock& l) {
+  std::string mode = l.exclusive ? "X" : "S";
+  if (l.insert_intention) return mode + " insert intention";
+  if (l.record && l.gap) return mode + " next-key";
+  if (l.gap) return mode + " gap";
+  return mode;
+}
 
 bool matches(const Values& v, const Where& where) {
   for (const Condition& c : where) {
@@ -187,6 +222,9 @@ struct Database::Impl {
   std::optional<Value> key_of(const Table& t, const Values& v) const {
     if (t.schema.key_column.empty()) return std::nullopt;
     return v.at(t.schema.key_column);
+  }
+  static const std::string& index_name(const Table& t) {
+    return t.schema.index_name.empty() ? t.schema.key_column : t.schema.index_name;
   }
   static bool indexed(const Table& t) { return !t.schema.key_column.empty() && t.schema.key_index != KeyIndex::none; }
 
@@ -308,8 +346,24 @@ struct Database::Impl {
       }
   }
 
-  // Requests `want`; blocks the calling process while it must wait. Throws Failure
-  // (deadlock: the transaction is already rolled back; lock wait timeout).
+  const std::string& who(TxnId id) const { return txns.at(id)->session->who; }
+
+  // What a lock wait is shown as in Result::waits.
+  LockWait describe(const Table& t, int index, const Lock& req) const {
+    LockWait w;
+    w.table = t.schema.name;
+    w.index = index == kPrimary ? "PRIMARY" : index_name(t);
+    if (req.insert_intention) w.entry = gap_text(index, after(t, index, req.at));
+    else if (req.record) w.entry = entry_text(index, req.at);
+    else w.entry = gap_text(index, req.hi);
+    w.mode = mode_text(req);
+    for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
+    return w;
+  }
+
+  // Requests `want`; blocks the calling process while it must wait, and records the wait
+  // in txn.waits. Throws Failure (deadlock: the transaction is already rolled back; lock
+  // wait timeout).
   Got lock(Txn& txn, Table& t, int index, Lock want) {
     want.txn = txn.id;
     if (holds(t, index, want)) return Got::at_once;
@@ -324,21 +378,29 @@ struct Database::Impl {
     txn.waiting = &req;
     txn.waiting_table = &t;
     txn.waiting_index = index;
+    txn.waits.push_back(describe(t, index, req));
+    const std::size_t wait = txn.waits.size() - 1;
+    const sim::Time started = sim::now();
     if (std::vector<Txn*> cycle = cycle_from(txn); !cycle.empty()) {
       // The requester closes the cycle: it is the victim, unless it modified more rows
       // than the lightest transaction on it.
-      Txn* victim = &txn;
-      for (Txn* other : cycle)
-        if (other->undo.size() < victim->undo.size()) victim = other;
+      std::size_t victim = 0;
+      for (std::size_t i = 1; i < cycle.size(); ++i)
+        if (cycle[i]->undo.size() < cycle[victim]->undo.size()) victim = i;
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < cycle.size(); ++i) names.push_back(who(cycle[(victim + i) % cycle.size()]->id));
       ++stats.deadlocks;
-      if (victim == &txn) {
+      if (victim == 0) {
         drop_waiting(txn);
+        const auto changes = static_cast<std::int64_t>(txn.undo.size());
         rollback(txn);
-        throw Failure{Code::deadlock};
+        throw Failure{Code::deadlock, kDeadlockMessage, std::move(names), changes};
       }
-      victim->doomed = true;
-      victim->waiting->wake->set_value(Code::deadlock);
-      victim->waiting->wake.reset();
+      Txn& other = *cycle[victim];
+      other.doomed = true;
+      other.cycle = std::move(names);
+      other.waiting->wake->set_value(Code::deadlock);
+      other.waiting->wake.reset();
     }
     sim::Promise<Code> promise("innodb lock wait");
     sim::Future<Code> granted = promise.get_future();
@@ -347,14 +409,18 @@ struct Database::Impl {
     try {
       outcome = granted.get_for(db.config_.lock_wait_timeout);
     } catch (const sim::Timeout&) {
+      txn.waits[wait].waited = sim::now() - started;
       drop_waiting(txn);
       ++stats.lock_wait_timeouts;
-      throw Failure{Code::lock_wait_timeout};
+      throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
     }
+    txn.waits[wait].waited = sim::now() - started;
     if (outcome == Code::deadlock) {
       drop_waiting(txn);
+      const auto changes = static_cast<std::int64_t>(txn.undo.size());
+      std::vector<std::string> cycle = std::move(txn.cycle);
       rollback(txn);
-      throw Failure{Code::deadlock};
+      throw Failure{Code::deadlock, kDeadlockMessage, std::move(cycle), changes};
     }
     txn.waiting = nullptr;
     if (req.insert_intention) {
@@ -402,6 +468,7 @@ struct Database::Impl {
     s.txn = std::make_unique<Txn>();
     s.txn->id = next_txn++;
     s.txn->explicit_ = explicit_;
+    s.txn->session = &s;
     s.txn->isolation = s.isolation;
     txns[s.txn->id] = s.txn.get();
     return *s.txn;
@@ -669,7 +736,7 @@ struct Database::Impl {
           if (lock(txn, t, kKey, record_lock(dup, exclusive, rr, before(t, kKey, dup))) == Got::after_wait)
             continue;  // it may be gone now
           if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) continue;
-          return on_duplicate(txn, t, s, dup.id, values, std::move(out), who);
+          return on_duplicate(txn, t, s, dup.id, duplicate_message(*key, index_name(t)), values, std::move(out), who);
         }
       }
       bool waited = false;
@@ -697,13 +764,13 @@ struct Database::Impl {
     t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
   }
 
-  Result on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, Values values, Result out,
-                      const std::string& who) {
+  Result on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, std::string message, Values values,
+                      Result out, const std::string& who) {
     const Values& old = current(t.rows.at(dup))->values;
     switch (s.on_duplicate) {
       case OnDuplicate::error:
         ++stats.duplicate_keys;
-        throw Failure{Code::duplicate_key};
+        throw Failure{Code::duplicate_key, std::move(message)};
       case OnDuplicate::ignore:
         out.warnings = 1;  // 0 rows, a warning
         return out;
@@ -777,6 +844,7 @@ struct Database::Impl {
     const bool autocommit = !s.txn;
     Txn& txn = autocommit ? begin(s, false) : *s.txn;
     const std::size_t mark = txn.undo.size();
+    txn.waits.clear();
     Result out;
     try {
       switch (st.kind) {
@@ -787,20 +855,28 @@ struct Database::Impl {
         case K::remove: out = update(txn, t, st, true); break;
         default: break;
       }
-    } catch (const Failure& f) {
+    } catch (Failure& f) {
       out = Result{};
       out.code = f.code;
+      out.message = std::move(f.message);
+      out.waits = std::move(txn.waits);
       if (f.code == Code::deadlock) {
-        s.txn.reset();  // rolled back whole
+        out.deadlock_cycle = std::move(f.cycle);
+        out.undone = Undone::transaction;  // rolled back whole
+        out.undone_rows = f.undone_rows;
+        s.txn.reset();
         return out;
       }
-      undo_to(txn, mark);  // 1062 and 1205 roll back the statement only
+      out.undone = Undone::statement;  // 1062 and 1205 roll back the statement only
+      out.undone_rows = static_cast<std::int64_t>(txn.undo.size() - mark);
+      undo_to(txn, mark);
       if (autocommit) {
         rollback(txn);
         s.txn.reset();
       }
       return out;
     }
+    out.waits = std::move(txn.waits);
     if (autocommit) {
       commit(txn);
       s.txn.reset();

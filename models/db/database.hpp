@@ -111,8 +111,10 @@ const char* to_string(Code code);
 struct LockWait {
   std::string table;
   std::string index;  // "PRIMARY", or the secondary index's name
-  std::string entry;  // the index entry or gap: "('m', 2)", "gap ('b', 1)..('m', 2)", "supremum"
-  std::string mode;   // "S", "X", "S gap", "X next-key", "X insert intention", ...
+  /// The entry ("('m', 2)" on a secondary index, "(2)" on the primary) or, for a gap or an
+  /// insert intention, the entry after the gap ("gap before ('x', 3)", or "supremum").
+  std::string entry;
+  std::string mode;  // "S", "X", "S gap", "X next-key", "X insert intention", ...
   std::vector<std::string> behind;  // the sessions it waited behind, by their origin (`who`)
   sim::Duration waited{};
 };

@@ -1022,6 +1022,239 @@ TEST_CASE("ON DUPLICATE KEY UPDATE reports 1 for an insert, 2 for a change, 0 fo
   CHECK(int_of(d.rows_with("k")[0], "status") == 5);
 }
 
+// --- What a result says ---------------------------------------------------------------------
+
+namespace {
+db::Statement insert_statement(const std::string& table, db::Values values) {
+  return {.kind = db::Statement::Kind::insert, .table = table, .values = std::move(values)};
+}
+db::Statement select_for_update(const std::string& key) {
+  return {.kind = db::Statement::Kind::select, .table = kTable, .where = by_key(key), .lock = ReadLock::update};
+}
+}  // namespace
+
+TEST_CASE("a 1062 after a wait carries MySQL's message with the index's name, the wait on the duplicate's entry "
+          "behind its inserter, and undoes only the statement",
+          "[db]") {
+  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
+  // 1062 if the holder commits"; "1062 and 1205 roll back only the statement"; MySQL's 1062 text names the index.
+  Db d(KeyIndex::unique);
+  d.server.create_table({.name = "users", .key_column = "name", .key_index = KeyIndex::unique, .index_name = "uk_name"});
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result r;
+  a.node.spawn("A", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("A");
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.execute(insert_statement("users", {{"name", "a"}}));  // id 1
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("B", [&] {
+    auto c = b.pool.acquire();
+    c.set_origin("B");
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(insert_statement("users", {{"name", "other"}}));  // id 2
+    sim::sleep_until(at_ms(30));
+    r = c.try_execute(insert_statement("users", {{"name", "a"}}));
+    c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.code == Code::duplicate_key);
+  CHECK(r.message == "Duplicate entry 'a' for key 'uk_name'");
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].table == "users");
+  CHECK(r.waits[0].index == "uk_name");
+  CHECK(r.waits[0].entry == "('a', 1)");
+  CHECK(r.waits[0].mode == "S next-key");
+  CHECK(r.waits[0].behind == std::vector<std::string>{"A"});
+  CHECK(r.waits[0].waited > 65ms);  // from about 31.5 ms to A's commit at about 101 ms
+  CHECK(r.waits[0].waited < 75ms);
+  CHECK(r.undone == db::Undone::statement);
+  CHECK(r.undone_rows == 0);
+  CHECK(d.server.database().committed_rows("users").size() == 2);  // B's other row survived
+}
+
+TEST_CASE("without a name for its index, a 1062 names the key column", "[db]") {
+  // MySQL names an index by its column when CREATE TABLE gives it no name.
+  Db d(KeyIndex::unique);
+  auto& app = d.app();
+  db::Result r;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    c.insert(kTable, account("k"));
+    r = c.try_execute(insert_statement(kTable, account("k")));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.code == Code::duplicate_key);
+  CHECK(r.message == "Duplicate entry 'k' for key 'open_id'");
+  CHECK(r.waits.empty());
+  CHECK(r.undone == db::Undone::statement);
+}
+
+TEST_CASE("an insert waiting behind a gap lock reports an insert intention on the gap before the next entry, or on the "
+          "supremum",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks" (FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3)),
+  // shown as InnoDB's lock monitor shows an insert intention: on the gap before the entry that follows the new one.
+  const std::string locked = GENERATE("n", "z");
+  INFO("FOR UPDATE '" << locked << "'");
+  Db d(KeyIndex::non_unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result r;
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("locker");
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(select_for_update(locked));
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("inserter", [&] {
+    auto c = b.pool.acquire();
+    c.set_origin("inserter");
+    sim::sleep_until(at_ms(40));
+    r = c.try_execute(insert_statement(kTable, account(locked == "n" ? "o" : "zz")));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.ok());
+  CHECK(r.undone == db::Undone::nothing);
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].index == "open_id");
+  CHECK(r.waits[0].entry == (locked == "n" ? "gap before ('x', 3)" : "supremum"));
+  CHECK(r.waits[0].mode == "X insert intention");
+  CHECK(r.waits[0].behind == std::vector<std::string>{"locker"});
+}
+
+TEST_CASE("a status CAS behind an open transaction's update reports a wait for X on the primary key's record", "[db]") {
+  // Pins DOMAIN, Verified: "Status CAS (`UPDATE ... WHERE id=? AND status=2`): the second waits"; a lookup by id locks
+  // the record only.
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  std::int64_t id = 0;
+  db::Result r;
+  a.node.spawn("first", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("first");
+    id = c.insert(kTable, account("task-1", {{"status", 2}})).insert_id;
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.update(kTable, {{"status", 3}}, {db::eq("id", id), db::eq("status", 2)});
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("second", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    r = c.try_execute({.kind = db::Statement::Kind::update,
+                       .table = kTable,
+                       .where = {db::eq("id", id), db::eq("status", 2)},
+                       .values = {{"status", 3}}});
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.ok());
+  CHECK(r.affected == 0);
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].index == "PRIMARY");
+  CHECK(r.waits[0].entry == "(1)");
+  CHECK(r.waits[0].mode == "X");
+  CHECK(r.waits[0].behind == std::vector<std::string>{"first"});
+}
+
+TEST_CASE("a deadlock victim's result names the cycle, victim first, and counts every row change its rollback undid",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Deadlock victim: the transaction whose lock request closes the cycle, unless it has
+  // modified more rows (InnoDB rolls back the lighter one). 1213 rolls back the whole transaction".
+  const bool lighter_closes = GENERATE(true, false);
+  INFO((lighter_closes ? "the lighter transaction closes the cycle" : "the heavier transaction closes the cycle"));
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result light, heavy;
+  // The lighter transaction changes one row, the heavier three; both lock the gap where k
+  // would go, then insert k: the second insert closes the cycle.
+  a.node.spawn("light", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("light");
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.insert(kTable, account("c1"));
+    sim::sleep_until(at_ms(30));
+    c.execute(select_for_update("k"));
+    sim::sleep_until(at_ms(lighter_closes ? 60 : 50));
+    light = c.try_execute(insert_statement(kTable, account("k")));
+    if (light.ok()) c.commit();
+  });
+  b.node.spawn("heavy", [&] {
+    auto c = b.pool.acquire();
+    c.set_origin("heavy");
+    c.begin();
+    sim::sleep_until(at_ms(12));
+    for (const char* key : {"a1", "a2", "a3"}) c.insert(kTable, account(key));
+    sim::sleep_until(at_ms(40));
+    c.execute(select_for_update("k"));
+    sim::sleep_until(at_ms(lighter_closes ? 50 : 60));
+    heavy = c.try_execute(insert_statement(kTable, account("k")));
+    if (heavy.ok()) c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(heavy.ok());
+  CHECK(light.code == Code::deadlock);
+  CHECK(light.message == "Deadlock found when trying to get lock; try restarting transaction");
+  CHECK(light.deadlock_cycle == std::vector<std::string>{"light", "heavy"});
+  CHECK(light.undone == db::Undone::transaction);
+  CHECK(light.undone_rows == 1);
+  // The lighter one waited on the heavier one's gap (k sorts after every row: the supremum),
+  // or, closing the cycle, was refused at once.
+  REQUIRE(light.waits.size() == 1);
+  CHECK(light.waits[0].entry == "supremum");
+  CHECK(light.waits[0].mode == "X insert intention");
+  CHECK(light.waits[0].behind == std::vector<std::string>{"heavy"});
+  if (lighter_closes) CHECK(light.waits[0].waited == 0ms);
+  CHECK(heavy.waits.size() == 1);
+  CHECK(heavy.undone == db::Undone::nothing);
+  CHECK(d.rows_with("c1").empty());
+}
+
+TEST_CASE("a lock wait timeout carries MySQL's message and undoes only the statement", "[db]") {
+  // Pins DOMAIN, Verified: "1205 if the holder stays open past innodb_lock_wait_timeout"; "1062 and 1205 roll back only
+  // the statement (the transaction stays open)".
+  Db d(KeyIndex::unique, {.database = {.lock_wait_timeout = 2s}});
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result r;
+  a.node.spawn("holder", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("holder");
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.insert(kTable, account("k"));
+    sim::sleep_until(at_ms(5000));
+    c.commit();
+  });
+  b.node.spawn("waiter", [&] {
+    auto c = b.pool.acquire();
+    c.begin();
+    sim::sleep_until(at_ms(50));
+    r = c.try_execute(insert_statement(kTable, account("k")));
+    c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.code == Code::lock_wait_timeout);
+  CHECK(r.message == "Lock wait timeout exceeded; try restarting transaction");
+  CHECK(r.undone == db::Undone::statement);
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].waited == 2s);
+  CHECK(r.waits[0].behind == std::vector<std::string>{"holder"});
+}
+
 // --- Timeouts -------------------------------------------------------------------------------
 
 TEST_CASE("an insert waiting on an open transaction past the lock wait timeout gets 1205 and its transaction stays "
