@@ -164,7 +164,7 @@ std::string mode_text(const Lock& l) {
 bool matches(const Values& v, const Where& where) {
   for (const Condition& c : where) {
     auto it = v.find(c.column);
-    if (it == v.end()) throw sim::UsageError("models::db: no column '" + c.column + "'");
+    if (it == v.end()) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
     const Value& have = it->second;
     bool ok = false;
     switch (c.op) {
@@ -704,47 +704,96 @@ struct Database::Impl {
     return v->deleted && v->txn == txn.id;
   }
 
+  // A new row's values: the columns given over the table's defaults, checked as MySQL
+  // checks them; an `id` given is returned in `explicit_id` rather than stored.
+  Values row_values(const Table& t, const Values& given, std::optional<std::int64_t>& explicit_id) const {
+    Values values = t.schema.columns;
+    for (const auto& [column, value] : given) {
+      if (column == "id") {
+        if (!std::holds_alternative<std::int64_t>(value))
+          throw sim::UsageError("Incorrect integer value: " + to_string(value) + " for column 'id'");
+        explicit_id = std::get<std::int64_t>(value);
+      } else if (column == t.schema.key_column || t.schema.columns.count(column)) {
+        values[column] = value;
+      } else {
+        throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
+      }
+    }
+    if (!t.schema.key_column.empty() && !given.count(t.schema.key_column))
+      throw sim::UsageError("Field '" + t.schema.key_column + "' doesn't have a default value");
+    return values;
+  }
+
+  std::int64_t load_row(const std::string& name, const Values& given) {
+    Table& t = table(name);
+    std::optional<std::int64_t> explicit_id;
+    Values values = row_values(t, given, explicit_id);
+    const std::int64_t id = explicit_id.value_or(t.next_id);
+    if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Value{id}, "PRIMARY"));
+    const std::optional<Value> key = key_of(t, values);
+    if (key && indexed(t) && t.schema.key_index == KeyIndex::unique && !entries_with(t, *key).empty())
+      throw sim::UsageError(duplicate_message(*key, index_name(t)));
+    t.next_id = std::max(t.next_id, id + 1);
+    values["id"] = Value{id};
+    RowData& row = t.rows[id];
+    row.versions.push_back(Version{0, ++commits, false, std::move(values)});
+    const sim::Engine* engine = sim::Engine::current();
+    row.origin = RowOrigin{"seeded", 0, engine != nullptr ? engine->now() : sim::Time{}};
+    if (key) t.entries.insert(Entry{*key, id});
+    return id;
+  }
+
   // INSERT and its variants, taking InnoDB's locks (row_ins_*):
+  // - an explicit id is checked on the primary key: S on the record (X to update or replace
+  //   it), waiting for a transaction that wrote it and has not ended (row_ins_duplicate_error_in_clust);
   // - a duplicate check on a unique secondary index takes S on the duplicate (X to update
-  //   or replace it), next-key under REPEATABLE READ, and waits for a transaction that
-  //   wrote it and has not ended; then it re-checks, as the duplicate may be gone;
+  //   or replace it), next-key under REPEATABLE READ, and waits the same way;
+  //   after a wait the check runs again, as the duplicate may be gone;
+  // - REPLACE deletes each duplicate it finds and goes on inserting;
   // - insert intentions at the new entry's position in each index wait for other
   //   transactions' gap locks covering it;
+  // - an explicit id whose record is still there, delete-marked, is rewritten in place,
+  //   which takes X on it;
   // - the new entries are X-locked by the inserter (InnoDB's implicit lock).
   Result insert(Txn& txn, Table& t, const Statement& s, const std::string& who) {
     Result out;
-    Values values = t.schema.columns;
-    for (const auto& [column, value] : s.values) {
-      if (column != t.schema.key_column && !t.schema.columns.count(column))
-        throw sim::UsageError("models::db: no column '" + column + "' in " + t.schema.name);
-      values[column] = value;
-    }
+    std::optional<std::int64_t> explicit_id;
+    Values values = row_values(t, s.values, explicit_id);
     const std::optional<Value> key = key_of(t, values);
-    if (!t.schema.key_column.empty() && !s.values.count(t.schema.key_column))
-      throw sim::UsageError("models::db: insert into " + t.schema.name + " without its key column");
-    out.insert_id = t.next_id++;  // taken now, lost if the insert fails
-    const std::int64_t id = out.insert_id;
+    // The counter's next value is taken now, and lost if the insert fails.
+    const std::int64_t id = explicit_id ? *explicit_id : t.next_id++;
+    if (explicit_id) t.next_id = std::max(t.next_id, id + 1);
+    out.insert_id = id;
     const bool unique = indexed(t) && t.schema.key_index == KeyIndex::unique;
     const bool rr = txn.isolation == Isolation::repeatable_read;
     const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
     for (;;) {
+      if (explicit_id) {
+        auto row = t.rows.find(id);
+        if (row != t.rows.end() && live(row->second) && !deleted_by(txn, row->second)) {
+          if (lock(txn, t, kPrimary, record_lock(primary_entry(id), exclusive)) == Got::after_wait) continue;
+          if (auto done = on_duplicate(txn, t, s, id, duplicate_message(Value{id}, "PRIMARY"), out)) return *done;
+          continue;  // replaced
+        }
+      }
       if (unique) {
         std::vector<Entry> dups = entries_with(t, *key);
         std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, t.rows.at(e.id)); });
         if (!dups.empty()) {
           const Entry dup = dups.front();
-          if (lock(txn, t, kKey, record_lock(dup, exclusive, rr, before(t, kKey, dup))) == Got::after_wait)
-            continue;  // it may be gone now
+          if (lock(txn, t, kKey, record_lock(dup, exclusive, rr, before(t, kKey, dup))) == Got::after_wait) continue;
           if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) continue;
-          return on_duplicate(txn, t, s, dup.id, duplicate_message(*key, index_name(t)), values, std::move(out), who);
+          if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*key, index_name(t)), out)) return *done;
+          continue;  // replaced
         }
       }
       bool waited = false;
       if (key && indexed(t)) waited |= lock(txn, t, kKey, insert_intention(Entry{*key, id})) == Got::after_wait;
       waited |= lock(txn, t, kPrimary, insert_intention(primary_entry(id))) == Got::after_wait;
       if (waited) continue;
+      if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
       put_row(txn, t, id, std::move(values), who);
-      out.affected = 1;
+      out.affected += 1;  // REPLACE: 1 + the rows it deleted
       return out;
     }
   }
@@ -764,8 +813,10 @@ struct Database::Impl {
     t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
   }
 
-  Result on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, std::string message, Values values,
-                      Result out, const std::string& who) {
+  // What an insert does with the duplicate row `dup`: the statement's result, or nothing
+  // when REPLACE deleted it and the insert goes on. `out` counts REPLACE's deletions.
+  std::optional<Result> on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, std::string message,
+                                     Result& out) {
     const Values& old = current(t.rows.at(dup))->values;
     switch (s.on_duplicate) {
       case OnDuplicate::error:
@@ -787,9 +838,8 @@ struct Database::Impl {
       case OnDuplicate::replace: {
         Values gone = old;
         add_version(txn, t, dup, Version{txn.id, 0, true, std::move(gone)});
-        put_row(txn, t, out.insert_id, std::move(values), who);  // unlisted columns: defaults
-        out.affected = 2;
-        return out;
+        out.affected += 1;
+        return std::nullopt;  // the insert goes on; unlisted columns get their defaults
       }
     }
     return out;
@@ -812,12 +862,13 @@ struct Database::Impl {
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
     if (!remove && s.values.count(t.schema.key_column) && !t.schema.key_column.empty())
       throw sim::UsageError("models::db: updating the key column is not modelled");
+    if (!remove && s.values.count("id")) throw sim::UsageError("models::db: updating id is not modelled");
     Result out;
     for (std::int64_t id : locate_locked(txn, t, s.where, true, true)) {
       const Values& old = current(t.rows.at(id))->values;
       Values next = old;
       for (const auto& [column, value] : s.values) {
-        if (!next.count(column)) throw sim::UsageError("models::db: no column '" + column + "' in " + t.schema.name);
+        if (!next.count(column)) throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
         next[column] = value;
       }
       if (!remove && next == old) continue;  // matched but unchanged: not counted
@@ -894,6 +945,10 @@ void Database::create_table(TableSchema schema) {
   Table& t = impl_->tables[schema.name];
   t.schema = std::move(schema);
 }
+
+std::int64_t Database::load_row(const std::string& table, Values values) { return impl_->load_row(table, values); }
+
+bool Database::has_table(const std::string& table) const { return impl_->tables.count(table) != 0; }
 
 Database::SessionId Database::open_session(Isolation isolation, std::string who) {
   const SessionId id = impl_->next_session++;

@@ -1255,6 +1255,180 @@ TEST_CASE("a lock wait timeout carries MySQL's message and undoes only the state
   CHECK(r.waits[0].behind == std::vector<std::string>{"holder"});
 }
 
+// --- Seeded rows and explicit ids -----------------------------------------------------------
+
+TEST_CASE("seeded rows are committed before the run: readers see them, unlisted columns get defaults, and an explicit "
+          "id moves the auto-increment counter past it",
+          "[db]") {
+  // Pins database.hpp (load_row) and MySQL's AUTO_INCREMENT: an explicit id moves the counter to max(counter, id+1).
+  Db d(KeyIndex::non_unique);
+  db::Database& database = d.server.database();
+  CHECK(database.has_table(kTable));
+  CHECK_FALSE(database.has_table("nowhere"));
+  CHECK(database.load_row(kTable, account("a", {{"status", 5}})) == 1);
+  CHECK(database.load_row(kTable, account("b", {{"id", 10}})) == 10);
+  CHECK(database.load_row(kTable, account("a")) == 11);  // a non-unique index allows the duplicate
+  CHECK(database.load_row(kTable, account("c", {{"id", 7}})) == 7);  // below the counter: it stays at 12
+  auto& app = d.app();
+  std::size_t seen = 0;
+  std::int64_t next_id = 0, explicit_id = 0, after_explicit = 0;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    seen = c.select(kTable, {}).size();
+    next_id = c.insert(kTable, account("d")).insert_id;
+    explicit_id = c.insert(kTable, account("e", {{"id", 20}})).insert_id;
+    after_explicit = c.insert(kTable, account("f")).insert_id;
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(seen == 4);
+  CHECK(next_id == 12);
+  CHECK(explicit_id == 20);
+  CHECK(after_explicit == 21);
+  const auto records = database.committed_rows(kTable);
+  REQUIRE(records.size() == 7);
+  CHECK(records[0].origin.who == "seeded");
+  CHECK(int_of(records[0].row, "status") == 5);
+  CHECK(text_of(records[0].row, "device").empty());
+  CHECK(int_of(records[1].row, "status") == 0);
+}
+
+TEST_CASE("a seeded row is refused with MySQL's message for a duplicate id, a duplicate key on a unique index, or an "
+          "unknown column",
+          "[db]") {
+  // Pins database.hpp (load_row): MySQL's 1062 and 1054 texts, raised as usage errors before the run.
+  Db d(KeyIndex::unique);
+  db::Database& database = d.server.database();
+  database.load_row(kTable, account("a", {{"id", 3}}));
+  const auto refused = [&](db::Values values) -> std::string {
+    try {
+      database.load_row(kTable, std::move(values));
+    } catch (const sim::UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refused(account("b", {{"id", 3}})) == "Duplicate entry '3' for key 'PRIMARY'");
+  CHECK(refused(account("a")) == "Duplicate entry 'a' for key 'open_id'");
+  CHECK(refused(account("c", {{"colour", "red"}})) == "Unknown column 'colour' in 'field list'");
+  CHECK(database.committed_rows(kTable).size() == 1);
+}
+
+TEST_CASE("an INSERT with an existing id gets 1062 for key PRIMARY; one held by an open transaction waits, then 1062 "
+          "if it commits or the insert if it rolls back",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Waiting on a duplicate: an INSERT of a key held by an open transaction WAITS (shared lock
+  // request) and then gets 1062 if the holder commits, succeeds if it rolls back", on the primary key.
+  const bool holder_commits = GENERATE(true, false);
+  INFO((holder_commits ? "the holder commits" : "the holder rolls back"));
+  Db d(KeyIndex::none);
+  d.server.database().load_row(kTable, account("seeded", {{"id", 1}}));
+  auto& a = d.app();
+  auto& b = d.app();
+  Code at_once = Code::ok;
+  db::Result waiter;
+  std::int64_t next_id = 0;
+  a.node.spawn("holder", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("holder");
+    at_once = code_of([&] { c.insert(kTable, account("again", {{"id", 1}})); });
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.insert(kTable, account("held", {{"id", 5}}));
+    sim::sleep_until(at_ms(100));
+    if (holder_commits) c.commit();
+    else c.rollback();
+  });
+  b.node.spawn("waiter", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(30));
+    waiter = c.try_execute(insert_statement(kTable, account("mine", {{"id", 5}})));
+    next_id = c.insert(kTable, account("next")).insert_id;
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(at_once == Code::duplicate_key);
+  REQUIRE(waiter.waits.size() == 1);
+  CHECK(waiter.waits[0].index == "PRIMARY");
+  CHECK(waiter.waits[0].entry == "(5)");
+  CHECK(waiter.waits[0].mode == "S");
+  CHECK(waiter.waits[0].behind == std::vector<std::string>{"holder"});
+  CHECK(next_id == 6);
+  if (holder_commits) {
+    CHECK(waiter.code == Code::duplicate_key);
+    CHECK(waiter.message == "Duplicate entry '5' for key 'PRIMARY'");
+    CHECK(d.rows_with("held").size() == 1);
+  } else {
+    CHECK(waiter.ok());
+    CHECK(waiter.insert_id == 5);
+    CHECK(d.rows_with("mine").size() == 1);
+  }
+}
+
+TEST_CASE("on the primary key, both the three-session example and its DELETE-then-COMMIT variant end in exactly one "
+          "1213",
+          "[db]") {
+  // Pins DOMAIN, Verified: "The manual's three-session example ... ends with exactly one 1213 every time"; "with k on
+  // the primary key, the DELETE-then-COMMIT variant deadlocks too". After a DELETE commits, both waiters hold S on the
+  // delete-marked record and each needs X to rewrite it; after a rollback, both hold the gap and each needs to insert.
+  const bool deletes = GENERATE(true, false);
+  INFO((deletes ? "S1 deletes id 5 and commits" : "S1 inserts id 5 and rolls back"));
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    INFO("seed " << seed);
+    Db d(KeyIndex::none, {}, seed);
+    if (deletes) d.server.database().load_row(kTable, account("k", {{"id", 5}}));
+    auto& s1 = d.app();
+    d.app();
+    d.app();
+    std::array<Code, 2> codes{Code::connection_timeout, Code::connection_timeout};
+    s1.node.spawn("S1", [&] {
+      auto c = s1.pool.acquire();
+      c.begin();
+      sim::sleep_until(at_ms(10));
+      if (deletes) c.remove(kTable, {db::eq("id", 5)});
+      else c.insert(kTable, account("k", {{"id", 5}}));
+      sim::sleep_until(at_ms(100));
+      if (deletes) c.commit();
+      else c.rollback();
+    });
+    for (int i = 0; i < 2; ++i) {
+      auto& app = *d.apps[static_cast<std::size_t>(i) + 1];
+      app.node.spawn("S" + std::to_string(i + 2), [&, i] {
+        auto c = app.pool.acquire();
+        c.begin();
+        sim::sleep_until(at_ms(30 + 10 * i));
+        const auto slot = static_cast<std::size_t>(i);
+        codes[slot] = code_of([&] { c.insert(kTable, account("k", {{"id", 5}})); });
+        if (codes[slot] != Code::ok) return;
+        sim::sleep_until(at_ms(200));
+        c.commit();
+      });
+    }
+    REQUIRE(d.engine.run().ok());
+    CHECK(std::count(codes.begin(), codes.end(), Code::deadlock) == 1);
+    CHECK(std::count(codes.begin(), codes.end(), Code::ok) == 1);
+    REQUIRE(d.rows().size() == 1);
+    CHECK(d.rows()[0].id == 5);
+  }
+}
+
+TEST_CASE("REPLACE with an id and a key that match two different rows deletes both and inserts one", "[db]") {
+  // Pins MySQL's REPLACE: "deletes the old row(s)" for every unique index that matches; affected = 1 + rows deleted.
+  Db d(KeyIndex::unique);
+  d.server.database().load_row(kTable, account("a", {{"id", 1}}));
+  d.server.database().load_row(kTable, account("b", {{"id", 2}}));
+  auto& app = d.app();
+  db::Result r;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    r = c.insert(kTable, account("b", {{"id", 1}, {"status", 9}}), OnDuplicate::replace);
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.affected == 3);
+  REQUIRE(d.rows().size() == 1);
+  CHECK(d.rows()[0].id == 1);
+  CHECK(text_of(d.rows()[0], "open_id") == "b");
+  CHECK(int_of(d.rows()[0], "status") == 9);
+}
+
 // --- Timeouts -------------------------------------------------------------------------------
 
 TEST_CASE("an insert waiting on an open transaction past the lock wait timeout gets 1205 and its transaction stays "
