@@ -22,6 +22,7 @@ const char* to_string(Code code) {
     case Code::duplicate_key: return "1062 Duplicate entry";
     case Code::lock_wait_timeout: return "1205 Lock wait timeout exceeded";
     case Code::deadlock: return "1213 Deadlock found when trying to get lock";
+    case Code::transaction_in_progress: return "1568 Transaction characteristics can't be changed";
     case Code::connection_timeout: return "connection timed out";
   }
   return "?";
@@ -119,9 +120,10 @@ struct Txn {
 };
 
 struct SessionState {
-  Isolation isolation;
+  Isolation isolation;  // for the transactions it begins
   std::string who;
   std::unique_ptr<Txn> txn;
+  std::optional<Isolation> next_isolation{};  // SET TRANSACTION: the next transaction's only
 };
 
 // What a statement's lock request came to.
@@ -469,7 +471,8 @@ struct Database::Impl {
     s.txn->id = next_txn++;
     s.txn->explicit_ = explicit_;
     s.txn->session = &s;
-    s.txn->isolation = s.isolation;
+    s.txn->isolation = s.next_isolation.value_or(s.isolation);
+    s.next_isolation.reset();
     txns[s.txn->id] = s.txn.get();
     return *s.txn;
   }
@@ -878,6 +881,23 @@ struct Database::Impl {
     return out;
   }
 
+  // SET [SESSION] TRANSACTION ISOLATION LEVEL: SESSION sets the level of the session's
+  // later transactions, plain SET TRANSACTION the next one's only, which MySQL refuses
+  // inside an open transaction (1568).
+  Result set_isolation(SessionState& s, const Statement& st) {
+    if (!st.next_transaction_only) {
+      s.isolation = st.isolation;
+      s.next_isolation.reset();
+      return {};
+    }
+    if (s.txn) {
+      return Result{.code = Code::transaction_in_progress,
+                    .message = "Transaction characteristics can't be changed while a transaction is in progress"};
+    }
+    s.next_isolation = st.isolation;
+    return {};
+  }
+
   Result run(SessionState& s, const Statement& st) {
     using K = Statement::Kind;
     ++stats.statements;
@@ -886,6 +906,7 @@ struct Database::Impl {
       begin(s, true);
       return {};
     }
+    if (st.kind == K::set_isolation) return set_isolation(s, st);
     if (st.kind == K::commit || st.kind == K::rollback) {
       if (s.txn) (st.kind == K::commit) ? commit(*s.txn) : rollback(*s.txn);
       s.txn.reset();

@@ -103,7 +103,15 @@ struct Statement {
 };
 
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
-enum class Code : int { ok = 0, duplicate_key = 1062, lock_wait_timeout = 1205, deadlock = 1213, connection_timeout = -1 };
+/// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
+enum class Code : int {
+  ok = 0,
+  duplicate_key = 1062,
+  lock_wait_timeout = 1205,
+  deadlock = 1213,
+  transaction_in_progress = 1568,
+  connection_timeout = -1
+};
 const char* to_string(Code code);
 
 /// A lock request a statement had to wait for: on which index entry, in which mode, behind

@@ -1429,6 +1429,91 @@ TEST_CASE("REPLACE with an id and a key that match two different rows deletes bo
   CHECK(int_of(d.rows()[0], "status") == 9);
 }
 
+// --- SET TRANSACTION -----------------------------------------------------------------------
+
+namespace {
+db::Statement set_isolation(Isolation level, bool next_transaction_only) {
+  return {.kind = db::Statement::Kind::set_isolation, .isolation = level, .next_transaction_only = next_transaction_only};
+}
+}  // namespace
+
+TEST_CASE("SET SESSION TRANSACTION sets the level of the session's later transactions, plain SET TRANSACTION only the "
+          "next one's",
+          "[db]") {
+  // Pins MySQL's SET TRANSACTION (without SESSION: the next transaction only) through DOMAIN, Verified: a plain
+  // re-SELECT in a REPEATABLE READ transaction reads its old snapshot, "under READ COMMITTED the plain read returns it".
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  std::vector<std::size_t> seen;  // per transaction: does the second read see the other's new row
+  a.node.spawn("reader", [&] {
+    auto c = a.pool.acquire();
+    c.execute(set_isolation(Isolation::read_committed, false));
+    int step = 0;
+    for (const std::string key : {"k1", "k2", "k3"}) {
+      if (key == "k2") c.execute(set_isolation(Isolation::repeatable_read, true));
+      c.begin();
+      c.select(kTable, by_key(key));
+      sim::sleep_until(at_ms(100 * ++step));  // the writer inserts `key` meanwhile
+      seen.push_back(c.select(kTable, by_key(key)).size());
+      c.commit();
+    }
+  });
+  b.node.spawn("writer", [&] {
+    auto c = b.pool.acquire();
+    for (int step = 0; step < 3; ++step) {
+      sim::sleep_until(at_ms(100 * step + 50));
+      c.insert(kTable, account("k" + std::to_string(step + 1)));
+    }
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(seen == std::vector<std::size_t>{1, 0, 1});  // READ COMMITTED, REPEATABLE READ once, READ COMMITTED again
+}
+
+TEST_CASE("SET TRANSACTION inside an open transaction gets 1568 and changes nothing; SET SESSION there applies from the "
+          "next transaction",
+          "[db]") {
+  // Pins MySQL's ER_CANT_CHANGE_TX_CHARACTERISTICS (1568): "Transaction characteristics can't be changed while a
+  // transaction is in progress", for SET TRANSACTION without SESSION.
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result refused, session;
+  bool still_open = false;
+  std::vector<std::size_t> seen;
+  a.node.spawn("reader", [&] {
+    auto c = a.pool.acquire();
+    c.begin();
+    c.select(kTable, by_key("k1"));
+    refused = c.try_execute(set_isolation(Isolation::read_committed, true));
+    session = c.try_execute(set_isolation(Isolation::read_committed, false));
+    still_open = d.server.database().in_transaction(1);
+    sim::sleep_until(at_ms(100));  // the writer inserts k1
+    seen.push_back(c.select(kTable, by_key("k1")).size());  // still REPEATABLE READ
+    c.commit();
+    c.begin();
+    c.select(kTable, by_key("k2"));
+    sim::sleep_until(at_ms(200));  // the writer inserts k2
+    seen.push_back(c.select(kTable, by_key("k2")).size());  // READ COMMITTED now
+    c.commit();
+  });
+  b.node.spawn("writer", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(50));
+    c.insert(kTable, account("k1"));
+    sim::sleep_until(at_ms(150));
+    c.insert(kTable, account("k2"));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(refused.code == Code::transaction_in_progress);
+  CHECK(static_cast<int>(refused.code) == 1568);
+  CHECK(refused.message == "Transaction characteristics can't be changed while a transaction is in progress");
+  CHECK(refused.undone == db::Undone::nothing);
+  CHECK(session.ok());
+  CHECK(still_open);
+  CHECK(seen == std::vector<std::size_t>{0, 1});
+}
+
 // --- Timeouts -------------------------------------------------------------------------------
 
 TEST_CASE("an insert waiting on an open transaction past the lock wait timeout gets 1205 and its transaction stays "
