@@ -1,6 +1,7 @@
 #include "models/db/database.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <list>
 #include <set>
 
@@ -21,6 +22,7 @@ const char* to_string(Code code) {
     case Code::duplicate_key: return "1062 Duplicate entry";
     case Code::lock_wait_timeout: return "1205 Lock wait timeout exceeded";
     case Code::deadlock: return "1213 Deadlock found when trying to get lock";
+    case Code::transaction_in_progress: return "1568 Transaction characteristics can't be changed";
     case Code::connection_timeout: return "connection timed out";
   }
   return "?";
@@ -30,7 +32,20 @@ namespace {
 
 using TxnId = std::uint64_t;
 constexpr int kPrimary = 0;  // the clustered index, keyed by id
-constexpr int kKey = 1;      // the index on the key column
+constexpr int kKey = 1;      // the secondary index on the key column
+
+// A position in an index. A secondary index's entries are (key, primary id), ordered by
+// both, as InnoDB appends the primary key to every secondary entry; the primary index's
+// are its ids (key holds the id as well, so one order serves both).
+struct Entry {
+  Value key{};
+  std::int64_t id = 0;
+  auto operator<=>(const Entry&) const = default;
+};
+// Search bounds around every entry with one key.
+constexpr std::int64_t kBeforeAll = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kAfterAll = std::numeric_limits<std::int64_t>::max();
+Entry primary_entry(std::int64_t id) { return {Value{id}, id}; }
 
 struct Version {
   TxnId txn = 0;
@@ -44,37 +59,40 @@ struct RowData {
   RowOrigin origin;
 };
 
-// One lock or lock request on one index of one table. A record part covers `key`; a gap
-// part covers the open range (lo, hi) between neighbouring index entries (a next-key lock
-// has both, with hi = key). Insert intention covers only the position `key`.
+// One lock or lock request on one index of one table. A record part covers the entry `at`;
+// a gap part covers the open range (lo, hi) between neighbouring entries (a next-key lock
+// has both, with hi = at). An insert intention covers only the position `at` its new entry
+// takes.
 struct Lock {
   TxnId txn = 0;
   bool exclusive = false;
   bool record = false;
   bool gap = false;
   bool insert_intention = false;
-  Value key{};
-  std::optional<Value> lo, hi;  // nullopt: infinity (hi: the supremum)
+  Entry at{};
+  std::optional<Entry> lo{}, hi{};  // nullopt: the infimum (lo), the supremum (hi)
   bool granted = false;
   std::optional<sim::Promise<Code>> wake{};  // while waiting: ok when granted, deadlock for a victim
 };
 
-bool covers_gap(const Lock& l, const Value& k) {
-  return l.gap && (!l.lo || *l.lo < k) && (!l.hi || k < *l.hi);
+bool covers_gap(const Lock& l, const Entry& position) {
+  return l.gap && (!l.lo || *l.lo < position) && (!l.hi || position < *l.hi);
 }
 
 // InnoDB's lock_rec_has_to_wait, for locks of two transactions.
 bool has_to_wait(const Lock& req, const Lock& other) {
-  if (req.insert_intention) return covers_gap(other, req.key);  // gaps block inserts, nothing else does
+  if (req.insert_intention) return covers_gap(other, req.at);  // gaps block inserts, nothing else does
   if (other.insert_intention) return false;
   if (!req.exclusive && !other.exclusive) return false;
-  return req.record && other.record && req.key == other.key;  // a gap request never waits
+  return req.record && other.record && req.at == other.at;  // a gap request never waits
 }
 
 struct Table {
   TableSchema schema;
   std::map<std::int64_t, RowData> rows;
-  std::multimap<Value, std::int64_t> key_index;  // every key any version had -> row id
+  // The secondary index: (key, id) for every key a version of a row holds. Whether an
+  // entry is there now is read from its row (Impl::live_entry).
+  std::set<Entry> entries;
   std::int64_t next_id = 1;
   std::list<Lock> locks[2];
 };
@@ -84,8 +102,11 @@ struct Undo {
   std::int64_t id;
 };
 
+struct SessionState;
+
 struct Txn {
   TxnId id = 0;
+  const SessionState* session = nullptr;
   bool explicit_ = false;
   Isolation isolation = Isolation::repeatable_read;
   std::optional<std::uint64_t> view;  // the commit counter when the read view was taken
@@ -94,25 +115,58 @@ struct Txn {
   bool doomed = false;      // chosen as a deadlock victim, not yet rolled back
   Table* waiting_table = nullptr;
   int waiting_index = 0;
+  std::vector<LockWait> waits;       // the current statement's
+  std::vector<std::string> cycle{};  // set when another's request made it a deadlock victim
 };
 
 struct SessionState {
-  Isolation isolation;
+  Isolation isolation;  // for the transactions it begins
   std::string who;
   std::unique_ptr<Txn> txn;
+  std::optional<Isolation> next_isolation{};  // SET TRANSACTION: the next transaction's only
 };
 
 // What a statement's lock request came to.
 enum class Got { at_once, after_wait };
 
+// A statement's error, as the statement functions throw it.
 struct Failure {
-  Code code;
+  Code code = Code::ok;
+  std::string message{};
+  std::vector<std::string> cycle{};  // 1213: the transactions on the cycle, the victim first
+  std::int64_t undone_rows = 0;      // 1213: the row changes the rollback undid
 };
+
+const char* const kDeadlockMessage = "Deadlock found when trying to get lock; try restarting transaction";
+const char* const kLockWaitTimeoutMessage = "Lock wait timeout exceeded; try restarting transaction";
+
+// MySQL's 1062 text: "Duplicate entry 'a' for key 'uk'" (numbers quoted as well).
+std::string duplicate_message(const Value& value, const std::string& key_name) {
+  const std::string text =
+      std::holds_alternative<std::string>(value) ? std::get<std::string>(value) : std::to_string(std::get<std::int64_t>(value));
+  return "Duplicate entry '" + text + "' for key '" + key_name + "'";
+}
+
+// How lock waits name an entry: "('m', 2)" on a secondary index, "(2)" on the primary.
+std::string entry_text(int index, const Entry& e) {
+  if (index == kPrimary) return "(" + std::to_string(e.id) + ")";
+  return "(" + to_string(e.key) + ", " + std::to_string(e.id) + ")";
+}
+std::string gap_text(int index, const std::optional<Entry>& hi) {
+  return hi ? "gap before " + entry_text(index, *hi) : "supremum";
+}
+std::string mode_text(const Lock& l) {
+  std::string mode = l.exclusive ? "X" : "S";
+  if (l.insert_intention) return mode + " insert intention";
+  if (l.record && l.gap) return mode + " next-key";
+  if (l.gap) return mode + " gap";
+  return mode;
+}
 
 bool matches(const Values& v, const Where& where) {
   for (const Condition& c : where) {
     auto it = v.find(c.column);
-    if (it == v.end()) throw sim::UsageError("models::db: no column '" + c.column + "'");
+    if (it == v.end()) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
     const Value& have = it->second;
     bool ok = false;
     switch (c.op) {
@@ -160,7 +214,8 @@ struct Database::Impl {
       if (it->txn == txn.id || (it->commit != 0 && it->commit <= view)) return &*it;
     return nullptr;
   }
-  // A row an index still has an entry for: not deleted by a committed delete.
+  // A row the indexes still have entries for: not deleted by a committed delete (purge is
+  // not modelled: a committed delete takes the entries away at once).
   static bool live(const RowData& row) {
     const Version* v = current(row);
     return v != nullptr && !(v->deleted && v->commit != 0);
@@ -170,53 +225,52 @@ struct Database::Impl {
     if (t.schema.key_column.empty()) return std::nullopt;
     return v.at(t.schema.key_column);
   }
+  static const std::string& index_name(const Table& t) {
+    return t.schema.index_name.empty() ? t.schema.key_column : t.schema.index_name;
+  }
+  static bool indexed(const Table& t) { return !t.schema.key_column.empty() && t.schema.key_index != KeyIndex::none; }
 
-  // The rows a lookup by `key` on the key index finds (any version had it), by id.
-  std::vector<std::int64_t> by_key(const Table& t, const Value& key) const {
-    std::set<std::int64_t> ids;
-    auto [first, last] = t.key_index.equal_range(key);
-    for (auto it = first; it != last; ++it) {
-      auto row = t.rows.find(it->second);
-      if (row != t.rows.end() && live(row->second)) {
-        const Version* v = current(row->second);
-        if (v->values.at(t.schema.key_column) == key) ids.insert(it->second);
-      }
-    }
-    return {ids.begin(), ids.end()};
+  // Whether `index` has the entry `e` now: its row is live and, on the secondary index,
+  // its current version holds that key.
+  bool live_entry(const Table& t, int index, const Entry& e) const {
+    auto it = t.rows.find(e.id);
+    if (it == t.rows.end() || !live(it->second)) return false;
+    return index == kPrimary || current(it->second)->values.at(t.schema.key_column) == e.key;
   }
 
-  // The neighbours of `k` among an index's live entries: (last below, first above).
-  std::pair<std::optional<Value>, std::optional<Value>> neighbours(const Table& t, int index, const Value& k) const {
-    std::optional<Value> lo, hi;
+  // The live entry just below `position` in `index`, if any (nullopt: the infimum).
+  std::optional<Entry> before(const Table& t, int index, const Entry& position) const {
     if (index == kPrimary) {
-      const std::int64_t id = std::get<std::int64_t>(k);
-      for (auto it = t.rows.lower_bound(id); it != t.rows.begin();) {
+      for (auto it = t.rows.lower_bound(position.id); it != t.rows.begin();) {
         --it;
-        if (live(it->second)) {
-          lo = Value{it->first};
-          break;
-        }
+        if (live(it->second)) return primary_entry(it->first);
       }
-      for (auto it = t.rows.upper_bound(id); it != t.rows.end(); ++it)
-        if (live(it->second)) {
-          hi = Value{it->first};
-          break;
-        }
-    } else {
-      for (auto it = t.key_index.lower_bound(k); it != t.key_index.begin();) {
-        --it;
-        if (!by_key(t, it->first).empty()) {
-          lo = it->first;
-          break;
-        }
-      }
-      for (auto it = t.key_index.upper_bound(k); it != t.key_index.end(); ++it)
-        if (!by_key(t, it->first).empty()) {
-          hi = it->first;
-          break;
-        }
+      return std::nullopt;
     }
-    return {lo, hi};
+    for (auto it = t.entries.lower_bound(position); it != t.entries.begin();) {
+      --it;
+      if (live_entry(t, kKey, *it)) return *it;
+    }
+    return std::nullopt;
+  }
+  // The live entry just above `position` in `index`, if any (nullopt: the supremum).
+  std::optional<Entry> after(const Table& t, int index, const Entry& position) const {
+    if (index == kPrimary) {
+      for (auto it = t.rows.upper_bound(position.id); it != t.rows.end(); ++it)
+        if (live(it->second)) return primary_entry(it->first);
+      return std::nullopt;
+    }
+    for (auto it = t.entries.upper_bound(position); it != t.entries.end(); ++it)
+      if (live_entry(t, kKey, *it)) return *it;
+    return std::nullopt;
+  }
+
+  // The secondary index's live entries with `key`, in id order.
+  std::vector<Entry> entries_with(const Table& t, const Value& key) const {
+    std::vector<Entry> out;
+    for (auto it = t.entries.lower_bound(Entry{key, kBeforeAll}); it != t.entries.end() && it->key == key; ++it)
+      if (live_entry(t, kKey, *it)) out.push_back(*it);
+    return out;
   }
 
   // --- Locks ---------------------------------------------------------------
@@ -225,9 +279,9 @@ struct Database::Impl {
     for (const Lock& l : t.locks[index]) {
       if (l.txn != want.txn || !l.granted || l.insert_intention != want.insert_intention) continue;
       if (want.exclusive && !l.exclusive) continue;
-      if (want.record && !(l.record && l.key == want.key)) continue;
+      if (want.record && !(l.record && l.at == want.at)) continue;
       if (want.gap && !(l.gap && l.lo == want.lo && l.hi == want.hi)) continue;
-      if (want.insert_intention && l.key != want.key) continue;
+      if (want.insert_intention && l.at != want.at) continue;
       return true;
     }
     return false;
@@ -294,8 +348,24 @@ struct Database::Impl {
       }
   }
 
-  // Requests `want`; blocks the calling process while it must wait. Throws Failure
-  // (deadlock: the transaction is already rolled back; lock wait timeout).
+  const std::string& who(TxnId id) const { return txns.at(id)->session->who; }
+
+  // What a lock wait is shown as in Result::waits.
+  LockWait describe(const Table& t, int index, const Lock& req) const {
+    LockWait w;
+    w.table = t.schema.name;
+    w.index = index == kPrimary ? "PRIMARY" : index_name(t);
+    if (req.insert_intention) w.entry = gap_text(index, after(t, index, req.at));
+    else if (req.record) w.entry = entry_text(index, req.at);
+    else w.entry = gap_text(index, req.hi);
+    w.mode = mode_text(req);
+    for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
+    return w;
+  }
+
+  // Requests `want`; blocks the calling process while it must wait, and records the wait
+  // in txn.waits. Throws Failure (deadlock: the transaction is already rolled back; lock
+  // wait timeout).
   Got lock(Txn& txn, Table& t, int index, Lock want) {
     want.txn = txn.id;
     if (holds(t, index, want)) return Got::at_once;
@@ -310,21 +380,29 @@ struct Database::Impl {
     txn.waiting = &req;
     txn.waiting_table = &t;
     txn.waiting_index = index;
+    txn.waits.push_back(describe(t, index, req));
+    const std::size_t wait = txn.waits.size() - 1;
+    const sim::Time started = sim::now();
     if (std::vector<Txn*> cycle = cycle_from(txn); !cycle.empty()) {
       // The requester closes the cycle: it is the victim, unless it modified more rows
       // than the lightest transaction on it.
-      Txn* victim = &txn;
-      for (Txn* other : cycle)
-        if (other->undo.size() < victim->undo.size()) victim = other;
+      std::size_t victim = 0;
+      for (std::size_t i = 1; i < cycle.size(); ++i)
+        if (cycle[i]->undo.size() < cycle[victim]->undo.size()) victim = i;
+      std::vector<std::string> names;
+      for (std::size_t i = 0; i < cycle.size(); ++i) names.push_back(who(cycle[(victim + i) % cycle.size()]->id));
       ++stats.deadlocks;
-      if (victim == &txn) {
+      if (victim == 0) {
         drop_waiting(txn);
+        const auto changes = static_cast<std::int64_t>(txn.undo.size());
         rollback(txn);
-        throw Failure{Code::deadlock};
+        throw Failure{Code::deadlock, kDeadlockMessage, std::move(names), changes};
       }
-      victim->doomed = true;
-      victim->waiting->wake->set_value(Code::deadlock);
-      victim->waiting->wake.reset();
+      Txn& other = *cycle[victim];
+      other.doomed = true;
+      other.cycle = std::move(names);
+      other.waiting->wake->set_value(Code::deadlock);
+      other.waiting->wake.reset();
     }
     sim::Promise<Code> promise("innodb lock wait");
     sim::Future<Code> granted = promise.get_future();
@@ -333,14 +411,18 @@ struct Database::Impl {
     try {
       outcome = granted.get_for(db.config_.lock_wait_timeout);
     } catch (const sim::Timeout&) {
+      txn.waits[wait].waited = sim::now() - started;
       drop_waiting(txn);
       ++stats.lock_wait_timeouts;
-      throw Failure{Code::lock_wait_timeout};
+      throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
     }
+    txn.waits[wait].waited = sim::now() - started;
     if (outcome == Code::deadlock) {
       drop_waiting(txn);
+      const auto changes = static_cast<std::int64_t>(txn.undo.size());
+      std::vector<std::string> cycle = std::move(txn.cycle);
       rollback(txn);
-      throw Failure{Code::deadlock};
+      throw Failure{Code::deadlock, kDeadlockMessage, std::move(cycle), changes};
     }
     txn.waiting = nullptr;
     if (req.insert_intention) {
@@ -359,17 +441,27 @@ struct Database::Impl {
     regrant(queue);
   }
 
-  // When a record goes (its insert rolled back), other transactions' locks on it pass to
-  // the gap it leaves, as InnoDB's lock_rec_inherit_to_gap does.
-  void inherit_to_gap(Table& t, int index, const Value& key, TxnId owner) {
+  // When an entry goes (the insert that made it rolled back), the locks on it pass to the
+  // gap it leaves and gaps that ended at it reach over it, as InnoDB's lock_rec_inherit_to_gap
+  // gives them to the next entry. The owner's own record lock (its insert's) just goes.
+  void inherit_to_gap(Table& t, int index, const Entry& gone, TxnId owner) {
+    const std::optional<Entry> lo = before(t, index, gone), hi = after(t, index, gone);
+    std::erase_if(t.locks[index], [&](const Lock& l) {
+      return l.txn == owner && l.granted && l.record && !l.gap && l.at == gone;
+    });
     for (Lock& l : t.locks[index]) {
-      if (l.txn == owner || !l.record || l.key != key || l.insert_intention) continue;
-      auto [lo, hi] = neighbours(t, index, key);
-      l.record = false;
-      l.gap = true;
-      l.lo = lo;
-      l.hi = hi;
+      if (l.insert_intention) continue;
+      if (l.record && l.at == gone) {
+        if (!l.gap) l.lo = lo;  // a next-key lock keeps the gap it had below
+        l.record = false;
+        l.gap = true;
+        l.hi = hi;
+      } else if (l.gap) {
+        if (l.lo == gone) l.lo = lo;
+        if (l.hi == gone) l.hi = hi;
+      }
     }
+    regrant(t.locks[index]);
   }
 
   // --- Transactions --------------------------------------------------------
@@ -378,7 +470,9 @@ struct Database::Impl {
     s.txn = std::make_unique<Txn>();
     s.txn->id = next_txn++;
     s.txn->explicit_ = explicit_;
-    s.txn->isolation = s.isolation;
+    s.txn->session = &s;
+    s.txn->isolation = s.next_isolation.value_or(s.isolation);
+    s.next_isolation.reset();
     txns[s.txn->id] = s.txn.get();
     return *s.txn;
   }
@@ -387,21 +481,24 @@ struct Database::Impl {
     while (txn.undo.size() > mark) {
       const Undo u = txn.undo.back();
       txn.undo.pop_back();
-      auto row = u.table->rows.find(u.id);
+      Table& t = *u.table;
+      auto row = t.rows.find(u.id);
+      const Version undone = std::move(row->second.versions.back());
       row->second.versions.pop_back();
-      if (row->second.versions.empty()) {
-        std::optional<Value> key;
-        for (auto it = u.table->key_index.begin(); it != u.table->key_index.end();)
-          if (it->second == u.id) {
-            key = it->first;
-            it = u.table->key_index.erase(it);
-          } else {
-            ++it;
-          }
-        u.table->rows.erase(row);
-        inherit_to_gap(*u.table, kPrimary, Value{u.id}, txn.id);
-        if (key) inherit_to_gap(*u.table, kKey, *key, txn.id);
+      // An entry no remaining version holds leaves the index.
+      std::optional<Entry> key_gone;
+      if (auto key = key_of(t, undone.values)) {
+        const bool kept = std::any_of(row->second.versions.begin(), row->second.versions.end(),
+                                      [&](const Version& v) { return v.values.at(t.schema.key_column) == *key; });
+        if (!kept) {
+          key_gone = Entry{*key, u.id};
+          t.entries.erase(*key_gone);
+        }
       }
+      const bool row_gone = row->second.versions.empty();
+      if (row_gone) t.rows.erase(row);
+      if (key_gone) inherit_to_gap(t, kKey, *key_gone, txn.id);
+      if (row_gone) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
     }
   }
 
@@ -445,108 +542,133 @@ struct Database::Impl {
   Path path_for(const Table& t, const Where& where) const {
     for (const Condition& c : where)
       if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, c.value};
-    if (t.schema.key_index != KeyIndex::none)
+    if (indexed(t))
       for (const Condition& c : where)
         if (c.op == Condition::Op::eq && c.column == t.schema.key_column) return {kKey, c.value};
     return {kPrimary, std::nullopt};
   }
 
-  std::vector<std::int64_t> candidates(const Table& t, const Path& p) const {
-    std::vector<std::int64_t> ids;
-    if (p.index == kKey) return by_key(t, *p.key);
+  // The entries a search by `p` visits, in index order.
+  std::vector<Entry> visited(const Table& t, const Path& p) const {
+    if (p.index == kKey) return entries_with(t, *p.key);
+    std::vector<Entry> out;
     if (p.key) {
-      auto it = t.rows.find(std::get<std::int64_t>(*p.key));
-      if (it != t.rows.end() && live(it->second)) ids.push_back(it->first);
-      return ids;
+      const std::int64_t id = std::get<std::int64_t>(*p.key);
+      if (live_entry(t, kPrimary, primary_entry(id))) out.push_back(primary_entry(id));
+      return out;
     }
     for (const auto& [id, row] : t.rows)
-      if (live(row)) ids.push_back(id);
-    return ids;
+      if (live(row)) out.push_back(primary_entry(id));
+    return out;
   }
 
-  Lock record_lock(const Value& key, bool exclusive, bool next_key, std::optional<Value> lo) const {
+  static Lock record_lock(const Entry& at, bool exclusive, bool next_key = false, std::optional<Entry> lo = {}) {
     Lock l;
     l.exclusive = exclusive;
     l.record = true;
-    l.key = key;
+    l.at = at;
     if (next_key) {
       l.gap = true;
       l.lo = std::move(lo);
-      l.hi = key;
+      l.hi = at;
     }
     return l;
   }
-  Lock gap_lock(std::optional<Value> lo, std::optional<Value> hi) const {
+  static Lock gap_lock(bool exclusive, std::optional<Entry> lo, std::optional<Entry> hi) {
     Lock l;
+    l.exclusive = exclusive;
     l.gap = true;
     l.lo = std::move(lo);
     l.hi = std::move(hi);
     return l;
   }
+  static Lock insert_intention(const Entry& at) {
+    Lock l;
+    l.exclusive = true;
+    l.insert_intention = true;
+    l.at = at;
+    return l;
+  }
 
-  // Locks what a locking read or DML finds by `where`, then returns the rows whose
-  // latest version matches. Under READ COMMITTED a DML statement skips a row locked by
-  // another transaction when its latest committed version does not match (semi-consistent).
+  // Drops this transaction's record lock on `at` (READ COMMITTED lets go of rows that do
+  // not match).
+  void unlock_record(Txn& txn, Table& t, int index, const Entry& at) {
+    std::erase_if(t.locks[index], [&](const Lock& l) { return l.txn == txn.id && l.granted && l.record && !l.gap && l.at == at; });
+    regrant(t.locks[index]);
+  }
+
+  // Locks what a locking read or DML finds by `where`, as InnoDB's row_search_mvcc does,
+  // then returns the rows whose latest version matches:
+  // - a unique search (id, or the key on a unique index) that finds a row locks that
+  //   record only (on the secondary index, unless the row is delete-marked);
+  // - otherwise, under REPEATABLE READ, each entry visited gets a next-key lock and the gap
+  //   after the last one a gap lock (an absent key: the gap it would go in; a scan: the gap
+  //   before the supremum); a row found on the secondary index is locked on the primary too;
+  // - READ COMMITTED takes record locks only, lets go of rows that do not match and, for a
+  //   DML statement, skips a row another transaction has locked when its latest committed
+  //   version does not match (semi-consistent read).
   std::vector<std::int64_t> locate_locked(Txn& txn, Table& t, const Where& where, bool exclusive, bool dml) {
     const bool rr = txn.isolation == Isolation::repeatable_read;
     const Path p = path_for(t, where);
-    const bool unique_point = p.key && (p.index == kPrimary || t.schema.key_index == KeyIndex::unique);
+    const bool unique_search = p.key && (p.index == kPrimary || t.schema.key_index == KeyIndex::unique);
     for (;;) {
       bool waited = false;
-      std::vector<std::int64_t> ids = candidates(t, p);
+      bool found_unique = false;  // a unique search found its row: no gap to lock
+      const std::vector<Entry> entries = visited(t, p);
       std::vector<std::int64_t> kept;
-      for (std::int64_t id : ids) {
+      for (const Entry& e : entries) {
+        const std::int64_t id = e.id;
         const RowData& row = t.rows.at(id);
+        const Entry row_entry = primary_entry(id);
         if (!rr && dml) {
           const Version* committed = latest_committed(row);
-          Lock probe = record_lock(Value{id}, exclusive, false, std::nullopt);
+          Lock probe = record_lock(row_entry, exclusive);
           probe.txn = txn.id;
           const bool busy = std::any_of(t.locks[kPrimary].begin(), t.locks[kPrimary].end(),
                                         [&](const Lock& l) { return l.txn != txn.id && has_to_wait(probe, l); });
           if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) continue;
         }
-        Lock mine = record_lock(Value{id}, exclusive, false, std::nullopt);
+        Lock mine = record_lock(row_entry, exclusive);
         mine.txn = txn.id;
         const bool held_before = holds(t, kPrimary, mine);
+        Lock on_key = record_lock(e, exclusive);
+        on_key.txn = txn.id;
+        const bool key_held_before = p.index == kKey && holds(t, kKey, on_key);
+        const bool delete_marked = current(row)->deleted;
         if (p.index == kKey) {
-          const Value key = t.rows.at(id).versions.back().values.at(t.schema.key_column);
-          const bool next_key = rr && !unique_point;
-          waited |= lock(txn, t, kKey, record_lock(key, exclusive, next_key, neighbours(t, kKey, key).first)) == Got::after_wait;
+          const bool record_only = !rr || (unique_search && !delete_marked);
+          waited |= lock(txn, t, kKey, record_lock(e, exclusive, !record_only, before(t, kKey, e))) == Got::after_wait;
+          if (!waited) waited |= lock(txn, t, kPrimary, record_lock(row_entry, exclusive)) == Got::after_wait;
+          found_unique |= unique_search && !delete_marked;
+        } else {
+          const bool record_only = !rr || unique_search;
+          waited |= lock(txn, t, kPrimary, record_lock(e, exclusive, !record_only, before(t, kPrimary, e))) ==
+                    Got::after_wait;
+          found_unique |= unique_search;
         }
-        const bool next_key = rr && !unique_point;
-        waited |= lock(txn, t, kPrimary, record_lock(Value{id}, exclusive, next_key && p.index == kPrimary,
-                                                     neighbours(t, kPrimary, Value{id}).first)) == Got::after_wait;
         if (waited) break;
         const Version* v = t.rows.count(id) ? current(t.rows.at(id)) : nullptr;
         const bool match = v != nullptr && !v->deleted && matches(v->values, where);
         if (match) {
           kept.push_back(id);
-        } else if (!rr && !held_before) {
-          // READ COMMITTED releases the lock of a row that does not match.
-          std::erase_if(t.locks[kPrimary], [&](const Lock& l) { return l.txn == txn.id && l.record && l.key == Value{id}; });
-          regrant(t.locks[kPrimary]);
+        } else if (!rr) {
+          if (!held_before) unlock_record(txn, t, kPrimary, row_entry);
+          if (p.index == kKey && !key_held_before) unlock_record(txn, t, kKey, e);
         }
       }
       if (waited) continue;  // the rows may have changed while we waited: look again
-      if (rr) {
-        // The gap: after the last match for a non-unique lookup or a scan, or where an
-        // absent unique key would go.
+      if (rr && !found_unique) {
         std::optional<Lock> gap;
-        if (p.index == kKey && !(unique_point && !ids.empty())) {
-          auto [lo, hi] = neighbours(t, kKey, *p.key);
-          gap = gap_lock(ids.empty() ? lo : std::optional<Value>(*p.key), hi);
-        } else if (p.index == kPrimary && p.key && ids.empty()) {
-          auto [lo, hi] = neighbours(t, kPrimary, *p.key);
-          gap = gap_lock(lo, hi);
-        } else if (p.index == kPrimary && !p.key) {
-          std::optional<Value> last;
-          if (!t.rows.empty()) last = Value{t.rows.rbegin()->first};
-          gap = gap_lock(last, std::nullopt);  // up to the supremum
+        if (p.index == kKey) {
+          const Entry below{*p.key, kBeforeAll}, above{*p.key, kAfterAll};
+          gap = gap_lock(exclusive, entries.empty() ? before(t, kKey, below) : entries.back(), after(t, kKey, above));
+        } else if (p.key) {
+          const Entry position = primary_entry(std::get<std::int64_t>(*p.key));
+          gap = gap_lock(exclusive, before(t, kPrimary, position), after(t, kPrimary, position));
+        } else {
+          gap = gap_lock(exclusive, entries.empty() ? std::nullopt : std::optional<Entry>(entries.back()), std::nullopt);
         }
-        if (gap) {
-          gap->exclusive = exclusive;
-          lock(txn, t, p.index, *gap);  // gap locks never wait
-        }
+        lock(txn, t, p.index, *gap);  // gap locks never wait
       }
       return kept;
     }
@@ -574,85 +696,135 @@ struct Database::Impl {
   }
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
-    if (auto key = key_of(t, v.values)) t.key_index.emplace(*key, id);
+    if (auto key = key_of(t, v.values)) t.entries.insert(Entry{*key, id});
     t.rows[id].versions.push_back(std::move(v));
     txn.undo.push_back({&t, id});
   }
 
+  // A row this transaction deleted is no duplicate of what it inserts.
+  static bool deleted_by(const Txn& txn, const RowData& row) {
+    const Version* v = current(row);
+    return v->deleted && v->txn == txn.id;
+  }
+
+  // A new row's values: the columns given over the table's defaults, checked as MySQL
+  // checks them; an `id` given is returned in `explicit_id` rather than stored.
+  Values row_values(const Table& t, const Values& given, std::optional<std::int64_t>& explicit_id) const {
+    Values values = t.schema.columns;
+    for (const auto& [column, value] : given) {
+      if (column == "id") {
+        if (!std::holds_alternative<std::int64_t>(value))
+          throw sim::UsageError("Incorrect integer value: " + to_string(value) + " for column 'id'");
+        explicit_id = std::get<std::int64_t>(value);
+      } else if (column == t.schema.key_column || t.schema.columns.count(column)) {
+        values[column] = value;
+      } else {
+        throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
+      }
+    }
+    if (!t.schema.key_column.empty() && !given.count(t.schema.key_column))
+      throw sim::UsageError("Field '" + t.schema.key_column + "' doesn't have a default value");
+    return values;
+  }
+
+  std::int64_t load_row(const std::string& name, const Values& given) {
+    Table& t = table(name);
+    std::optional<std::int64_t> explicit_id;
+    Values values = row_values(t, given, explicit_id);
+    const std::int64_t id = explicit_id.value_or(t.next_id);
+    if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Value{id}, "PRIMARY"));
+    const std::optional<Value> key = key_of(t, values);
+    if (key && indexed(t) && t.schema.key_index == KeyIndex::unique && !entries_with(t, *key).empty())
+      throw sim::UsageError(duplicate_message(*key, index_name(t)));
+    t.next_id = std::max(t.next_id, id + 1);
+    values["id"] = Value{id};
+    RowData& row = t.rows[id];
+    row.versions.push_back(Version{0, ++commits, false, std::move(values)});
+    const sim::Engine* engine = sim::Engine::current();
+    row.origin = RowOrigin{"seeded", 0, engine != nullptr ? engine->now() : sim::Time{}};
+    if (key) t.entries.insert(Entry{*key, id});
+    return id;
+  }
+
+  // INSERT and its variants, taking InnoDB's locks (row_ins_*):
+  // - an explicit id is checked on the primary key: S on the record (X to update or replace
+  //   it), waiting for a transaction that wrote it and has not ended (row_ins_duplicate_error_in_clust);
+  // - a duplicate check on a unique secondary index takes S on the duplicate (X to update
+  //   or replace it), next-key under REPEATABLE READ, and waits the same way;
+  //   after a wait the check runs again, as the duplicate may be gone;
+  // - REPLACE deletes each duplicate it finds and goes on inserting;
+  // - insert intentions at the new entry's position in each index wait for other
+  //   transactions' gap locks covering it;
+  // - an explicit id whose record is still there, delete-marked, is rewritten in place,
+  //   which takes X on it;
+  // - the new entries are X-locked by the inserter (InnoDB's implicit lock).
   Result insert(Txn& txn, Table& t, const Statement& s, const std::string& who) {
     Result out;
-    Values values = t.schema.columns;
-    for (const auto& [column, value] : s.values) {
-      if (column != t.schema.key_column && !t.schema.columns.count(column))
-        throw sim::UsageError("models::db: no column '" + column + "' in " + t.schema.name);
-      values[column] = value;
-    }
+    std::optional<std::int64_t> explicit_id;
+    Values values = row_values(t, s.values, explicit_id);
     const std::optional<Value> key = key_of(t, values);
-    if (!t.schema.key_column.empty() && !s.values.count(t.schema.key_column))
-      throw sim::UsageError("models::db: insert into " + t.schema.name + " without its key column");
-    out.insert_id = t.next_id++;  // taken now, lost if the insert fails
-    const bool unique = t.schema.key_index == KeyIndex::unique;
+    // The counter's next value is taken now, and lost if the insert fails.
+    const std::int64_t id = explicit_id ? *explicit_id : t.next_id++;
+    if (explicit_id) t.next_id = std::max(t.next_id, id + 1);
+    out.insert_id = id;
+    const bool unique = indexed(t) && t.schema.key_index == KeyIndex::unique;
     const bool rr = txn.isolation == Isolation::repeatable_read;
+    const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
     for (;;) {
-      if (unique) {
-        std::vector<std::int64_t> dups = by_key(t, *key);
-        std::erase_if(dups, [&](std::int64_t id) {  // a row this transaction deleted is no duplicate
-          const Version* v = current(t.rows.at(id));
-          return v->deleted && v->txn == txn.id;
-        });
-        if (!dups.empty()) {
-          // The duplicate check: S on the duplicate (X to update or replace it), waiting
-          // for a transaction that inserted it and has not ended.
-          const std::int64_t dup = dups.front();
-          const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
-          if (lock(txn, t, kKey, record_lock(*key, exclusive, rr, neighbours(t, kKey, *key).first)) == Got::after_wait)
-            continue;  // it may be gone now
-          if (lock(txn, t, kPrimary, record_lock(Value{dup}, exclusive, false, std::nullopt)) == Got::after_wait) continue;
-          return on_duplicate(txn, t, s, dup, values, std::move(out), who);
+      if (explicit_id) {
+        auto row = t.rows.find(id);
+        if (row != t.rows.end() && live(row->second) && !deleted_by(txn, row->second)) {
+          if (lock(txn, t, kPrimary, record_lock(primary_entry(id), exclusive)) == Got::after_wait) continue;
+          if (auto done = on_duplicate(txn, t, s, id, duplicate_message(Value{id}, "PRIMARY"), out)) return *done;
+          continue;  // replaced
         }
       }
-      Lock ii;
-      ii.exclusive = true;
-      ii.insert_intention = true;
-      bool waited = false;
-      if (key && t.schema.key_index != KeyIndex::none) {
-        ii.key = *key;
-        waited |= lock(txn, t, kKey, ii) == Got::after_wait;
+      if (unique) {
+        std::vector<Entry> dups = entries_with(t, *key);
+        std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, t.rows.at(e.id)); });
+        if (!dups.empty()) {
+          const Entry dup = dups.front();
+          if (lock(txn, t, kKey, record_lock(dup, exclusive, rr, before(t, kKey, dup))) == Got::after_wait) continue;
+          if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) continue;
+          if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*key, index_name(t)), out)) return *done;
+          continue;  // replaced
+        }
       }
-      ii.key = Value{out.insert_id};
-      waited |= lock(txn, t, kPrimary, ii) == Got::after_wait;
+      bool waited = false;
+      if (key && indexed(t)) waited |= lock(txn, t, kKey, insert_intention(Entry{*key, id})) == Got::after_wait;
+      waited |= lock(txn, t, kPrimary, insert_intention(primary_entry(id))) == Got::after_wait;
       if (waited) continue;
-      put_row(txn, t, out.insert_id, std::move(values), who);
-      out.affected = 1;
+      if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
+      put_row(txn, t, id, std::move(values), who);
+      out.affected += 1;  // REPLACE: 1 + the rows it deleted
       return out;
     }
   }
 
   void put_row(Txn& txn, Table& t, std::int64_t id, Values values, const std::string& who) {
-    // The new record is X-locked by its inserter (InnoDB's implicit lock).
-    Lock x;
+    // The new entries are X-locked by their inserter (InnoDB's implicit lock).
+    Lock x = record_lock(primary_entry(id), true);
     x.txn = txn.id;
-    x.exclusive = true;
-    x.record = true;
     x.granted = true;
-    if (auto key = key_of(t, values); key && t.schema.key_index != KeyIndex::none) {
-      x.key = *key;
+    t.locks[kPrimary].push_back(x);
+    if (auto key = key_of(t, values); key && indexed(t)) {
+      x.at = Entry{*key, id};
       t.locks[kKey].push_back(x);
     }
-    x.key = Value{id};
-    t.locks[kPrimary].push_back(x);
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
     add_version(txn, t, id, Version{txn.id, 0, false, std::move(values)});
     t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
   }
 
-  Result on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, Values values, Result out,
-                      const std::string& who) {
+  // What an insert does with the duplicate row `dup`: the statement's result, or nothing
+  // when REPLACE deleted it and the insert goes on. `out` counts REPLACE's deletions.
+  std::optional<Result> on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, std::string message,
+                                     Result& out) {
     const Values& old = current(t.rows.at(dup))->values;
     switch (s.on_duplicate) {
       case OnDuplicate::error:
         ++stats.duplicate_keys;
-        throw Failure{Code::duplicate_key};
+        throw Failure{Code::duplicate_key, std::move(message)};
       case OnDuplicate::ignore:
         out.warnings = 1;  // 0 rows, a warning
         return out;
@@ -669,9 +841,8 @@ struct Database::Impl {
       case OnDuplicate::replace: {
         Values gone = old;
         add_version(txn, t, dup, Version{txn.id, 0, true, std::move(gone)});
-        put_row(txn, t, out.insert_id, std::move(values), who);  // unlisted columns: defaults
-        out.affected = 2;
-        return out;
+        out.affected += 1;
+        return std::nullopt;  // the insert goes on; unlisted columns get their defaults
       }
     }
     return out;
@@ -694,12 +865,13 @@ struct Database::Impl {
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
     if (!remove && s.values.count(t.schema.key_column) && !t.schema.key_column.empty())
       throw sim::UsageError("models::db: updating the key column is not modelled");
+    if (!remove && s.values.count("id")) throw sim::UsageError("models::db: updating id is not modelled");
     Result out;
     for (std::int64_t id : locate_locked(txn, t, s.where, true, true)) {
       const Values& old = current(t.rows.at(id))->values;
       Values next = old;
       for (const auto& [column, value] : s.values) {
-        if (!next.count(column)) throw sim::UsageError("models::db: no column '" + column + "' in " + t.schema.name);
+        if (!next.count(column)) throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
         next[column] = value;
       }
       if (!remove && next == old) continue;  // matched but unchanged: not counted
@@ -707,6 +879,23 @@ struct Database::Impl {
       ++out.affected;
     }
     return out;
+  }
+
+  // SET [SESSION] TRANSACTION ISOLATION LEVEL: SESSION sets the level of the session's
+  // later transactions, plain SET TRANSACTION the next one's only, which MySQL refuses
+  // inside an open transaction (1568).
+  Result set_isolation(SessionState& s, const Statement& st) {
+    if (!st.next_transaction_only) {
+      s.isolation = st.isolation;
+      s.next_isolation.reset();
+      return {};
+    }
+    if (s.txn) {
+      return Result{.code = Code::transaction_in_progress,
+                    .message = "Transaction characteristics can't be changed while a transaction is in progress"};
+    }
+    s.next_isolation = st.isolation;
+    return {};
   }
 
   Result run(SessionState& s, const Statement& st) {
@@ -717,6 +906,7 @@ struct Database::Impl {
       begin(s, true);
       return {};
     }
+    if (st.kind == K::set_isolation) return set_isolation(s, st);
     if (st.kind == K::commit || st.kind == K::rollback) {
       if (s.txn) (st.kind == K::commit) ? commit(*s.txn) : rollback(*s.txn);
       s.txn.reset();
@@ -726,6 +916,7 @@ struct Database::Impl {
     const bool autocommit = !s.txn;
     Txn& txn = autocommit ? begin(s, false) : *s.txn;
     const std::size_t mark = txn.undo.size();
+    txn.waits.clear();
     Result out;
     try {
       switch (st.kind) {
@@ -736,20 +927,28 @@ struct Database::Impl {
         case K::remove: out = update(txn, t, st, true); break;
         default: break;
       }
-    } catch (const Failure& f) {
+    } catch (Failure& f) {
       out = Result{};
       out.code = f.code;
+      out.message = std::move(f.message);
+      out.waits = std::move(txn.waits);
       if (f.code == Code::deadlock) {
-        s.txn.reset();  // rolled back whole
+        out.deadlock_cycle = std::move(f.cycle);
+        out.undone = Undone::transaction;  // rolled back whole
+        out.undone_rows = f.undone_rows;
+        s.txn.reset();
         return out;
       }
-      undo_to(txn, mark);  // 1062 and 1205 roll back the statement only
+      out.undone = Undone::statement;  // 1062 and 1205 roll back the statement only
+      out.undone_rows = static_cast<std::int64_t>(txn.undo.size() - mark);
+      undo_to(txn, mark);
       if (autocommit) {
         rollback(txn);
         s.txn.reset();
       }
       return out;
     }
+    out.waits = std::move(txn.waits);
     if (autocommit) {
       commit(txn);
       s.txn.reset();
@@ -767,6 +966,10 @@ void Database::create_table(TableSchema schema) {
   Table& t = impl_->tables[schema.name];
   t.schema = std::move(schema);
 }
+
+std::int64_t Database::load_row(const std::string& table, Values values) { return impl_->load_row(table, values); }
+
+bool Database::has_table(const std::string& table) const { return impl_->tables.count(table) != 0; }
 
 Database::SessionId Database::open_session(Isolation isolation, std::string who) {
   const SessionId id = impl_->next_session++;

@@ -105,7 +105,15 @@ struct Statement {
 std::string to_string(const Statement& statement);
 
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
-enum class Code : int { ok = 0, duplicate_key = 1062, lock_wait_timeout = 1205, deadlock = 1213, connection_timeout = -1 };
+/// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
+enum class Code : int {
+  ok = 0,
+  duplicate_key = 1062,
+  lock_wait_timeout = 1205,
+  deadlock = 1213,
+  transaction_in_progress = 1568,
+  connection_timeout = -1
+};
 const char* to_string(Code code);
 
 /// A lock request a statement had to wait for: on which index entry, in which mode, behind
@@ -113,8 +121,10 @@ const char* to_string(Code code);
 struct LockWait {
   std::string table;
   std::string index;  // "PRIMARY", or the secondary index's name
-  std::string entry;  // the index entry or gap: "('m', 2)", "gap ('b', 1)..('m', 2)", "supremum"
-  std::string mode;   // "S", "X", "S gap", "X next-key", "X insert intention", ...
+  /// The entry ("('m', 2)" on a secondary index, "(2)" on the primary) or, for a gap or an
+  /// insert intention, the entry after the gap ("gap before ('x', 3)", or "supremum").
+  std::string entry;
+  std::string mode;  // "S", "X", "S gap", "X next-key", "X insert intention", ...
   std::vector<std::string> behind;  // the sessions it waited behind, by their origin (`who`)
   sim::Duration waited{};
 };

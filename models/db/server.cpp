@@ -50,7 +50,8 @@ sim::Duration Server::service_time(const Statement& statement, bool autocommit, 
   switch (statement.kind) {
     case K::commit: return config_.commit_service.sample_duration(stream);
     case K::begin:
-    case K::rollback: return config_.read_service.sample_duration(stream);
+    case K::rollback:
+    case K::set_isolation: return config_.read_service.sample_duration(stream);
     case K::select:
       if (statement.lock == ReadLock::none) return config_.read_service.sample_duration(stream);
       break;

@@ -547,6 +547,132 @@ TEST_CASE("under READ COMMITTED with a unique index, after SELECT FOR UPDATE in 
   CHECK(d.server.database().stats().deadlocks == 0);
 }
 
+// --- Index entries and next-key locks -------------------------------------------------------
+
+namespace {
+// The rows of DOMAIN's "Index entries and next-key locks": ('b', 1), ('m', 2), ('x', 3).
+// A REPEATABLE READ transaction reads `locked` FOR UPDATE at 20 ms and commits at 100 ms;
+// another session inserts `inserted` (id 4) at 40 ms.
+struct InsertBesideLock {
+  Code code = Code::connection_timeout;
+  std::int64_t id = 0;
+  sim::Time returned;
+  bool waited() const { return returned > at_ms(100); }
+};
+InsertBesideLock insert_beside_for_update(KeyIndex index, const std::string& locked, const std::string& inserted) {
+  Db d(index);
+  auto& a = d.app();
+  auto& b = d.app();
+  InsertBesideLock r;
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.select(kTable, by_key(locked), ReadLock::update);
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("inserter", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    r.code = code_of([&] { r.id = c.insert(kTable, account(inserted)).insert_id; });
+    r.returned = sim::now();
+  });
+  REQUIRE(d.engine.run().ok());
+  if (r.code == Code::ok) CHECK(d.rows_with(inserted).size() == (inserted == "b" || inserted == "m" || inserted == "x" ? 2u : 1u));
+  return r;
+}
+}  // namespace
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an existing key blocks inserts whose (key, id) entry sorts into the "
+          "next-key range below it or the gap above it, and they succeed once it commits",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of existing 'm' locks ('b',1)..('m',2] and
+  // the gap up to ('x',3): INSERT 'm' (id 4), 'l', 'n', 'c', 'w' wait ... Every waiter succeeds once the locker
+  // commits." 'm' waits because its entry ('m', 4) sorts after ('m', 2), into the gap above.
+  const std::string key = GENERATE("m", "l", "n", "c", "w");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "m", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK(r.waited());
+  CHECK(r.returned < at_ms(110));
+}
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an existing key does not block inserts whose entry sorts outside its "
+          "locks, even one with the key of a neighbour row",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of existing 'm' ...: 'a', 'x' (sorts after
+  // ('x',3)), 'z' do not [wait]."
+  const std::string key = GENERATE("a", "x", "z");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "m", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK_FALSE(r.waited());
+  CHECK(r.returned < at_ms(50));
+}
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an absent key blocks inserts whose entry sorts into the gap it falls in, "
+          "an existing key with a higher id included",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3):
+  // 'm', 'n', 'o', 'w' wait ... Every waiter succeeds once the locker commits." ('m', 4) sorts after ('m', 2).
+  const std::string key = GENERATE("m", "n", "o", "w");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "n", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK(r.waited());
+  CHECK(r.returned < at_ms(110));
+}
+
+TEST_CASE("on a non-unique index, FOR UPDATE of an absent key does not block inserts outside the gap it falls in", "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of absent 'n' ...: 'b', 'x', 'y' do not
+  // [wait]." ('b', 4) sorts before ('m', 2) and ('x', 4) after ('x', 3).
+  const std::string key = GENERATE("b", "x", "y");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::non_unique, "n", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK_FALSE(r.waited());
+  CHECK(r.returned < at_ms(50));
+}
+
+TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into the gap between its neighbours and no "
+          "other insert",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Gap locks: SELECT ... FOR UPDATE ... on an absent key under REPEATABLE READ ... the first
+  // INSERT waits", with neighbour rows: the gap is ('m', 2)..('x', 3), and an insert outside it does not wait.
+  const std::string key = GENERATE("n", "o", "w", "a", "c", "l", "y", "z");
+  const bool inside = key == "n" || key == "o" || key == "w";
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::unique, "n", key);
+  CHECK(r.code == Code::ok);
+  CHECK(r.id == 4);
+  CHECK(r.waited() == inside);
+  CHECK(r.returned < (inside ? at_ms(110) : at_ms(50)));
+}
+
+TEST_CASE("on a unique index, FOR UPDATE of an existing key locks that record only: inserts beside it do not wait, an "
+          "insert of the key waits and gets 1062",
+          "[db]") {
+  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
+  // 1062 if the holder commits"; a unique search that finds its row takes no gap lock (InnoDB's row_search_mvcc), so
+  // 'l' and 'n' beside 'm' go in at once.
+  const std::string key = GENERATE("l", "n", "m");
+  INFO("INSERT '" << key << "'");
+  const auto r = insert_beside_for_update(KeyIndex::unique, "m", key);
+  if (key == "m") {
+    CHECK(r.code == Code::duplicate_key);
+    CHECK(r.waited());
+  } else {
+    CHECK(r.code == Code::ok);
+    CHECK_FALSE(r.waited());
+  }
+}
+
 // --- INSERT ... SELECT ... WHERE NOT EXISTS -------------------------------------------------
 
 TEST_CASE("under REPEATABLE READ, INSERT ... WHERE NOT EXISTS issued step by step: the second waits on the first's "
@@ -894,6 +1020,498 @@ TEST_CASE("ON DUPLICATE KEY UPDATE reports 1 for an insert, 2 for a change, 0 fo
   REQUIRE(d.rows_with("k").size() == 1);
   CHECK(d.rows_with("k")[0].id == 1);
   CHECK(int_of(d.rows_with("k")[0], "status") == 5);
+}
+
+// --- What a result says ---------------------------------------------------------------------
+
+namespace {
+db::Statement insert_statement(const std::string& table, db::Values values) {
+  return {.kind = db::Statement::Kind::insert, .table = table, .values = std::move(values)};
+}
+db::Statement select_for_update(const std::string& key) {
+  return {.kind = db::Statement::Kind::select, .table = kTable, .where = by_key(key), .lock = ReadLock::update};
+}
+}  // namespace
+
+TEST_CASE("a 1062 after a wait carries MySQL's message with the index's name, the wait on the duplicate's entry "
+          "behind its inserter, and undoes only the statement",
+          "[db]") {
+  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
+  // 1062 if the holder commits"; "1062 and 1205 roll back only the statement"; MySQL's 1062 text names the index.
+  Db d(KeyIndex::unique);
+  d.server.create_table({.name = "users", .key_column = "name", .key_index = KeyIndex::unique, .index_name = "uk_name"});
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result r;
+  a.node.spawn("A", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("A");
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.execute(insert_statement("users", {{"name", "a"}}));  // id 1
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("B", [&] {
+    auto c = b.pool.acquire();
+    c.set_origin("B");
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(insert_statement("users", {{"name", "other"}}));  // id 2
+    sim::sleep_until(at_ms(30));
+    r = c.try_execute(insert_statement("users", {{"name", "a"}}));
+    c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.code == Code::duplicate_key);
+  CHECK(r.message == "Duplicate entry 'a' for key 'uk_name'");
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].table == "users");
+  CHECK(r.waits[0].index == "uk_name");
+  CHECK(r.waits[0].entry == "('a', 1)");
+  CHECK(r.waits[0].mode == "S next-key");
+  CHECK(r.waits[0].behind == std::vector<std::string>{"A"});
+  CHECK(r.waits[0].waited > 65ms);  // from about 31.5 ms to A's commit at about 101 ms
+  CHECK(r.waits[0].waited < 75ms);
+  CHECK(r.undone == db::Undone::statement);
+  CHECK(r.undone_rows == 0);
+  CHECK(d.server.database().committed_rows("users").size() == 2);  // B's other row survived
+}
+
+TEST_CASE("without a name for its index, a 1062 names the key column", "[db]") {
+  // MySQL names an index by its column when CREATE TABLE gives it no name.
+  Db d(KeyIndex::unique);
+  auto& app = d.app();
+  db::Result r;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    c.insert(kTable, account("k"));
+    r = c.try_execute(insert_statement(kTable, account("k")));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.code == Code::duplicate_key);
+  CHECK(r.message == "Duplicate entry 'k' for key 'open_id'");
+  CHECK(r.waits.empty());
+  CHECK(r.undone == db::Undone::statement);
+}
+
+TEST_CASE("an insert waiting behind a gap lock reports an insert intention on the gap before the next entry, or on the "
+          "supremum",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Index entries and next-key locks" (FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3)),
+  // shown as InnoDB's lock monitor shows an insert intention: on the gap before the entry that follows the new one.
+  const std::string locked = GENERATE("n", "z");
+  INFO("FOR UPDATE '" << locked << "'");
+  Db d(KeyIndex::non_unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result r;
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("locker");
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(select_for_update(locked));
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("inserter", [&] {
+    auto c = b.pool.acquire();
+    c.set_origin("inserter");
+    sim::sleep_until(at_ms(40));
+    r = c.try_execute(insert_statement(kTable, account(locked == "n" ? "o" : "zz")));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.ok());
+  CHECK(r.undone == db::Undone::nothing);
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].index == "open_id");
+  CHECK(r.waits[0].entry == (locked == "n" ? "gap before ('x', 3)" : "supremum"));
+  CHECK(r.waits[0].mode == "X insert intention");
+  CHECK(r.waits[0].behind == std::vector<std::string>{"locker"});
+}
+
+TEST_CASE("a status CAS behind an open transaction's update reports a wait for X on the primary key's record", "[db]") {
+  // Pins DOMAIN, Verified: "Status CAS (`UPDATE ... WHERE id=? AND status=2`): the second waits"; a lookup by id locks
+  // the record only.
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  std::int64_t id = 0;
+  db::Result r;
+  a.node.spawn("first", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("first");
+    id = c.insert(kTable, account("task-1", {{"status", 2}})).insert_id;
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.update(kTable, {{"status", 3}}, {db::eq("id", id), db::eq("status", 2)});
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("second", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    r = c.try_execute({.kind = db::Statement::Kind::update,
+                       .table = kTable,
+                       .where = {db::eq("id", id), db::eq("status", 2)},
+                       .values = {{"status", 3}}});
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.ok());
+  CHECK(r.affected == 0);
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].index == "PRIMARY");
+  CHECK(r.waits[0].entry == "(1)");
+  CHECK(r.waits[0].mode == "X");
+  CHECK(r.waits[0].behind == std::vector<std::string>{"first"});
+}
+
+TEST_CASE("a deadlock victim's result names the cycle, victim first, and counts every row change its rollback undid",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Deadlock victim: the transaction whose lock request closes the cycle, unless it has
+  // modified more rows (InnoDB rolls back the lighter one). 1213 rolls back the whole transaction".
+  const bool lighter_closes = GENERATE(true, false);
+  INFO((lighter_closes ? "the lighter transaction closes the cycle" : "the heavier transaction closes the cycle"));
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result light, heavy;
+  // The lighter transaction changes one row, the heavier three; both lock the gap where k
+  // would go, then insert k: the second insert closes the cycle.
+  a.node.spawn("light", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("light");
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.insert(kTable, account("c1"));
+    sim::sleep_until(at_ms(30));
+    c.execute(select_for_update("k"));
+    sim::sleep_until(at_ms(lighter_closes ? 60 : 50));
+    light = c.try_execute(insert_statement(kTable, account("k")));
+    if (light.ok()) c.commit();
+  });
+  b.node.spawn("heavy", [&] {
+    auto c = b.pool.acquire();
+    c.set_origin("heavy");
+    c.begin();
+    sim::sleep_until(at_ms(12));
+    for (const char* key : {"a1", "a2", "a3"}) c.insert(kTable, account(key));
+    sim::sleep_until(at_ms(40));
+    c.execute(select_for_update("k"));
+    sim::sleep_until(at_ms(lighter_closes ? 50 : 60));
+    heavy = c.try_execute(insert_statement(kTable, account("k")));
+    if (heavy.ok()) c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(heavy.ok());
+  CHECK(light.code == Code::deadlock);
+  CHECK(light.message == "Deadlock found when trying to get lock; try restarting transaction");
+  CHECK(light.deadlock_cycle == std::vector<std::string>{"light", "heavy"});
+  CHECK(light.undone == db::Undone::transaction);
+  CHECK(light.undone_rows == 1);
+  // The lighter one waited on the heavier one's gap (k sorts after every row: the supremum),
+  // or, closing the cycle, was refused at once.
+  REQUIRE(light.waits.size() == 1);
+  CHECK(light.waits[0].entry == "supremum");
+  CHECK(light.waits[0].mode == "X insert intention");
+  CHECK(light.waits[0].behind == std::vector<std::string>{"heavy"});
+  if (lighter_closes) CHECK(light.waits[0].waited == 0ms);
+  CHECK(heavy.waits.size() == 1);
+  CHECK(heavy.undone == db::Undone::nothing);
+  CHECK(d.rows_with("c1").empty());
+}
+
+TEST_CASE("a lock wait timeout carries MySQL's message and undoes only the statement", "[db]") {
+  // Pins DOMAIN, Verified: "1205 if the holder stays open past innodb_lock_wait_timeout"; "1062 and 1205 roll back only
+  // the statement (the transaction stays open)".
+  Db d(KeyIndex::unique, {.database = {.lock_wait_timeout = 2s}});
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result r;
+  a.node.spawn("holder", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("holder");
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.insert(kTable, account("k"));
+    sim::sleep_until(at_ms(5000));
+    c.commit();
+  });
+  b.node.spawn("waiter", [&] {
+    auto c = b.pool.acquire();
+    c.begin();
+    sim::sleep_until(at_ms(50));
+    r = c.try_execute(insert_statement(kTable, account("k")));
+    c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.code == Code::lock_wait_timeout);
+  CHECK(r.message == "Lock wait timeout exceeded; try restarting transaction");
+  CHECK(r.undone == db::Undone::statement);
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].waited == 2s);
+  CHECK(r.waits[0].behind == std::vector<std::string>{"holder"});
+}
+
+// --- Seeded rows and explicit ids -----------------------------------------------------------
+
+TEST_CASE("seeded rows are committed before the run: readers see them, unlisted columns get defaults, and an explicit "
+          "id moves the auto-increment counter past it",
+          "[db]") {
+  // Pins database.hpp (load_row) and MySQL's AUTO_INCREMENT: an explicit id moves the counter to max(counter, id+1).
+  Db d(KeyIndex::non_unique);
+  db::Database& database = d.server.database();
+  CHECK(database.has_table(kTable));
+  CHECK_FALSE(database.has_table("nowhere"));
+  CHECK(database.load_row(kTable, account("a", {{"status", 5}})) == 1);
+  CHECK(database.load_row(kTable, account("b", {{"id", 10}})) == 10);
+  CHECK(database.load_row(kTable, account("a")) == 11);  // a non-unique index allows the duplicate
+  CHECK(database.load_row(kTable, account("c", {{"id", 7}})) == 7);  // below the counter: it stays at 12
+  auto& app = d.app();
+  std::size_t seen = 0;
+  std::int64_t next_id = 0, explicit_id = 0, after_explicit = 0;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    seen = c.select(kTable, {}).size();
+    next_id = c.insert(kTable, account("d")).insert_id;
+    explicit_id = c.insert(kTable, account("e", {{"id", 20}})).insert_id;
+    after_explicit = c.insert(kTable, account("f")).insert_id;
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(seen == 4);
+  CHECK(next_id == 12);
+  CHECK(explicit_id == 20);
+  CHECK(after_explicit == 21);
+  const auto records = database.committed_rows(kTable);
+  REQUIRE(records.size() == 7);
+  CHECK(records[0].origin.who == "seeded");
+  CHECK(int_of(records[0].row, "status") == 5);
+  CHECK(text_of(records[0].row, "device").empty());
+  CHECK(int_of(records[1].row, "status") == 0);
+}
+
+TEST_CASE("a seeded row is refused with MySQL's message for a duplicate id, a duplicate key on a unique index, or an "
+          "unknown column",
+          "[db]") {
+  // Pins database.hpp (load_row): MySQL's 1062 and 1054 texts, raised as usage errors before the run.
+  Db d(KeyIndex::unique);
+  db::Database& database = d.server.database();
+  database.load_row(kTable, account("a", {{"id", 3}}));
+  const auto refused = [&](db::Values values) -> std::string {
+    try {
+      database.load_row(kTable, std::move(values));
+    } catch (const sim::UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refused(account("b", {{"id", 3}})) == "Duplicate entry '3' for key 'PRIMARY'");
+  CHECK(refused(account("a")) == "Duplicate entry 'a' for key 'open_id'");
+  CHECK(refused(account("c", {{"colour", "red"}})) == "Unknown column 'colour' in 'field list'");
+  CHECK(database.committed_rows(kTable).size() == 1);
+}
+
+TEST_CASE("an INSERT with an existing id gets 1062 for key PRIMARY; one held by an open transaction waits, then 1062 "
+          "if it commits or the insert if it rolls back",
+          "[db]") {
+  // Pins DOMAIN, Verified: "Waiting on a duplicate: an INSERT of a key held by an open transaction WAITS (shared lock
+  // request) and then gets 1062 if the holder commits, succeeds if it rolls back", on the primary key.
+  const bool holder_commits = GENERATE(true, false);
+  INFO((holder_commits ? "the holder commits" : "the holder rolls back"));
+  Db d(KeyIndex::none);
+  d.server.database().load_row(kTable, account("seeded", {{"id", 1}}));
+  auto& a = d.app();
+  auto& b = d.app();
+  Code at_once = Code::ok;
+  db::Result waiter;
+  std::int64_t next_id = 0;
+  a.node.spawn("holder", [&] {
+    auto c = a.pool.acquire();
+    c.set_origin("holder");
+    at_once = code_of([&] { c.insert(kTable, account("again", {{"id", 1}})); });
+    c.begin();
+    sim::sleep_until(at_ms(10));
+    c.insert(kTable, account("held", {{"id", 5}}));
+    sim::sleep_until(at_ms(100));
+    if (holder_commits) c.commit();
+    else c.rollback();
+  });
+  b.node.spawn("waiter", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(30));
+    waiter = c.try_execute(insert_statement(kTable, account("mine", {{"id", 5}})));
+    next_id = c.insert(kTable, account("next")).insert_id;
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(at_once == Code::duplicate_key);
+  REQUIRE(waiter.waits.size() == 1);
+  CHECK(waiter.waits[0].index == "PRIMARY");
+  CHECK(waiter.waits[0].entry == "(5)");
+  CHECK(waiter.waits[0].mode == "S");
+  CHECK(waiter.waits[0].behind == std::vector<std::string>{"holder"});
+  CHECK(next_id == 6);
+  if (holder_commits) {
+    CHECK(waiter.code == Code::duplicate_key);
+    CHECK(waiter.message == "Duplicate entry '5' for key 'PRIMARY'");
+    CHECK(d.rows_with("held").size() == 1);
+  } else {
+    CHECK(waiter.ok());
+    CHECK(waiter.insert_id == 5);
+    CHECK(d.rows_with("mine").size() == 1);
+  }
+}
+
+TEST_CASE("on the primary key, both the three-session example and its DELETE-then-COMMIT variant end in exactly one "
+          "1213",
+          "[db]") {
+  // Pins DOMAIN, Verified: "The manual's three-session example ... ends with exactly one 1213 every time"; "with k on
+  // the primary key, the DELETE-then-COMMIT variant deadlocks too". After a DELETE commits, both waiters hold S on the
+  // delete-marked record and each needs X to rewrite it; after a rollback, both hold the gap and each needs to insert.
+  const bool deletes = GENERATE(true, false);
+  INFO((deletes ? "S1 deletes id 5 and commits" : "S1 inserts id 5 and rolls back"));
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    INFO("seed " << seed);
+    Db d(KeyIndex::none, {}, seed);
+    if (deletes) d.server.database().load_row(kTable, account("k", {{"id", 5}}));
+    auto& s1 = d.app();
+    d.app();
+    d.app();
+    std::array<Code, 2> codes{Code::connection_timeout, Code::connection_timeout};
+    s1.node.spawn("S1", [&] {
+      auto c = s1.pool.acquire();
+      c.begin();
+      sim::sleep_until(at_ms(10));
+      if (deletes) c.remove(kTable, {db::eq("id", 5)});
+      else c.insert(kTable, account("k", {{"id", 5}}));
+      sim::sleep_until(at_ms(100));
+      if (deletes) c.commit();
+      else c.rollback();
+    });
+    for (int i = 0; i < 2; ++i) {
+      auto& app = *d.apps[static_cast<std::size_t>(i) + 1];
+      app.node.spawn("S" + std::to_string(i + 2), [&, i] {
+        auto c = app.pool.acquire();
+        c.begin();
+        sim::sleep_until(at_ms(30 + 10 * i));
+        const auto slot = static_cast<std::size_t>(i);
+        codes[slot] = code_of([&] { c.insert(kTable, account("k", {{"id", 5}})); });
+        if (codes[slot] != Code::ok) return;
+        sim::sleep_until(at_ms(200));
+        c.commit();
+      });
+    }
+    REQUIRE(d.engine.run().ok());
+    CHECK(std::count(codes.begin(), codes.end(), Code::deadlock) == 1);
+    CHECK(std::count(codes.begin(), codes.end(), Code::ok) == 1);
+    REQUIRE(d.rows().size() == 1);
+    CHECK(d.rows()[0].id == 5);
+  }
+}
+
+TEST_CASE("REPLACE with an id and a key that match two different rows deletes both and inserts one", "[db]") {
+  // Pins MySQL's REPLACE: "deletes the old row(s)" for every unique index that matches; affected = 1 + rows deleted.
+  Db d(KeyIndex::unique);
+  d.server.database().load_row(kTable, account("a", {{"id", 1}}));
+  d.server.database().load_row(kTable, account("b", {{"id", 2}}));
+  auto& app = d.app();
+  db::Result r;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    r = c.insert(kTable, account("b", {{"id", 1}, {"status", 9}}), OnDuplicate::replace);
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(r.affected == 3);
+  REQUIRE(d.rows().size() == 1);
+  CHECK(d.rows()[0].id == 1);
+  CHECK(text_of(d.rows()[0], "open_id") == "b");
+  CHECK(int_of(d.rows()[0], "status") == 9);
+}
+
+// --- SET TRANSACTION -----------------------------------------------------------------------
+
+namespace {
+db::Statement set_isolation(Isolation level, bool next_transaction_only) {
+  return {.kind = db::Statement::Kind::set_isolation, .isolation = level, .next_transaction_only = next_transaction_only};
+}
+}  // namespace
+
+TEST_CASE("SET SESSION TRANSACTION sets the level of the session's later transactions, plain SET TRANSACTION only the "
+          "next one's",
+          "[db]") {
+  // Pins MySQL's SET TRANSACTION (without SESSION: the next transaction only) through DOMAIN, Verified: a plain
+  // re-SELECT in a REPEATABLE READ transaction reads its old snapshot, "under READ COMMITTED the plain read returns it".
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  std::vector<std::size_t> seen;  // per transaction: does the second read see the other's new row
+  a.node.spawn("reader", [&] {
+    auto c = a.pool.acquire();
+    c.execute(set_isolation(Isolation::read_committed, false));
+    int step = 0;
+    for (const std::string key : {"k1", "k2", "k3"}) {
+      if (key == "k2") c.execute(set_isolation(Isolation::repeatable_read, true));
+      c.begin();
+      c.select(kTable, by_key(key));
+      sim::sleep_until(at_ms(100 * ++step));  // the writer inserts `key` meanwhile
+      seen.push_back(c.select(kTable, by_key(key)).size());
+      c.commit();
+    }
+  });
+  b.node.spawn("writer", [&] {
+    auto c = b.pool.acquire();
+    for (int step = 0; step < 3; ++step) {
+      sim::sleep_until(at_ms(100 * step + 50));
+      c.insert(kTable, account("k" + std::to_string(step + 1)));
+    }
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(seen == std::vector<std::size_t>{1, 0, 1});  // READ COMMITTED, REPEATABLE READ once, READ COMMITTED again
+}
+
+TEST_CASE("SET TRANSACTION inside an open transaction gets 1568 and changes nothing; SET SESSION there applies from the "
+          "next transaction",
+          "[db]") {
+  // Pins MySQL's ER_CANT_CHANGE_TX_CHARACTERISTICS (1568): "Transaction characteristics can't be changed while a
+  // transaction is in progress", for SET TRANSACTION without SESSION.
+  Db d(KeyIndex::unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  db::Result refused, session;
+  bool still_open = false;
+  std::vector<std::size_t> seen;
+  a.node.spawn("reader", [&] {
+    auto c = a.pool.acquire();
+    c.begin();
+    c.select(kTable, by_key("k1"));
+    refused = c.try_execute(set_isolation(Isolation::read_committed, true));
+    session = c.try_execute(set_isolation(Isolation::read_committed, false));
+    still_open = d.server.database().in_transaction(1);
+    sim::sleep_until(at_ms(100));  // the writer inserts k1
+    seen.push_back(c.select(kTable, by_key("k1")).size());  // still REPEATABLE READ
+    c.commit();
+    c.begin();
+    c.select(kTable, by_key("k2"));
+    sim::sleep_until(at_ms(200));  // the writer inserts k2
+    seen.push_back(c.select(kTable, by_key("k2")).size());  // READ COMMITTED now
+    c.commit();
+  });
+  b.node.spawn("writer", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(50));
+    c.insert(kTable, account("k1"));
+    sim::sleep_until(at_ms(150));
+    c.insert(kTable, account("k2"));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(refused.code == Code::transaction_in_progress);
+  CHECK(static_cast<int>(refused.code) == 1568);
+  CHECK(refused.message == "Transaction characteristics can't be changed while a transaction is in progress");
+  CHECK(refused.undone == db::Undone::nothing);
+  CHECK(session.ok());
+  CHECK(still_open);
+  CHECK(seen == std::vector<std::size_t>{0, 1});
 }
 
 // --- Timeouts -------------------------------------------------------------------------------
