@@ -28,13 +28,17 @@ bool is_session_name(const std::string& name) {
 }
 
 // A statement of the file, parsed; a mistake names the statement and where in it.
+// `key` of an object, or item `key` of a list.
 sql::Prepared parse(const Reader& r, const std::string& key) {
-  const std::string text = r.string(key, "");
+  const json& v = r.raw().is_array() ? r.raw().at(std::stoul(key)) : r.raw().at(key);
+  if (!v.is_string()) r.fail("an SQL statement (a string)", key);
+  const std::string text = v.get<std::string>();
   try {
     return sql::prepare(text);
   } catch (const sql::Error& e) {
-    throw InputError(fmt::format("{}: {}: {} in {} (supported: {})", shown(r.file()), shown(r.where(key)), e.what(),
-                                 quote_value(text, 200), sql::Error::supported()));
+    const bool says_what_is = e.expected().find(sql::Error::supported()) != std::string::npos;
+    throw InputError(fmt::format("{}: {}: {} in {}{}", shown(r.file()), shown(r.where(key)), e.what(), quote_value(text, 200),
+                                 says_what_is ? "" : fmt::format(" (supported: {})", sql::Error::supported())));
   }
 }
 
@@ -83,7 +87,7 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
       if (list.size() > static_cast<std::size_t>(limits::max_operations))
         l.fail(fmt::format("at most {} rows", limits::max_operations));
       for (std::size_t i = 0; i < list.size(); ++i) {
-        const Reader row = l.child(std::to_string(i));
+        const Reader row = l.item(i);
         if (!row.raw().is_object() || row.raw().empty()) row.fail("a row: {\"column\": value, ...}");
         models::SeedRow seed{table, {}};
         for (const auto& [column, value] : row.raw().items()) seed.values[column] = value_of(row, column);
@@ -129,7 +133,7 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
   if (!steps.raw().is_array() || steps.raw().empty()) steps.fail("a non-empty list of steps");
   if (steps.raw().size() > 10'000) steps.fail("at most 10000 steps");
   for (std::size_t i = 0; i < steps.raw().size(); ++i) {
-    const Reader st = steps.child(std::to_string(i));
+    const Reader st = steps.item(i);
     st.only({"session", "sql", "args", "at_ms"});
     if (!st.has("session") || !st.has("sql")) st.fail("a step: {\"session\": \"s1\", \"sql\": \"...\"}");
     models::sessions::Step step;

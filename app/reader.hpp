@@ -58,6 +58,8 @@ class Reader {
   }
   bool has(const std::string& key) const { return j_.contains(key); }
   Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key)); }
+  /// Item `i` of a list.
+  Reader item(std::size_t i) const { return Reader(j_.at(i), file_, where(std::to_string(i))); }
   const json& raw() const { return j_; }
   const std::string& file() const { return file_; }
 

@@ -35,9 +35,12 @@ class ReplyTo {
   sim::Promise<Resp> promise_;
 };
 
+/// A call's timeout that never ends (a person at a terminal waits for the answer).
+inline constexpr sim::Duration kNoTimeout = sim::Duration::max();
+
 /// Sends `request` from `from` to `to`; on arrival, `arrive(request, reply)` runs on `to`
 /// (typically: put it in the server's queue). Waits at most `timeout` for the reply and
-/// returns nullopt after that.
+/// returns nullopt after that; kNoTimeout waits as long as the reply takes.
 template <class Resp, class Req, class Arrive>
 std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Duration timeout,
                              Arrive arrive) {
@@ -45,6 +48,7 @@ std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req
   sim::Future<Resp> answer = promise.get_future();
   net.send(from, to, [reply = ReplyTo<Resp>(net, to, from, std::move(promise)), request = std::move(request),
                       arrive = std::move(arrive)]() mutable { arrive(std::move(request), std::move(reply)); });
+  if (timeout == kNoTimeout) return answer.try_get_until(sim::kNever);
   return answer.try_get_for(timeout);
 }
 

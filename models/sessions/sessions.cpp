@@ -19,8 +19,9 @@ struct Sessions::Session {
   static db::PoolConfig config() {
     db::PoolConfig c;
     c.size = 1;
-    // A terminal waits as long as the server makes it: lock waits end in 1205 or 1213.
-    c.acquire_timeout = c.statement_timeout = std::chrono::hours(24 * 365);
+    // A terminal waits as long as the server makes it: lock waits end in 1205 or 1213. The
+    // one connection is never waited for.
+    c.statement_timeout = kNoTimeout;
     return c;
   }
   Node& node;
