@@ -5,6 +5,16 @@
 #include <fmt/format.h>
 
 namespace models::batch {
+namespace {
+const db::sql::Prepared kSubmit = db::sql::prepare("INSERT INTO t_task () VALUES ()");
+const db::sql::Prepared kFindByStatus = db::sql::prepare("SELECT id FROM t_task WHERE status = ?");
+const db::sql::Prepared kMark = db::sql::prepare("UPDATE t_task SET status = ?, marked_at = ? WHERE id = ?");
+const db::sql::Prepared kMarkIfStatus =
+    db::sql::prepare("UPDATE t_task SET status = ?, marked_at = ? WHERE id = ? AND status = ?");
+const db::sql::Prepared kSetStatus = db::sql::prepare("UPDATE t_task SET status = ? WHERE id = ?");
+const db::sql::Prepared kSetStatusIf = db::sql::prepare("UPDATE t_task SET status = ? WHERE id = ? AND status = ?");
+const db::sql::Prepared kReap = db::sql::prepare("UPDATE t_task SET status = ? WHERE status = ? AND marked_at < ?");
+}  // namespace
 
 db::TableSchema tasks_table() {
   return {.name = kTasks,
@@ -62,7 +72,7 @@ void Workload::start() {
     db::Connection c = pools_.front()->acquire();  // the pool is idle at start-up
     for (int i = 0; i < config_.tasks; ++i) {
       try {
-        c.insert(kTasks, {});
+        c.execute(kSubmit);
       } catch (const db::SqlError&) {
         // The console shows the error and the user goes on to the next task; whether this one
         // was stored depends on when the timeout struck (tasks_not_executed counts rows stored).
@@ -95,26 +105,25 @@ void Workload::schedule(std::size_t app) {
 }
 
 void Workload::enqueue_batch(std::size_t app, db::Connection& c) {
-  std::vector<db::Row> batch = c.select(kTasks, {db::eq("status", std::int64_t{pending})});
+  std::vector<db::Row> batch = c.execute(kFindByStatus, {std::int64_t{pending}}).rows;
   if (batch.size() > config_.batch_size) batch.resize(config_.batch_size);
   const sim::NodeId from = apps_[app]->id();
   const std::int64_t now = apps_[app]->clock().now().time_since_epoch().count();
   for (const db::Row& row : batch) {
     const std::int64_t id = row.id;
-    const db::Values mark{{"status", std::int64_t{queued}}, {"marked_at", now}};
     switch (design_.enqueue) {
       case Enqueue::publish_then_mark:
         queue_.publish(from, id);
         ++findings_.enqueues[id];
-        c.update(kTasks, mark, {db::eq("id", id)});
+        c.execute(kMark, {std::int64_t{queued}, now, id});
         break;
       case Enqueue::mark_then_publish:
-        c.update(kTasks, mark, {db::eq("id", id)});
+        c.execute(kMark, {std::int64_t{queued}, now, id});
         queue_.publish(from, id);
         ++findings_.enqueues[id];
         break;
       case Enqueue::cas_mark_then_publish:
-        if (c.update(kTasks, mark, {db::eq("id", id), db::eq("status", std::int64_t{pending})}) == 1) {
+        if (c.execute(kMarkIfStatus, {std::int64_t{queued}, now, id, std::int64_t{pending}}).affected == 1) {
           queue_.publish(from, id);
           ++findings_.enqueues[id];
         }
@@ -126,8 +135,7 @@ void Workload::enqueue_batch(std::size_t app, db::Connection& c) {
 void Workload::reap(std::size_t app) {
   db::Connection c = pools_[app]->acquire();
   const std::int64_t cutoff = (apps_[app]->clock().now() - config_.reap_after).time_since_epoch().count();
-  c.update(kTasks, {{"status", std::int64_t{pending}}},
-           {db::eq("status", std::int64_t{queued}), db::lt("marked_at", cutoff)});
+  c.execute(kReap, {std::int64_t{pending}, std::int64_t{queued}, cutoff});
 }
 
 void Workload::consume(std::size_t app) {
@@ -137,16 +145,16 @@ void Workload::consume(std::size_t app) {
     try {
       db::Connection c = pools_[app]->acquire();
       if (design_.consumer_cas) {
-        if (c.update(kTasks, {{"status", std::int64_t{running}}}, {db::eq("id", id), db::eq("status", std::int64_t{queued})}) != 1) {
+        if (c.execute(kSetStatusIf, {std::int64_t{running}, id, std::int64_t{queued}}).affected != 1) {
           ++findings_.claims_refused;
           continue;
         }
       } else {
-        c.update(kTasks, {{"status", std::int64_t{running}}}, {db::eq("id", id)});
+        c.execute(kSetStatus, {std::int64_t{running}, id});
       }
       ++findings_.executions[id];
       sim::sleep_for(config_.task_work.sample_duration(stream));
-      c.update(kTasks, {{"status", std::int64_t{done}}}, {db::eq("id", id)});
+      c.execute(kSetStatus, {std::int64_t{done}, id});
     } catch (const db::SqlError&) {
       // the task stays where it is; a reaper may bring it back
     }

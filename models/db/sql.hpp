@@ -3,20 +3,27 @@
 // parsed once into prepared statements with literals or `?` parameters.
 //
 // Supported (keywords in any case; identifiers optionally in backquotes; strings in single
-// quotes; integers):
+// quotes with '' and backslash escapes; 64-bit integers, optionally negative):
 //   SELECT cols | * | 1 FROM t [WHERE cond [AND cond ...]] [FOR UPDATE | FOR SHARE | LOCK IN SHARE MODE]
-//   INSERT [IGNORE] INTO t (cols) VALUES (v, ...) [ON DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...]
-//   REPLACE INTO t (cols) VALUES (v, ...)
-//   INSERT INTO t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t WHERE cond [AND ...])
+//   INSERT [IGNORE] [INTO] t (cols) VALUES (v, ...) [ON DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...]
+//   REPLACE [INTO] t (cols) VALUES (v, ...)
+//   INSERT [IGNORE] [INTO] t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE cond [AND ...]])
 //   UPDATE t SET c = v [, ...] [WHERE cond [AND ...]]
 //   DELETE FROM t [WHERE cond [AND ...]]
-//   BEGIN | START TRANSACTION | COMMIT | ROLLBACK
+//   BEGIN [WORK] | START TRANSACTION | COMMIT [WORK] | ROLLBACK [WORK]
 //   SET [SESSION] TRANSACTION ISOLATION LEVEL READ COMMITTED | REPEATABLE READ
-//   CREATE TABLE t (id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT PRIMARY KEY, col TYPE [NOT NULL] [DEFAULT v], ...
-//                   [, PRIMARY KEY (id)] [, UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col)])
+//   CREATE TABLE t (id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT [PRIMARY KEY], col TYPE [attrs], ...
+//                   [, PRIMARY KEY (id)] [, UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col)]) [options]
 // where cond is `col op v` with op one of = != <> < <= > >=, and v a literal or `?`.
+// CREATE TABLE: TYPE is BIGINT, INT, SMALLINT, TINYINT (optionally (n) and UNSIGNED),
+// DATETIME or TIMESTAMP (integers in the model, default 0), VARCHAR(n), CHAR[(n)] or TEXT
+// (default ''); attrs are NOT NULL, NULL, DEFAULT literal (not NULL), UNIQUE [KEY] and
+// COMMENT 'x'. Table options (`[DEFAULT] name [=] value`, such as ENGINE=InnoDB or DEFAULT
+// CHARSET=utf8mb4) are accepted and ignored; AUTO_INCREMENT=n does not move the first id.
 // A table has an auto-increment primary key `id` and at most one secondary index, on one
-// column, as the model does (models/db/database.hpp). A trailing `;` is allowed.
+// column, as the model does (models/db/database.hpp). A trailing `;` is allowed; there are
+// no comments, NULLs, expressions, joins or multi-row inserts. A statement is at most 64 KiB
+// with at most 1000 columns, values, conditions and `?`s each.
 
 #include <cstddef>
 #include <optional>
@@ -60,7 +67,8 @@ struct Prepared {
   std::vector<Param> params{};  // in the order of the `?`s
   /// SELECT's column list, in order; empty: `*` (every column) or `1`.
   std::vector<std::string> columns{};
-  /// CREATE TABLE: the table (statement is unused then).
+  /// CREATE TABLE: the table (statement is unused then). The indexed column is key_column
+  /// (not in `columns`); column_order is id, then the other columns as listed.
   std::optional<TableSchema> create{};
   /// ON DUPLICATE KEY UPDATE c = VALUES(c): the columns whose new value is the inserted one
   /// (bind() copies it into Statement::on_update).
@@ -71,7 +79,7 @@ struct Prepared {
 Prepared prepare(std::string_view text);
 
 /// The statement with its `?`s replaced by `args`, in order. Throws sim::UsageError when the
-/// count differs.
+/// count differs, and for a CREATE TABLE (which goes to Server::create_table as `create`).
 Statement bind(const Prepared& prepared, const std::vector<Value>& args);
 
 }  // namespace models::db::sql

@@ -6,18 +6,21 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kFind = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
+const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+
 class CreateInsideTxn : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
     c.begin();
-    if (!c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
+    if (!c.execute(kFind, {open_id(r)}).rows.empty()) {
       c.commit();
       return ErrorKind::none;
     }
     sim::sleep_for(env_.work(w));
-    const std::int64_t id = c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}).insert_id;
+    const std::int64_t id = c.execute(kInsert, {open_id(r), device(r)}).insert_id;
     link_remote_and_commit(c, w, id);
     return ErrorKind::none;
   }

@@ -7,21 +7,23 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kFind = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
+const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+
 class CreateThenTxn : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
-    const db::Where mine{db::eq("open_id", open_id(r))};
-    std::vector<db::Row> found = c.select(kAccounts, mine);
+    std::vector<db::Row> found = c.execute(kFind, {open_id(r)}).rows;
     std::int64_t id = 0;
     if (found.empty()) {
       sim::sleep_for(env_.work(w));
       try {
-        id = c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}).insert_id;
+        id = c.execute(kInsert, {open_id(r), device(r)}).insert_id;
       } catch (const db::SqlError& e) {
         if (e.code() != db::Code::duplicate_key) throw;
-        found = c.select(kAccounts, mine);
+        found = c.execute(kFind, {open_id(r)}).rows;
         if (found.empty()) return ErrorKind::internal;
       }
     }

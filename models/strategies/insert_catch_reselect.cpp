@@ -4,6 +4,9 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+const db::sql::Prepared kFind = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
+
 class InsertCatchReselect : public Strategy {
  public:
   using Strategy::Strategy;
@@ -11,10 +14,10 @@ class InsertCatchReselect : public Strategy {
     db::Connection c = connect(r, w);
     sim::sleep_for(env_.work(w));  // building the row
     try {
-      c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+      c.execute(kInsert, {open_id(r), device(r)});
     } catch (const db::SqlError& e) {
       if (e.code() != db::Code::duplicate_key) throw;
-      if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) return ErrorKind::internal;  // "1062 but not found"
+      if (c.execute(kFind, {open_id(r)}).rows.empty()) return ErrorKind::internal;  // "1062 but not found"
     }
     return ErrorKind::none;
   }

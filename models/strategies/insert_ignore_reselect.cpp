@@ -4,14 +4,17 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kInsertIgnore = db::sql::prepare("INSERT IGNORE INTO t_account (open_id, device) VALUES (?, ?)");
+const db::sql::Prepared kFind = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
+
 class InsertIgnoreReselect : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
     sim::sleep_for(env_.work(w));  // building the row
-    c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}, db::OnDuplicate::ignore);
-    if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) return ErrorKind::internal;
+    c.execute(kInsertIgnore, {open_id(r), device(r)});
+    if (c.execute(kFind, {open_id(r)}).rows.empty()) return ErrorKind::internal;
     return ErrorKind::none;
   }
 };

@@ -5,13 +5,17 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kInsertIfAbsent = db::sql::prepare(
+    "INSERT INTO t_account (open_id, device) SELECT ?, ? FROM DUAL "
+    "WHERE NOT EXISTS (SELECT 1 FROM t_account WHERE open_id = ?)");
+
 class InsertWhereNotExists : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
     sim::sleep_for(env_.work(w));  // building the row
-    c.insert_if_absent(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}, {db::eq("open_id", open_id(r))});
+    c.execute(kInsertIfAbsent, {open_id(r), device(r), open_id(r)});
     return ErrorKind::none;
   }
 };

@@ -6,6 +6,11 @@
 #include "models/strategies/strategy.hpp"
 
 namespace models::strategies {
+namespace {
+const db::sql::Prepared kTakeLock = db::sql::prepare("INSERT INTO t_lock (lock_key, owner) VALUES (?, ?)");
+// Only the owner's row: a lock another holder took since is left alone.
+const db::sql::Prepared kReleaseLock = db::sql::prepare("DELETE FROM t_lock WHERE lock_key = ? AND owner = ?");
+}  // namespace
 
 LockGuard LockClients::guard(checkers::Hold hold, LockGuard::Unlock unlock, std::int64_t token) {
   return LockGuard(std::move(hold), std::move(unlock), failed_unlock_, token);
@@ -132,13 +137,13 @@ std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Durat
 
 std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string& key) {
   try {
-    c.insert(kLocks, {{"lock_key", key}, {"owner", value_}});
+    c.execute(kTakeLock, {key, value_});
   } catch (const db::SqlError& e) {
     if (e.code() == db::Code::duplicate_key) return std::nullopt;
     throw;
   }
   return guard(checkers::Hold(), [&c, key, owner = value_](checkers::Hold&) {
-    c.remove(kLocks, {db::eq("lock_key", key), db::eq("owner", owner)});
+    c.execute(kReleaseLock, {key, owner});
   });
 }
 

@@ -27,6 +27,8 @@ class RedisRetryLock : public Strategy {
   }
 
  protected:
+  static inline const db::sql::Prepared kFind = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
+
   ErrorKind bind(const Request& r, Worker& w) override {
     const bool transactional = param("transactional") != 0;
     std::optional<db::Connection> txn;
@@ -35,8 +37,8 @@ class RedisRetryLock : public Strategy {
       txn->begin();
     }
     auto exists = [&] {
-      const db::Where where{db::eq("open_id", open_id(r))};
-      return !(txn ? txn->select(kAccounts, where) : connect(r, w).select(kAccounts, where)).empty();
+      const std::vector<db::Value> args{open_id(r)};
+      return !(txn ? txn->execute(kFind, args) : connect(r, w).execute(kFind, args)).rows.empty();
     };
     auto finish = [&](ErrorKind outcome) {
       if (txn) outcome == ErrorKind::none ? txn->commit() : txn->rollback();

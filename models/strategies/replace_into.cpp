@@ -5,13 +5,15 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kReplace = db::sql::prepare("REPLACE INTO t_account (open_id, device) VALUES (?, ?)");
+
 class ReplaceInto : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
     sim::sleep_for(env_.work(w));  // building the row
-    c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}, db::OnDuplicate::replace);
+    c.execute(kReplace, {open_id(r), device(r)});
     return ErrorKind::none;
   }
 };

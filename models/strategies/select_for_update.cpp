@@ -5,14 +5,16 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kFindForUpdate = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ? FOR UPDATE");
+const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+
 class SelectForUpdate : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
     c.begin();
-    if (c.select(kAccounts, {db::eq("open_id", open_id(r))}, db::ReadLock::update).empty())
-      c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+    if (c.execute(kFindForUpdate, {open_id(r)}).rows.empty()) c.execute(kInsert, {open_id(r), device(r)});
     c.commit();
     return ErrorKind::none;
   }

@@ -6,15 +6,18 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kInsertUnbound = db::sql::prepare("INSERT IGNORE INTO t_account (open_id) VALUES (?)");
+const db::sql::Prepared kBind =
+    db::sql::prepare("UPDATE t_account SET device = ?, status = 1 WHERE open_id = ? AND status = 0");
+
 class StatusCas : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
-    c.insert(kAccounts, {{"open_id", open_id(r)}}, db::OnDuplicate::ignore);
+    c.execute(kInsertUnbound, {open_id(r)});
     sim::sleep_for(env_.work(w));
-    c.update(kAccounts, {{"device", device(r)}, {"status", std::int64_t{1}}},
-             {db::eq("open_id", open_id(r)), db::eq("status", std::int64_t{0})});
+    c.execute(kBind, {device(r), open_id(r)});
     return ErrorKind::none;  // bound now, by this call or an earlier one
   }
 };

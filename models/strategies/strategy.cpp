@@ -27,6 +27,13 @@ db::TableSchema fence_table() {
 }
 
 namespace {
+const db::sql::Prepared kFindAccount = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
+const db::sql::Prepared kInsertAccount = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+const db::sql::Prepared kLinkWallet = db::sql::prepare("UPDATE t_account SET wallet = ? WHERE id = ?");
+const db::sql::Prepared kInsertFence = db::sql::prepare("INSERT IGNORE INTO t_fence (lock_key) VALUES (?)");
+// The fencing check: raises the fence to this holder's token unless a higher one was seen.
+const db::sql::Prepared kRaiseFence = db::sql::prepare("UPDATE t_fence SET token = ? WHERE lock_key = ? AND token < ?");
+
 checkers::LockServers lock_servers(const Services& services) {
   checkers::LockServers servers{.sentinel = services.sentinel, .zookeeper = services.zookeeper, .etcd = services.etcd};
   servers.redis_nodes.assign(services.redis_nodes.begin(), services.redis_nodes.end());
@@ -135,10 +142,10 @@ LockClients Strategy::locks(const Request& r, Worker& w) {
 }
 
 void Strategy::check_then_insert(db::Connection& c, const Request& r, Worker& w, checkers::Hold* hold) {
-  if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
+  if (c.execute(kFindAccount, {open_id(r)}).rows.empty()) {
     sim::sleep_for(env_.work(w));
     if (hold != nullptr) hold->step();
-    c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+    c.execute(kInsertAccount, {open_id(r), device(r)});
     if (hold != nullptr) hold->wrote();
   }
 }
@@ -161,7 +168,7 @@ void Strategy::link_remote_and_commit(db::Connection& c, Worker& w, std::int64_t
     c.rollback();  // the RPC failed: undo "our" part
     throw;
   }
-  c.update(kAccounts, {{"wallet", id}}, {db::eq("id", id)});
+  c.execute(kLinkWallet, {id, id});
   c.commit();
 }
 
@@ -169,15 +176,15 @@ bool Strategy::fenced_check_then_insert(const Request& r, Worker& w, LockGuard& 
   sim::sleep_for(env_.work(w));  // building the row, calling other services: before the short transaction
   db::Connection c = connect(r, w);
   c.begin();
-  c.insert(kFences, {{"lock_key", open_id(r)}}, db::OnDuplicate::ignore);  // the fence row, once
-  if (!c.update_fenced(kFences, {}, {db::eq("lock_key", open_id(r))}, "token", lock.token())) {
+  c.execute(kInsertFence, {open_id(r)});  // the fence row, once
+  if (c.execute(kRaiseFence, {lock.token(), open_id(r), lock.token()}).affected == 0) {
     c.rollback();
     lock.hold().rejected();
     return false;
   }
-  if (c.select(kAccounts, {db::eq("open_id", open_id(r))}).empty()) {
+  if (c.execute(kFindAccount, {open_id(r)}).rows.empty()) {
     lock.hold().step();
-    c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}});
+    c.execute(kInsertAccount, {open_id(r), device(r)});
     lock.hold().wrote();
   }
   c.commit();

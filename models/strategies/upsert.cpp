@@ -4,14 +4,16 @@
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kUpsert = db::sql::prepare(
+    "INSERT INTO t_account (open_id, device) VALUES (?, ?) ON DUPLICATE KEY UPDATE device = VALUES(device)");
+
 class Upsert : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
     sim::sleep_for(env_.work(w));  // building the row
-    c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}}, db::OnDuplicate::update,
-             {{"device", device(r)}});
+    c.execute(kUpsert, {open_id(r), device(r)});
     return ErrorKind::none;
   }
 };

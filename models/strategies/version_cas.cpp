@@ -1,23 +1,27 @@
 // version-cas: optimistic locking. Read the account; absent: insert it (unique index; 1062:
-// read again); present: UPDATE ... SET device = ?, version = version + 1 WHERE id = ? AND
-// version = ? and, when another writer got there first (0 rows), read and try again.
+// read again); present: UPDATE ... SET device = ?, version = <read + 1> WHERE id = ? AND
+// version = <read> and, when another writer got there first (0 rows), read and try again.
 
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
 namespace {
+const db::sql::Prepared kFind = db::sql::prepare("SELECT id, version FROM t_account WHERE open_id = ?");
+const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device, version) VALUES (?, ?, 1)");
+const db::sql::Prepared kUpdateIfVersion =
+    db::sql::prepare("UPDATE t_account SET device = ?, version = ? WHERE id = ? AND version = ?");
+
 class VersionCas : public Strategy {
  public:
   using Strategy::Strategy;
   ErrorKind bind(const Request& r, Worker& w) override {
     db::Connection c = connect(r, w);
-    const db::Where mine{db::eq("open_id", open_id(r))};
     sim::sleep_for(env_.work(w));
     for (int attempt = 0; attempt < static_cast<int>(param("tries")); ++attempt) {
-      const std::vector<db::Row> found = c.select(kAccounts, mine);
+      const std::vector<db::Row> found = c.execute(kFind, {open_id(r)}).rows;
       if (found.empty()) {
         try {
-          c.insert(kAccounts, {{"open_id", open_id(r)}, {"device", device(r)}, {"version", std::int64_t{1}}});
+          c.execute(kInsert, {open_id(r), device(r)});
           return ErrorKind::none;
         } catch (const db::SqlError& e) {
           if (e.code() != db::Code::duplicate_key) throw;
@@ -26,8 +30,7 @@ class VersionCas : public Strategy {
       }
       const db::Row& row = found.front();
       const auto version = std::get<std::int64_t>(row.values.at("version"));
-      if (c.update(kAccounts, {{"device", device(r)}, {"version", version + 1}},
-                   {db::eq("id", row.id), db::eq("version", version)}) == 1)
+      if (c.execute(kUpdateIfVersion, {device(r), version + 1, row.id, version}).affected == 1)
         return ErrorKind::none;
     }
     return ErrorKind::lock_busy;  // kept losing the race: tell the caller to try later

@@ -1,0 +1,805 @@
+#include "models/db/sql.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace models::db::sql {
+namespace {
+
+constexpr std::size_t kMaxText = 65536;
+constexpr std::size_t kMaxItems = 1000;  // columns, values, conditions, `?`s: a statement stays small
+constexpr std::size_t kNearBytes = 30;
+constexpr const char* kOneIndex = "at most one secondary index on one column (the model's tables)";
+constexpr const char* kValue = "a value (a number, a 'string' or ?)";
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// MySQL's unquoted identifiers: letters, digits, _ and $, and any non-ASCII character.
+bool is_word_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || u >= 0x80;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+           return lower(x) == lower(y);
+         });
+}
+
+// MySQL's reserved words among those the grammar uses or that begin clauses it refuses:
+// unquoted, they are never a table or column name, so `SELECT FROM t` says a column is missing.
+bool reserved(std::string_view word) {
+  static constexpr std::string_view kReserved[] = {
+      "ADD",      "ALL",     "ALTER",   "AND",      "AS",       "BETWEEN",  "BIGINT",  "BY",        "CHAR",
+      "CHARACTER", "CHECK",  "COLLATE", "CONSTRAINT", "CREATE", "CROSS",    "DEFAULT", "DELETE",    "DESC",
+      "DISTINCT", "DROP",    "DUAL",    "EXISTS",   "FOR",      "FOREIGN",  "FROM",    "FULLTEXT",  "GROUP",
+      "HAVING",   "IGNORE",  "IN",      "INDEX",    "INNER",    "INSERT",   "INT",     "INTEGER",   "INTO",
+      "IS",       "JOIN",    "KEY",     "LEFT",     "LIKE",     "LIMIT",    "LOCK",    "NATURAL",   "NOT",
+      "NULL",     "ON",      "OR",      "ORDER",    "PRIMARY",  "REPLACE",  "RIGHT",   "SELECT",    "SET",
+      "SMALLINT", "SPATIAL", "TABLE",   "TINYINT",  "UNION",    "UNIQUE",   "UNSIGNED", "UPDATE",   "USING",
+      "VALUES",   "VARCHAR", "WHERE"};
+  return std::any_of(std::begin(kReserved), std::end(kReserved), [&](std::string_view r) { return iequals(r, word); });
+}
+
+// MySQL's "near '...'": the text from the offending token on, cut at a character boundary.
+std::string near_text(std::string_view text, std::size_t position) {
+  if (position >= text.size()) return {};
+  std::size_t end = std::min(text.size(), position + kNearBytes);
+  while (end > position + 1 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(position, end - position));
+}
+
+[[noreturn]] void refuse(std::string_view text, std::size_t position, std::string expected) {
+  throw Error(position, near_text(text, position), std::move(expected));
+}
+
+std::string count_of(std::size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+struct Token {
+  enum class Kind { end, word, quoted_word, number, string, symbol } kind = Kind::end;
+  std::size_t position = 0;
+  std::string text{};  // word: as written; quoted_word and string: unquoted; symbol: its characters
+  std::int64_t number = 0;
+};
+
+// Reads one token at a time, as the parser asks for it, so the first error in the text is
+// the one reported.
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+
+  Token next() {
+    while (at_ < text_.size() && is_space(text_[at_])) ++at_;
+    Token t{.position = at_};
+    if (at_ == text_.size()) return t;
+    const char c = text_[at_];
+    if (c == '`') return quoted(std::move(t), '`', Token::Kind::quoted_word, "the name's closing `");
+    if (c == '\'') return quoted(std::move(t), '\'', Token::Kind::string, "the string's closing '");
+    if (is_digit(c) || (c == '-' && at_ + 1 < text_.size() && is_digit(text_[at_ + 1]))) return number(std::move(t));
+    if (is_word_char(c)) {
+      while (at_ < text_.size() && is_word_char(text_[at_])) ++at_;
+      t.kind = Token::Kind::word;
+      t.text = std::string(text_.substr(t.position, at_ - t.position));
+      return t;
+    }
+    t.kind = Token::Kind::symbol;
+    const std::string_view two = text_.substr(at_, 2);
+    const std::size_t length = (two == "<=" || two == ">=" || two == "<>" || two == "!=") ? 2 : 1;
+    t.text = std::string(text_.substr(at_, length));
+    at_ += length;
+    return t;
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t position, std::string expected) const { refuse(text_, position, std::move(expected)); }
+
+  Token number(Token t) {
+    if (text_[at_] == '-') ++at_;
+    while (at_ < text_.size() && is_digit(text_[at_])) ++at_;
+    if (at_ < text_.size() && text_[at_] == '.') fail(t.position, "an integer (decimals are not modelled)");
+    if (at_ < text_.size() && is_word_char(text_[at_])) {  // MySQL: a name may begin with digits
+      if (text_[t.position] == '-') fail(t.position, "an integer");
+      while (at_ < text_.size() && is_word_char(text_[at_])) ++at_;
+      t.kind = Token::Kind::word;
+      t.text = std::string(text_.substr(t.position, at_ - t.position));
+      return t;
+    }
+    t.kind = Token::Kind::number;
+    t.text = std::string(text_.substr(t.position, at_ - t.position));
+    const auto [end, error] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), t.number);
+    if (error != std::errc() || end != t.text.data() + t.text.size())
+      fail(t.position, "a number from -9223372036854775808 to 9223372036854775807");
+    return t;
+  }
+
+  // A string ('' and MySQL's backslash escapes) or a backquoted name (`` for a backquote).
+  Token quoted(Token t, char quote, Token::Kind kind, const char* closing) {
+    t.kind = kind;
+    ++at_;
+    for (;;) {
+      if (at_ >= text_.size()) fail(t.position, closing);
+      const char c = text_[at_++];
+      if (c == quote) {
+        if (at_ < text_.size() && text_[at_] == quote) {
+          t.text += quote;
+          ++at_;
+          continue;
+        }
+        break;
+      }
+      if (c == '\\' && kind == Token::Kind::string) {
+        if (at_ >= text_.size()) fail(t.position, closing);
+        t.text += unescape(text_[at_++]);
+        continue;
+      }
+      t.text += c;
+    }
+    if (kind == Token::Kind::quoted_word && t.text.empty()) fail(t.position, "a name between the backquotes");
+    return t;
+  }
+
+  static std::string unescape(char c) {
+    switch (c) {
+      case '0': return std::string(1, '\0');
+      case 'b': return "\b";
+      case 'n': return "\n";
+      case 'r': return "\r";
+      case 't': return "\t";
+      case 'Z': return "\x1A";
+      case '%': return "\\%";  // kept for LIKE, as MySQL does
+      case '_': return "\\_";
+      default: return std::string(1, c);
+    }
+  }
+
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+// One definition of CREATE TABLE's secondary index: on which column, from where in the text.
+struct IndexDef {
+  std::string column;
+  std::string name;
+  KeyIndex kind = KeyIndex::unique;
+  std::size_t position = 0;  // of the column's name, for "no such column"
+};
+
+struct ColumnDef {
+  std::string name;
+  Value default_value;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text), lexer_(text) { advance(); }
+
+  Prepared statement() {
+    out_.text = std::string(text_);
+    if (accept("SELECT")) {
+      select();
+    } else if (is("INSERT") || is("REPLACE")) {
+      insert();
+    } else if (accept("UPDATE")) {
+      update();
+    } else if (accept("DELETE")) {
+      remove();
+    } else if (is("BEGIN") || is("COMMIT") || is("ROLLBACK")) {
+      out_.statement.kind = is("BEGIN")    ? Statement::Kind::begin
+                            : is("COMMIT") ? Statement::Kind::commit
+                                           : Statement::Kind::rollback;
+      advance();
+      finish(accept("WORK") ? "" : "WORK or ");
+    } else if (accept("START")) {
+      expect("TRANSACTION");
+      out_.statement.kind = Statement::Kind::begin;
+      finish("");
+    } else if (accept("SET")) {
+      set_isolation();
+    } else if (accept("CREATE")) {
+      create_table();
+    } else {
+      unsupported();
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // --- Tokens ----------------------------------------------------------------
+
+  void advance() { token_ = lexer_.next(); }
+  bool at_end() const { return token_.kind == Token::Kind::end; }
+  bool is(std::string_view keyword) const { return token_.kind == Token::Kind::word && iequals(token_.text, keyword); }
+  bool is_symbol(std::string_view symbol) const { return token_.kind == Token::Kind::symbol && token_.text == symbol; }
+  bool accept(std::string_view keyword) {
+    if (!is(keyword)) return false;
+    advance();
+    return true;
+  }
+  bool accept_symbol(std::string_view symbol) {
+    if (!is_symbol(symbol)) return false;
+    advance();
+    return true;
+  }
+  void expect(std::string_view keyword) {
+    if (!accept(keyword)) fail(std::string(keyword));
+  }
+  void expect_symbol(std::string_view symbol, std::string expected = {}) {
+    if (!accept_symbol(symbol)) fail(expected.empty() ? std::string(symbol) : std::move(expected));
+  }
+
+  [[noreturn]] void fail_at(std::size_t position, std::string expected) const { refuse(text_, position, std::move(expected)); }
+  [[noreturn]] void fail(std::string expected) const { fail_at(token_.position, std::move(expected)); }
+  [[noreturn]] void unsupported() const { fail(std::string("a statement the model runs: ") + Error::supported()); }
+
+  // A table, column or index name: a backquoted name, or a word that is not reserved.
+  std::string name(const char* expected) {
+    if (token_.kind != Token::Kind::quoted_word && (token_.kind != Token::Kind::word || reserved(token_.text)))
+      fail(expected);
+    std::string n = std::move(token_.text);
+    advance();
+    return n;
+  }
+
+  void check_count(std::size_t count, const char* what) const {
+    if (count >= kMaxItems) fail("at most " + std::to_string(kMaxItems) + " " + what + " in a statement");
+  }
+
+  // An optional `;`, then nothing: `or_else` lists what else could have come here.
+  void finish(const std::string& or_else) {
+    if (accept_symbol(";")) {
+      if (!at_end()) fail("the end of the statement (one statement at a time)");
+      return;
+    }
+    if (!at_end()) fail(or_else + "the end of the statement");
+  }
+
+  // --- Values and conditions ---------------------------------------------------
+
+  // A literal, or a `?` bound later to where `param` says.
+  Value value(Param param) {
+    if (is_symbol("?")) {
+      check_count(out_.params.size(), "parameters");
+      out_.params.push_back(std::move(param));
+      advance();
+      return std::int64_t{0};  // a placeholder until bind()
+    }
+    if (token_.kind == Token::Kind::number || token_.kind == Token::Kind::string) {
+      Value v = token_.kind == Token::Kind::number ? Value{token_.number} : Value{std::move(token_.text)};
+      advance();
+      return v;
+    }
+    if (is("NULL")) fail(std::string(kValue) + "; NULL is not modelled");
+    fail(kValue);
+  }
+
+  void conditions(Where& where) {
+    do {
+      check_count(where.size(), "conditions");
+      Condition c;
+      c.column = name("a column name");
+      c.op = comparison();
+      c.value = value(Param{.in = Param::In::where, .where_index = where.size()});
+      where.push_back(std::move(c));
+    } while (accept("AND"));
+    if (is("OR")) fail("AND (OR is not modelled: a WHERE is conditions joined by AND)");
+  }
+
+  Condition::Op comparison() {
+    using Op = Condition::Op;
+    static constexpr std::array<std::pair<std::string_view, Op>, 7> kOps = {
+        {{"=", Op::eq}, {"!=", Op::ne}, {"<>", Op::ne}, {"<", Op::lt}, {"<=", Op::le}, {">", Op::gt}, {">=", Op::ge}}};
+    for (const auto& [symbol, op] : kOps)
+      if (accept_symbol(symbol)) return op;
+    fail("a comparison (=, !=, <>, <, <=, > or >=)");
+  }
+
+  // A list of column names in parentheses, each once; the `(` is taken.
+  std::vector<std::string> column_list() {
+    std::vector<std::string> columns;
+    if (accept_symbol(")")) return columns;
+    do {
+      check_count(columns.size(), "columns");
+      const std::size_t at = token_.position;
+      std::string column = name("a column name");
+      if (std::find(columns.begin(), columns.end(), column) != columns.end()) fail_at(at, "a column not listed already");
+      columns.push_back(std::move(column));
+    } while (accept_symbol(","));
+    expect_symbol(")", ", or )");
+    return columns;
+  }
+
+  // SELECT's column list: `*`, an integer, or column names (kept in Prepared::columns).
+  std::vector<std::string> select_list() {
+    std::vector<std::string> columns;
+    if (accept_symbol("*")) return columns;
+    if (token_.kind == Token::Kind::number) {
+      advance();
+      return columns;
+    }
+    do {
+      check_count(columns.size(), "columns");
+      const std::size_t at = token_.position;
+      columns.push_back(name("a column name, * or 1"));
+      if (is_symbol("(")) fail_at(at, "a column name, * or 1 (functions such as COUNT(*) are not modelled)");
+    } while (accept_symbol(","));
+    return columns;
+  }
+
+  // --- Statements --------------------------------------------------------------
+
+  void select() {
+    Statement& s = out_.statement;
+    s.kind = Statement::Kind::select;
+    out_.columns = select_list();
+    expect("FROM");
+    s.table = name("a table name");
+    for (const char* join : {"JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "STRAIGHT_JOIN"})
+      if (is(join)) unsupported();
+    if (is_symbol(",")) unsupported();
+    std::string more = "WHERE, FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE or ";
+    if (accept("WHERE")) {
+      conditions(s.where);
+      more = "AND, FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE or ";
+    }
+    if (accept("FOR")) {
+      if (accept("UPDATE")) {
+        s.lock = ReadLock::update;
+      } else {
+        if (!accept("SHARE")) fail("UPDATE or SHARE");
+        s.lock = ReadLock::share;
+      }
+      more.clear();
+    } else if (accept("LOCK")) {
+      expect("IN");
+      expect("SHARE");
+      expect("MODE");
+      s.lock = ReadLock::share;
+      more.clear();
+    }
+    finish(more);
+  }
+
+  void insert() {
+    Statement& s = out_.statement;
+    s.kind = Statement::Kind::insert;
+    const bool replace = accept("REPLACE");
+    if (replace) {
+      s.on_duplicate = OnDuplicate::replace;
+    } else {
+      advance();  // INSERT
+      if (accept("IGNORE")) s.on_duplicate = OnDuplicate::ignore;
+    }
+    accept("INTO");
+    s.table = name("a table name");
+    expect_symbol("(", "the column list: (column, ...)");
+    const std::vector<std::string> columns = column_list();
+    const std::size_t values_at = token_.position;
+    if (accept("VALUES") || accept("VALUE")) {
+      expect_symbol("(");
+      std::vector<Value> values;
+      if (!is_symbol(")")) {
+        do {
+          check_count(values.size(), "values");
+          values.push_back(value(Param{.in = Param::In::values, .column = column_at(columns, values.size())}));
+        } while (accept_symbol(","));
+      }
+      expect_symbol(")", ", or )");
+      fill_values(columns, std::move(values), values_at);
+      if (is_symbol(",")) fail("ON DUPLICATE KEY UPDATE or the end of the statement (one row per INSERT)");
+      if (!replace && accept("ON")) {
+        on_duplicate_key_update(columns);
+        finish(", or ");
+      } else {
+        finish(replace ? "" : "ON DUPLICATE KEY UPDATE or ");
+      }
+    } else if (!replace && is("SELECT")) {
+      insert_select(columns);
+    } else {
+      fail(replace ? "VALUES" : "VALUES or SELECT");
+    }
+  }
+
+  static std::string column_at(const std::vector<std::string>& columns, std::size_t i) {
+    return i < columns.size() ? columns[i] : std::string();
+  }
+
+  void fill_values(const std::vector<std::string>& columns, std::vector<Value> values, std::size_t at) {
+    if (values.size() != columns.size())
+      fail_at(at, "as many values as columns (" + count_of(columns.size(), "column", "columns") + ", " +
+                      count_of(values.size(), "value", "values") + ")");
+    for (std::size_t i = 0; i < columns.size(); ++i) out_.statement.values[columns[i]] = std::move(values[i]);
+  }
+
+  // ON has been taken: DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...
+  void on_duplicate_key_update(const std::vector<std::string>& columns) {
+    Statement& s = out_.statement;
+    expect("DUPLICATE");
+    expect("KEY");
+    expect("UPDATE");
+    s.on_duplicate = OnDuplicate::update;
+    do {
+      check_count(s.on_update.size(), "assignments");
+      const std::size_t at = token_.position;
+      std::string column = name("a column name");
+      if (s.on_update.count(column)) fail_at(at, "a column not assigned already");
+      expect_symbol("=");
+      if (accept("VALUES")) {
+        expect_symbol("(");
+        const std::size_t inner_at = token_.position;
+        const std::string inner = name("a column name");
+        if (inner != column) fail_at(inner_at, column + " (VALUES() of the column assigned: the model copies a column's own inserted value)");
+        if (std::find(columns.begin(), columns.end(), column) == columns.end())
+          fail_at(inner_at, "a column the INSERT lists (VALUES() of another is NULL, which is not modelled)");
+        expect_symbol(")");
+        s.on_update[column] = s.values.at(column);
+        out_.from_values.push_back(column);
+      } else {
+        s.on_update[column] = value(Param{.in = Param::In::on_update, .column = column});
+      }
+    } while (accept_symbol(","));
+  }
+
+  // INSERT INTO t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE ...])
+  void insert_select(const std::vector<std::string>& columns) {
+    Statement& s = out_.statement;
+    s.kind = Statement::Kind::insert_if_absent;
+    const std::size_t select_at = token_.position;
+    advance();  // SELECT
+    std::vector<Value> values;
+    do {
+      check_count(values.size(), "values");
+      values.push_back(value(Param{.in = Param::In::values, .column = column_at(columns, values.size())}));
+    } while (accept_symbol(","));
+    fill_values(columns, std::move(values), select_at);
+    if (accept("FROM")) expect("DUAL");
+    if (!accept("WHERE")) fail(", FROM DUAL or WHERE NOT EXISTS (...)");
+    expect("NOT");
+    expect("EXISTS");
+    expect_symbol("(");
+    expect("SELECT");
+    select_list();  // what the subquery selects does not matter, only whether a row is there
+    expect("FROM");
+    const std::size_t table_at = token_.position;
+    if (name("a table name") != s.table) fail_at(table_at, s.table + " (NOT EXISTS checks the table the INSERT writes)");
+    if (accept("WHERE")) conditions(s.where);
+    expect_symbol(")", s.where.empty() ? "WHERE or )" : "AND or )");
+    finish("");
+  }
+
+  void update() {
+    Statement& s = out_.statement;
+    s.kind = Statement::Kind::update;
+    s.table = name("a table name");
+    expect("SET");
+    do {
+      check_count(s.values.size(), "assignments");
+      const std::size_t at = token_.position;
+      std::string column = name("a column name");
+      if (s.values.count(column)) fail_at(at, "a column not assigned already");
+      expect_symbol("=");
+      s.values[column] = value(Param{.in = Param::In::values, .column = column});
+    } while (accept_symbol(","));
+    if (accept("WHERE")) {
+      conditions(s.where);
+      finish("AND or ");
+    } else {
+      finish(", WHERE or ");
+    }
+  }
+
+  void remove() {
+    Statement& s = out_.statement;
+    s.kind = Statement::Kind::remove;
+    expect("FROM");
+    s.table = name("a table name");
+    if (accept("WHERE")) {
+      conditions(s.where);
+      finish("AND or ");
+    } else {
+      finish("WHERE or ");
+    }
+  }
+
+  // SET has been taken.
+  void set_isolation() {
+    Statement& s = out_.statement;
+    s.kind = Statement::Kind::set_isolation;
+    const bool session = accept("SESSION");
+    if (!session && !is("TRANSACTION")) unsupported();
+    s.next_transaction_only = !session;
+    expect("TRANSACTION");
+    expect("ISOLATION");
+    expect("LEVEL");
+    const std::size_t level_at = token_.position;
+    if (accept("READ")) {
+      if (is("UNCOMMITTED")) fail_at(level_at, "READ COMMITTED or REPEATABLE READ (READ UNCOMMITTED is not modelled)");
+      expect("COMMITTED");
+      s.isolation = Isolation::read_committed;
+    } else if (accept("REPEATABLE")) {
+      expect("READ");
+      s.isolation = Isolation::repeatable_read;
+    } else if (is("SERIALIZABLE")) {
+      fail("READ COMMITTED or REPEATABLE READ (SERIALIZABLE is not modelled)");
+    } else {
+      fail("READ COMMITTED or REPEATABLE READ");
+    }
+    finish("");
+  }
+
+  // --- CREATE TABLE ---------------------------------------------------------------
+
+  // CREATE has been taken.
+  void create_table() {
+    if (!accept("TABLE")) unsupported();
+    TableSchema schema{.name = name("a table name"), .key_index = KeyIndex::none};
+    expect_symbol("(");
+    std::vector<ColumnDef> columns;
+    bool has_id = false, has_primary = false;
+    std::optional<IndexDef> index;
+    auto add_index = [&](IndexDef def, std::size_t at) {
+      if (index) fail_at(at, kOneIndex);
+      index = std::move(def);
+    };
+    do {
+      check_count(columns.size(), "columns");
+      const std::size_t at = token_.position;
+      if (accept("PRIMARY")) {
+        if (has_primary) fail_at(at, "one PRIMARY KEY");
+        expect("KEY");
+        expect_symbol("(");
+        const std::size_t column_at = token_.position;
+        if (name("a column name") != "id") fail_at(column_at, "id (the primary key is the auto-increment id)");
+        expect_symbol(")", ") (the primary key is id alone)");
+        has_primary = true;
+      } else if (is("UNIQUE") || is("KEY") || is("INDEX")) {
+        add_index(index_clause(), at);
+      } else {
+        const std::string column = name("a column definition, PRIMARY KEY (id), UNIQUE KEY (column) or KEY (column)");
+        for (const ColumnDef& c : columns)
+          if (c.name == column) fail_at(at, "a column not defined already");
+        if (column == "id") {
+          if (has_id) fail_at(at, "a column not defined already");
+          has_id = true;
+          has_primary = id_definition() || has_primary;
+          columns.push_back({column, std::int64_t{0}});
+        } else {
+          std::optional<std::size_t> unique_at;
+          columns.push_back({column, column_definition(unique_at)});
+          if (unique_at) add_index(IndexDef{column, column, KeyIndex::unique, at}, *unique_at);
+        }
+      }
+    } while (accept_symbol(","));
+    const std::size_t close_at = token_.position;
+    expect_symbol(")", ", or )");
+    if (!has_id) fail_at(close_at, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY (the model's tables have one)");
+    if (!has_primary) fail_at(close_at, ", PRIMARY KEY (id)");
+    if (index) {
+      if (index->column == "id") fail_at(index->position, "a column other than id (id is the primary key)");
+      if (std::none_of(columns.begin(), columns.end(), [&](const ColumnDef& c) { return c.name == index->column; }))
+        fail_at(index->position, "a column the table defines");
+      schema.key_column = index->column;
+      schema.key_index = index->kind;
+      schema.index_name = index->name;
+    }
+    schema.column_order.push_back("id");
+    for (ColumnDef& c : columns) {
+      if (c.name == "id") continue;
+      schema.column_order.push_back(c.name);
+      if (c.name != schema.key_column) schema.columns[c.name] = std::move(c.default_value);
+    }
+    table_options();
+    out_.create = std::move(schema);
+  }
+
+  // UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col), at its first word.
+  IndexDef index_clause() {
+    IndexDef def;
+    if (accept("UNIQUE")) {
+      if (!accept("KEY")) accept("INDEX");
+    } else {
+      advance();  // KEY or INDEX
+      def.kind = KeyIndex::non_unique;
+    }
+    if (!is_symbol("(")) def.name = name("an index name or (");
+    expect_symbol("(");
+    def.position = token_.position;
+    def.column = name("a column name");
+    if (is_symbol(",")) fail(kOneIndex);
+    expect_symbol(")");
+    if (def.name.empty()) def.name = def.column;
+    return def;
+  }
+
+  // The rest of `id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT [PRIMARY KEY]`; returns
+  // whether it says PRIMARY KEY.
+  bool id_definition() {
+    const std::size_t type_at = token_.position;
+    if (!(accept("BIGINT") || accept("INT") || accept("INTEGER")))
+      fail_at(type_at, "BIGINT or INT (id is the auto-increment primary key)");
+    display_width();
+    accept("UNSIGNED");
+    bool auto_increment = false, primary = false;
+    for (;;) {
+      if (accept("NOT")) {
+        expect("NULL");
+      } else if (accept("AUTO_INCREMENT")) {
+        auto_increment = true;
+      } else if (accept("PRIMARY")) {
+        expect("KEY");
+        primary = true;
+      } else if (accept("COMMENT")) {
+        comment();
+      } else {
+        break;
+      }
+    }
+    if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, AUTO_INCREMENT, PRIMARY KEY, COMMENT, , or )");
+    if (!auto_increment) fail("AUTO_INCREMENT (id is the auto-increment primary key)");
+    return primary;
+  }
+
+  // A column's type and attributes; returns its default. `unique_at`: where an inline UNIQUE is.
+  Value column_definition(std::optional<std::size_t>& unique_at) {
+    bool integer = true;
+    if (accept("BIGINT") || accept("INT") || accept("INTEGER") || accept("SMALLINT") || accept("TINYINT")) {
+      display_width();
+      accept("UNSIGNED");
+    } else if (accept("VARCHAR")) {
+      expect_symbol("(");
+      length();
+      expect_symbol(")");
+      integer = false;
+    } else if (accept("CHAR")) {
+      display_width();
+      integer = false;
+    } else if (accept("TEXT")) {
+      integer = false;
+    } else if (accept("DATETIME") || accept("TIMESTAMP")) {
+      display_width();  // fractional seconds
+    } else {
+      fail("a column type: BIGINT, INT, SMALLINT, TINYINT, VARCHAR(n), CHAR(n), TEXT, DATETIME or TIMESTAMP");
+    }
+    Value default_value = integer ? Value{std::int64_t{0}} : Value{std::string()};
+    for (;;) {
+      const std::size_t at = token_.position;
+      if (accept("NOT")) {
+        expect("NULL");
+      } else if (accept("NULL")) {
+        // nullable in MySQL; the model has no NULLs, so the default stands in
+      } else if (accept("DEFAULT")) {
+        default_value = literal_default(integer);
+      } else if (accept("UNIQUE")) {
+        accept("KEY");
+        unique_at = at;
+      } else if (accept("COMMENT")) {
+        comment();
+      } else if (is("AUTO_INCREMENT")) {
+        fail("a column attribute other than AUTO_INCREMENT (only id is auto-increment)");
+      } else if (is("PRIMARY")) {
+        fail("a column attribute other than PRIMARY KEY (the primary key is id)");
+      } else {
+        break;
+      }
+    }
+    if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, NULL, DEFAULT, UNIQUE, COMMENT, , or )");
+    return default_value;
+  }
+
+  // DEFAULT's value: integers for integer columns (also written '0', as mysqldump does),
+  // strings for text columns (a number becomes its digits, as MySQL converts it).
+  Value literal_default(bool integer) {
+    if (is("NULL")) fail("a literal default (NULL is not modelled; give a DEFAULT)");
+    if (token_.kind == Token::Kind::number) {
+      Value v = integer ? Value{token_.number} : Value{token_.text};
+      advance();
+      return v;
+    }
+    if (token_.kind == Token::Kind::string) {
+      if (!integer) {
+        Value v = std::move(token_.text);
+        advance();
+        return v;
+      }
+      std::int64_t n = 0;
+      const std::string& s = token_.text;
+      const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), n);
+      if (s.empty() || error != std::errc() || end != s.data() + s.size()) fail("an integer default for a number column");
+      advance();
+      return n;
+    }
+    fail(integer ? "an integer default" : "a 'string' default");
+  }
+
+  // An optional (n) after a type: a display width, CHAR's length, fractional seconds.
+  void display_width() {
+    if (!accept_symbol("(")) return;
+    length();
+    expect_symbol(")");
+  }
+
+  void length() {
+    if (token_.kind != Token::Kind::number || token_.number < 0) fail("a length");
+    advance();
+  }
+
+  void comment() {
+    if (token_.kind != Token::Kind::string) fail("the comment's 'text'");
+    advance();
+  }
+
+  // ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='...' and the like: `[DEFAULT] name [=] value`
+  // each, accepted and ignored (the model has one engine and compares bytes; AUTO_INCREMENT=n
+  // does not move the first id).
+  void table_options() {
+    while (!at_end() && !is_symbol(";")) {
+      accept("DEFAULT");
+      if (accept("CHARACTER")) {
+        expect("SET");
+      } else if (token_.kind == Token::Kind::word) {
+        advance();
+      } else {
+        fail("a table option (ENGINE=InnoDB, DEFAULT CHARSET=utf8mb4, ...) or the end of the statement");
+      }
+      accept_symbol("=");
+      if (token_.kind != Token::Kind::word && token_.kind != Token::Kind::number && token_.kind != Token::Kind::string)
+        fail("the table option's value");
+      advance();
+      accept_symbol(",");
+    }
+    finish("");
+  }
+
+  std::string_view text_;
+  Lexer lexer_;
+  Token token_{};
+  Prepared out_{};
+};
+
+}  // namespace
+
+Error::Error(std::size_t position, std::string near, std::string expected)
+    : std::runtime_error("1064 You have an error in your SQL syntax near '" + near + "' " +
+                         (near.empty() ? std::string("at the end") : "at position " + std::to_string(position)) +
+                         ": expected " + expected),
+      position_(position),
+      near_(std::move(near)),
+      expected_(std::move(expected)) {}
+
+const char* Error::supported() {
+  return "SELECT, INSERT [IGNORE], INSERT ... ON DUPLICATE KEY UPDATE, REPLACE, INSERT ... SELECT ... WHERE NOT EXISTS, "
+         "UPDATE, DELETE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET [SESSION] TRANSACTION ISOLATION LEVEL, "
+         "CREATE TABLE";
+}
+
+Prepared prepare(std::string_view text) {
+  if (text.size() > kMaxText)
+    refuse(text, kMaxText, "a statement of at most " + std::to_string(kMaxText) + " bytes");
+  return Parser(text).statement();
+}
+
+Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
+  if (prepared.create)
+    throw sim::UsageError("models::db::sql: " + prepared.text +
+                          " defines a table: give Prepared::create to Server::create_table instead");
+  if (args.size() != prepared.params.size())
+    throw sim::UsageError("models::db::sql: " + prepared.text + " takes " + std::to_string(prepared.params.size()) +
+                          " parameters, got " + std::to_string(args.size()));
+  Statement s = prepared.statement;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Param& p = prepared.params[i];
+    switch (p.in) {
+      case Param::In::where: s.where[p.where_index].value = args[i]; break;
+      case Param::In::values: s.values[p.column] = args[i]; break;
+      case Param::In::on_update: s.on_update[p.column] = args[i]; break;
+    }
+  }
+  for (const std::string& column : prepared.from_values) s.on_update[column] = s.values.at(column);
+  return s;
+}
+
+}  // namespace models::db::sql

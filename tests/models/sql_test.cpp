@@ -1,0 +1,680 @@
+// SQL text parsed into the database's typed statements (models/db/sql.hpp): every statement
+// form the model runs, the table definitions it takes, and the 1064 errors for the rest.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/db/sql.hpp"
+#include "support.hpp"
+
+namespace db = models::db;
+namespace sql = models::db::sql;
+using db::Condition;
+using db::KeyIndex;
+using db::OnDuplicate;
+using db::ReadLock;
+using db::Statement;
+using db::Value;
+
+namespace {
+
+const char* kind_name(Statement::Kind kind) {
+  switch (kind) {
+    case Statement::Kind::begin: return "begin";
+    case Statement::Kind::commit: return "commit";
+    case Statement::Kind::rollback: return "rollback";
+    case Statement::Kind::set_isolation: return "set_isolation";
+    case Statement::Kind::select: return "select";
+    case Statement::Kind::insert: return "insert";
+    case Statement::Kind::insert_if_absent: return "insert_if_absent";
+    case Statement::Kind::update: return "update";
+    case Statement::Kind::remove: return "remove";
+  }
+  return "?";
+}
+
+std::string values_text(const db::Values& values) {
+  std::string out = "{";
+  for (const auto& [column, value] : values) out += column + "=" + db::to_string(value) + ";";
+  return out + "}";
+}
+
+/// Every field of a statement, so two can be compared and a difference read in the output.
+std::string describe(const Statement& s) {
+  static const char* const kOps[] = {"=", "!=", "<", "<=", ">", ">="};
+  std::string out = std::string(kind_name(s.kind)) + " " + s.table + " where {";
+  for (const Condition& c : s.where) out += c.column + kOps[static_cast<int>(c.op)] + db::to_string(c.value) + ";";
+  out += "} lock " + std::to_string(static_cast<int>(s.lock)) + " values " + values_text(s.values) + " on_duplicate " +
+         std::to_string(static_cast<int>(s.on_duplicate)) + " on_update " + values_text(s.on_update) + " isolation " +
+         db::to_string(s.isolation) + (s.next_transaction_only ? " next" : "");
+  return out;
+}
+
+Statement bound(std::string_view text, const std::vector<Value>& args = {}) {
+  return sql::bind(sql::prepare(text), args);
+}
+
+/// The error `text` is refused with; fails the test when it parses.
+sql::Error error_of(std::string_view text) {
+  try {
+    sql::prepare(text);
+  } catch (const sql::Error& e) {
+    return e;
+  }
+  FAIL("parsed: " << text);
+  throw std::logic_error("unreachable");
+}
+
+const std::string kAccountsDdl =
+    "CREATE TABLE t_account (\n"
+    "  id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,\n"
+    "  open_id VARCHAR(64) NOT NULL,\n"
+    "  device VARCHAR(64) NOT NULL DEFAULT '',\n"
+    "  wallet BIGINT NOT NULL DEFAULT 0,\n"
+    "  status TINYINT(4) NOT NULL DEFAULT '0' COMMENT '0 unbound, 1 bound',\n"
+    "  PRIMARY KEY (id),\n"
+    "  UNIQUE KEY uk_open_id (open_id)\n"
+    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='accounts';";
+
+}  // namespace
+
+// --- SELECT ----------------------------------------------------------------------------------
+
+TEST_CASE("SELECT maps each condition, in order, with its operator and value", "[sql]") {
+  const sql::Prepared p =
+      sql::prepare("SELECT id, open_id FROM t_account WHERE a = 1 AND b != 'x' AND c <> ? AND d < 2 AND e <= 3 "
+                   "AND f > 4 AND g >= -5");
+  CHECK(p.columns == std::vector<std::string>{"id", "open_id"});
+  CHECK_FALSE(p.create);
+  Statement want{.kind = Statement::Kind::select,
+                 .table = "t_account",
+                 .where = {db::eq("a", std::int64_t{1}), db::ne("b", "x"), db::ne("c", "y"), db::lt("d", std::int64_t{2}),
+                           {Condition::Op::le, "e", std::int64_t{3}}, db::gt("f", std::int64_t{4}),
+                           {Condition::Op::ge, "g", std::int64_t{-5}}}};
+  CHECK(describe(sql::bind(p, {"y"})) == describe(want));
+}
+
+TEST_CASE("SELECT * and SELECT 1 read every column, and a plain SELECT takes no lock", "[sql]") {
+  for (const char* text : {"SELECT * FROM t WHERE k = ?", "SELECT 1 FROM t WHERE k = ?"}) {
+    INFO(text);
+    const sql::Prepared p = sql::prepare(text);
+    CHECK(p.columns.empty());
+    CHECK(p.statement.lock == ReadLock::none);
+    CHECK(describe(sql::bind(p, {"a"})) ==
+          describe({.kind = Statement::Kind::select, .table = "t", .where = {db::eq("k", "a")}}));
+  }
+  CHECK(bound("SELECT * FROM t").where.empty());
+}
+
+TEST_CASE("FOR UPDATE takes an exclusive lock", "[sql]") {
+  CHECK(bound("SELECT id FROM t WHERE k = 1 FOR UPDATE").lock == ReadLock::update);
+  CHECK(bound("select id from t for update").lock == ReadLock::update);
+}
+
+TEST_CASE("FOR SHARE and LOCK IN SHARE MODE both take a shared lock", "[sql]") {
+  CHECK(bound("SELECT id FROM t WHERE k = 1 FOR SHARE").lock == ReadLock::share);
+  CHECK(bound("SELECT id FROM t WHERE k = 1 LOCK IN SHARE MODE").lock == ReadLock::share);
+  CHECK(error_of("SELECT id FROM t FOR NOTHING").expected() == "UPDATE or SHARE");
+}
+
+TEST_CASE("keywords are case-insensitive; names keep their case and lose their backquotes", "[sql]") {
+  const sql::Prepared p = sql::prepare("sElEcT `Open_Id`, `select` FrOm `T_Account` wHeRe `Key` = 1 AnD Device = 2");
+  CHECK(p.columns == std::vector<std::string>{"Open_Id", "select"});
+  CHECK(p.statement.table == "T_Account");
+  REQUIRE(p.statement.where.size() == 2);
+  CHECK(p.statement.where[0].column == "Key");
+  CHECK(p.statement.where[1].column == "Device");
+  CHECK(bound("SELECT * FROM `a``b`").table == "a`b");
+}
+
+TEST_CASE("COUNT(*) and other functions in a select list are refused", "[sql]") {
+  const sql::Error e = error_of("SELECT COUNT(*) FROM t");
+  CHECK(e.position() == 7);
+  CHECK(e.expected() == "a column name, * or 1 (functions such as COUNT(*) are not modelled)");
+}
+
+TEST_CASE("OR in a WHERE is refused: conditions are joined by AND", "[sql]") {
+  const sql::Error e = error_of("SELECT * FROM t WHERE a = 1 OR b = 2");
+  CHECK(e.position() == 28);
+  CHECK(e.expected() == "AND (OR is not modelled: a WHERE is conditions joined by AND)");
+  CHECK(error_of("SELECT * FROM t WHERE a IS NULL").expected() == "a comparison (=, !=, <>, <, <=, > or >=)");
+}
+
+// --- Literals and parameters -----------------------------------------------------------------
+
+TEST_CASE("a string literal takes '' and backslash escapes; an integer may be negative", "[sql]") {
+  const Statement s = bound(R"(SELECT * FROM t WHERE a = 'it''s' AND b = 'it\'s' AND c = 'a\nb\\c' AND d = -42 AND e = '')");
+  REQUIRE(s.where.size() == 5);
+  CHECK(s.where[0].value == Value{"it's"});
+  CHECK(s.where[1].value == Value{"it's"});
+  CHECK(s.where[2].value == Value{"a\nb\\c"});
+  CHECK(s.where[3].value == Value{std::int64_t{-42}});
+  CHECK(s.where[4].value == Value{""});
+  CHECK(bound("SELECT * FROM t WHERE a = -9223372036854775808").where[0].value ==
+        Value{std::numeric_limits<std::int64_t>::min()});
+}
+
+TEST_CASE("numbers are 64-bit integers: a decimal or a larger number is refused", "[sql]") {
+  CHECK(error_of("SELECT * FROM t WHERE a = 1.5").expected() == "an integer (decimals are not modelled)");
+  const sql::Error e = error_of("SELECT * FROM t WHERE a = 9223372036854775808");
+  CHECK(e.position() == 26);
+  CHECK(e.expected() == "a number from -9223372036854775808 to 9223372036854775807");
+}
+
+TEST_CASE("an unterminated string or name is refused at its opening quote", "[sql]") {
+  sql::Error e = error_of("SELECT * FROM t WHERE a = 'abc");
+  CHECK(e.position() == 26);
+  CHECK(e.expected() == "the string's closing '");
+  CHECK(error_of("SELECT * FROM t WHERE a = 'abc\\").expected() == "the string's closing '");
+  e = error_of("SELECT * FROM `t");
+  CHECK(e.position() == 14);
+  CHECK(e.expected() == "the name's closing `");
+  CHECK(error_of("SELECT * FROM ``").expected() == "a name between the backquotes");
+}
+
+TEST_CASE("NULL as a value is refused: the model has no NULLs", "[sql]") {
+  const sql::Error e = error_of("INSERT INTO t (a, b) VALUES (1, NULL)");
+  CHECK(e.position() == 32);
+  CHECK(e.expected() == "a value (a number, a 'string' or ?); NULL is not modelled");
+  CHECK(error_of("UPDATE t SET a = NULL").expected() == "a value (a number, a 'string' or ?); NULL is not modelled");
+}
+
+TEST_CASE("each ? is a parameter, bound in the order of the text", "[sql]") {
+  const sql::Prepared p = sql::prepare("UPDATE t SET b = ?, a = ? WHERE k = ? AND v = ?");
+  REQUIRE(p.params.size() == 4);
+  CHECK(p.params[0].in == sql::Param::In::values);
+  CHECK(p.params[0].column == "b");
+  CHECK(p.params[2].in == sql::Param::In::where);
+  CHECK(p.params[3].where_index == 1);
+  const Statement s = sql::bind(p, {"B", std::int64_t{1}, "key", std::int64_t{7}});
+  CHECK(describe(s) == describe({.kind = Statement::Kind::update,
+                                 .table = "t",
+                                 .where = {db::eq("k", "key"), db::eq("v", std::int64_t{7})},
+                                 .values = {{"a", std::int64_t{1}}, {"b", "B"}}}));
+  CHECK(describe(sql::bind(p, {"C", std::int64_t{2}, "other", std::int64_t{8}})) !=
+        describe(s));  // the prepared statement is reused, not changed
+}
+
+TEST_CASE("bind with the wrong number of arguments is a usage error naming the statement", "[sql]") {
+  const sql::Prepared p = sql::prepare("SELECT * FROM t WHERE k = ?");
+  try {
+    sql::bind(p, {});
+    FAIL("bound");
+  } catch (const sim::UsageError& e) {
+    CHECK(std::string(e.what()) == "models::db::sql: SELECT * FROM t WHERE k = ? takes 1 parameters, got 0");
+  }
+  CHECK_THROWS_AS(sql::bind(p, {"a", "b"}), sim::UsageError);
+}
+
+// --- INSERT, REPLACE ---------------------------------------------------------------------------
+
+TEST_CASE("INSERT sets each listed column to its value; a duplicate key is an error", "[sql]") {
+  const Statement s = bound("INSERT INTO t_account (open_id, device, version) VALUES (?, ?, 1)", {"o", "d"});
+  CHECK(describe(s) == describe({.kind = Statement::Kind::insert,
+                                 .table = "t_account",
+                                 .values = {{"open_id", "o"}, {"device", "d"}, {"version", std::int64_t{1}}},
+                                 .on_duplicate = OnDuplicate::error}));
+  CHECK(bound("INSERT t (a) VALUE (1)").values.at("a") == Value{std::int64_t{1}});
+  CHECK(describe(bound("INSERT INTO t_task () VALUES ()")) ==
+        describe({.kind = Statement::Kind::insert, .table = "t_task"}));
+}
+
+TEST_CASE("INSERT IGNORE ignores a duplicate key", "[sql]") {
+  CHECK(bound("INSERT IGNORE INTO t (a) VALUES (?)", {"x"}).on_duplicate == OnDuplicate::ignore);
+}
+
+TEST_CASE("REPLACE INTO replaces the row with a duplicate key", "[sql]") {
+  const Statement s = bound("REPLACE INTO t (a, b) VALUES (?, 'b')", {"x"});
+  CHECK(describe(s) == describe({.kind = Statement::Kind::insert,
+                                 .table = "t",
+                                 .values = {{"a", "x"}, {"b", "b"}},
+                                 .on_duplicate = OnDuplicate::replace}));
+  CHECK(error_of("REPLACE INTO t (a) SELECT 1").expected() == "VALUES");
+}
+
+TEST_CASE("ON DUPLICATE KEY UPDATE c = VALUES(c) updates with the bound value", "[sql]") {
+  const sql::Prepared p = sql::prepare("INSERT INTO t (open_id, device) VALUES (?, ?) ON DUPLICATE KEY UPDATE device = VALUES(device)");
+  CHECK(p.from_values == std::vector<std::string>{"device"});
+  const Statement s = sql::bind(p, {"o", "phone"});
+  CHECK(describe(s) == describe({.kind = Statement::Kind::insert,
+                                 .table = "t",
+                                 .values = {{"open_id", "o"}, {"device", "phone"}},
+                                 .on_duplicate = OnDuplicate::update,
+                                 .on_update = {{"device", "phone"}}}));
+  CHECK(sql::bind(p, {"o", "tablet"}).on_update.at("device") == Value{"tablet"});
+}
+
+TEST_CASE("ON DUPLICATE KEY UPDATE c = literal or ? updates with that value", "[sql]") {
+  const sql::Prepared p =
+      sql::prepare("INSERT INTO t (a) VALUES (?) ON DUPLICATE KEY UPDATE b = 'x', c = ?, a = VALUES(a)");
+  REQUIRE(p.params.size() == 2);
+  CHECK(p.params[1].in == sql::Param::In::on_update);
+  CHECK(p.params[1].column == "c");
+  CHECK(values_text(sql::bind(p, {"A", std::int64_t{3}}).on_update) == "{a='A';b='x';c=3;}");
+  // MySQL also takes IGNORE with ON DUPLICATE KEY UPDATE: the update decides.
+  CHECK(bound("INSERT IGNORE INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = 2").on_duplicate == OnDuplicate::update);
+}
+
+TEST_CASE("VALUES() of another or an unlisted column is refused", "[sql]") {
+  sql::Error e = error_of("INSERT INTO t (a, b) VALUES (1, 2) ON DUPLICATE KEY UPDATE a = VALUES(b)");
+  CHECK(e.position() == 70);
+  CHECK(e.expected() == "a (VALUES() of the column assigned: the model copies a column's own inserted value)");
+  e = error_of("INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE c = VALUES(c)");
+  CHECK(e.expected() == "a column the INSERT lists (VALUES() of another is NULL, which is not modelled)");
+}
+
+TEST_CASE("a column count that differs from the value count is refused at VALUES", "[sql]") {
+  sql::Error e = error_of("INSERT INTO t (a, b) VALUES (1)");
+  CHECK(e.position() == 21);
+  CHECK(e.near() == "VALUES (1)");
+  CHECK(e.expected() == "as many values as columns (2 columns, 1 value)");
+  e = error_of("INSERT INTO t (a) VALUES (1, ?)");
+  CHECK(e.expected() == "as many values as columns (1 column, 2 values)");
+}
+
+TEST_CASE("an INSERT names its columns, each once, and inserts one row", "[sql]") {
+  CHECK(error_of("INSERT INTO t VALUES (1)").expected() == "the column list: (column, ...)");
+  sql::Error e = error_of("INSERT INTO t (a, b, a) VALUES (1, 2, 3)");
+  CHECK(e.position() == 21);
+  CHECK(e.expected() == "a column not listed already");
+  CHECK(error_of("INSERT INTO t (a) VALUES (1), (2)").expected() ==
+        "ON DUPLICATE KEY UPDATE or the end of the statement (one row per INSERT)");
+  CHECK(error_of("UPDATE t SET a = 1, a = 2").expected() == "a column not assigned already");
+}
+
+TEST_CASE("INSERT ... SELECT ... WHERE NOT EXISTS inserts if absent: the subquery's conditions are its WHERE", "[sql]") {
+  const Statement want{.kind = Statement::Kind::insert_if_absent,
+                       .table = "t_account",
+                       .where = {db::eq("open_id", "o"), db::eq("status", std::int64_t{0})},
+                       .values = {{"open_id", "o"}, {"device", "d"}}};
+  for (const char* text :
+       {"INSERT INTO t_account (open_id, device) SELECT ?, ? FROM DUAL WHERE NOT EXISTS "
+        "(SELECT 1 FROM t_account WHERE open_id = ? AND status = 0)",
+        "INSERT INTO t_account (open_id, device) SELECT ?, ? WHERE NOT EXISTS "
+        "(SELECT * FROM t_account WHERE open_id = ? AND status = 0);",
+        "insert into t_account (open_id, device) select ?, ? where not exists "
+        "(select id, open_id from t_account where open_id = ? and status = 0)"}) {
+    INFO(text);
+    CHECK(describe(bound(text, {"o", "d", "o"})) == describe(want));
+  }
+  CHECK(error_of("INSERT INTO t (a, b) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM t WHERE a = ?)").expected() ==
+        "as many values as columns (2 columns, 1 value)");
+  CHECK(error_of("INSERT INTO t (a) SELECT ? FROM t WHERE NOT EXISTS (SELECT 1 FROM t WHERE a = ?)").expected() == "DUAL");
+  const Statement ignore = bound("INSERT IGNORE INTO t (a) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM t WHERE a = 1)");
+  CHECK(ignore.kind == Statement::Kind::insert_if_absent);
+  CHECK(ignore.on_duplicate == OnDuplicate::ignore);
+}
+
+TEST_CASE("INSERT ... WHERE NOT EXISTS on another table is refused", "[sql]") {
+  const sql::Error e = error_of("INSERT INTO t (a) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM u WHERE a = ?)");
+  CHECK(e.position() == 59);
+  CHECK(e.expected() == "t (NOT EXISTS checks the table the INSERT writes)");
+}
+
+// --- UPDATE, DELETE, transactions --------------------------------------------------------------
+
+TEST_CASE("UPDATE sets its assignments where its conditions hold", "[sql]") {
+  const Statement s =
+      bound("UPDATE t_fence SET token = ? WHERE lock_key = ? AND token < ?", {std::int64_t{5}, "k", std::int64_t{5}});
+  CHECK(describe(s) == describe({.kind = Statement::Kind::update,
+                                 .table = "t_fence",
+                                 .where = {db::eq("lock_key", "k"), db::lt("token", std::int64_t{5})},
+                                 .values = {{"token", std::int64_t{5}}}}));
+  CHECK(bound("UPDATE t SET a = 1").where.empty());
+  CHECK(error_of("UPDATE t SET a = a + 1").expected() == "a value (a number, a 'string' or ?)");
+}
+
+TEST_CASE("DELETE removes the rows where its conditions hold", "[sql]") {
+  const Statement s = bound("DELETE FROM t_lock WHERE lock_key = ? AND owner = ?", {"k", "me"});
+  CHECK(describe(s) == describe({.kind = Statement::Kind::remove,
+                                 .table = "t_lock",
+                                 .where = {db::eq("lock_key", "k"), db::eq("owner", "me")}}));
+  CHECK(bound("DELETE FROM t").kind == Statement::Kind::remove);
+}
+
+TEST_CASE("BEGIN and START TRANSACTION begin; COMMIT and ROLLBACK end, with or without WORK", "[sql]") {
+  CHECK(bound("BEGIN").kind == Statement::Kind::begin);
+  CHECK(bound("begin work;").kind == Statement::Kind::begin);
+  CHECK(bound("START TRANSACTION").kind == Statement::Kind::begin);
+  CHECK(bound("COMMIT").kind == Statement::Kind::commit);
+  CHECK(bound("COMMIT WORK").kind == Statement::Kind::commit);
+  CHECK(bound("ROLLBACK").kind == Statement::Kind::rollback);
+  CHECK(bound("Rollback Work ;").kind == Statement::Kind::rollback);
+  CHECK(error_of("START WORK").expected() == "TRANSACTION");
+  CHECK(error_of("ROLLBACK TO SAVEPOINT a").expected() == "WORK or the end of the statement");
+}
+
+TEST_CASE("SET TRANSACTION sets the next transaction's isolation level, SET SESSION TRANSACTION the session's", "[sql]") {
+  Statement s = bound("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+  CHECK(s.kind == Statement::Kind::set_isolation);
+  CHECK(s.isolation == db::Isolation::read_committed);
+  CHECK(s.next_transaction_only);
+  s = bound("set session transaction isolation level repeatable read");
+  CHECK(s.kind == Statement::Kind::set_isolation);
+  CHECK(s.isolation == db::Isolation::repeatable_read);
+  CHECK_FALSE(s.next_transaction_only);
+}
+
+TEST_CASE("READ UNCOMMITTED and SERIALIZABLE are refused as not modelled", "[sql]") {
+  sql::Error e = error_of("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED");
+  CHECK(e.position() == 32);
+  CHECK(e.expected() == "READ COMMITTED or REPEATABLE READ (READ UNCOMMITTED is not modelled)");
+  e = error_of("SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+  CHECK(e.position() == 40);
+  CHECK(e.expected() == "READ COMMITTED or REPEATABLE READ (SERIALIZABLE is not modelled)");
+}
+
+// --- CREATE TABLE --------------------------------------------------------------------------------
+
+TEST_CASE("CREATE TABLE with a UNIQUE KEY makes that column the table's unique key column", "[sql]") {
+  const sql::Prepared p = sql::prepare(kAccountsDdl);
+  REQUIRE(p.create);
+  const db::TableSchema& t = *p.create;
+  CHECK(t.name == "t_account");
+  CHECK(t.key_column == "open_id");
+  CHECK(t.key_index == KeyIndex::unique);
+  CHECK(t.index_name == "uk_open_id");
+  CHECK(values_text(t.columns) == "{device='';status=0;wallet=0;}");
+  CHECK(t.column_order == std::vector<std::string>{"id", "open_id", "device", "wallet", "status"});
+  CHECK(p.params.empty());
+}
+
+TEST_CASE("CREATE TABLE with a KEY or an INDEX makes a non-unique key column; an inline UNIQUE a unique one", "[sql]") {
+  auto table = [](const std::string& rest) {
+    return *sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) " + rest + ")").create;
+  };
+  db::TableSchema t = table(", KEY idx_k (k)");
+  CHECK(t.key_column == "k");
+  CHECK(t.key_index == KeyIndex::non_unique);
+  CHECK(t.index_name == "idx_k");
+  t = table(", INDEX (k)");
+  CHECK(t.key_index == KeyIndex::non_unique);
+  CHECK(t.index_name == "k");
+  t = table(", UNIQUE INDEX (k)");
+  CHECK(t.key_index == KeyIndex::unique);
+  CHECK(t.index_name == "k");
+  t = table("NOT NULL UNIQUE");
+  CHECK(t.key_column == "k");
+  CHECK(t.key_index == KeyIndex::unique);
+  CHECK(t.index_name == "k");
+  CHECK(t.columns.empty());
+}
+
+TEST_CASE("CREATE TABLE without a secondary index has no key column", "[sql]") {
+  const sql::Prepared p = sql::prepare(
+      "create table `t_task` (`id` int(11) unsigned not null auto_increment, status smallint default 1, "
+      "marked_at datetime(3) null, note text, code char(2) default 7, primary key (`id`))");
+  REQUIRE(p.create);
+  const db::TableSchema& t = *p.create;
+  CHECK(t.key_column.empty());
+  CHECK(t.key_index == KeyIndex::none);
+  CHECK(t.index_name.empty());
+  CHECK(values_text(t.columns) == "{code='7';marked_at=0;note='';status=1;}");
+  CHECK(t.column_order == std::vector<std::string>{"id", "status", "marked_at", "note", "code"});
+}
+
+TEST_CASE("a bound CREATE TABLE is a usage error: the table goes to create_table", "[sql]") {
+  CHECK_THROWS_AS(sql::bind(sql::prepare(kAccountsDdl), {}), sim::UsageError);
+}
+
+TEST_CASE("CREATE TABLE needs the auto-increment primary key id", "[sql]") {
+  struct Case {
+    std::string text;
+    std::size_t position;
+    std::string expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"CREATE TABLE t (k INT)", 21, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY (the model's tables have one)"},
+           {"CREATE TABLE t (id VARCHAR(9) PRIMARY KEY)", 19, "BIGINT or INT (id is the auto-increment primary key)"},
+           {"CREATE TABLE t (id BIGINT PRIMARY KEY)", 37, "AUTO_INCREMENT (id is the auto-increment primary key)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT)", 40, ", PRIMARY KEY (id)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT, k INT, PRIMARY KEY (k))", 62,
+            "id (the primary key is the auto-increment id)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT, k INT, PRIMARY KEY (id, k))", 64, ") (the primary key is id alone)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, PRIMARY KEY (id))", 54, "one PRIMARY KEY"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT AUTO_INCREMENT)", 60,
+            "a column attribute other than AUTO_INCREMENT (only id is auto-increment)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT PRIMARY KEY)", 60,
+            "a column attribute other than PRIMARY KEY (the primary key is id)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, id INT)", 54, "a column not defined already"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, UNIQUE KEY (id))", 66,
+            "a column other than id (id is the primary key)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, UNIQUE KEY (k))", 66, "a column the table defines"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k FLOAT)", 56,
+            "a column type: BIGINT, INT, SMALLINT, TINYINT, VARCHAR(n), CHAR(n), TEXT, DATETIME or TIMESTAMP"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT DEFAULT 'x')", 68,
+            "an integer default for a number column"},
+       }) {
+    INFO(c.text);
+    const sql::Error e = error_of(c.text);
+    CHECK(e.expected() == c.expected);
+    CHECK(e.position() == c.position);
+  }
+}
+
+TEST_CASE("DEFAULT NULL is refused; a NULL attribute is taken", "[sql]") {
+  const sql::Error e = error_of("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(8) DEFAULT NULL)");
+  CHECK(e.position() == 72);
+  CHECK(e.expected() == "a literal default (NULL is not modelled; give a DEFAULT)");
+  CHECK(sql::prepare("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(8) NULL DEFAULT 'x')")
+            .create->columns.at("k") == Value{"x"});
+}
+
+TEST_CASE("a second secondary index is refused", "[sql]") {
+  const std::string head = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b INT";
+  sql::Error e = error_of(head + ", UNIQUE KEY ua (a), KEY kb (b))");
+  CHECK(e.position() == head.size() + 21);
+  CHECK(e.expected() == "at most one secondary index on one column (the model's tables)");
+  e = error_of("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT UNIQUE, b INT UNIQUE)");
+  CHECK(e.position() == 74);
+  CHECK(e.expected() == "at most one secondary index on one column (the model's tables)");
+}
+
+TEST_CASE("an index on two columns is refused", "[sql]") {
+  const std::string head = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b INT, UNIQUE KEY uab (a";
+  const sql::Error e = error_of(head + ", b))");
+  CHECK(e.position() == head.size());
+  CHECK(e.expected() == "at most one secondary index on one column (the model's tables)");
+}
+
+TEST_CASE("table options after CREATE TABLE are taken and ignored", "[sql]") {
+  const std::string table = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY) ";
+  for (const char* options : {"ENGINE=InnoDB", "ENGINE InnoDB AUTO_INCREMENT=5 DEFAULT CHARSET=utf8mb4 COLLATE utf8mb4_bin",
+                              "CHARACTER SET = latin1, COMMENT 'x';", ""}) {
+    INFO(options);
+    CHECK(sql::prepare(table + options).create->name == "t");
+  }
+  CHECK(error_of(table + "ENGINE=").expected() == "the table option's value");
+}
+
+TEST_CASE("a table from CREATE TABLE runs the statements prepared for it", "[sql]") {
+  db::Database database;
+  database.create_table(*sql::prepare(kAccountsDdl).create);
+  const sql::Prepared upsert = sql::prepare(
+      "INSERT INTO t_account (open_id, device) VALUES (?, ?) ON DUPLICATE KEY UPDATE device = VALUES(device)");
+  const sql::Prepared find = sql::prepare("SELECT id, device FROM t_account WHERE open_id = ? FOR UPDATE");
+  std::vector<db::Row> rows;
+  test::run_alone([&] {
+    const auto session = database.open_session(db::Isolation::repeatable_read, "test");
+    database.execute(session, sql::bind(upsert, {"o", "phone"}));
+    database.execute(session, sql::bind(upsert, {"o", "tablet"}));
+    rows = database.execute(session, sql::bind(find, {"o"})).rows;
+  });
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].values.at("device") == Value{"tablet"});
+  CHECK(rows[0].values.at("status") == Value{std::int64_t{0}});
+}
+
+// --- Errors ------------------------------------------------------------------------------------
+
+TEST_CASE("a syntax error names its position and what was expected", "[sql]") {
+  sql::Error e = error_of("SELECT * FORM t");
+  CHECK(e.position() == 9);
+  CHECK(e.near() == "FORM t");
+  CHECK(e.expected() == "FROM");
+  CHECK(std::string(e.what()) == "1064 You have an error in your SQL syntax near 'FORM t' at position 9: expected FROM");
+  e = error_of("SELECT FROM t");
+  CHECK(e.position() == 7);
+  CHECK(e.expected() == "a column name, * or 1");
+  e = error_of("SELECT * FROM t WHERE a = 1 AND b = 2 AND c = 3 AND d = 4 AND e = 5 AND f = 6 LIMIT 1");
+  CHECK(e.near() == "LIMIT 1");
+  CHECK(e.expected() == "AND, FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE or the end of the statement");
+  CHECK(error_of("DELETE t WHERE a = 1").expected() == "FROM");
+}
+
+TEST_CASE("the text near an error is cut to 30 bytes, at a character boundary", "[sql]") {
+  sql::Error e = error_of("SELECT * FROM t ORDER BY aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  CHECK(e.near() == "ORDER BY aaaaaaaaaaaaaaaaaaaaa");
+  e = error_of("SELECT * FROM t ORDER BY aaaaaaaaaaaaaaaaaaa\u00e9\u00e9");  // é is two bytes: the 30th byte is inside one
+  CHECK(e.near() == "ORDER BY aaaaaaaaaaaaaaaaaaa\u00e9");
+}
+
+TEST_CASE("an error at the end of the text says so", "[sql]") {
+  const sql::Error e = error_of("SELECT * FROM t WHERE k =  ");
+  CHECK(e.position() == 27);
+  CHECK(e.near().empty());
+  CHECK(std::string(e.what()) ==
+        "1064 You have an error in your SQL syntax near '' at the end: expected a value (a number, a 'string' or ?)");
+}
+
+TEST_CASE("a statement the model does not run names the ones it does", "[sql]") {
+  const std::string expected = std::string("a statement the model runs: ") + sql::Error::supported();
+  struct Case {
+    const char* text;
+    std::size_t position;
+  };
+  for (const Case& c : {Case{"ALTER TABLE t ADD c INT", 0}, Case{"SELECT * FROM a JOIN b ON a.id = b.id", 16},
+                        Case{"SELECT * FROM a, b", 15}, Case{"SET autocommit = 0", 4}, Case{"CREATE INDEX i ON t (c)", 7},
+                        Case{"", 0}, Case{"  ;", 2}, Case{"DROP TABLE t", 0}}) {
+    INFO(c.text);
+    const sql::Error e = error_of(c.text);
+    CHECK(e.expected() == expected);
+    CHECK(e.position() == c.position);
+  }
+  CHECK(std::string(sql::Error::supported()).find("INSERT ... SELECT ... WHERE NOT EXISTS") != std::string::npos);
+}
+
+TEST_CASE("a trailing ; is taken; anything after the statement is an error", "[sql]") {
+  CHECK(bound("SELECT * FROM t;").table == "t");
+  CHECK(bound("SELECT * FROM t ; \n").table == "t");
+  sql::Error e = error_of("SELECT * FROM t; SELECT * FROM u");
+  CHECK(e.position() == 17);
+  CHECK(e.expected() == "the end of the statement (one statement at a time)");
+  e = error_of("COMMIT; ;");
+  CHECK(e.position() == 8);
+}
+
+TEST_CASE("a statement longer than 64 KiB is refused at position 65536", "[sql]") {
+  const std::string text = "SELECT * FROM t WHERE k = '" + std::string(70000, 'x') + "'";
+  const sql::Error e = error_of(text);
+  CHECK(e.position() == 65536);
+  CHECK(e.expected() == "a statement of at most 65536 bytes");
+  CHECK(e.near() == std::string(30, 'x'));
+  const std::string longest = "SELECT * FROM t WHERE k = '" + std::string(65536 - 28, 'x') + "'";
+  REQUIRE(longest.size() == 65536);
+  CHECK(bound(longest).where.size() == 1);
+}
+
+TEST_CASE("a statement takes at most 1000 parameters, values or conditions", "[sql]") {
+  auto repeated = [](const std::string& item, const std::string& separator, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += (i ? separator : "") + item;
+    return out;
+  };
+  CHECK(sql::prepare("SELECT * FROM t WHERE " + repeated("a = ?", " AND ", 1000)).params.size() == 1000);
+  sql::Error e = error_of("SELECT * FROM t WHERE " + repeated("a = 1", " AND ", 1001));
+  CHECK(e.expected() == "at most 1000 conditions in a statement");
+  e = error_of("UPDATE t SET a = 1 WHERE " + repeated("a = ?", " AND ", 1000) + ", b = ?");
+  CHECK(e.expected() == "AND or the end of the statement");
+  e = error_of("UPDATE t SET " + repeated("a = ?", ", ", 1) + " WHERE " + repeated("a = ?", " AND ", 1000));
+  CHECK(e.expected() == "at most 1000 parameters in a statement");
+  e = error_of("INSERT INTO t (a) VALUES (" + repeated("1", ", ", 1001) + ")");
+  CHECK(e.expected() == "at most 1000 values in a statement");
+  e = error_of("SELECT " + repeated("a", ", ", 1001) + " FROM t");
+  CHECK(e.expected() == "at most 1000 columns in a statement");
+}
+
+// --- Totality ------------------------------------------------------------------------------------
+
+namespace {
+
+/// Parses `text` as any caller would: a Prepared or an sql::Error, and nothing else. A parsed
+/// statement binds with as many values as it has `?`s; an error points inside the text.
+void parse_any(const std::string& text) {
+  try {
+    const sql::Prepared p = sql::prepare(text);
+    if (!p.create) sql::bind(p, std::vector<Value>(p.params.size(), Value{std::int64_t{1}}));
+  } catch (const sql::Error& e) {
+    if (e.position() > text.size() || text.compare(std::min(e.position(), text.size()), e.near().size(), e.near()) != 0)
+      FAIL("error outside the text: " << e.what() << " for " << text);
+  }
+}
+
+const std::vector<std::string> kValid = {
+    kAccountsDdl,
+    "SELECT id, device FROM t_account WHERE open_id = ? FOR UPDATE",
+    "SELECT * FROM t WHERE a >= -3 AND b <> 'x''y' LOCK IN SHARE MODE;",
+    "INSERT IGNORE INTO t (a, b) VALUES (?, 'b') ON DUPLICATE KEY UPDATE b = VALUES(b), c = ?",
+    "REPLACE INTO t (a) VALUES (1)",
+    "INSERT INTO t (a, b) SELECT ?, ? FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM t WHERE a = ? AND b != 2)",
+    "UPDATE t SET a = ?, b = 'c' WHERE id = ? AND version = ?",
+    "DELETE FROM `t` WHERE `k` = ?",
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    "START TRANSACTION",
+    "ROLLBACK WORK",
+};
+
+}  // namespace
+
+TEST_CASE("every statement the totality tests mutate parses", "[sql]") {
+  for (const std::string& text : kValid) CHECK_NOTHROW(sql::prepare(text));
+}
+
+TEST_CASE("random bytes never crash the parser", "[sql]") {
+  std::mt19937_64 random(20240601);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text(random() % 120, '\0');
+    for (char& c : text) c = static_cast<char>(random() % 256);
+    parse_any(text);
+  }
+}
+
+TEST_CASE("random SQL words never crash the parser", "[sql]") {
+  const std::vector<std::string> words = {
+      "SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "INTO", "FROM", "WHERE", "AND", "OR", "NOT", "EXISTS",
+      "VALUES", "SET", "ON", "DUPLICATE", "KEY", "UNIQUE", "INDEX", "PRIMARY", "CREATE", "TABLE", "BIGINT", "INT",
+      "VARCHAR", "AUTO_INCREMENT", "DEFAULT", "NULL", "FOR", "SHARE", "LOCK", "IN", "MODE", "DUAL", "IGNORE", "id",
+      "a", "t", "`b`", "'s'", "'", "`", "1", "-2", "?", "(", ")", ",", ";", "=", "<", ">=", "<>", "*", "BEGIN",
+      "COMMIT", "ROLLBACK", "WORK", "START", "TRANSACTION", "SESSION", "ISOLATION", "LEVEL", "READ", "COMMITTED",
+      "REPEATABLE", "COMMENT", "ENGINE", "InnoDB", "TEXT", "DATETIME", "UNSIGNED", "SERIALIZABLE", "UNCOMMITTED"};
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 50000; ++i) {
+    std::string text;
+    const std::size_t n = random() % 25;
+    for (std::size_t k = 0; k < n; ++k) text += words[random() % words.size()] + (random() % 4 ? " " : "");
+    parse_any(text);
+  }
+}
+
+TEST_CASE("mutated statements never crash the parser", "[sql]") {
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 50000; ++i) {
+    std::string text = kValid[random() % kValid.size()];
+    for (int edits = 1 + static_cast<int>(random() % 4); edits > 0 && !text.empty(); --edits) {
+      const std::size_t at = random() % text.size();
+      switch (random() % 4) {
+        case 0: text.erase(at, 1 + random() % 8); break;
+        case 1: text.insert(at, 1, static_cast<char>(random() % 256)); break;
+        case 2: text[at] = static_cast<char>(random() % 256); break;
+        case 3: text.resize(at); break;
+      }
+    }
+    parse_any(text);
+  }
+}
