@@ -181,10 +181,10 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     const std::string at = fmt::format("steps/{}/sql", i);
     auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });
     if (t == setup.tables.end())
-      top.fail(fmt::format("a table of database.tables (1146 Table {} doesn't exist)", quote_value(st.table)), at);
+      top.fail(fmt::format("a table of database.tables (1146 Table '{}' doesn't exist)", shown(st.table, 64)), at);
     const auto check = [&](const std::string& column) {
       if (column != "id" && column != t->key_column && !t->columns.count(column))
-        top.fail(fmt::format("a column of {} (1054 Unknown column {})", t->name, quote_value(column)), at);
+        top.fail(fmt::format("a column of {} (1054 Unknown column '{}')", t->name, shown(column, 64)), at);
     };
     for (const auto& c : st.where) check(c.column);
     for (const auto& [column, value] : st.values) check(column);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -122,6 +123,16 @@ std::string table(const RunResults& r) {
 }
 
 namespace {
+// INSERT, REPLACE, UPDATE, DELETE: its result is the rows it affected.
+bool writes(const std::string& sql) {
+  const auto first = sql.find_first_not_of(" \t\n");
+  if (first == std::string::npos) return false;
+  std::string word;
+  for (std::size_t i = first; i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i])); ++i)
+    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
+  return word == "INSERT" || word == "REPLACE" || word == "UPDATE" || word == "DELETE";
+}
+
 std::string step_result(const StepResult& st) {
   if (st.issued_ms < 0) return "not issued";
   if (st.finished_ms < 0) return "still waiting at the end";
@@ -129,16 +140,16 @@ std::string step_result(const StepResult& st) {
   if (st.error != 0) {
     out = fmt::format("{} {}", st.error, st.message);
     if (!st.undone.empty()) out += fmt::format("; rolled back the {} ({} row change{})", st.undone, st.undone_rows, st.undone_rows == 1 ? "" : "s");
-  } else if (!st.columns.empty() || st.sql.starts_with("SELECT") || st.sql.starts_with("select")) {
+  } else if (!st.columns.empty()) {
     out = fmt::format("{} row{}", st.rows.size(), st.rows.size() == 1 ? "" : "s");
     for (const auto& row : st.rows) {
       std::string cells;
       for (const auto& c : row) cells += (cells.empty() ? "" : ", ") + to_text(c);
       out += " (" + cells + ")";
     }
-  } else if (st.affected != 0 || st.insert_id != 0 || st.warnings != 0) {
+  } else if (writes(st.sql)) {
     out = fmt::format("{} affected", st.affected);
-    if (st.insert_id != 0) out += fmt::format(", id {}", st.insert_id);
+    if (st.insert_id != 0 && st.affected != 0) out += fmt::format(", id {}", st.insert_id);
     if (st.warnings != 0) out += fmt::format(", {} warning{}", st.warnings, st.warnings == 1 ? "" : "s");
   } else {
     out = "ok";

@@ -124,6 +124,12 @@ json effective(const json& doc) {
 // Scenarios that leave out every key they can: their effective values are the defaults.
 const json kMinimal = {{"name", "x"}};
 const json kBatch = {{"name", "x"}, {"workload", {{"kind", "batch-scheduler"}}}};
+// The sessions workload with what it needs: a table and a step (with a ? and a time).
+const json kSessions = json::parse(R"json({
+  "name": "x", "workload": "sessions",
+  "database": {"tables": ["CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT)"], "rows": {"t": [{"k": 1}]}},
+  "steps": [{"session": "s1", "sql": "SELECT id FROM t WHERE k = ?", "args": [1], "at_ms": {"uniform_ms": [0, 1]}}]
+})json");
 // Every fault kind with the keys it needs (a length, left out, is 0, which the loader refuses
 // when written).
 const json kFaults = {
@@ -156,7 +162,7 @@ TEST_CASE("docs/scenario.md lists exactly the keys the loader reads and the defa
 
   // What the code produces: defaults first, so that a default is read where the key was left out.
   std::map<std::string, json> defaults, produced;
-  for (const json& doc : {kMinimal, kBatch, kFaults}) flatten(effective(doc), "", defaults);
+  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions}) flatten(effective(doc), "", defaults);
   produced = defaults;
   flatten(effective(kEverything), "", produced);
   for (const std::string& file : locksim::catalogue()) flatten(locksim::effective_config(locksim::load_scenario(file)), "", produced);
