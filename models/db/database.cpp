@@ -848,7 +848,7 @@ struct Database::Impl {
     return out;
   }
 
-  Result insert_if_absent(Txn& txn, Table& t, const Statement& s, const std::string& who) {
+  Result insert_if_absent(Txn& txn, Table& t, const Statement& s, const std::string& who, const StatementTiming& timing) {
     bool present;
     if (txn.isolation == Isolation::repeatable_read) {
       present = !locate_locked(txn, t, s.where, false, false).empty();  // shared next-key locks
@@ -858,7 +858,7 @@ struct Database::Impl {
     }
     if (present) return Result{};
     // InnoDB works row by row: another statement can run between the read and the write.
-    sim::sleep_for(db.config_.row_step);
+    spend(timing.read_to_write);
     return insert(txn, t, s, who);
   }
 
@@ -898,9 +898,15 @@ struct Database::Impl {
     return {};
   }
 
-  Result run(SessionState& s, const Statement& st) {
+  // Server time passes in the statement's process; nothing at all when there is none.
+  static void spend(sim::Duration d) {
+    if (d > sim::Duration::zero()) sim::sleep_for(d);
+  }
+
+  Result run(SessionState& s, const Statement& st, const StatementTiming& timing) {
     using K = Statement::Kind;
     ++stats.statements;
+    spend(timing.before);
     if (st.kind == K::begin) {
       if (s.txn) commit(*s.txn);  // BEGIN commits an open transaction implicitly
       begin(s, true);
@@ -908,6 +914,7 @@ struct Database::Impl {
     }
     if (st.kind == K::set_isolation) return set_isolation(s, st);
     if (st.kind == K::commit || st.kind == K::rollback) {
+      if (st.kind == K::commit) spend(timing.before_commit);
       if (s.txn) (st.kind == K::commit) ? commit(*s.txn) : rollback(*s.txn);
       s.txn.reset();
       return {};
@@ -922,7 +929,7 @@ struct Database::Impl {
       switch (st.kind) {
         case K::select: out.rows = select(txn, t, st); break;
         case K::insert: out = insert(txn, t, st, s.who); break;
-        case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who); break;
+        case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who, timing); break;
         case K::update: out = update(txn, t, st, false); break;
         case K::remove: out = update(txn, t, st, true); break;
         default: break;
@@ -950,6 +957,7 @@ struct Database::Impl {
     }
     out.waits = std::move(txn.waits);
     if (autocommit) {
+      spend(timing.before_commit);
       commit(txn);
       s.txn.reset();
     }
@@ -979,10 +987,12 @@ Database::SessionId Database::open_session(Isolation isolation, std::string who)
 
 void Database::set_origin(SessionId session, std::string who) { impl_->sessions.at(session).who = std::move(who); }
 
-Result Database::execute(SessionId session, const Statement& statement) {
+Result Database::execute(SessionId session, const Statement& statement) { return execute(session, statement, {}); }
+
+Result Database::execute(SessionId session, const Statement& statement, const StatementTiming& timing) {
   auto it = impl_->sessions.find(session);
   if (it == impl_->sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
-  return impl_->run(it->second, statement);
+  return impl_->run(it->second, statement, timing);
 }
 
 void Database::close(SessionId session) {
