@@ -657,21 +657,24 @@ struct Database::Impl {
         }
       }
       if (waited) continue;  // the rows may have changed while we waited: look again
-      if (rr && !found_unique) {
-        std::optional<Lock> gap;
-        if (p.index == kKey) {
-          const Entry below{*p.key, kBeforeAll}, above{*p.key, kAfterAll};
-          gap = gap_lock(exclusive, entries.empty() ? before(t, kKey, below) : entries.back(), after(t, kKey, above));
-        } else if (p.key) {
-          const Entry position = primary_entry(std::get<std::int64_t>(*p.key));
-          gap = gap_lock(exclusive, before(t, kPrimary, position), after(t, kPrimary, position));
-        } else {
-          gap = gap_lock(exclusive, entries.empty() ? std::nullopt : std::optional<Entry>(entries.back()), std::nullopt);
-        }
-        lock(txn, t, p.index, *gap);  // gap locks never wait
-      }
+      if (rr && !found_unique) lock(txn, t, p.index, gap_after(t, p, entries, exclusive));  // never waits
       return kept;
     }
+  }
+
+  // The gap a search by `p` ends in, after the entries it visited: for an absent key, the
+  // gap it would go in; for a scan, the gap before the supremum.
+  Lock gap_after(const Table& t, const Path& p, const std::vector<Entry>& visited, bool exclusive) const {
+    const std::optional<Entry> last = visited.empty() ? std::nullopt : std::optional<Entry>(visited.back());
+    if (p.index == kKey) {
+      const Entry below{*p.key, kBeforeAll}, above{*p.key, kAfterAll};
+      return gap_lock(exclusive, last ? last : before(t, kKey, below), after(t, kKey, above));
+    }
+    if (p.key) {
+      const Entry position = primary_entry(std::get<std::int64_t>(*p.key));
+      return gap_lock(exclusive, before(t, kPrimary, position), after(t, kPrimary, position));
+    }
+    return gap_lock(exclusive, last, std::nullopt);
   }
 
   Row row_of(std::int64_t id, const Values& values) const {
