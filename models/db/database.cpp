@@ -657,21 +657,24 @@ struct Database::Impl {
         }
       }
       if (waited) continue;  // the rows may have changed while we waited: look again
-      if (rr && !found_unique) {
-        std::optional<Lock> gap;
-        if (p.index == kKey) {
-          const Entry below{*p.key, kBeforeAll}, above{*p.key, kAfterAll};
-          gap = gap_lock(exclusive, entries.empty() ? before(t, kKey, below) : entries.back(), after(t, kKey, above));
-        } else if (p.key) {
-          const Entry position = primary_entry(std::get<std::int64_t>(*p.key));
-          gap = gap_lock(exclusive, before(t, kPrimary, position), after(t, kPrimary, position));
-        } else {
-          gap = gap_lock(exclusive, entries.empty() ? std::nullopt : std::optional<Entry>(entries.back()), std::nullopt);
-        }
-        lock(txn, t, p.index, *gap);  // gap locks never wait
-      }
+      if (rr && !found_unique) lock(txn, t, p.index, gap_after(t, p, entries, exclusive));  // never waits
       return kept;
     }
+  }
+
+  // The gap a search by `p` ends in, after the entries it visited: for an absent key, the
+  // gap it would go in; for a scan, the gap before the supremum.
+  Lock gap_after(const Table& t, const Path& p, const std::vector<Entry>& visited, bool exclusive) const {
+    const std::optional<Entry> last = visited.empty() ? std::nullopt : std::optional<Entry>(visited.back());
+    if (p.index == kKey) {
+      const Entry below{*p.key, kBeforeAll}, above{*p.key, kAfterAll};
+      return gap_lock(exclusive, last ? last : before(t, kKey, below), after(t, kKey, above));
+    }
+    if (p.key) {
+      const Entry position = primary_entry(std::get<std::int64_t>(*p.key));
+      return gap_lock(exclusive, before(t, kPrimary, position), after(t, kPrimary, position));
+    }
+    return gap_lock(exclusive, last, std::nullopt);
   }
 
   Row row_of(std::int64_t id, const Values& values) const {
@@ -848,7 +851,7 @@ struct Database::Impl {
     return out;
   }
 
-  Result insert_if_absent(Txn& txn, Table& t, const Statement& s, const std::string& who) {
+  Result insert_if_absent(Txn& txn, Table& t, const Statement& s, const std::string& who, const StatementTiming& timing) {
     bool present;
     if (txn.isolation == Isolation::repeatable_read) {
       present = !locate_locked(txn, t, s.where, false, false).empty();  // shared next-key locks
@@ -858,7 +861,7 @@ struct Database::Impl {
     }
     if (present) return Result{};
     // InnoDB works row by row: another statement can run between the read and the write.
-    sim::sleep_for(db.config_.row_step);
+    spend(timing.read_to_write);
     return insert(txn, t, s, who);
   }
 
@@ -898,9 +901,15 @@ struct Database::Impl {
     return {};
   }
 
-  Result run(SessionState& s, const Statement& st) {
+  // Server time passes in the statement's process; nothing at all when there is none.
+  static void spend(sim::Duration d) {
+    if (d > sim::Duration::zero()) sim::sleep_for(d);
+  }
+
+  Result run(SessionState& s, const Statement& st, const StatementTiming& timing) {
     using K = Statement::Kind;
     ++stats.statements;
+    spend(timing.before);
     if (st.kind == K::begin) {
       if (s.txn) commit(*s.txn);  // BEGIN commits an open transaction implicitly
       begin(s, true);
@@ -908,6 +917,7 @@ struct Database::Impl {
     }
     if (st.kind == K::set_isolation) return set_isolation(s, st);
     if (st.kind == K::commit || st.kind == K::rollback) {
+      if (st.kind == K::commit) spend(timing.before_commit);
       if (s.txn) (st.kind == K::commit) ? commit(*s.txn) : rollback(*s.txn);
       s.txn.reset();
       return {};
@@ -922,7 +932,7 @@ struct Database::Impl {
       switch (st.kind) {
         case K::select: out.rows = select(txn, t, st); break;
         case K::insert: out = insert(txn, t, st, s.who); break;
-        case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who); break;
+        case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who, timing); break;
         case K::update: out = update(txn, t, st, false); break;
         case K::remove: out = update(txn, t, st, true); break;
         default: break;
@@ -950,6 +960,7 @@ struct Database::Impl {
     }
     out.waits = std::move(txn.waits);
     if (autocommit) {
+      spend(timing.before_commit);
       commit(txn);
       s.txn.reset();
     }
@@ -979,10 +990,12 @@ Database::SessionId Database::open_session(Isolation isolation, std::string who)
 
 void Database::set_origin(SessionId session, std::string who) { impl_->sessions.at(session).who = std::move(who); }
 
-Result Database::execute(SessionId session, const Statement& statement) {
+Result Database::execute(SessionId session, const Statement& statement) { return execute(session, statement, {}); }
+
+Result Database::execute(SessionId session, const Statement& statement, const StatementTiming& timing) {
   auto it = impl_->sessions.find(session);
   if (it == impl_->sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
-  return impl_->run(it->second, statement);
+  return impl_->run(it->second, statement, timing);
 }
 
 void Database::close(SessionId session) {

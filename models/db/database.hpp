@@ -5,26 +5,39 @@
 // "Verified on real servers") records it, closely enough that each strategy in the source
 // articles is exactly as safe here as there:
 // - a table has an auto-increment primary key `id` (values taken by failed or rolled-back
-//   inserts are lost: gaps), an optional index on one business-key column (unique or not)
-//   and other columns with defaults;
+//   inserts are lost: gaps; an INSERT or a seeded row may give its own id, which moves the
+//   counter past it), an optional index on one business-key column (unique or not) and
+//   other columns with defaults;
 // - multi-version rows: a plain SELECT reads a snapshot (taken per statement under READ
 //   COMMITTED, at the first read under REPEATABLE READ); locking reads and DML read the
 //   latest committed version;
-// - locks on index keys: record locks (S, X), gap locks on the range an absent key falls
-//   in (compatible with each other, blocking inserts), next-key locks, insert-intention
-//   locks; a duplicate check takes S on the duplicate (X for ON DUPLICATE KEY UPDATE and
-//   REPLACE) and waits for an uncommitted inserter; locks of a rolled-back record pass to
-//   the gap (which is how the manual's three-session example deadlocks);
+// - index entries: the primary index's are ids, the secondary index's are (key, id) pairs
+//   ordered by both, so a new row's entry sorts by its new id among equal keys;
+// - locks on those entries: record locks (S, X), gap locks on the open range between two
+//   neighbouring entries (or up to the supremum; compatible with each other, blocking
+//   inserts), next-key locks (a record and the gap below it), insert-intention locks at a
+//   new entry's position; a unique search that finds its row locks the record only, other
+//   searches lock each entry they visit next-key and the gap after the last; a duplicate
+//   check takes S on the duplicate (X for ON DUPLICATE KEY UPDATE and REPLACE), next-key
+//   on a unique secondary index under REPEATABLE READ and the record only on the primary
+//   key, and waits for an uncommitted writer; locks of a rolled-back entry pass to the gap
+//   (which is how the manual's three-session example deadlocks);
 // - a FIFO lock-wait queue, deadlock detection on the wait-for graph (the victim is the
 //   transaction whose request closes the cycle unless it modified more rows; 1213 rolls
 //   back the whole transaction) and lock-wait timeout (1205, 50 s by default, rolling back
 //   only the statement, as 1062 does);
 // - READ COMMITTED takes no gap locks and, for UPDATE/DELETE, skips locked rows whose
-//   latest committed version does not match (semi-consistent read).
-// Not modelled: secondary indexes other than the key column, purge of deleted rows,
-// AUTO_INCREMENT table locks (1467), SERIALIZABLE.
+//   latest committed version does not match (semi-consistent read);
+// - SET [SESSION] TRANSACTION ISOLATION LEVEL, refused inside a transaction (1568);
+// - results as MySQL reports them: error messages, and each lock wait, deadlock cycle and
+//   rolled-back change explained.
+// Not modelled: secondary indexes other than the key column, updating a key or an id,
+// purge of deleted rows (a committed delete takes its entries away at once, and locks on
+// them stay where they were), AUTO_INCREMENT table locks (1467), SERIALIZABLE, a crash of
+// the database's node (its state outlives it).
 //
-// Statements run inside simulated processes: a lock wait blocks the calling process.
+// Statements run inside simulated processes: a lock wait blocks the calling process, and
+// the server's time for a statement (StatementTiming) passes inside it, where it falls.
 
 #include <cstdint>
 #include <map>
@@ -169,9 +182,17 @@ struct RowRecord {
 
 struct DatabaseConfig {
   sim::Duration lock_wait_timeout = std::chrono::seconds(50);  // innodb_lock_wait_timeout
-  /// Time between the read and the write of one statement (INSERT ... SELECT): another
-  /// statement may run in between, as InnoDB works one row at a time.
-  sim::Duration row_step = std::chrono::microseconds(10);
+};
+
+/// Where the server's time for one statement goes, as its service-time model draws it
+/// (models/db/server.hpp): before the statement reads or writes anything; between the read
+/// and the write of INSERT ... SELECT, where another session's statement may run; and
+/// before the commit the statement makes (COMMIT, or an autocommit statement's own), while
+/// its changes and locks are in place.
+struct StatementTiming {
+  sim::Duration before{};
+  sim::Duration read_to_write{};
+  sim::Duration before_commit{};
 };
 
 /// Counts for reports.
@@ -201,6 +222,8 @@ class Database {
   /// Runs `statement` in `session`, blocking the calling process on lock waits. Without
   /// BEGIN each statement is its own transaction (autocommit).
   Result execute(SessionId session, const Statement& statement);
+  /// The same, spending `timing` where it says, so other sessions' statements interleave.
+  Result execute(SessionId session, const Statement& statement, const StatementTiming& timing);
   /// Rolls back the session's open transaction, if any, and forgets the session (its
   /// connection closed).
   void close(SessionId session);

@@ -45,21 +45,26 @@ void Server::disconnect(std::uint64_t session) {
   it->second->inbox.put(Session::Job{Message{.kind = Message::Kind::close, .session = session}, std::move(nobody)});
 }
 
-sim::Duration Server::service_time(const Statement& statement, bool autocommit, sim::Stream& stream) const {
+StatementTiming Server::service_time(const Statement& statement, bool autocommit, sim::Stream& stream) const {
   using K = Statement::Kind;
+  StatementTiming t;
   switch (statement.kind) {
-    case K::commit: return config_.commit_service.sample_duration(stream);
+    case K::commit: t.before_commit = config_.commit_service.sample_duration(stream); return t;
     case K::begin:
     case K::rollback:
-    case K::set_isolation: return config_.read_service.sample_duration(stream);
+    case K::set_isolation: t.before = config_.read_service.sample_duration(stream); return t;
     case K::select:
-      if (statement.lock == ReadLock::none) return config_.read_service.sample_duration(stream);
+      if (statement.lock == ReadLock::none) {
+        t.before = config_.read_service.sample_duration(stream);
+        return t;
+      }
       break;
     default: break;
   }
-  sim::Duration d = config_.write_service.sample_duration(stream);
-  if (autocommit) d += config_.commit_service.sample_duration(stream);
-  return d;
+  t.before = config_.write_service.sample_duration(stream);
+  if (statement.kind == K::insert_if_absent) t.read_to_write = config_.row_service.sample_duration(stream);
+  if (autocommit) t.before_commit = config_.commit_service.sample_duration(stream);
+  return t;
 }
 
 void Server::serve(Session& session) {
@@ -76,8 +81,8 @@ void Server::serve(Session& session) {
       session.who = job.message.who;
     }
     const sim::Time start = sim::now();
-    sim::sleep_for(service_time(job.message.statement, !database_.in_transaction(session.db), stream));
-    Result result = database_.execute(session.db, job.message.statement);
+    const StatementTiming timing = service_time(job.message.statement, !database_.in_transaction(session.db), stream);
+    Result result = database_.execute(session.db, job.message.statement, timing);
     if (logging_) log_.push_back({start, sim::now(), session.who, job.message.statement, result});
     job.reply.send(Reply{std::move(result), session.id});
   }

@@ -4,7 +4,8 @@
 // Imitates a MySQL server with one thread per connection and a JDBC pool such as HikariCP
 // (DOMAIN.md, Parameters): each connection has a session process on the database node
 // that runs its statements in order, taking service time per statement kind and commit
-// time (the redo-log flush) per commit. A pool has a bounded number of connections;
+// time (the redo-log flush) per commit, each where it falls in the statement
+// (ServerConfig). A pool has a bounded number of connections;
 // waiting for one is latency the caller sees, and waiting too long is an error. A client
 // whose statement times out closes the connection: the server finishes the statement,
 // then rolls back whatever transaction was open (the server acted, the client does not
@@ -23,12 +24,25 @@
 
 namespace models::db {
 
+/// A statement's time on the server, drawn per statement: a plain read's (BEGIN, ROLLBACK
+/// and SET TRANSACTION too) or a write's (locking reads and DML) before it touches any row;
+/// one row's step between the read and the write of INSERT ... SELECT; and, for COMMIT or
+/// an autocommit write, the commit's after its changes and before they commit, so its locks
+/// are held through the flush. That is what makes the second of two INSERT ... SELECT ...
+/// WHERE NOT EXISTS sent together wait on the first's new, uncommitted row in MariaDB, and
+/// two such statements under READ COMMITTED both insert (DOMAIN.md, Verified).
 struct ServerConfig {
   DatabaseConfig database{};
   Isolation isolation = Isolation::repeatable_read;  // MySQL's default
   sim::Distribution read_service = sim::fixed(std::chrono::microseconds(200));
   sim::Distribution write_service = sim::fixed(std::chrono::microseconds(500));
   sim::Distribution commit_service = sim::fixed(std::chrono::milliseconds(1));  // flush at commit
+  /// Between reading a row and writing it within one statement: InnoDB's per-row work. Two
+  /// INSERT ... SELECT ... WHERE NOT EXISTS sent at the same instant reach the server 0-400 us
+  /// apart over 100-500 us links; they deadlock when the second reads inside the first's step,
+  /// so 30 us makes that about 14% of pairs (1 - (370/400)^2), where MariaDB shows 5-25%
+  /// (DOMAIN.md, Verified). The write's 500 us there would make every such pair deadlock.
+  sim::Distribution row_service = sim::fixed(std::chrono::microseconds(30));
 };
 
 /// What a connection sends: open a session, run a statement, or close.
@@ -76,7 +90,7 @@ class Server {
  private:
   struct Session;
   void serve(Session& session);
-  sim::Duration service_time(const Statement& statement, bool autocommit, sim::Stream& stream) const;
+  StatementTiming service_time(const Statement& statement, bool autocommit, sim::Stream& stream) const;
 
   Network& net_;
   Node& node_;
