@@ -202,6 +202,7 @@ reports::StepResult step_result(const models::sessions::StepRecord& r) {
   for (const auto& w : res.waits) {
     for (const auto& who : w.behind)
       if (std::find(out.waited_for.begin(), out.waited_for.end(), who) == out.waited_for.end()) out.waited_for.push_back(who);
+    out.waited_ms += std::chrono::duration<double, std::milli>(w.waited).count();
     out.waits.push_back(wait_text(w));
   }
   out.deadlock_cycle = res.deadlock_cycle;

@@ -157,7 +157,7 @@ std::string step_result(const StepResult& st) {
   if (!st.waited_for.empty()) {
     std::string who;
     for (const auto& w : st.waited_for) who += (who.empty() ? "" : ", ") + w;
-    out += fmt::format("; waited {:.1f} ms for {}", st.finished_ms - st.issued_ms, who);
+    out += fmt::format("; waited {:.1f} ms for {}", st.waited_ms, who);
   }
   return out;
 }
@@ -267,6 +267,7 @@ std::string to_json(const RunResults& r) {
         one["message"] = st.message;
         one["waited"] = !st.waited_for.empty();
         one["waited_for"] = st.waited_for;
+        one["waited_ms"] = st.waited_ms;
         one["waits"] = st.waits;
         one["deadlock_cycle"] = st.deadlock_cycle;
         one["undone"] = st.undone.empty() ? json(nullptr) : json(st.undone);

@@ -78,6 +78,7 @@ struct StepResult {
   int error = 0;  // the MySQL error number; 0 for none
   std::string message{};
   std::vector<std::string> waited_for{};  // the sessions it waited behind
+  double waited_ms = 0;                   // in lock waits, in all
   std::vector<std::string> waits{};       // each lock wait: the entry, the mode, behind whom, how long
   std::vector<std::string> deadlock_cycle{};  // 1213: the sessions on the cycle, this one first
   std::string undone{};                   // what its failure rolled back: "statement", "transaction"
