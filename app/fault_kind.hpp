@@ -19,6 +19,7 @@ namespace locksim {
 /// "redis-1-replica", "sentinel", "zk-1", "etcd-1", "mq-1", "remote-1", "clients".
 struct NodeNames {
   int app_servers = 1;
+  std::vector<std::string> sessions{};  // the sessions workload's client nodes
   /// The node named at `key` of `r`; fails naming the nodes there are.
   std::string read(const Reader& r, const std::string& key) const;
   /// The nodes named in the list at `key` (at least one).

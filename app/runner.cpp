@@ -82,15 +82,15 @@ std::string outcome_text(const models::db::Statement& st, const models::db::Resu
 
 // The statements of the operations involved in what went wrong: every statement of an
 // operation (a connection's origin) that waited for a lock, failed, or inserted a duplicated
-// key. At most 200, the first ones.
+// key; with `all`, every statement. At most 200, the first ones.
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
-                                                              const std::set<std::string>& inserted_duplicates) {
+                                                              const std::set<std::string>& inserted_duplicates, bool all = false) {
   std::set<std::string> involved = inserted_duplicates;
   for (const auto& s : log)
     if (!s.result.ok() || !s.result.waits.empty()) involved.insert(s.who);
   std::vector<reports::Timeline::Statement> out;
   for (const auto& s : log) {
-    if (!involved.count(s.who)) continue;
+    if (!all && !involved.count(s.who)) continue;
     if (out.size() == 200) break;
     reports::Timeline::Statement st{seconds(s.start), seconds(s.end), s.who, models::db::to_string(s.statement),
                                     outcome_text(s.statement, s.result)};
@@ -234,6 +234,9 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   out.db_statements = deployment.database().stats().statements;
   for (const auto& r : records) out.step_outcomes.push_back(step_outcome(r));
   if (in_full) {
+    out.timeline.seed = deployment.engine().config().seed;
+    out.timeline.end_s = seconds(deployment.engine().now());
+    out.timeline.statements = involved_statements(deployment.statements(), {}, true);
     for (const auto& r : records) out.steps.push_back(step_result(r));
     for (const auto& t : tables) {
       reports::TableResult table{t.table, t.columns, {}};
@@ -255,9 +258,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
                            sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = *strategies::find(choice.name);
   if (entry.sessions)
-    return run_sessions_trial(s,
-                              engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
-                                            std::move(chooser)),
+    return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)),
                               kept == TraceKept::timeline);
   if (entry.batch)
     return run_batch_trial(s, entry, choice,

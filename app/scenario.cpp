@@ -619,7 +619,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         for (const FaultKind* k : fault_kinds()) list += (list.empty() ? "" : ", ") + std::string(k->key());
         f.fail("one of the keys " + list + " (unknown key)", key);
       }
-    const NodeNames nodes{d.app_servers};
+    const NodeNames nodes{d.app_servers, s.workload == "sessions" ? s.script.sessions() : std::vector<std::string>{}};
     for (const FaultKind* kind : fault_kinds())
       if (f.has(kind->key())) s.faults.push_back({kind, kind->load(f.child(kind->key()), nodes)});
   }

@@ -66,18 +66,23 @@ std::vector<int> smaller(int n) {
 // the run first (clients, operations, faults), then shorter pauses, then simpler choices.
 std::vector<Token> candidates(const Token& t, const json& doc) {
   std::vector<Token> out;
-  const json clients = doc.value("clients", json::object());
-  for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
-  const json arrival = clients.value("arrival", json::object());
-  if (arrival.value("kind", "") == "listed" && arrival.contains("times_ms")) {
-    const json& times = arrival.at("times_ms");
-    for (std::size_t i = 0; times.size() > 1 && i < times.size(); ++i) {
-      json fewer = times;
-      fewer.erase(i);
-      out.push_back(with_set(t, "clients.arrival.times_ms", fewer));
+  // Clients are the account-bind workload's: the others have none to take away.
+  const json workload = doc.value("workload", json::object());
+  const bool has_clients = !workload.is_object() || workload.value("kind", "account-bind") == "account-bind";
+  if (has_clients) {
+    const json clients = doc.value("clients", json::object());
+    for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
+    const json arrival = clients.value("arrival", json::object());
+    if (arrival.value("kind", "") == "listed" && arrival.contains("times_ms")) {
+      const json& times = arrival.at("times_ms");
+      for (std::size_t i = 0; times.size() > 1 && i < times.size(); ++i) {
+        json fewer = times;
+        fewer.erase(i);
+        out.push_back(with_set(t, "clients.arrival.times_ms", fewer));
+      }
+    } else {
+      for (int ops : smaller(clients.value("operations", 1))) out.push_back(with_set(t, "clients.operations", ops));
     }
-  } else {
-    for (int ops : smaller(clients.value("operations", 1))) out.push_back(with_set(t, "clients.operations", ops));
   }
   // Every kind's removals, then every kind's milder faults.
   const json faults = doc.value("faults", json::object());

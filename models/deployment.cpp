@@ -136,6 +136,7 @@ SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const Deploymen
   for (const std::string& name : script.sessions()) session_nodes.push_back(&add_node(name));
   Node& driver = add_node("script");
   database_ = std::make_unique<db::Server>(network_, add_node("db-1"), config.database.server);
+  if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
   load_tables(*database_, config.database);
   sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
 }

@@ -177,6 +177,8 @@ class SessionsDeployment {
   const sessions::Sessions& sessions() const { return *sessions_; }
   /// Every table's committed rows now.
   std::vector<sessions::TableContents> tables() const { return sessions::contents(database(), schemas_); }
+  /// The statements db-1 ran, kept when the trial keeps its whole trace (a replay).
+  const std::vector<db::LoggedStatement>& statements() const { return database_->log(); }
   const FaultSurface& fault_surface() const { return surface_; }
 
  private:

@@ -1,6 +1,9 @@
 // The fault kinds' registry, and what they share: node names, removals from a list, durations
 // written back.
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "app/fault_kind.hpp"
@@ -34,9 +37,11 @@ std::string NodeNames::read(const Reader& r, const std::string& key) const {
   for (const char* fixed : {"clients", "db-1", "mq-1", "remote-1", "sentinel", "redis-1-replica", "zk-1", "etcd-1"})
     if (name == fixed) return name;
   if (numbered("app-", app_servers) || numbered("redis-", 99)) return name;
-  r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1 or clients, "
+  if (std::find(sessions.begin(), sessions.end(), name) != sessions.end()) return name;
+  r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1, clients{}, "
                      "got {}",
-                     app_servers, quote_value(name)),
+                     app_servers, sessions.empty() ? "" : fmt::format(" or a session ({})", fmt::join(sessions, ", ")),
+                     quote_value(name)),
          key);
 }
 
