@@ -190,3 +190,23 @@ TEST_CASE("steps and step metrics belong to the sessions workload, and name step
   CHECK(refusal(doc).find("rows.TABLE for a table of database.tables") != std::string::npos);
   CHECK(refusal(sessions({step("db-1", "BEGIN")})).starts_with("/steps/0/session: expected a session name"));
 }
+
+TEST_CASE("a session's node crashing rolls back its open transaction, and the session waiting on it goes on") {
+  json doc = sessions({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')"),
+                       step("s1", "COMMIT")});
+  doc["faults"] = {{"crashes", {{{"node", "s1"}, {"at_ms", 50}, {"downtime_ms", 10000}}}}};
+  const auto r = run(doc);
+  const auto& waiter = step_of(r, 3);
+  CHECK(waiter.error == 0);
+  CHECK(waiter.affected == 1);
+  CHECK(waiter.waited_for == std::vector<std::string>{"s1"});
+  CHECK(waiter.finished_ms > 50);
+  CHECK(step_of(r, 4).finished_ms < 0);  // s1 was down: its COMMIT never ran
+  REQUIRE(r.strategies.front().tables.front().rows.size() == 1);
+  const std::string refused = refusal([] {
+    json bad = sessions({step("s1", "BEGIN")});
+    bad["faults"] = {{"crashes", {{{"node", "s9"}}}}};
+    return bad;
+  }());
+  CHECK(refused.find("or a session (s1)") != std::string::npos);
+}
