@@ -301,3 +301,22 @@ TEST_CASE("queueing drives the duplicates: with workers enough for the load, far
   CHECK(ample.counts.at("duplicate_rows").total * 5 < saturated.counts.at("duplicate_rows").total);
   CHECK(ample.figures.at("latency_ms.p99") < saturated.figures.at("latency_ms.p99"));
 }
+
+TEST_CASE("a strategy's index parameter chooses the index its table is built with, by name or by number") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"),
+                                  {"trials=30", "check-then-insert.index=\"unique\""}, {"check-then-insert"});
+  REQUIRE(s.strategies.front().params.at("index") == 2);
+  const auto with_index = locksim::run_scenario(s).strategies.front();
+  CHECK(with_index.counts.at("duplicate_rows").total == 0);
+  CHECK(with_index.counts.at("errors.1062").total > 0);
+  auto plain = locksim::load_scenario(locksim::scenario_path("account-bind"), {"trials=30"}, {"check-then-insert"});
+  CHECK(plain.strategies.front().params.at("index") == 0);
+  CHECK(locksim::run_scenario(plain).strategies.front().counts.at("duplicate_rows").total > 0);
+  TempScenario bad(R"({"name": "x", "strategies": [{"name": "select-for-update", "params": {"index": "hash"}}]})");
+  try {
+    locksim::load_scenario(bad.path);
+    FAIL("an index named hash was accepted");
+  } catch (const locksim::InputError& e) {
+    CHECK(std::string(e.what()).find("\"none\", \"plain\" or \"unique\"") != std::string::npos);
+  }
+}
