@@ -105,11 +105,20 @@ std::vector<const redis::Server*> Deployment::redis_instances() const {
   return out;
 }
 
-BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design,
-                                 batch::BatchConfig batch)
-    : engine_(std::move(engine)), network_(engine_, config.internal_link) {
+OwnNodes::OwnNodes(sim::EngineConfig engine, const LinkConfig& link) : engine_(std::move(engine)), network_(engine_, link) {
   surface_.engine = &engine_;
   surface_.network = &network_;
+}
+
+Node& OwnNodes::add_node(const std::string& name) {
+  Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
+  surface_.nodes[name] = &node;
+  return node;
+}
+
+BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design,
+                                 batch::BatchConfig batch)
+    : OwnNodes(std::move(engine), config.internal_link) {
   for (int i = 1; i <= config.app_servers; ++i) surface_.app_nodes.push_back(&add_node(fmt::format(FMT_COMPILE("app-{}"), i)));
   Node& db_node = add_node("db-1");
   Node& mq_node = add_node("mq-1");
@@ -122,16 +131,8 @@ BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfi
   workload_ = std::make_unique<batch::Workload>(std::move(design), std::move(batch), surface_.app_nodes, std::move(pools), *queue_);
 }
 
-Node& BatchDeployment::add_node(const std::string& name) {
-  Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
-  surface_.nodes[name] = &node;
-  return node;
-}
-
 SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script)
-    : engine_(std::move(engine)), network_(engine_, config.internal_link), schemas_(config.database.tables) {
-  surface_.engine = &engine_;
-  surface_.network = &network_;
+    : OwnNodes(std::move(engine), config.internal_link), schemas_(config.database.tables) {
   std::vector<Node*> session_nodes;
   for (const std::string& name : script.sessions()) session_nodes.push_back(&add_node(name));
   Node& driver = add_node("script");
@@ -139,12 +140,6 @@ SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const Deploymen
   if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
   load_tables(*database_, config.database);
   sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
-}
-
-Node& SessionsDeployment::add_node(const std::string& name) {
-  Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
-  surface_.nodes[name] = &node;
-  return node;
 }
 
 }  // namespace models

@@ -131,29 +131,39 @@ class Deployment {
   strategies::Services services_;
 };
 
-/// The batch scheduler's deployment: schedulers and consumers on the app nodes, the task
-/// table on db-1, a queue broker on mq-1; no clients.
-class BatchDeployment {
+/// What the deployments without clients share: an engine and a network of their own, and
+/// nodes added by name. Each one's destructor shuts the engine down before its models go.
+class OwnNodes {
  public:
-  BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design, batch::BatchConfig batch);
-  ~BatchDeployment() { engine_.shutdown(); }
-  BatchDeployment(const BatchDeployment&) = delete;
-  BatchDeployment& operator=(const BatchDeployment&) = delete;
-
-  void start() { workload_->start(); }
+  OwnNodes(const OwnNodes&) = delete;
+  OwnNodes& operator=(const OwnNodes&) = delete;
   sim::RunResult run() { return engine_.run(); }
   sim::Engine& engine() { return engine_; }
-  const db::Database& database() const { return database_->database(); }
-  const batch::Findings& findings() const { return workload_->findings(); }
   const FaultSurface& fault_surface() const { return surface_; }
 
- private:
+ protected:
+  OwnNodes(sim::EngineConfig engine, const LinkConfig& link);
+  ~OwnNodes() = default;
   Node& add_node(const std::string& name);
 
   sim::Engine engine_;
   Network network_;
   std::deque<Node> nodes_;
   FaultSurface surface_;
+};
+
+/// The batch scheduler's deployment: schedulers and consumers on the app nodes, the task
+/// table on db-1, a queue broker on mq-1; no clients.
+class BatchDeployment : public OwnNodes {
+ public:
+  BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design, batch::BatchConfig batch);
+  ~BatchDeployment() { engine_.shutdown(); }
+
+  void start() { workload_->start(); }
+  const db::Database& database() const { return database_->database(); }
+  const batch::Findings& findings() const { return workload_->findings(); }
+
+ private:
   std::unique_ptr<db::Server> database_;
   std::vector<std::unique_ptr<db::Pool>> pools_;
   std::unique_ptr<batch::Queue> queue_;
@@ -163,31 +173,20 @@ class BatchDeployment {
 /// The sessions workload's deployment: a client node per session (named as the session),
 /// each with one connection to db-1, and the script's driver on a node of its own
 /// ("script"); the scenario's tables and rows on db-1.
-class SessionsDeployment {
+class SessionsDeployment : public OwnNodes {
  public:
   SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script);
   ~SessionsDeployment() { engine_.shutdown(); }
-  SessionsDeployment(const SessionsDeployment&) = delete;
-  SessionsDeployment& operator=(const SessionsDeployment&) = delete;
 
   void start() { sessions_->start(); }
-  sim::RunResult run() { return engine_.run(); }
-  sim::Engine& engine() { return engine_; }
   const db::Database& database() const { return database_->database(); }
   const sessions::Sessions& sessions() const { return *sessions_; }
   /// Every table's committed rows now.
   std::vector<sessions::TableContents> tables() const { return sessions::contents(database(), schemas_); }
   /// The statements db-1 ran, kept when the trial keeps its whole trace (a replay).
   const std::vector<db::LoggedStatement>& statements() const { return database_->log(); }
-  const FaultSurface& fault_surface() const { return surface_; }
 
  private:
-  Node& add_node(const std::string& name);
-
-  sim::Engine engine_;
-  Network network_;
-  std::deque<Node> nodes_;
-  FaultSurface surface_;
   std::unique_ptr<db::Server> database_;
   std::vector<db::TableSchema> schemas_;
   std::unique_ptr<sessions::Sessions> sessions_;

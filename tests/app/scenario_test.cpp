@@ -7,34 +7,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "scenario_files.hpp"
 #include "support.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 
 namespace {
 
-// A scenario file written for one test, removed after it.
-struct TempScenario {
-  explicit TempScenario(const std::string& text) {
-    path = test::unique_temp_path("locksim-test", ".json").string();
-    std::ofstream(path) << text;
-  }
-  ~TempScenario() { std::filesystem::remove(path); }
-  std::string path;
-};
-
-std::string refusal(const std::string& text) {
-  TempScenario file(text);
-  try {
-    locksim::load_scenario(file.path);
-  } catch (const locksim::InputError& e) {
-    const std::string message = e.what();
-    CHECK(message.starts_with(file.path + ": "));
-    return message.substr(file.path.size() + 2);
-  }
-  FAIL("the scenario was accepted");
-  return "";
-}
+using test::refusal;
+using test::TempScenario;
 
 std::string without_timing(const locksim::reports::RunResults& r) {
   auto doc = nlohmann::json::parse(locksim::reports::to_json(r));

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "scenario_files.hpp"
 #include "support.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
@@ -16,14 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-struct TempScenario {
-  explicit TempScenario(const json& doc) {
-    path = test::unique_temp_path("locksim-sessions", ".json").string();
-    std::ofstream(path) << doc.dump();
-  }
-  ~TempScenario() { std::filesystem::remove(path); }
-  std::string path;
-};
+using test::TempScenario;
 
 const char* kUnique = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL, v INT NOT NULL DEFAULT 0, "
                       "UNIQUE KEY uk_k (k))";
@@ -35,22 +29,11 @@ json sessions(json steps, json database = json{{"tables", {kUnique}}}) {
 }
 
 locksim::reports::RunResults run(const json& doc) {
-  TempScenario file(doc);
+  TempScenario file(doc.dump());
   return locksim::run_scenario(locksim::load_scenario(file.path));
 }
 
-std::string refusal(const json& doc) {
-  TempScenario file(doc);
-  try {
-    locksim::load_scenario(file.path);
-  } catch (const locksim::InputError& e) {
-    const std::string message = e.what();
-    CHECK(message.starts_with(file.path + ": "));
-    return message.substr(file.path.size() + 2);
-  }
-  FAIL("the scenario was accepted");
-  return "";
-}
+std::string refusal(const json& doc) { return test::refusal(doc.dump()); }
 
 const locksim::reports::StepResult& step_of(const locksim::reports::RunResults& r, std::size_t n) {
   REQUIRE(r.strategies.size() == 1);
@@ -175,7 +158,7 @@ TEST_CASE("rows for the strategies' table are checked against each strategy's ow
   CHECK(why.starts_with("/database/rows/t_account/1: "));
   CHECK(why.find("unique-index") != std::string::npos);
   doc["strategies"] = {"check-then-insert"};
-  TempScenario file(doc);
+  TempScenario file(doc.dump());
   CHECK_NOTHROW(locksim::load_scenario(file.path));
 }
 
