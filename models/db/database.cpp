@@ -834,11 +834,14 @@ struct Database::Impl {
       case OnDuplicate::update: {
         Values updated = old;
         for (const auto& [column, value] : s.on_update) updated[column] = value;
+        // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not.
         if (updated != old) {
           add_version(txn, t, dup, Version{txn.id, 0, false, std::move(updated)});
           out.affected = 2;
+          out.insert_id = dup;
+        } else {
+          out.insert_id = 0;
         }
-        out.insert_id = dup;
         return out;
       }
       case OnDuplicate::replace: {
