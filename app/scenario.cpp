@@ -352,6 +352,7 @@ json effective_config(const Scenario& s) {
                      {"read", distribution_json(d.database.server.read_service)},
                      {"write", distribution_json(d.database.server.write_service)},
                      {"commit", distribution_json(d.database.server.commit_service)},
+                     {"row", distribution_json(d.database.server.row_service)},
                      {"lock_wait_timeout_ms", to_ms(d.database.server.database.lock_wait_timeout)},
                      {"statement_timeout_ms", to_ms(d.database.pool.statement_timeout)}};
   doc["database"].update(tables_json(d.database, s.tables_sql));
@@ -508,13 +509,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
   if (top.has("database")) {
     const Reader r = top.child("database");
-    r.only({"isolation", "pool_size", "read", "write", "commit", "lock_wait_timeout_ms", "statement_timeout_ms", "tables", "rows"});
+    r.only({"isolation", "pool_size", "read", "write", "commit", "row", "lock_wait_timeout_ms", "statement_timeout_ms", "tables",
+            "rows"});
     auto& db = d.database;
     db.server.isolation = r.pick("isolation", db.server.isolation, names::isolation);
     db.pool.size = static_cast<std::size_t>(r.integer("pool_size", static_cast<std::int64_t>(db.pool.size), 1, 100'000));
     db.server.read_service = r.distribution("read", db.server.read_service);
     db.server.write_service = r.distribution("write", db.server.write_service);
     db.server.commit_service = r.distribution("commit", db.server.commit_service);
+    db.server.row_service = r.distribution("row", db.server.row_service);
     db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout, 1);
     db.pool.statement_timeout = r.millis("statement_timeout_ms", db.pool.statement_timeout, 1);
     load_tables(r, db, s.tables_sql);
