@@ -12,7 +12,7 @@ using models::checkers::MetricKind;
 namespace {
 // What the runner computes itself, over the operations of a whole run.
 std::vector<MetricInfo> runner_metrics() {
-  std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations", .meaning = "logical operations the clients (or the batch scheduler) ran"}};
+  std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations", .meaning = "logical operations the clients ran (the batch scheduler: tasks; the sessions workload: steps issued)"}};
   for (const char* p : {"p50", "p90", "p99", "p99.9"})
     out.push_back({.name = fmt::format("latency_ms.{}", p), .kind = MetricKind::duration, .unit = "ms",
                    .meaning = fmt::format("latency of a logical operation, first attempt to last answer: the {}th percentile",

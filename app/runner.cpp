@@ -233,6 +233,9 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   out.trace_hash = run.trace_hash;
   out.db_statements = deployment.database().stats().statements;
   for (const auto& r : records) out.step_outcomes.push_back(step_outcome(r));
+  // Its logical operations are its steps.
+  out.operations = static_cast<std::uint64_t>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.was_issued; }));
+  out.counts["operations"] = static_cast<double>(out.operations);
   if (in_full) {
     out.timeline.seed = deployment.engine().config().seed;
     out.timeline.end_s = seconds(deployment.engine().now());
