@@ -44,12 +44,18 @@ class DuplicateRows : public Checker {
              .finding = true},
             {.name = "duplicated_keys", .unit = "keys", .meaning = "business keys with more than one row"}};
   }
+  // The account table's rows by OpenID; the sessions workload's tables by their indexed column.
   void check(const Trial& trial, Findings& out) const override {
-    if (trial.accounts == nullptr) return;
-    const Duplicates d = find_duplicates(*trial.accounts, "open_id");
-    out.set("duplicate_rows", static_cast<double>(d.duplicate_rows));
-    out.set("duplicated_keys", static_cast<double>(d.duplicated_keys));
-    out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
+    const auto count = [&](const std::vector<db::RowRecord>& rows, const std::string& key_column) {
+      const Duplicates d = find_duplicates(rows, key_column);
+      out.add("duplicate_rows", static_cast<double>(d.duplicate_rows));
+      out.add("duplicated_keys", static_cast<double>(d.duplicated_keys));
+      out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
+    };
+    if (trial.accounts != nullptr) count(*trial.accounts, "open_id");
+    if (trial.tables != nullptr)
+      for (const auto& t : *trial.tables)
+        if (!t.key_column.empty()) count(t.rows, t.key_column);
   }
 };
 }  // namespace

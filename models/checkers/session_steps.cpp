@@ -1,9 +1,8 @@
 // The sessions workload's outcomes: each step's result (its error, affected rows, insert
-// id, rows returned, warnings, whether it waited), the rows each table holds at the end,
-// the duplicates among them, and the errors by number.
+// id, rows returned, warnings, whether it waited), the rows each table holds at the end, and
+// the errors by number. (Duplicates among the rows: duplicates.cpp.)
 
 #include "models/checkers/checker.hpp"
-#include "models/checkers/duplicates.hpp"
 
 #include <fmt/format.h>
 
@@ -40,16 +39,8 @@ class SessionSteps : public Checker {
         if (!res.ok()) out.add("errors." + std::to_string(static_cast<int>(res.code)), 1);
       }
     }
-    if (trial.tables != nullptr) {
-      for (const auto& t : *trial.tables) {
-        out.set("rows." + t.table, static_cast<double>(t.rows.size()));
-        if (t.key_column.empty()) continue;
-        const Duplicates d = find_duplicates(t.rows, t.key_column);
-        out.add("duplicate_rows", static_cast<double>(d.duplicate_rows));
-        out.add("duplicated_keys", static_cast<double>(d.duplicated_keys));
-        out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
-      }
-    }
+    if (trial.tables != nullptr)
+      for (const auto& t : *trial.tables) out.set("rows." + t.table, static_cast<double>(t.rows.size()));
   }
 };
 }  // namespace
