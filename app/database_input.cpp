@@ -100,11 +100,11 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
 void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies) {
   if (setup.rows.empty()) return;
   for (const StrategyChoice& choice : strategies) {
-    const auto& entry = *models::strategies::find(choice.name);
+    const auto& entry = choice.entry();
     models::db::Database scratch;
     if (entry.make) {
       const models::strategies::Needs needs = models::strategies::needs(entry, choice.params);
-      scratch.create_table(models::strategies::accounts_table(needs.key_index));
+      scratch.create_table(needs.accounts ? *needs.accounts : models::strategies::accounts_table(needs.key_index));
       for (const auto& t : needs.tables) scratch.create_table(t);
     }
     for (const auto& t : setup.tables) scratch.create_table(t);

@@ -25,6 +25,7 @@
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "app/sweep.hpp"
+#include "models/strategies/script.hpp"
 #include "reports/report.hpp"
 
 namespace {
@@ -41,6 +42,16 @@ int list(bool metrics_page) {
     fmt::print("  {:<30} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
     for (const auto& p : e.info.params)
       fmt::print("  {:<30} --set {}.{}={:g}  ({})\n", "", e.info.name, p.name, p.value, p.meaning);
+  }
+  const auto scripts = locksim::script_catalogue();
+  if (!scripts.empty()) fmt::print("strategies written in Lua, in strategies/ (run one with --strategy-file NAME):\n");
+  for (const auto& file : scripts) {
+    const std::string name = std::filesystem::path(file).filename().string();
+    try {
+      fmt::print("  {:<30} {}\n", name, locksim::load_script_file(file).script->info.description);
+    } catch (const std::exception& e) {
+      fmt::print("  {:<30} (does not load: {})\n", name, e.what());
+    }
   }
   fmt::print("scenarios:\n");
   for (const auto& file : locksim::catalogue()) {
@@ -220,7 +231,7 @@ int run(const RunOptions& o) {
     std::string first_duplicates;  // one per strategy; results.json has more
     for (const auto& st : results.strategies)
       if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());
-    if (!first_duplicates.empty()) fmt::print("\nfirst duplicate of each strategy that made one:\n{}", first_duplicates);
+    if (!first_duplicates.empty()) fmt::print("\nfirst finding of each strategy that had one:\n{}", first_duplicates);
     if (!s.lesson.empty()) fmt::print("\nlesson: {}\n", s.lesson);
     fmt::print("\nwritten: {}/report.md (and {} more files)\n", report.folder, report.written.size() - 1);
     if (!report.note.empty()) fmt::print("{}\n", report.note);
@@ -353,6 +364,9 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--trials", run_options.trials, "trials per strategy")->check(CLI::Range(1, 10'000'000));
   run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)")->check(seed_number());
   run_cmd->add_option("--set", run_options.sets, "override a scenario value: path=value, e.g. clients.count=50");
+  std::vector<std::string> run_scripts, sweep_scripts, explore_scripts;
+  constexpr const char* kScriptHelp = "also run this strategy written in Lua (repeatable; docs/writing-strategies.md)";
+  run_cmd->add_option("--strategy-file", run_scripts, kScriptHelp);
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
   run_cmd->add_flag("--print-config", run_options.print_config,
                     "print the scenario with every value in effect, defaults included, and exit");
@@ -372,6 +386,7 @@ int dispatch(int argc, char** argv) {
   sweep_cmd->add_option("--trials", sweep_options.trials, "trials per strategy and point")->check(CLI::Range(1, 10'000'000));
   sweep_cmd->add_option("--seed", sweep_options.seed, "seed of the first trial at each point")->check(seed_number());
   sweep_cmd->add_option("--set", sweep_options.sets, "override a scenario value: path=value");
+  sweep_cmd->add_option("--strategy-file", sweep_scripts, kScriptHelp);
   sweep_cmd->add_option("--jobs", sweep_options.jobs, "threads running trials (default: every core)")->check(CLI::Range(1, 1024));
   sweep_cmd->add_flag("--resume", sweep_options.resume, "keep the points an interrupted sweep already wrote");
   sweep_cmd->add_option("--time", sweep_options.time_s, "wall seconds at most for the whole sweep: points not reached are not run")
@@ -392,6 +407,7 @@ int dispatch(int argc, char** argv) {
   explore_cmd->add_option("--budget", explore_options.options.budget, "runs at most")->check(CLI::Range(1, 100'000'000));
   explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(seconds_limit());
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
+  explore_cmd->add_option("--strategy-file", explore_scripts, "load this strategy written in Lua (repeatable); --strategy names it");
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");
   std::string replay_token;
   bool replay_check = false;
@@ -408,6 +424,16 @@ int dispatch(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     throw locksim::InputError(locksim::shown(e.what(), 300) + " (see locksim --help)");
   }
+
+  // A script is an override of the scenario's strategies, so that tokens carry it.
+  const auto add_scripts = [](const std::vector<std::string>& files, std::vector<std::string>& sets) {
+    std::vector<std::string> scripts;
+    for (const auto& f : files) scripts.push_back(std::string(locksim::kScriptOverride) + f);
+    sets.insert(sets.begin(), scripts.begin(), scripts.end());
+  };
+  add_scripts(run_scripts, run_options.sets);
+  add_scripts(sweep_scripts, sweep_options.sets);
+  add_scripts(explore_scripts, explore_options.options.sets);
 
   limit_memory();
   if (*list_cmd) return list(list_metrics);

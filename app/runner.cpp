@@ -16,6 +16,7 @@
 #include "app/ordered_work.hpp"
 #include "models/checkers/checker.hpp"
 #include "models/deployment.hpp"
+#include "models/strategies/script.hpp"
 
 namespace locksim {
 
@@ -259,7 +260,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
 
 TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                            sim::TieBreak tie_break, sim::Chooser chooser) {
-  const strategies::Entry& entry = *strategies::find(choice.name);
+  const strategies::Entry& entry = choice.entry();
   if (entry.sessions)
     return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)),
                               kept == TraceKept::timeline);
@@ -267,8 +268,9 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
     return run_batch_trial(s, entry, choice,
                            engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
                                          std::move(chooser)));
-  models::Deployment deployment(engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)), s.deployment,
-                                strategies::needs(entry, choice.params));
+  sim::EngineConfig config = engine_config(s, seed, kept, std::move(tie_break), std::move(chooser));
+  if (!entry.script.empty()) config.stack_bytes = std::max(config.stack_bytes, strategies::kScriptStackBytes);
+  models::Deployment deployment(std::move(config), s.deployment, strategies::needs(entry, choice.params));
   strategies::Env env(deployment.services(), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   deployment.serve(*strategy);
@@ -280,7 +282,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   const std::vector<models::db::RowRecord> accounts = deployment.database().committed_rows(strategies::kAccounts);
   const auto& operations = deployment.world().clients().records();
   models::checkers::Trial trial{.end = deployment.engine().now(),
-                                .finished = run.ok(),
+                                .finished = run.ok() && !env.observed().script_stopped(),
                                 .database = &deployment.database(),
                                 .accounts = &accounts,
                                 .operations = &operations,
@@ -288,7 +290,8 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
                                 .redis = deployment.redis_instances(),
                                 .remote = deployment.remote(),
                                 .dropped_requests = env.observed().dropped_requests(),
-                                .lock_wakeups = env.observed().lock_wakeups()};
+                                .lock_wakeups = env.observed().lock_wakeups(),
+                                .script_errors = entry.script.empty() ? nullptr : &env.observed().script_errors()};
   for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
     if (table.name == strategies::kLocks) trial.lock_rows += deployment.database().committed_rows(table.name).size();
   TrialOutcome out;
@@ -486,7 +489,7 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
   for (std::size_t k = 0; k < strategies; ++k) {
     const StrategyChoice& choice = s.strategies[k];
     folds[k].result.name = choice.shown();
-    folds[k].result.description = strategies::find(choice.name)->info.description;
+    folds[k].result.description = choice.entry().info.description;
     folds[k].result.params = choice.params;
     for (const Expectation& e : s.expect)
       if (e.strategy == choice.shown() && e.every_trial) folds[k].each_checks.push_back({&e, &folds[k].metric(e.metric)});

@@ -15,6 +15,7 @@
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
 #include "app/reader.hpp"
+#include "models/strategies/script.hpp"
 
 namespace locksim {
 
@@ -124,6 +125,27 @@ const std::vector<std::string>& top_level_keys() {
   return keys;
 }
 
+// A script's label unless the scenario gives one: its file name ("strategies/my.lua": "my.lua").
+std::string script_label(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+// Appends the script `path` (`--strategy-file`) to the document's strategies, spelling "all"
+// out first. Returns its label.
+std::string add_script(json& doc, const std::string& path) {
+  if (!doc.is_object()) return script_label(path);  // the loader says what is wrong with it
+  const std::string workload =
+      doc.contains("workload") && doc["workload"].is_object() && doc["workload"].value("kind", json()).is_string()
+          ? doc["workload"]["kind"].get<std::string>()
+          : "account-bind";
+  json& list = doc["strategies"];
+  if (list.is_null() || list == "all") {
+    list = json::array();
+    for (const auto& e : models::strategies::registry())
+      if (e.workload() == workload) list.push_back(e.info.name);
+  }
+  if (list.is_array()) list.push_back(json{{"script", path}});
+  return script_label(path);
+}
+
 // `NAME.param=value`, where NAME is a strategy the scenario runs (its name, or its "as"
 // label) or one `only` adds: written into the document as that strategy's parameter, so the
 // scenario hash and replay tokens carry it. Returns false for any other path.
@@ -131,8 +153,17 @@ bool set_strategy_param(json& doc, const std::string& assignment, const std::vec
   const auto eq = assignment.find('=');
   if (eq == std::string::npos) return false;
   const std::string path = assignment.substr(0, eq);
-  const auto dot = path.find('.');
+  auto dot = path.find('.');
   if (dot == std::string::npos) return false;
+  // A script's label has dots of its own ("my.lua.ttl_ms"): the longest label that prefixes the path.
+  if (doc.is_object() && doc.contains("strategies") && doc["strategies"].is_array())
+    for (const json& item : doc["strategies"]) {
+      const std::string label = !item.is_object()                                        ? std::string()
+                                : item.contains("as") && item["as"].is_string()          ? item["as"].get<std::string>()
+                                : item.contains("script") && item["script"].is_string() ? script_label(item["script"].get<std::string>())
+                                                                                         : std::string();
+      if (!label.empty() && path.size() > label.size() + 1 && path.starts_with(label + ".") && label.size() > dot) dot = label.size();
+    }
   const std::string name = path.substr(0, dot), param = path.substr(dot + 1);
   const auto& keys = top_level_keys();
   if (std::find(keys.begin(), keys.end(), name) != keys.end()) return false;
@@ -151,15 +182,15 @@ bool set_strategy_param(json& doc, const std::string& assignment, const std::vec
       if (e.workload() == workload) list.push_back(e.info.name);
   }
   if (!list.is_array()) return false;  // the loader says what is wrong with it
-  const auto label_of = [](const json& item) -> std::string {
-    if (item.is_string()) return item.get<std::string>();
-    if (item.is_object() && item.contains("as") && item["as"].is_string()) return item["as"].get<std::string>();
-    return "";
-  };
   const auto name_of_item = [](const json& item) -> std::string {
     if (item.is_string()) return item.get<std::string>();
     if (item.is_object() && item.contains("name") && item["name"].is_string()) return item["name"].get<std::string>();
+    if (item.is_object() && item.contains("script") && item["script"].is_string()) return script_label(item["script"].get<std::string>());
     return "";
+  };
+  const auto label_of = [&](const json& item) -> std::string {
+    if (item.is_object() && item.contains("as") && item["as"].is_string()) return item["as"].get<std::string>();
+    return name_of_item(item);
   };
   // A label names one copy; a name names every copy of that strategy.
   std::vector<std::size_t> targets;
@@ -185,6 +216,10 @@ bool set_strategy_param(json& doc, const std::string& assignment, const std::vec
   for (std::size_t i : targets) {
     json& item = list[i];
     if (item.is_string()) item = json{{"name", item.get<std::string>()}};
+    if (item.is_object() && item.contains("script")) {  // its parameters are checked when the script is loaded
+      item["params"][param] = value;
+      continue;
+    }
     const models::strategies::Entry* of = models::strategies::find(name_of_item(item));
     if (of == nullptr) return false;  // the loader names the unknown strategy
     const models::strategies::ParamInfo* info = param_info(*of, param);
@@ -202,6 +237,16 @@ bool is_file_name(const std::string& name) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '+' ||
            c == '.';
   });
+}
+
+// A script's text, bounded as a scenario file is.
+std::string read_script(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) > limits::max_file_bytes)
+    throw InputError(fmt::format("{}: expected a Lua file of at most {} bytes", shown(path), limits::max_file_bytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", shown(path)));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // Parses JSON text, nested at most limits::max_json_depth deep. Throws InputError for text
@@ -393,7 +438,7 @@ json effective_config(const Scenario& s) {
   doc["faults"] = faults;
   json strategies = json::array();
   for (const auto& choice : s.strategies) {
-    json one = {{"name", choice.name}};
+    json one = choice.script ? json{{"script", choice.script_file}} : json{{"name", choice.name}};
     if (!choice.label.empty()) one["as"] = choice.label;
     one["params"] = choice.params;
     strategies.push_back(std::move(one));
@@ -408,6 +453,56 @@ json effective_config(const Scenario& s) {
     expect[e.strategy][e.metric] = fmt::format("{} {:g}{}", e.op, e.value, e.every_trial ? " in every trial" : "");
   if (!expect.empty()) doc["expect"] = expect;
   return doc;
+}
+
+const models::strategies::Entry& StrategyChoice::entry() const {
+  if (script) return *script;
+  const models::strategies::Entry* e = models::strategies::find(name);
+  if (e == nullptr) throw std::logic_error("locksim::StrategyChoice: no strategy " + name);
+  return *e;
+}
+
+std::string script_path(const std::string& path) {
+  check_length("the script", path);
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) return path;
+  const std::filesystem::path p(path);
+  for (const std::filesystem::path& candidate :
+       {std::filesystem::path(LOCKSIM_STRATEGY_DIR).parent_path() / p, std::filesystem::path(LOCKSIM_STRATEGY_DIR) / p,
+        std::filesystem::path(LOCKSIM_STRATEGY_DIR) / (path + ".lua")})
+    if (!path.empty() && p.is_relative() && std::filesystem::is_regular_file(candidate, ec))
+      return std::filesystem::proximate(candidate).string();
+  throw InputError(fmt::format("{}: no such script file, and none of that name in {}", shown(path), LOCKSIM_STRATEGY_DIR));
+}
+
+namespace {
+StrategyChoice load_script_file(const std::string& path, std::string* text) {
+  StrategyChoice choice;
+  choice.script_file = script_path(path);
+  choice.name = script_label(path);
+  *text = read_script(choice.script_file);
+  try {
+    choice.script = models::strategies::load_script(choice.name, choice.script_file, *text);
+  } catch (const models::strategies::ScriptError& e) {
+    throw InputError(e.what());
+  }
+  for (const auto& p : choice.script->info.params) choice.params[p.name] = p.value;
+  return choice;
+}
+}  // namespace
+
+StrategyChoice load_script_file(const std::string& path) {
+  std::string text;
+  return load_script_file(path, &text);
+}
+
+std::vector<std::string> script_catalogue() {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(LOCKSIM_STRATEGY_DIR, ec))
+    if (entry.path().extension() == ".lua") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 std::string scenario_path(const std::string& name_or_path) {
@@ -440,7 +535,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   // "workload": "sessions" is short for {"kind": "sessions"}.
   if (doc.is_object() && doc.contains("workload") && doc["workload"].is_string())
     doc["workload"] = json{{"kind", doc["workload"]}};
+  std::vector<std::string> narrowed = only;  // the scripts of --strategy-file stay in a narrowed run
+  for (const auto& o : overrides)
+    if (o.starts_with(kScriptOverride)) {
+      check_length("--strategy-file", o);
+      const std::string label = add_script(doc, o.substr(kScriptOverride.size()));
+      if (!only.empty() && std::find(narrowed.begin(), narrowed.end(), label) == narrowed.end()) narrowed.push_back(label);
+    }
   for (const auto& o : overrides) {
+    if (o.starts_with(kScriptOverride)) continue;
     check_length("--set", o);
     if (!set_strategy_param(doc, o, only)) override_json(doc, path, o);
   }
@@ -637,28 +740,40 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (!list.is_array() || list.empty()) top.fail("\"all\" or a non-empty list of strategies", "strategies");
     chosen.assign(list.begin(), list.end());
   }
+  std::uint64_t scripts_hash = 0;  // the scripts' contents: a token pins them
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     const std::string at = "strategies/" + std::to_string(i);
     const json& item = chosen[i];
-    std::string name, label;
+    std::string name, label, script;
     json params = json::object();
     if (item.is_string()) {
       name = item.get<std::string>();
     } else if (item.is_object()) {
       const Reader r(item, path, "/" + at);
-      r.only({"name", "as", "params"});
+      r.only({"name", "script", "as", "params"});
+      if (r.has("name") == r.has("script")) r.fail("either \"name\" (a strategy of `locksim list`) or \"script\" (a Lua file)");
       name = r.string("name", "");
+      script = r.string("script", "");
       label = r.string("as", "");
       if (r.has("as") && !is_file_name(label)) r.fail(std::string(kFileName) + " (it names report files), got " + quote_value(label), "as");
       if (r.has("params")) params = item.at("params");
     } else {
-      top.fail("a strategy name or {\"name\": ..., \"params\": {...}}", at);
+      top.fail("a strategy name, {\"name\": ..., \"params\": {...}} or {\"script\": \"a file.lua\"}", at);
     }
-    const models::strategies::Entry* entry = models::strategies::find(name);
+    StrategyChoice choice{name, {}, label};
+    if (!script.empty()) {
+      if (!is_file_name(script_label(script)))
+        top.fail(std::string(kFileName) + " as the script's file name (or an \"as\" label)", at + "/script");
+      std::string text;
+      choice = load_script_file(script, &text);
+      choice.label = label;
+      scripts_hash = fnv1a(fmt::format("{:016x} {} {}", scripts_hash, choice.script_file, text));
+      name = choice.name;
+    }
+    const models::strategies::Entry* entry = choice.script ? choice.script.get() : models::strategies::find(name);
     if (entry == nullptr) top.fail("a strategy name (see `locksim list`), got " + quote_value(name), at);
     if (entry->workload() != s.workload)
       top.fail(fmt::format("a strategy of the {} workload; {} is one of {}", s.workload, name, entry->workload()), at);
-    StrategyChoice choice{name, {}, label};
     for (const auto& earlier : s.strategies)
       if (earlier.shown() == choice.shown())
         top.fail("each strategy once, or told apart with \"as\": \"a label\" (" + quote_value(choice.shown()) + " twice)", at);
@@ -672,6 +787,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     }
     s.strategies.push_back(std::move(choice));
   }
+  if (scripts_hash != 0) s.hash = fnv1a(fmt::format("{:016x} {:016x}", s.hash, scripts_hash));
 
   check_rows(top, d.database, s.strategies);
   if (s.workload == "sessions") check_steps(top, s.script, d.database);
@@ -697,7 +813,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       check_session_metric(x.strategy == "sessions" && !e.raw().contains("sessions") ? e : e.child(x.strategy), x.metric,
                            s.workload == "sessions" ? &s.script : nullptr, d.database);
     }
-  narrow_strategies(s, only);
+  narrow_strategies(s, narrowed);
   return s;
 }
 

@@ -19,10 +19,15 @@
 namespace locksim {
 
 struct StrategyChoice {
-  std::string name;
+  std::string name;  // the registry's name; a script's file name ("my.lua")
   models::strategies::Params params;  // the registry's defaults, overridden by the file
   std::string label{};                // how results and `expect` name it ("as"); the name by default
+  /// A strategy written in Lua: the script as loaded, and its file as the scenario names it.
+  std::shared_ptr<const models::strategies::Entry> script{};
+  std::string script_file{};
   const std::string& shown() const { return label.empty() ? name : label; }
+  /// The registry entry, or the script's.
+  const models::strategies::Entry& entry() const;
 };
 
 /// "the strategy's metric compares with value", for example duplicate_rows > 0.
@@ -71,6 +76,19 @@ struct Scenario {
   std::uint64_t hash = 0;  // of the resolved document: names the configuration in results
   std::string resolved;    // the document after overrides, as JSON text
 };
+
+/// An override that adds a strategy written in Lua (`--strategy-file PATH`): "+script=PATH".
+/// Tokens carry it with the other overrides, so a replay loads the same script.
+inline constexpr std::string_view kScriptOverride = "+script=";
+
+/// Where a script named `path` is: the path itself, or else under the project's strategies/
+/// (`strategies/x.lua`, `x.lua` or `x`). Throws InputError.
+std::string script_path(const std::string& path);
+/// The scripts in strategies/, sorted.
+std::vector<std::string> script_catalogue();
+/// The strategy written in Lua at `path` (found by script_path), loaded: a choice with its
+/// defaults, named by its file name. Throws InputError, a script's errors as "file:line: ...".
+StrategyChoice load_script_file(const std::string& path);
 
 /// Reads and validates a scenario file, after applying `path=value` overrides (for example
 /// `clients.count=50`, written as if in the file; `NAME.param=value` sets a parameter of the

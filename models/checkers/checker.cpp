@@ -34,6 +34,7 @@ const Checker& unfinished_runs();
 const Checker& lock_wakeups();
 const Checker& client_errors();
 const Checker& session_steps();
+const Checker& script_errors();
 
 // The order of tables, and of `--property any`: the first finding listed is the one a
 // search shrinks towards.
@@ -42,7 +43,7 @@ const std::vector<const Checker*>& registry() {
       &duplicate_rows(), &lock_holds(),       &max_concurrent_holders(), &stuck_locks(),
       &lost_updates(),   &orphaned_records(), &batch_tasks(),            &deadlocks(),
       &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(),
-      &session_steps(),
+      &session_steps(),    &script_errors(),
   };
   return all;
 }

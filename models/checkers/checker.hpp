@@ -71,6 +71,7 @@ struct Trial {
   std::uint64_t lock_wakeups = 0;      // watch events that woke lock waiters
   const std::vector<sessions::StepRecord>* steps = nullptr;      // the sessions workload's steps
   const std::vector<sessions::TableContents>* tables = nullptr;  // its tables at the end
+  const std::vector<std::string>* script_errors = nullptr;       // a script strategy's runtime errors
 };
 
 /// What checkers found in one trial: metric values by name, and the first few violations

@@ -153,6 +153,10 @@ class LockObservations {
   std::uint64_t lock_wakeups() const { return lock_wakeups_; }
   /// Redis commands the strategy sent, Redlock's included.
   std::uint64_t redis_commands() const;
+  /// A script strategy's runtime errors, each "file:line: message (who)", in the order they
+  /// happened; and whether its instruction budget ran out (the trial was stopped).
+  const std::vector<std::string>& script_errors() const { return script_errors_; }
+  bool script_stopped() const { return script_stopped_; }
 
   /// Whether the Redis master (the sentinel's choice, if any) now grants `lock` to `value`:
   /// a string equal to it, or a hash lock owned by it.
@@ -171,6 +175,8 @@ class LockObservations {
   void count_redis_command() { ++redis_commands_; }
   /// Counts the commands `redlock` has sent and will send (it keeps its own count).
   void count_commands_of(const redis::Redlock& redlock) { redlocks_.push_back(&redlock); }
+  void note_script_error(std::string message) { script_errors_.push_back(std::move(message)); }
+  void note_script_stopped() { script_stopped_ = true; }
 
  private:
   LockServers servers_;
@@ -179,6 +185,8 @@ class LockObservations {
   std::uint64_t lock_wakeups_ = 0;
   std::uint64_t redis_commands_ = 0;
   std::vector<const redis::Redlock*> redlocks_;
+  std::vector<std::string> script_errors_;
+  bool script_stopped_ = false;
 };
 
 }  // namespace models::checkers

@@ -30,18 +30,28 @@ std::optional<LockGuard> LockClients::redis(const std::string& key, const RedisL
                                                options.ttl);
   // Not atomic with the SETNX: a holder that dies in between leaves a lock with no expiry.
   if (options.expire_after) env_.redis(worker_, redis::Command::pexpire(key, *options.ttl));
+  return guard(std::move(hold), redis_unlock(key, options.unlock));
+}
+
+LockGuard::Unlock LockClients::redis_unlock(const std::string& key, RedisUnlock how) const {
   Env* env = &env_;
   Worker* worker = &worker_;
-  if (options.unlock == RedisUnlock::del)
-    return guard(std::move(hold), [env, worker, key](checkers::Hold& h) {
+  if (how == RedisUnlock::del)
+    return [env, worker, key](checkers::Hold& h) {
       h.unlocking_blindly();
       h.release();
       env->redis(*worker, redis::Command::del(key));
-    });
-  return guard(std::move(hold), [env, worker, key, value = value_](checkers::Hold& h) {
+    };
+  return [env, worker, key, value = value_](checkers::Hold& h) {
     h.release();
     env->redis(*worker, redis::Command::cas_del(key, value));
-  });
+  };
+}
+
+LockGuard LockClients::redis_hold(const std::string& key, const std::string& value, std::optional<sim::Duration> lease) {
+  checkers::LockObservations* seen = &env_.observed_;
+  checkers::Hold hold = seen->locks().acquired(key, who_, [seen, key, value] { return seen->redis_grants(key, value); }, lease);
+  return guard(std::move(hold), [](checkers::Hold& h) { h.release(); });
 }
 
 namespace {

@@ -81,6 +81,12 @@ class LockClients {
 
   /// SET `key` to the attempt's value NX (PX ttl), retried as `options` say.
   std::optional<LockGuard> redis(const std::string& key, const RedisLockOptions& options);
+  /// How `redis()` unlocks `key` when the lock holds this attempt's value: `how` says which way.
+  LockGuard::Unlock redis_unlock(const std::string& key, RedisUnlock how) const;
+  /// A Redis lock the caller took with its own commands (`key` holds `value`, with `lease`
+  /// when it expires): the checker's hold only. Its unlock ends the hold; the caller sends its
+  /// own unlock command.
+  LockGuard redis_hold(const std::string& key, const std::string& value, std::optional<sim::Duration> lease);
   /// Redisson's tryLock on `key`; the watchdog runs until the unlock (or the lock is lost).
   std::optional<LockGuard> redisson(const std::string& key, const RedissonOptions& options);
   /// Redlock over every Redis instance; unlocks on all of them.

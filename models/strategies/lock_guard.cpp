@@ -18,6 +18,10 @@ void LockGuard::unlock() {
   if (unlock) unlock(hold_);
 }
 
+void LockGuard::unlock(const Unlock& instead) {
+  if (std::exchange(unlock_, nullptr)) instead(hold_);
+}
+
 LockGuard::~LockGuard() {
   if (!held()) return;
   if (sim::this_process_killed()) {

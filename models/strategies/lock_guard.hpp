@@ -46,6 +46,9 @@ class LockGuard {
 
   /// Unlocks now; throws what the unlock call throws. Once: a failed unlock is not retried.
   void unlock();
+  /// Unlocks now the way `instead` does rather than the acquiring client's way (a script's
+  /// choice of a plain DEL over the compare-and-delete it acquired for); throws what it throws.
+  void unlock(const Unlock& instead);
   bool held() const { return static_cast<bool>(unlock_); }
 
   /// The checker's record of this hold: critical-section steps and writes go there.

@@ -57,6 +57,9 @@ struct Needs {
   bool etcd = false;
   std::vector<db::TableSchema> tables{};  // besides the accounts table
   bool remote = false;                    // another service the handler calls
+  /// The accounts table as the strategy defines it (a script's CREATE TABLE t_account); none:
+  /// accounts_table(key_index).
+  std::optional<db::TableSchema> accounts{};
 };
 
 struct Info {
@@ -205,6 +208,9 @@ class Strategy : public Handler {
   /// write is stale) and inserts if absent. Returns false when refused.
   bool fenced_check_then_insert(const Request& r, Worker& w, LockGuard& lock);
 
+  /// What the checkers read, for a strategy that reports more than its locks (a script's errors).
+  checkers::LockObservations& observations() { return env_.observed_; }
+
   Env& env_;
   Params params_;
 
@@ -242,6 +248,9 @@ struct Entry {
   BatchFactory batch = {};  // the batch-scheduler design; empty for account-bind strategies
   /// The sessions workload's one entry: the scenario's own script is the design.
   bool sessions = false;
+  /// A strategy written in Lua (script.hpp): the file it was loaded from; empty for the
+  /// catalogue's C++ strategies.
+  std::string script{};
   const char* workload() const { return sessions ? "sessions" : batch ? "batch-scheduler" : "account-bind"; }
 };
 

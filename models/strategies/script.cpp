@@ -1,0 +1,1395 @@
+#include "models/strategies/script.hpp"
+
+#include <fmt/format.h>
+
+#include <lua.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <regex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "models/db/sql.hpp"
+#include "sim/process.hpp"
+
+namespace models::strategies {
+namespace {
+
+// How Lua code and this runtime meet (Lua's C API, lua.org/manual/5.4/manual.html#4):
+//
+// - Lua raises errors with longjmp. A C function below never has a C++ object alive when it
+//   calls a Lua function that can raise: its body runs in a try block, and the error is raised
+//   after the block (`api<>`). Tables from scripts are read raw (no metamethod can run).
+// - C++ exceptions never cross Lua frames: a database error, a timeout, becomes a Lua error
+//   value (a table with `code` and `message`); anything else (the process killed, an
+//   explorer's divergence) is kept aside and its sentinel raised, which no pcall of the script
+//   catches, and the exception is thrown again once the Lua call has unwound.
+// - Memory is capped only while Lua code runs: the runtime's own pushes never fail on the cap
+//   (and an error there would have no Lua frame to go to).
+
+constexpr const char* kErrorMeta = "locksim.error";
+constexpr const char* kLockMeta = "locksim.lock";
+constexpr const char* kConnectionMeta = "locksim.connection";
+constexpr int kHookEvery = 1000;  // instructions between two looks at the budget
+
+// The address is the error value that ends a script: a crash of its node, the budget.
+char fatal_sentinel;
+
+class ScriptStrategy;
+struct Invocation;
+
+// One trial's Lua state's bookkeeping: its memory, its instructions.
+struct Runtime {
+  std::string file;
+  ScriptLimits limits;
+  std::size_t used = 0;
+  bool enforce = false;  // the memory cap holds: Lua code is running
+  std::uint64_t instructions = 0;
+  bool over_budget = false;
+  std::string budget_where;  // "file:line" where the budget ran out
+};
+
+Runtime& runtime(lua_State* L) {
+  void* ud = nullptr;
+  lua_getallocf(L, &ud);
+  return *static_cast<Runtime*>(ud);
+}
+
+void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size) {
+  Runtime& rt = *static_cast<Runtime*>(ud);
+  const std::size_t old = ptr == nullptr ? 0 : old_size;
+  if (new_size == 0) {
+    std::free(ptr);
+    rt.used -= old;
+    return nullptr;
+  }
+  if (rt.enforce && new_size > old && rt.used - old + new_size > rt.limits.memory_bytes) return nullptr;
+  void* p = std::realloc(ptr, new_size);
+  if (p != nullptr) rt.used = rt.used - old + new_size;
+  return p;
+}
+
+void count_instructions(lua_State* L, lua_Debug* ar) {
+  Runtime& rt = runtime(L);
+  rt.instructions += kHookEvery;
+  if (rt.instructions <= rt.limits.instructions) return;
+  if (!rt.over_budget) {
+    rt.over_budget = true;
+    if (lua_getinfo(L, "Sl", ar) != 0) rt.budget_where = fmt::format("{}:{}", ar->short_src, ar->currentline);
+  }
+  lua_pushlightuserdata(L, &fatal_sentinel);
+  lua_error(L);
+}
+
+// Lua runs with the memory cap on; the runtime's C++ runs with it off.
+class LuaRunning {
+ public:
+  explicit LuaRunning(Runtime& rt) : rt_(rt), was_(std::exchange(rt.enforce, true)) {}
+  ~LuaRunning() { rt_.enforce = was_; }
+  LuaRunning(const LuaRunning&) = delete;
+  LuaRunning& operator=(const LuaRunning&) = delete;
+
+ private:
+  Runtime& rt_;
+  bool was_;
+};
+
+class CppRunning {
+ public:
+  explicit CppRunning(Runtime& rt) : rt_(rt), was_(std::exchange(rt.enforce, false)) {}
+  ~CppRunning() { rt_.enforce = was_; }
+  CppRunning(const CppRunning&) = delete;
+  CppRunning& operator=(const CppRunning&) = delete;
+
+ private:
+  Runtime& rt_;
+  bool was_;
+};
+
+// A script's misuse of a function (a bad argument, a released lock): a Lua error with the
+// script's position.
+struct Misuse {
+  std::string message;
+};
+
+// ---- The sandbox -------------------------------------------------------------------------
+
+// Written in Lua: what the standard library does in an order of its own choosing (pairs and
+// next over a hash table, table.sort's pivots), replaced by a fixed order; pcall and xpcall
+// that let the fatal sentinel through.
+constexpr const char* kPrelude = R"lua(
+local fatal = ...
+local raw_pcall, raw_xpcall, raw_next, rawget, rawequal = pcall, xpcall, next, rawget, rawequal
+local error, type, getmetatable = error, type, getmetatable
+
+local function merge_sort(a, lo, hi, lt, tmp)
+  if hi - lo < 8 then
+    for i = lo + 1, hi do
+      local v, j = a[i], i - 1
+      while j >= lo and lt(v, a[j]) do a[j + 1] = a[j]; j = j - 1 end
+      a[j + 1] = v
+    end
+    return
+  end
+  local mid = (lo + hi) // 2
+  merge_sort(a, lo, mid, lt, tmp)
+  merge_sort(a, mid + 1, hi, lt, tmp)
+  if not lt(a[mid + 1], a[mid]) then return end
+  for i = lo, mid do tmp[i] = a[i] end
+  local i, j, k = lo, mid + 1, lo
+  while i <= mid and j <= hi do
+    if lt(a[j], tmp[i]) then a[k] = a[j]; j = j + 1 else a[k] = tmp[i]; i = i + 1 end
+    k = k + 1
+  end
+  while i <= mid do a[k] = tmp[i]; i = i + 1; k = k + 1 end
+end
+local function less(x, y) return x < y end
+
+-- A stable merge sort: the same order on every run, ties kept as they were.
+table.sort = function(a, lt)
+  if type(a) ~= "table" then error("bad argument #1 to 'sort' (table expected, got " .. type(a) .. ")", 2) end
+  if lt ~= nil and type(lt) ~= "function" then error("bad argument #2 to 'sort' (function expected)", 2) end
+  local n = #a
+  if n > 1 then merge_sort(a, 1, n, lt or less, {}) end
+end
+local sort = table.sort
+
+-- Keys in a fixed order: numbers, then strings, then booleans, then everything else in the
+-- order the script first iterated over them.
+local rank = { number = 1, string = 2, boolean = 3 }
+local first_seen, seen = setmetatable({}, { __mode = "k" }), 0
+local function order(v)
+  local n = first_seen[v]
+  if n == nil then seen = seen + 1; n = seen; first_seen[v] = n end
+  return n
+end
+local function before(a, b)
+  local ta, tb = type(a), type(b)
+  local ra, rb = rank[ta] or 4, rank[tb] or 4
+  if ra ~= rb then return ra < rb end
+  if ra == 1 or ra == 2 then return a < b end
+  if ra == 3 then return (not a) and b end
+  return order(a) < order(b)
+end
+local function keys_of(t)
+  local keys, n, k = {}, 0, raw_next(t)
+  while k ~= nil do n = n + 1; keys[n] = k; k = raw_next(t, k) end
+  sort(keys, before)
+  return keys
+end
+
+next = function(t, k)
+  if type(t) ~= "table" then error("bad argument #1 to 'next' (table expected, got " .. type(t) .. ")", 2) end
+  local keys = keys_of(t)
+  local i = 1
+  if k ~= nil then
+    i = nil
+    for j = 1, #keys do if rawequal(keys[j], k) then i = j + 1; break end end
+    if i == nil then error("invalid key to 'next'", 2) end
+  end
+  local key = keys[i]
+  if key == nil then return nil end
+  return key, rawget(t, key)
+end
+
+pairs = function(t)
+  local mt = getmetatable(t)
+  if type(mt) == "table" and mt.__pairs ~= nil then return mt.__pairs(t) end
+  if type(t) ~= "table" then error("bad argument #1 to 'pairs' (table expected, got " .. type(t) .. ")", 2) end
+  local keys, i = keys_of(t), 0
+  return function(tt)
+    while true do
+      i = i + 1
+      local key = keys[i]
+      if key == nil then return nil end
+      local value = rawget(tt, key)
+      if value ~= nil then return key, value end
+    end
+  end, t, nil
+end
+
+local function pass(ok, ...)
+  if not ok and rawequal((...), fatal) then error(fatal, 0) end
+  return ok, ...
+end
+pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
+xpcall = function(f, handler, ...)
+  return pass(raw_xpcall(f, function(e)
+    if rawequal(e, fatal) then return fatal end
+    return handler(e)
+  end, ...))
+end
+)lua";
+
+// tostring without addresses: a table, function or userdata without __tostring is its
+// __name or its type.
+int safe_tostring(lua_State* L) {
+  luaL_checkany(L, 1);
+  lua_settop(L, 1);
+  const int t = lua_type(L, 1);
+  if ((t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA || t == LUA_TTHREAD) &&
+      luaL_getmetafield(L, 1, "__tostring") == LUA_TNIL) {
+    if (luaL_getmetafield(L, 1, "__name") != LUA_TSTRING) lua_pushstring(L, lua_typename(L, t));
+    return 1;
+  }
+  lua_settop(L, 1);
+  luaL_tolstring(L, 1, nullptr);
+  return 1;
+}
+
+// string.format without %p, and with tables and functions shown by safe_tostring.
+int safe_format(lua_State* L) {
+  const char* format = luaL_checkstring(L, 1);
+  for (const char* c = format; *c != '\0'; ++c) {
+    if (*c != '%') continue;
+    ++c;
+    while (*c != '\0' && std::strchr("-+ #0123456789.", *c) != nullptr) ++c;
+    if (*c == 'p') return luaL_error(L, "string.format: %%p shows an address, which differs from run to run");
+    if (*c == '\0') break;
+  }
+  const int n = lua_gettop(L);
+  for (int i = 2; i <= n; ++i) {
+    const int t = lua_type(L, i);
+    if (t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA || t == LUA_TTHREAD) {
+      lua_pushcfunction(L, safe_tostring);
+      lua_pushvalue(L, i);
+      lua_call(L, 1, 1);
+      lua_replace(L, i);
+    }
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, n, 1);
+  return 1;
+}
+
+// setmetatable refusing __gc: a finalizer runs when the collector chooses.
+int safe_setmetatable(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushstring(L, "__gc");
+    const bool gc = lua_rawget(L, 2) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (gc) return luaL_error(L, "setmetatable: __gc is not allowed in a strategy (a finalizer runs when the collector chooses)");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+// Opens the libraries a strategy may use, without what reaches outside the simulation.
+int open_sandbox(lua_State* L) {
+  luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+  luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+  luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+  luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+  luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
+  lua_settop(L, 0);
+  for (const char* name : {"dofile", "loadfile", "load", "collectgarbage", "print", "require"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_getfield(L, -1, "format");
+  lua_pushcclosure(L, safe_format, 1);
+  lua_setfield(L, -2, "format");
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_MATHLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "randomseed");
+  lua_pushnil(L);
+  lua_setfield(L, -2, "random");  // set again per trial, on the worker's stream
+  lua_pop(L, 1);
+  lua_pushcfunction(L, safe_tostring);
+  lua_setglobal(L, "tostring");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, safe_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
+  if (luaL_loadbufferx(L, kPrelude, std::strlen(kPrelude), "=locksim", "t") != LUA_OK) return lua_error(L);
+  lua_pushlightuserdata(L, &fatal_sentinel);
+  lua_call(L, 1, 0);
+  // The error values of the database and the services, shown as "1062: Duplicate entry ...".
+  luaL_newmetatable(L, kErrorMeta);
+  lua_pushcfunction(L, [](lua_State* S) -> int {
+    lua_pushstring(S, "code");
+    lua_rawget(S, 1);
+    lua_pushstring(S, "message");
+    lua_rawget(S, 1);
+    lua_pushfstring(S, "%s: %s", luaL_tolstring(S, 2, nullptr), luaL_tolstring(S, 3, nullptr));
+    return 1;
+  });
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  return 0;
+}
+
+struct StateCloser {
+  void operator()(lua_State* L) const { lua_close(L); }
+};
+using StatePtr = std::unique_ptr<lua_State, StateCloser>;
+
+// A sandboxed state whose memory and instructions `rt` counts. Throws ScriptError.
+StatePtr new_state(Runtime& rt) {
+  StatePtr L(lua_newstate(allocate, &rt));
+  if (!L) throw ScriptError(rt.file + ": not enough memory for a Lua state");
+  lua_sethook(L.get(), count_instructions, LUA_MASKCOUNT, kHookEvery);
+  lua_pushcfunction(L.get(), open_sandbox);
+  if (lua_pcall(L.get(), 0, 0, 0) != LUA_OK) throw ScriptError(rt.file + ": " + lua_tostring(L.get(), -1));
+  return L;
+}
+
+// The text of the error at the top of L's stack, for a message.
+std::string error_text(lua_State* L, const Runtime& rt) {
+  if (lua_touserdata(L, -1) == &fatal_sentinel && rt.over_budget)
+    return fmt::format("{}: the instruction budget of {} per trial ran out (an endless loop?)",
+                       rt.budget_where.empty() ? rt.file : rt.budget_where, rt.limits.instructions);
+  if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  if (lua_type(L, -1) == LUA_TTABLE && lua_getmetatable(L, -1) != 0) {
+    luaL_getmetatable(L, kErrorMeta);
+    const bool ours = lua_rawequal(L, -1, -2) != 0;
+    lua_pop(L, 2);
+    if (ours) {
+      lua_pushstring(L, "where");
+      lua_rawget(L, -2);
+      lua_pushstring(L, "code");
+      lua_rawget(L, -3);
+      lua_pushstring(L, "message");
+      lua_rawget(L, -4);
+      std::string out = fmt::format("{}{}: {}", lua_type(L, -3) == LUA_TSTRING ? lua_tostring(L, -3) : "",
+                                    lua_type(L, -2) == LUA_TNUMBER ? std::to_string(lua_tointeger(L, -2))
+                                                                    : (lua_isstring(L, -2) ? lua_tostring(L, -2) : "?"),
+                                    lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+      lua_pop(L, 3);
+      return out;
+    }
+  }
+  return fmt::format("{}: an error value that is a {}, not a message", rt.file, luaL_typename(L, -1));
+}
+
+// ---- Reading a script's contract ------------------------------------------------------------
+
+// What a script's source says it uses, besides what `uses` declares. Comments do not count.
+struct Uses {
+  bool redis = false, redlock = false, zookeeper = false, etcd = false, remote = false, lock_table = false, fences = false;
+};
+
+Uses uses_in(std::string_view text) {
+  std::string code;
+  code.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "--") == 0) {
+      std::size_t level = std::string_view::npos;
+      if (i + 2 < text.size() && text[i + 2] == '[') {
+        std::size_t j = i + 3;
+        while (j < text.size() && text[j] == '=') ++j;
+        if (j < text.size() && text[j] == '[') level = j - (i + 3);
+      }
+      if (level != std::string_view::npos) {
+        const std::string close = "]" + std::string(level, '=') + "]";
+        const std::size_t end = text.find(close, i);
+        i = end == std::string_view::npos ? text.size() : end + close.size();
+      } else {
+        const std::size_t end = text.find('\n', i);
+        i = end == std::string_view::npos ? text.size() : end;
+      }
+      continue;
+    }
+    code += text[i++];
+  }
+  const auto has = [&](const char* pattern) { return std::regex_search(code, std::regex(pattern)); };
+  Uses u;
+  u.redlock = has(R"(\blocks\s*\.\s*redlock\b)");
+  u.redis = u.redlock || has(R"(\blocks\s*\.\s*(redis|redisson)\b)") || has(R"(\bredis\s*\.\s*(call|script)\b)") ||
+            has(R"(\bhold\s*\()");
+  u.zookeeper = has(R"(\blocks\s*\.\s*zookeeper\b)");
+  u.etcd = has(R"(\blocks\s*\.\s*etcd\b)");
+  u.remote = has(R"(\bremote\s*\.\s*create\b)");
+  u.lock_table = has(R"(\blocks\s*\.\s*table\b)") || has(R"(\bt_lock\b)");
+  u.fences = has(R"(\bt_fence\b)");
+  return u;
+}
+
+bool is_identifier(const std::string& s) {
+  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// What load_script keeps: the compiled chunk and what the script declared.
+struct Compiled {
+  std::string file;
+  std::string bytecode;
+  ScriptLimits limits;
+  std::map<std::string, ParamKind> kinds;  // of the script's params
+};
+
+// ---- Running it ---------------------------------------------------------------------------
+
+// A connection or a lock an invocation holds; given back, in reverse order, when bind ends.
+struct Resource {
+  std::optional<db::Connection> connection{};
+  std::optional<LockGuard> lock{};
+  std::string redis_key{};        // a lock of locks.redis: its key, for release_with_del
+  std::size_t on_connection = 0;  // a lock-table lock: 1 + the index of its connection; 0: none
+};
+
+// One bind call: who it acts for, what it holds.
+struct Invocation {
+  ScriptStrategy* strategy = nullptr;
+  const Request* request = nullptr;
+  Worker* worker = nullptr;
+  std::uint64_t serial = 0;
+  std::vector<std::unique_ptr<Resource>> resources{};
+  std::optional<std::size_t> default_connection{};
+  std::exception_ptr fatal{};  // a C++ exception to rethrow once the Lua call has unwound
+
+  ~Invocation() {
+    while (!resources.empty()) resources.pop_back();  // the later first, as C++ scopes end
+  }
+};
+
+Invocation* invocation(lua_State* L) { return *static_cast<Invocation**>(lua_getextraspace(L)); }
+void set_invocation(lua_State* L, Invocation* inv) { *static_cast<Invocation**>(lua_getextraspace(L)) = inv; }
+
+// Userdata of a lock handle or a connection: which invocation's resource.
+struct Ref {
+  std::uint64_t serial = 0;
+  std::size_t index = 0;
+  std::int64_t token = 0;
+};
+
+// Pushes a database or service error value: {code = ..., message = ..., where = "file:line:"}.
+template <class Code>
+void push_error(lua_State* L, Code code, const std::string& message) {
+  lua_createtable(L, 0, 3);
+  if constexpr (std::is_same_v<Code, int>)
+    lua_pushinteger(L, code);
+  else
+    lua_pushstring(L, code);
+  lua_setfield(L, -2, "code");
+  lua_pushlstring(L, message.data(), message.size());
+  lua_setfield(L, -2, "message");
+  luaL_where(L, 1);
+  lua_setfield(L, -2, "where");
+  luaL_setmetatable(L, kErrorMeta);
+}
+
+using Body = int (*)(lua_State*, Invocation&);
+
+// A function of the script's API: runs `body` inside bind, turns what it throws into a Lua
+// error, and raises that error once no C++ object is alive.
+template <Body body>
+int api(lua_State* L) {
+  Invocation* inv = invocation(L);
+  if (inv == nullptr) return luaL_error(L, "this function works only inside bind(req), while a request is handled");
+  int results = 0;
+  bool positioned = false;  // a message to prefix with the script's position
+  {
+    CppRunning cpp(runtime(L));
+    try {
+      results = body(L, *inv);
+    } catch (const Misuse& e) {
+      lua_pushlstring(L, e.message.data(), e.message.size());
+      results = -1, positioned = true;
+    } catch (const sim::UsageError& e) {
+      std::string why = e.what();
+      if (const auto colon = why.find(": "); why.starts_with("models::") && colon != std::string::npos) why = why.substr(colon + 2);
+      lua_pushlstring(L, why.data(), why.size());
+      results = -1, positioned = true;
+    } catch (const db::sql::Error& e) {
+      push_error(L, 1064, e.what());
+      results = -1;
+    } catch (const db::SqlError& e) {
+      push_error(L, static_cast<int>(e.code()), e.what());
+      results = -1;
+    } catch (const sim::Timeout&) {
+      push_error(L, "timeout", "no answer within the timeout");
+      results = -1;
+    } catch (const zk::KeeperError& e) {
+      push_error(L, "keeper", e.what());
+      results = -1;
+    } catch (...) {  // sim::Killed, an explorer's divergence: thrown again once Lua has unwound
+      inv->fatal = std::current_exception();
+      lua_pushlightuserdata(L, &fatal_sentinel);
+      results = -1;
+    }
+  }
+  if (results >= 0) return results;
+  if (positioned) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+// Argument readers: they throw Misuse, which api<> turns into a positioned Lua error.
+std::string arg_text(lua_State* L, int i, const char* what) {
+  const int t = lua_type(L, i);
+  if (t != LUA_TSTRING && t != LUA_TNUMBER)
+    throw Misuse{fmt::format("{}: expected a string, got {}", what, lua_typename(L, t))};
+  std::size_t n = 0;
+  const char* s = lua_tolstring(L, i, &n);
+  return {s, n};
+}
+
+db::Value arg_value(lua_State* L, int i, int shown) {
+  switch (lua_type(L, i)) {
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, i)) return static_cast<std::int64_t>(lua_tointeger(L, i));
+      if (const double d = lua_tonumber(L, i); std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18)
+        return static_cast<std::int64_t>(d);
+      throw Misuse{fmt::format("argument {}: expected an integer or a string (the model's columns hold no fractions)", shown)};
+    case LUA_TSTRING: {
+      std::size_t n = 0;
+      const char* s = lua_tolstring(L, i, &n);
+      return std::string(s, n);
+    }
+    case LUA_TBOOLEAN: return static_cast<std::int64_t>(lua_toboolean(L, i));
+    default:
+      throw Misuse{fmt::format("argument {}: expected an integer or a string, got {}", shown, luaL_typename(L, i))};
+  }
+}
+
+// An option of a table argument, read raw; nil (or no table) gives nothing.
+std::optional<double> opt_number(lua_State* L, int table, const char* name) {
+  if (lua_type(L, table) != LUA_TTABLE) return std::nullopt;
+  lua_pushstring(L, name);
+  const int t = lua_rawget(L, table);
+  std::optional<double> out;
+  if (t == LUA_TNUMBER) out = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  if (t != LUA_TNUMBER && t != LUA_TNIL) throw Misuse{fmt::format("option {}: expected a number, got {}", name, lua_typename(L, t))};
+  if (out && (!std::isfinite(*out) || *out < 0 || *out > 1e12))
+    throw Misuse{fmt::format("option {}: expected a number from 0 to 1e12", name)};
+  return out;
+}
+
+bool opt_flag(lua_State* L, int table, const char* name) {
+  if (lua_type(L, table) != LUA_TTABLE) return false;
+  lua_pushstring(L, name);
+  const int t = lua_rawget(L, table);
+  const bool on = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  if (t != LUA_TBOOLEAN && t != LUA_TNIL) throw Misuse{fmt::format("option {}: expected true or false", name)};
+  return on;
+}
+
+void check_options(lua_State* L, int table, const char* function) {
+  const int t = lua_type(L, table);
+  if (t != LUA_TTABLE && t != LUA_TNIL && t != LUA_TNONE)
+    throw Misuse{fmt::format("{}: expected a table of options, got {}", function, lua_typename(L, t))};
+}
+
+sim::Duration ms(double value) {
+  return std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::milli>(value));
+}
+
+// The strategy: its Lua state, and the API's bodies (which reach Strategy's helpers).
+class ScriptStrategy : public Strategy {
+ public:
+  ScriptStrategy(Env& env, Params params, std::shared_ptr<const Compiled> compiled)
+      : Strategy(env, std::move(params)), compiled_(std::move(compiled)) {
+    rt_.file = compiled_->file;
+    rt_.limits = compiled_->limits;
+    L_ = new_state(rt_);
+    lua_State* L = L_.get();
+    install_api(L);
+    if (luaL_loadbufferx(L, compiled_->bytecode.data(), compiled_->bytecode.size(), ("@" + compiled_->file).c_str(), "b") != LUA_OK)
+      throw std::runtime_error(lua_tostring(L, -1));
+    {
+      LuaRunning lua(rt_);
+      if (lua_pcall(L, 0, 0, 0) != LUA_OK) throw std::runtime_error(error_text(L, rt_));
+    }
+    lua_createtable(L, 0, static_cast<int>(params_.size()));
+    for (const auto& [name, value] : params_) {
+      const auto kind = compiled_->kinds.find(name);
+      if (kind != compiled_->kinds.end() && kind->second == ParamKind::flag)
+        lua_pushboolean(L, value != 0);
+      else if (value == std::floor(value) && std::fabs(value) < 9e15)
+        lua_pushinteger(L, static_cast<lua_Integer>(value));
+      else
+        lua_pushnumber(L, value);
+      lua_setfield(L, -2, name.c_str());
+    }
+    lua_setglobal(L, "params");
+    lua_pushglobaltable(L);
+    lua_pushstring(L, "bind");
+    lua_rawget(L, -2);
+    bind_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pop(L, 1);
+  }
+
+ protected:
+  ErrorKind bind(const Request& r, Worker& w) override {
+    lua_State* L = L_.get();
+    Invocation inv{.strategy = this, .request = &r, .worker = &w, .serial = ++serials_};
+    lua_State* T = lua_newthread(L);
+    const int thread_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    set_invocation(T, &inv);
+    lua_rawgeti(T, LUA_REGISTRYINDEX, bind_ref_);
+    push_request(T, r);
+    int status;
+    {
+      LuaRunning lua(rt_);
+      status = lua_pcall(T, 1, 1, 0);
+    }
+    ErrorKind outcome = ErrorKind::none;
+    std::string problem;
+    if (!inv.fatal) {
+      if (status == LUA_OK)
+        outcome = returned(T, problem);
+      else
+        outcome = raised(T, problem);
+    }
+    lua_settop(T, 0);
+    set_invocation(T, nullptr);
+    luaL_unref(L, LUA_REGISTRYINDEX, thread_ref);
+    if (inv.fatal) std::rethrow_exception(inv.fatal);  // Invocation's end releases nothing a crash keeps
+    if (!problem.empty()) {
+      observations().note_script_error(fmt::format("{} ({})", problem, who(r, w)));
+      if (rt_.over_budget && !stopped_) {
+        stopped_ = true;
+        observations().note_script_stopped();
+        sim::engine().stop();
+      }
+    }
+    return outcome;
+  }
+
+ private:
+  // ---- bind's outcome ----
+  static void push_request(lua_State* T, const Request& r) {
+    lua_createtable(T, 0, 7);
+    const std::string id = open_id_of(r.key), device = device_of(r.value);
+    lua_pushlstring(T, id.data(), id.size());
+    lua_setfield(T, -2, "open_id");
+    lua_pushlstring(T, device.data(), device.size());
+    lua_setfield(T, -2, "device");
+    lua_pushinteger(T, static_cast<lua_Integer>(r.key));
+    lua_setfield(T, -2, "key");
+    lua_pushinteger(T, static_cast<lua_Integer>(r.value));
+    lua_setfield(T, -2, "value");
+    lua_pushinteger(T, r.client);
+    lua_setfield(T, -2, "client");
+    lua_pushinteger(T, static_cast<lua_Integer>(r.operation));
+    lua_setfield(T, -2, "op");
+    lua_pushinteger(T, r.attempt);
+    lua_setfield(T, -2, "attempt");
+  }
+
+  ErrorKind returned(lua_State* T, std::string& problem) const {
+    if (lua_isnil(T, -1)) return ErrorKind::none;
+    if (lua_type(T, -1) == LUA_TSTRING) {
+      const std::string kind = lua_tostring(T, -1);
+      for (int k = static_cast<int>(ErrorKind::timeout); k <= static_cast<int>(ErrorKind::internal); ++k)
+        if (kind == to_string(static_cast<ErrorKind>(k))) return static_cast<ErrorKind>(k);
+    }
+    problem = fmt::format("{}: bind returned {}: expected nothing (success) or an error kind: timeout, rejected, "
+                          "duplicate_key, deadlock, lock_wait_timeout, lock_busy, dropped, fenced, internal",
+                          rt_.file, lua_type(T, -1) == LUA_TSTRING ? "'" + std::string(lua_tostring(T, -1)) + "'" : luaL_typename(T, -1));
+    return ErrorKind::internal;
+  }
+
+  // An error bind let out: a database or service error ends the attempt as the C++ strategies'
+  // do; anything else is the script's own error.
+  ErrorKind raised(lua_State* T, std::string& problem) const {
+    if (lua_type(T, -1) == LUA_TTABLE && lua_getmetatable(T, -1) != 0) {
+      luaL_getmetatable(T, kErrorMeta);
+      const bool ours = lua_rawequal(T, -1, -2) != 0;
+      lua_pop(T, 2);
+      if (ours) {
+        lua_pushstring(T, "code");
+        lua_rawget(T, -2);
+        const bool number = lua_type(T, -1) == LUA_TNUMBER;
+        const lua_Integer code = number ? lua_tointeger(T, -1) : 0;
+        const std::string name = !number && lua_type(T, -1) == LUA_TSTRING ? lua_tostring(T, -1) : "";
+        lua_pop(T, 1);
+        if (number && code == 1062) return ErrorKind::duplicate_key;
+        if (number && code == 1213) return ErrorKind::deadlock;
+        if (number && code == 1205) return ErrorKind::lock_wait_timeout;
+        if (number && code != 1064) return ErrorKind::timeout;  // the pool or the connection timed out
+        if (name == "timeout") return ErrorKind::timeout;
+        if (name == "keeper") return ErrorKind::internal;
+      }
+    }
+    problem = error_text(T, rt_);
+    return ErrorKind::internal;
+  }
+
+  // ---- the API ----
+  void install_api(lua_State* L) {
+    const auto table = [&](const char* name, std::initializer_list<std::pair<const char*, lua_CFunction>> functions) {
+      lua_createtable(L, 0, static_cast<int>(functions.size()));
+      for (const auto& [key, f] : functions) {
+        lua_pushcfunction(L, f);
+        lua_setfield(L, -2, key);
+      }
+      if (name != nullptr) lua_setglobal(L, name);
+    };
+    table("db", {{"query", api<db_query>},
+                 {"exec", api<db_exec>},
+                 {"begin", api<db_begin>},
+                 {"commit", api<db_commit>},
+                 {"rollback", api<db_rollback>},
+                 {"connect", api<db_connect>},
+                 {"close", api<db_close>}});
+    table("redis", {{"call", api<redis_call>}, {"script", api<redis_script>}});
+    table("locks", {{"redis", api<lock_redis>},
+                    {"redisson", api<lock_redisson>},
+                    {"redlock", api<lock_redlock>},
+                    {"zookeeper", api<lock_zookeeper>},
+                    {"etcd", api<lock_etcd>},
+                    {"table", api<lock_table>},
+                    {"local_mutex", api<lock_local>}});
+    table("remote", {{"create", api<remote_create>}});
+    for (const auto& [name, f] : std::initializer_list<std::pair<const char*, lua_CFunction>>{
+             {"work", api<do_work>}, {"sleep", api<do_sleep>}, {"now_ms", api<now_ms>}, {"unique", api<unique>}, {"hold", api<hold>}}) {
+      lua_pushcfunction(L, f);
+      lua_setglobal(L, name);
+    }
+    lua_getglobal(L, LUA_MATHLIBNAME);
+    lua_pushcfunction(L, api<random>);
+    lua_setfield(L, -2, "random");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, kConnectionMeta);
+    table(nullptr, {{"query", api<conn_query>},
+                    {"exec", api<conn_exec>},
+                    {"begin", api<conn_begin>},
+                    {"commit", api<conn_commit>},
+                    {"rollback", api<conn_rollback>},
+                    {"close", api<conn_close>}});
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, "connection");
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, kLockMeta);
+    lua_pushcfunction(L, api<lock_index>);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, "lock");
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+    // The lock handle's methods, found by lock_index.
+    table(nullptr, {{"release", api<lock_release>}, {"release_with_del", api<lock_release_with_del>}, {"rejected", api<lock_rejected>}});
+    lock_methods_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+
+  // Connections.
+  db::Connection& default_connection(Invocation& inv) {
+    if (!inv.default_connection) inv.default_connection = add_connection(inv);
+    return *inv.resources[*inv.default_connection]->connection;
+  }
+  std::size_t add_connection(Invocation& inv) {
+    auto res = std::make_unique<Resource>();
+    res->connection = connect(*inv.request, *inv.worker);
+    inv.resources.push_back(std::move(res));
+    return inv.resources.size() - 1;
+  }
+  static Resource& resource_of(lua_State* L, Invocation& inv, int i, const char* meta, const char* what) {
+    auto* ref = static_cast<Ref*>(luaL_testudata(L, i, meta));
+    if (ref == nullptr) throw Misuse{fmt::format("expected a {} (call it as x:method(...)), got {}", what, luaL_typename(L, i))};
+    if (ref->serial != inv.serial) throw Misuse{fmt::format("this {} belongs to another request's bind: use it in its own", what)};
+    return *inv.resources.at(ref->index);
+  }
+  static db::Connection& connection_of(lua_State* L, Invocation& inv) {
+    Resource& res = resource_of(L, inv, 1, kConnectionMeta, "connection");
+    if (!res.connection) throw Misuse{"this connection was closed"};
+    return *res.connection;
+  }
+  void close_connection(Invocation& inv, std::size_t index) {
+    for (const auto& res : inv.resources)
+      if (res->lock && res->lock->held() && res->on_connection == index + 1)
+        throw Misuse{"a lock-table lock taken on this connection is still held: release it first"};
+    inv.resources[index]->connection.reset();
+  }
+
+  const db::sql::Prepared& prepared(const std::string& text) {
+    auto it = statements_.find(text);
+    if (it == statements_.end()) it = statements_.emplace(text, db::sql::prepare(text)).first;
+    return it->second;
+  }
+
+  // Runs the statement at `first` with the arguments after it on `c`. Writes made while locks
+  // are held are critical-section steps of each (the lock machinery's own tables aside).
+  static int run(lua_State* L, Invocation& inv, db::Connection& c, int first, bool rows) {
+    ScriptStrategy& self = *inv.strategy;
+    const std::string text = arg_text(L, first, "the statement");
+    const db::sql::Prepared& p = self.prepared(text);
+    if (p.create) throw Misuse{"CREATE TABLE goes in the script's `tables`, not in bind"};
+    std::vector<db::Value> args;
+    for (int i = first + 1; i <= lua_gettop(L); ++i) args.push_back(arg_value(L, i, i - first));
+    const db::Statement st = db::sql::bind(p, args);
+    using K = db::Statement::Kind;
+    const bool write = (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) &&
+                       st.table != kLocks && st.table != kFences;
+    std::vector<LockGuard*> held;
+    if (write)
+      for (const auto& res : inv.resources)
+        if (res->lock && res->lock->held()) held.push_back(&*res->lock);
+    for (LockGuard* g : held) g->hold().step();
+    const db::Result result = c.execute(st);
+    for (LockGuard* g : held) g->hold().wrote();
+    if (!rows) {
+      lua_pushinteger(L, result.affected);
+      lua_pushinteger(L, result.insert_id);
+      return 2;
+    }
+    lua_createtable(L, static_cast<int>(result.rows.size()), 0);
+    lua_Integer n = 0;
+    for (const db::Row& row : result.rows) {
+      lua_createtable(L, 0, static_cast<int>(p.columns.empty() ? row.values.size() : p.columns.size()));
+      const auto push = [&](const std::string& column, const db::Value& v) {
+        if (const auto* i = std::get_if<std::int64_t>(&v))
+          lua_pushinteger(L, *i);
+        else
+          lua_pushlstring(L, std::get<std::string>(v).data(), std::get<std::string>(v).size());
+        lua_setfield(L, -2, column.c_str());
+      };
+      if (p.columns.empty()) {
+        for (const auto& [column, v] : row.values) push(column, v);
+      } else {
+        for (const auto& column : p.columns)
+          if (auto it = row.values.find(column); it != row.values.end()) push(column, it->second);
+      }
+      lua_rawseti(L, -2, ++n);
+    }
+    return 1;
+  }
+  static int simple(Invocation& inv, db::Connection& c, db::Statement::Kind kind) {
+    (void)inv;
+    c.execute(db::Statement{.kind = kind});
+    return 0;
+  }
+
+  static int db_query(lua_State* L, Invocation& inv) { return run(L, inv, inv.strategy->default_connection(inv), 1, true); }
+  static int db_exec(lua_State* L, Invocation& inv) { return run(L, inv, inv.strategy->default_connection(inv), 1, false); }
+  static int db_begin(lua_State*, Invocation& inv) {
+    return simple(inv, inv.strategy->default_connection(inv), db::Statement::Kind::begin);
+  }
+  static int db_commit(lua_State*, Invocation& inv) {
+    return simple(inv, inv.strategy->default_connection(inv), db::Statement::Kind::commit);
+  }
+  static int db_rollback(lua_State*, Invocation& inv) {
+    return simple(inv, inv.strategy->default_connection(inv), db::Statement::Kind::rollback);
+  }
+  static int db_close(lua_State*, Invocation& inv) {
+    if (inv.default_connection) inv.strategy->close_connection(inv, *std::exchange(inv.default_connection, std::nullopt));
+    return 0;
+  }
+  static int db_connect(lua_State* L, Invocation& inv) {
+    const std::size_t index = inv.strategy->add_connection(inv);
+    auto* ref = static_cast<Ref*>(lua_newuserdatauv(L, sizeof(Ref), 0));
+    *ref = Ref{inv.serial, index, 0};
+    luaL_setmetatable(L, kConnectionMeta);
+    return 1;
+  }
+  static int conn_query(lua_State* L, Invocation& inv) { return run(L, inv, connection_of(L, inv), 2, true); }
+  static int conn_exec(lua_State* L, Invocation& inv) { return run(L, inv, connection_of(L, inv), 2, false); }
+  static int conn_begin(lua_State* L, Invocation& inv) { return simple(inv, connection_of(L, inv), db::Statement::Kind::begin); }
+  static int conn_commit(lua_State* L, Invocation& inv) { return simple(inv, connection_of(L, inv), db::Statement::Kind::commit); }
+  static int conn_rollback(lua_State* L, Invocation& inv) {
+    return simple(inv, connection_of(L, inv), db::Statement::Kind::rollback);
+  }
+  static int conn_close(lua_State* L, Invocation& inv) {
+    resource_of(L, inv, 1, kConnectionMeta, "connection");
+    const std::size_t index = static_cast<Ref*>(lua_touserdata(L, 1))->index;
+    if (inv.resources[index]->connection) inv.strategy->close_connection(inv, index);
+    if (inv.default_connection == index) inv.default_connection.reset();
+    return 0;
+  }
+
+  // Redis.
+  static redis::Reply send(Invocation& inv, const redis::Command& command) {
+    return inv.strategy->env_.redis(*inv.worker, command);
+  }
+  static int push_reply(lua_State* L, const redis::Reply& reply, bool ok_as_one = false) {
+    switch (reply.kind) {
+      case redis::Reply::Kind::ok:
+        if (ok_as_one)
+          lua_pushinteger(L, 1);
+        else
+          lua_pushliteral(L, "OK");
+        return 1;
+      case redis::Reply::Kind::nil:
+        if (ok_as_one)
+          lua_pushinteger(L, 0);
+        else
+          lua_pushnil(L);
+        return 1;
+      case redis::Reply::Kind::integer: lua_pushinteger(L, reply.integer); return 1;
+      case redis::Reply::Kind::bulk: lua_pushlstring(L, reply.text.data(), reply.text.size()); return 1;
+      case redis::Reply::Kind::error: push_error(L, "redis", reply.text); return -1;
+    }
+    return 0;
+  }
+  static int redis_call(lua_State* L, Invocation& inv) {
+    std::string name = arg_text(L, 1, "the command");
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    const int n = lua_gettop(L);
+    const auto want = [&](int args, const char* shape) {
+      if (n - 1 != args) throw Misuse{fmt::format("redis.call: {} takes {}", name, shape)};
+    };
+    const auto integer = [&](int i) -> std::int64_t {
+      const db::Value v = arg_value(L, i, i - 1);
+      if (const auto* x = std::get_if<std::int64_t>(&v); x != nullptr && *x >= 0) return *x;
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        char* end = nullptr;
+        const long long x = std::strtoll(s->c_str(), &end, 10);
+        if (!s->empty() && *end == '\0' && x >= 0) return x;
+      }
+      throw Misuse{fmt::format("redis.call: {}: argument {}: expected a whole number of at least 0", name, i - 1)};
+    };
+    if (name == "GET") {
+      want(1, "a key");
+      return push_reply(L, send(inv, redis::Command::get(arg_text(L, 2, "the key"))));
+    }
+    if (name == "DEL") {
+      want(1, "a key");
+      return push_reply(L, send(inv, redis::Command::del(arg_text(L, 2, "the key"))));
+    }
+    if (name == "INCR") {
+      want(1, "a key");
+      return push_reply(L, send(inv, redis::Command::incr(arg_text(L, 2, "the key"))));
+    }
+    if (name == "PTTL") {
+      want(1, "a key");
+      return push_reply(L, send(inv, redis::Command::pttl(arg_text(L, 2, "the key"))));
+    }
+    if (name == "PEXPIRE" || name == "EXPIRE") {
+      want(2, "a key and a time");
+      const std::int64_t t = integer(3);
+      return push_reply(L, send(inv, redis::Command::pexpire(arg_text(L, 2, "the key"), ms(name == "EXPIRE" ? t * 1000.0 : t))));
+    }
+    if (name == "SETNX") {
+      want(2, "a key and a value");
+      return push_reply(L, send(inv, redis::Command::set_nx_px(arg_text(L, 2, "the key"), arg_text(L, 3, "the value"), {})), true);
+    }
+    if (name == "SET") {
+      if (n < 3) throw Misuse{"redis.call: SET takes a key, a value, then NX, XX, PX ms or EX s"};
+      redis::Command c = redis::Command::set(arg_text(L, 2, "the key"), arg_text(L, 3, "the value"));
+      for (int i = 4; i <= n; ++i) {
+        std::string option = arg_text(L, i, "an option of SET");
+        std::transform(option.begin(), option.end(), option.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+        if (option == "NX") {
+          c.nx = true;
+        } else if (option == "XX") {
+          c.xx = true;
+        } else if ((option == "PX" || option == "EX") && i < n) {
+          const std::int64_t t = integer(++i);
+          if (t == 0) throw Misuse{"redis.call: SET: invalid expire time (0)"};
+          c.ttl = ms(option == "EX" ? t * 1000.0 : t);
+        } else {
+          throw Misuse{fmt::format("redis.call: SET: expected NX, XX, PX ms or EX s, got {}", option)};
+        }
+      }
+      return push_reply(L, send(inv, c));
+    }
+    throw Misuse{fmt::format("redis.call: the model runs GET, SET, SETNX, DEL, PEXPIRE, EXPIRE, PTTL and INCR, not {} "
+                             "(redis.script runs the atomic scripts)",
+                             name)};
+  }
+  static int redis_script(lua_State* L, Invocation& inv) {
+    const std::string name = arg_text(L, 1, "the script's name");
+    const int n = lua_gettop(L);
+    if (name == "compare_and_delete") {
+      if (n != 3) throw Misuse{"redis.script: compare_and_delete takes a key and a value"};
+      return push_reply(L, send(inv, redis::Command::cas_del(arg_text(L, 2, "the key"), arg_text(L, 3, "the value"))));
+    }
+    if (name == "compare_and_pexpire") {
+      if (n != 4) throw Misuse{"redis.script: compare_and_pexpire takes a key, a value and milliseconds"};
+      const db::Value t = arg_value(L, 4, 3);
+      const auto* x = std::get_if<std::int64_t>(&t);
+      if (x == nullptr || *x <= 0) throw Misuse{"redis.script: compare_and_pexpire: expected milliseconds above 0"};
+      return push_reply(L, send(inv, redis::Command::cas_pexpire(arg_text(L, 2, "the key"), arg_text(L, 3, "the value"), ms(*x))));
+    }
+    throw Misuse{fmt::format("redis.script: the model's scripts are compare_and_delete and compare_and_pexpire, not {}", name)};
+  }
+
+  // Locks.
+  static int push_lock(lua_State* L, Invocation& inv, std::optional<LockGuard> guard, std::string redis_key = {},
+                       std::size_t on_connection = 0) {
+    if (!guard) {
+      lua_pushnil(L);
+      return 1;
+    }
+    auto res = std::make_unique<Resource>();
+    const std::int64_t token = guard->token();
+    res->lock.emplace(std::move(*guard));
+    res->redis_key = std::move(redis_key);
+    res->on_connection = on_connection;
+    inv.resources.push_back(std::move(res));
+    auto* ref = static_cast<Ref*>(lua_newuserdatauv(L, sizeof(Ref), 0));
+    *ref = Ref{inv.serial, inv.resources.size() - 1, token};
+    luaL_setmetatable(L, kLockMeta);
+    return 1;
+  }
+  LockClients clients(Invocation& inv) { return locks(*inv.request, *inv.worker); }
+
+  static int lock_redis(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "locks.redis: the key");
+    check_options(L, 2, "locks.redis");
+    RedisLockOptions o{.unlock = RedisUnlock::compare_and_delete};
+    if (auto ttl = opt_number(L, 2, "ttl_ms")) o.ttl = ms(*ttl);
+    o.expire_after = opt_flag(L, 2, "expire_after");
+    if (o.expire_after && !o.ttl) throw Misuse{"locks.redis: expire_after needs ttl_ms"};
+    if (auto tries = opt_number(L, 2, "tries")) o.tries = static_cast<int>(std::min(*tries, 1e6));
+    if (auto wait = opt_number(L, 2, "wait_ms")) o.wait = ms(*wait);
+    if (auto pause = opt_number(L, 2, "pause_ms")) o.pause = ms(*pause);
+    return push_lock(L, inv, inv.strategy->clients(inv).redis(key, o), key);
+  }
+  static int lock_redisson(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "locks.redisson: the key");
+    check_options(L, 2, "locks.redisson");
+    const RedissonOptions o{.lease = ms(opt_number(L, 2, "lease_ms").value_or(30000)),
+                            .wait = ms(opt_number(L, 2, "wait_ms").value_or(0)),
+                            .pause = ms(opt_number(L, 2, "pause_ms").value_or(100))};
+    return push_lock(L, inv, inv.strategy->clients(inv).redisson(key, o));
+  }
+  static int lock_redlock(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "locks.redlock: the key");
+    check_options(L, 2, "locks.redlock");
+    redis::RedlockConfig c;
+    if (auto ttl = opt_number(L, 2, "ttl_ms")) c.ttl = ms(*ttl);
+    if (auto t = opt_number(L, 2, "node_timeout_ms")) c.node_timeout = ms(*t);
+    if (auto n = opt_number(L, 2, "retry_count")) c.retry_count = static_cast<int>(std::min(*n, 1e6));
+    if (auto d = opt_number(L, 2, "retry_delay_max_ms")) c.retry_delay_max = ms(*d);
+    return push_lock(L, inv, inv.strategy->clients(inv).redlock(key, c));
+  }
+  static int lock_zookeeper(lua_State* L, Invocation& inv) {
+    const std::string path = arg_text(L, 1, "locks.zookeeper: the path");
+    check_options(L, 2, "locks.zookeeper");
+    const auto recipe = opt_flag(L, 2, "herd") ? zk::LockRecipe::herd : zk::LockRecipe::next_lower;
+    return push_lock(L, inv, inv.strategy->clients(inv).zookeeper(path, recipe, ms(opt_number(L, 2, "wait_ms").value_or(0))));
+  }
+  static int lock_etcd(lua_State* L, Invocation& inv) {
+    const std::string prefix = arg_text(L, 1, "locks.etcd: the prefix");
+    check_options(L, 2, "locks.etcd");
+    return push_lock(L, inv, inv.strategy->clients(inv).etcd(prefix, ms(opt_number(L, 2, "wait_ms").value_or(0))));
+  }
+  static int lock_table(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "locks.table: the key");
+    std::size_t index;
+    if (lua_isnoneornil(L, 2)) {
+      inv.strategy->default_connection(inv);
+      index = *inv.default_connection;
+    } else {
+      resource_of(L, inv, 2, kConnectionMeta, "connection");
+      index = static_cast<Ref*>(lua_touserdata(L, 2))->index;
+    }
+    db::Connection* c = inv.resources[index]->connection ? &*inv.resources[index]->connection : nullptr;
+    if (c == nullptr) throw Misuse{"locks.table: this connection was closed"};
+    return push_lock(L, inv, inv.strategy->clients(inv).table(*c, key), {}, index + 1);
+  }
+  static int lock_local(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "locks.local_mutex: the key");
+    ScriptStrategy& self = *inv.strategy;
+    return push_lock(L, inv, self.clients(inv).local(self.mutexes_[&inv.worker->server], key));
+  }
+  static int hold(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "hold: the key");
+    const std::string value = arg_text(L, 2, "hold: the value");
+    std::optional<sim::Duration> lease;
+    if (!lua_isnoneornil(L, 3)) {
+      if (lua_type(L, 3) != LUA_TNUMBER || lua_tonumber(L, 3) <= 0) throw Misuse{"hold: the lease, when given, is milliseconds above 0"};
+      lease = ms(lua_tonumber(L, 3));
+    }
+    return push_lock(L, inv, inv.strategy->clients(inv).redis_hold(key, value, lease));
+  }
+
+  static LockGuard& held_lock(lua_State* L, Invocation& inv, const char* method) {
+    Resource& res = resource_of(L, inv, 1, kLockMeta, "lock");
+    if (!res.lock->held()) throw Misuse{fmt::format("lock:{}: this lock was released already", method)};
+    return *res.lock;
+  }
+  static int lock_index(lua_State* L, Invocation& inv) {
+    Resource& res = resource_of(L, inv, 1, kLockMeta, "lock");
+    const std::string field = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+    if (field == "token") {
+      lua_pushinteger(L, res.lock->token());
+      return 1;
+    }
+    if (field == "held") {
+      lua_pushboolean(L, res.lock->held());
+      return 1;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inv.strategy->lock_methods_ref_);
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    return 1;
+  }
+  static int lock_release(lua_State* L, Invocation& inv) {
+    held_lock(L, inv, "release").unlock();
+    return 0;
+  }
+  static int lock_release_with_del(lua_State* L, Invocation& inv) {
+    LockGuard& lock = held_lock(L, inv, "release_with_del");
+    Resource& res = resource_of(L, inv, 1, kLockMeta, "lock");
+    if (res.redis_key.empty()) throw Misuse{"lock:release_with_del: only a lock of locks.redis has a plain DEL"};
+    lock.unlock(inv.strategy->clients(inv).redis_unlock(res.redis_key, RedisUnlock::del));
+    return 0;
+  }
+  static int lock_rejected(lua_State* L, Invocation& inv) {
+    held_lock(L, inv, "rejected").hold().rejected();
+    return 0;
+  }
+
+  // The handler's time and values.
+  static int do_work(lua_State*, Invocation& inv) {
+    sim::sleep_for(inv.strategy->env_.work(*inv.worker));
+    return 0;
+  }
+  static int do_sleep(lua_State* L, Invocation&) {
+    if (lua_type(L, 1) != LUA_TNUMBER || !(lua_tonumber(L, 1) >= 0) || lua_tonumber(L, 1) > 1e12)
+      throw Misuse{"sleep: expected milliseconds from 0 to 1e12"};
+    sim::sleep_for(ms(lua_tonumber(L, 1)));
+    return 0;
+  }
+  static int now_ms(lua_State* L, Invocation& inv) {
+    const sim::Time t = inv.worker->server.node().clock().now();
+    lua_pushnumber(L, std::chrono::duration<double, std::milli>(t.time_since_epoch()).count());
+    return 1;
+  }
+  static int unique(lua_State* L, Invocation& inv) {
+    const std::string token = attempt_token(*inv.request, *inv.worker);
+    lua_pushlstring(L, token.data(), token.size());
+    return 1;
+  }
+  static int remote_create(lua_State* L, Invocation& inv) {
+    const db::Value id = arg_value(L, 1, 1);
+    const auto* n = std::get_if<std::int64_t>(&id);
+    if (n == nullptr) throw Misuse{"remote.create: expected the account's id (an integer)"};
+    if (lua_type(L, 2) != LUA_TNUMBER || !(lua_tonumber(L, 2) > 0) || lua_tonumber(L, 2) > 1e12)
+      throw Misuse{"remote.create: expected the timeout in milliseconds as the second argument"};
+    inv.strategy->env_.remote_create(*inv.worker, *n, ms(lua_tonumber(L, 2)));
+    return 0;
+  }
+  static int random(lua_State* L, Invocation& inv) {
+    sim::Stream& stream = inv.worker->stream;
+    const int n = lua_gettop(L);
+    if (n == 0) {
+      lua_pushnumber(L, stream.uniform01());
+      return 1;
+    }
+    if (n > 2 || !lua_isinteger(L, 1) || (n == 2 && !lua_isinteger(L, 2)))
+      throw Misuse{"math.random: expected no argument, m, or m and n (integers)"};
+    const lua_Integer low = n == 2 ? lua_tointeger(L, 1) : 1, high = n == 2 ? lua_tointeger(L, 2) : lua_tointeger(L, 1);
+    if (low > high) throw Misuse{"math.random: interval is empty"};
+    const auto span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+    const std::uint64_t draw = span == UINT64_MAX ? stream.bits() : stream.choose(span + 1);
+    lua_pushinteger(L, static_cast<lua_Integer>(static_cast<std::uint64_t>(low) + draw));
+    return 1;
+  }
+
+  std::shared_ptr<const Compiled> compiled_;
+  Runtime rt_;
+  StatePtr L_;
+  int bind_ref_ = LUA_NOREF;
+  int lock_methods_ref_ = LUA_NOREF;
+  std::uint64_t serials_ = 0;
+  bool stopped_ = false;
+  std::unordered_map<std::string, db::sql::Prepared> statements_;  // looked up, never iterated
+  std::map<const AppServer*, KeyedMutex> mutexes_;                 // looked up, never iterated
+};
+
+// ---- Loading -------------------------------------------------------------------------------
+
+// Reads the string global `name` (raw); throws ScriptError when `required` and absent.
+std::string global_text(lua_State* L, const std::string& file, const char* name, bool required) {
+  lua_pushglobaltable(L);
+  lua_pushstring(L, name);
+  const int t = lua_rawget(L, -2);
+  std::string out;
+  if (t == LUA_TSTRING)
+    out = lua_tostring(L, -1);
+  else if (t != LUA_TNIL || required)
+    throw ScriptError(fmt::format("{}: expected `{}` to be a string{}", file, name, t == LUA_TNIL ? " (it is missing)" : ""));
+  lua_pop(L, 2);
+  return out;
+}
+
+int dump_writer(lua_State*, const void* p, std::size_t n, void* ud) {
+  static_cast<std::string*>(ud)->append(static_cast<const char*>(p), n);
+  return 0;
+}
+
+// The script's `tables`: CREATE TABLE statements; t_account among them replaces the default.
+void read_tables(lua_State* L, const std::string& file, Needs& needs) {
+  lua_pushglobaltable(L);
+  lua_pushstring(L, "tables");
+  const int t = lua_rawget(L, -2);
+  if (t == LUA_TNIL) {
+    lua_pop(L, 2);
+    return;
+  }
+  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `tables` to be a list of CREATE TABLE statements", file));
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    if (lua_rawgeti(L, -1, i) != LUA_TSTRING) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", file, i));
+    const std::string text = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    db::sql::Prepared p;
+    try {
+      p = db::sql::prepare(text);
+    } catch (const db::sql::Error& e) {
+      throw ScriptError(fmt::format("{}: tables[{}]: {}", file, i, e.what()));
+    }
+    if (!p.create) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", file, i));
+    db::TableSchema table = *p.create;
+    if (table.name == kAccounts) {
+      if (table.key_column.empty()) {
+        auto it = table.columns.find("open_id");
+        if (it == table.columns.end())
+          throw ScriptError(fmt::format("{}: tables[{}]: t_account needs an open_id column (the duplicate checker's key)", file, i));
+        table.columns.erase(it);
+        table.key_column = "open_id";
+        table.key_index = db::KeyIndex::none;
+      } else if (table.key_column != "open_id") {
+        throw ScriptError(fmt::format("{}: tables[{}]: t_account's index is on open_id (the duplicate checker's key), not on {}", file,
+                                      i, table.key_column));
+      }
+      needs.key_index = table.key_index;
+      needs.accounts = std::move(table);
+    } else {
+      const bool again = std::any_of(needs.tables.begin(), needs.tables.end(), [&](const auto& x) { return x.name == table.name; });
+      if (again) throw ScriptError(fmt::format("{}: tables[{}]: {} is defined twice", file, i, table.name));
+      needs.tables.push_back(std::move(table));
+    }
+  }
+  lua_pop(L, 2);
+}
+
+// The script's `params`: defaults by name; their kind from the value and the name.
+std::vector<ParamInfo> read_params(lua_State* L, const std::string& file, std::map<std::string, ParamKind>& kinds) {
+  lua_pushglobaltable(L);
+  lua_pushstring(L, "params");
+  const int t = lua_rawget(L, -2);
+  std::vector<ParamInfo> out;
+  if (t == LUA_TNIL) {
+    lua_pop(L, 2);
+    return out;
+  }
+  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || !is_identifier(lua_tostring(L, -2)))
+      throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
+    ParamInfo p{.name = lua_tostring(L, -2), .value = 0, .meaning = "a parameter of the script"};
+    if (lua_type(L, -1) == LUA_TBOOLEAN) {
+      p.kind = ParamKind::flag;
+      p.value = lua_toboolean(L, -1);
+    } else if (lua_type(L, -1) == LUA_TNUMBER && p.name.ends_with("_ms")) {
+      p.kind = ParamKind::duration_ms;
+      p.value = lua_tonumber(L, -1);
+      if (!(p.value >= 0 && p.value <= 1e12)) throw ScriptError(fmt::format("{}: params.{}: expected milliseconds from 0 to 1e12", file, p.name));
+      p.meaning = "milliseconds";
+    } else if (lua_type(L, -1) == LUA_TNUMBER) {
+      p.kind = ParamKind::count;
+      p.value = lua_tonumber(L, -1);
+      if (!(p.value >= 0 && p.value <= 1e6 && p.value == std::floor(p.value)))
+        throw ScriptError(fmt::format("{}: params.{}: expected a whole number from 0 to 1e6 (a duration's name ends in _ms)", file, p.name));
+      p.meaning = "a count";
+    } else {
+      throw ScriptError(fmt::format("{}: params.{}: expected a number or a boolean, got {}", file, p.name, luaL_typename(L, -1)));
+    }
+    kinds[p.name] = p.kind;
+    out.push_back(std::move(p));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  std::sort(out.begin(), out.end(), [](const ParamInfo& a, const ParamInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+// The script's `uses`, added to what its source shows.
+void read_uses(lua_State* L, const std::string& file, Uses& u) {
+  lua_pushglobaltable(L);
+  lua_pushstring(L, "uses");
+  const int t = lua_rawget(L, -2);
+  if (t != LUA_TNIL) {
+    constexpr const char* kExpected = "expected `uses` to be a list of: redis, redlock, zookeeper, etcd, remote, lock_table, fences";
+    if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: {}", file, kExpected));
+    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+    for (lua_Integer i = 1; i <= n; ++i) {
+      const std::string name = lua_rawgeti(L, -1, i) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      lua_pop(L, 1);
+      if (name == "redis") u.redis = true;
+      else if (name == "redlock") u.redis = u.redlock = true;
+      else if (name == "zookeeper") u.zookeeper = true;
+      else if (name == "etcd") u.etcd = true;
+      else if (name == "remote") u.remote = true;
+      else if (name == "lock_table") u.lock_table = true;
+      else if (name == "fences") u.fences = true;
+      else throw ScriptError(fmt::format("{}: uses[{}]: {}", file, i, kExpected));
+    }
+  }
+  lua_pop(L, 2);
+}
+
+}  // namespace
+
+std::shared_ptr<const Entry> load_script(const std::string& name, const std::string& file, std::string_view text, ScriptLimits limits) {
+  Runtime rt;
+  rt.file = file;
+  rt.limits = limits;
+  StatePtr state = new_state(rt);
+  lua_State* L = state.get();
+  if (luaL_loadbufferx(L, text.data(), text.size(), ("@" + file).c_str(), "t") != LUA_OK) {
+    std::string why = lua_tostring(L, -1);
+    if (why.find("attempt to load a binary chunk") != std::string::npos) why = file + ": expected Lua source text, not a compiled chunk";
+    throw ScriptError(why);
+  }
+  auto compiled = std::make_shared<Compiled>(Compiled{.file = file, .bytecode = {}, .limits = limits, .kinds = {}});
+  lua_dump(L, dump_writer, &compiled->bytecode, 0);
+  {
+    // Running the top level once reads the contract; it runs again in each trial's state.
+    LuaRunning lua(rt);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+      const std::string why = error_text(L, rt);
+      if (why.find("only inside bind") != std::string::npos)
+        throw ScriptError(why + " (the top level runs before any request)");
+      throw ScriptError(why);
+    }
+  }
+  Info info;
+  info.name = name;
+  info.description = global_text(L, file, "description", true);
+  info.source = global_text(L, file, "source", false);
+  info.risks = global_text(L, file, "risks", false);
+  if (info.source.empty()) info.source = file;
+  lua_pushglobaltable(L);
+  lua_pushstring(L, "bind");
+  if (lua_rawget(L, -2) != LUA_TFUNCTION) throw ScriptError(fmt::format("{}: expected a function bind(req)", file));
+  lua_pop(L, 2);
+  info.params = read_params(L, file, compiled->kinds);
+  read_tables(L, file, info.needs);
+  Uses uses = uses_in(text);
+  read_uses(L, file, uses);
+  info.needs.redis = uses.redis;
+  if (uses.redlock) info.needs.redis_instances = 5;
+  info.needs.zookeeper = uses.zookeeper;
+  info.needs.etcd = uses.etcd;
+  info.needs.remote = uses.remote;
+  const auto add_table = [&](db::TableSchema table) {
+    if (std::none_of(info.needs.tables.begin(), info.needs.tables.end(), [&](const auto& t) { return t.name == table.name; }))
+      info.needs.tables.push_back(std::move(table));
+  };
+  if (uses.lock_table) add_table(lock_table());
+  if (uses.fences) add_table(fence_table());
+
+  auto entry = std::make_shared<Entry>();
+  entry->info = std::move(info);
+  entry->script = file;
+  entry->make = [compiled = std::shared_ptr<const Compiled>(std::move(compiled))](Env& env, const Params& params) {
+    return std::make_unique<ScriptStrategy>(env, params, compiled);
+  };
+  return entry;
+}
+
+}  // namespace models::strategies
