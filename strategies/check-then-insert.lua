@@ -1,8 +1,7 @@
--- check-then-insert (Lua twin): SELECT by OpenID, INSERT if absent, no unique index. The production
--- code of ../shared/sources/003 section 2 before the fix. A port of
--- models/strategies/check_then_insert.cpp (PlainCheckThenInsert) that gives the same results on
--- the same seeds: the same statements on one connection (the default one, held until bind ends,
--- as C++ connect(r, w) is), the handler's work between the SELECT and the INSERT.
+-- check-then-insert (Lua twin of models/strategies/check_then_insert.cpp, PlainCheckThenInsert):
+-- SELECT by OpenID, the handler's work, INSERT if absent, no unique index; on the default
+-- connection, held until bind ends. The production code of ../shared/sources/003 section 2 before
+-- the fix.
 -- The C++ entry's `index` parameter (default none) is this file's table: the default t_account,
 -- no index on open_id.
 

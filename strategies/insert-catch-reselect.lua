@@ -1,10 +1,6 @@
--- insert-catch-reselect (Lua twin): INSERT first; on 1062 the row exists, so read it back and
--- succeed. A port of models/strategies/insert_catch_reselect.cpp that gives the same results on
--- the same seeds.
--- C++ takes its connection (connect(r, w)) before the handler's work and holds it until bind
--- returns. The default db.* connection would be taken at its first statement, after the work, so
--- this twin takes its own with db.connect() first and gives it back as bind ends, whether bind
--- returns or raises. Only 1062 is caught, as in C++; any other error propagates.
+-- insert-catch-reselect (Lua twin of models/strategies/insert_catch_reselect.cpp): INSERT first; on
+-- 1062 the row exists, so read it back and succeed. Only 1062 is caught, as in C++; any other error
+-- propagates. The connection is taken before the handler's work, as C++ connect(r, w) is.
 
 description = "INSERT; on 1062 re-select the existing row and succeed (Lua twin)"
 source = "sources/001 (swallow the duplicate key error and re-query)"
@@ -20,21 +16,13 @@ tables = {
 local INSERT = "INSERT INTO t_account (open_id, device) VALUES (?, ?)"
 local FIND = "SELECT id FROM t_account WHERE open_id = ?"
 
--- Returns the error kind, or nil for success.
-local function insert_catch_reselect(c, req)
-  work()  -- building the row
-  local ok, err = pcall(c.exec, c, INSERT, req.open_id, req.device)
-  if not ok then
-    if type(err) ~= "table" or err.code ~= 1062 then error(err, 0) end
-    if #c:query(FIND, req.open_id) == 0 then return "internal" end  -- "1062 but not found"
-  end
-  return nil
-end
-
 function bind(req)
   local c = db.connect()
-  local ok, result = pcall(insert_catch_reselect, c, req)
-  c:close()  -- the C++ connection's scope ends, on either way out
-  if not ok then error(result, 0) end
-  if result ~= nil then return result end
+  work()  -- building the row
+  local ok, e = pcall(c.exec, c, INSERT, req.open_id, req.device)
+  if not ok then
+    if type(e) ~= "table" or e.code ~= 1062 then error(e, 0) end
+    if #c:query(FIND, req.open_id) == 0 then return "internal" end  -- "1062 but not found"
+  end
+  c:close()
 end

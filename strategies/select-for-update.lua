@@ -1,8 +1,7 @@
--- select-for-update (Lua twin): BEGIN; SELECT ... FOR UPDATE by OpenID; INSERT if absent; COMMIT.
--- The row to lock does not exist yet, so REPEATABLE READ locks the gap. A port of
--- models/strategies/select_for_update.cpp that gives the same results on the same seeds: one
--- connection (the default one, held until bind ends), no handler work, errors (1213, 1205) left
--- uncaught as C++ lets them propagate.
+-- select-for-update (Lua twin of models/strategies/select_for_update.cpp): BEGIN; SELECT ... FOR
+-- UPDATE by OpenID; INSERT if absent; COMMIT, on the default connection, no handler work. The row
+-- to lock does not exist yet, so REPEATABLE READ locks the gap. Errors (1213, 1205) are left
+-- uncaught, as in C++.
 -- The C++ entry's `index` parameter (default plain) is this file's table: a plain KEY on open_id.
 
 description = "BEGIN; SELECT ... FOR UPDATE; INSERT if absent; COMMIT (plain index) (Lua twin)"

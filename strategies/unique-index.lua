@@ -1,7 +1,6 @@
--- unique-index (Lua twin): the same check-then-insert with a unique index on open_id; the loser of
--- a race gets 1062, which reaches the client as an error. A port of
--- models/strategies/unique_index.cpp (PlainCheckThenInsert with needs.key_index = unique) that
--- gives the same results on the same seeds: the 1062 is left uncaught, as C++ lets it propagate.
+-- unique-index (Lua twin of models/strategies/unique_index.cpp, PlainCheckThenInsert with a unique
+-- key index): the same check-then-insert with a unique index on open_id; the loser of a race gets
+-- 1062, left uncaught as in C++, which reaches the client as an error.
 
 description = "check-then-insert with a unique index on open_id; 1062 surfaces (Lua twin)"
 source = "sources/003 section 3; sources/001 (check then insert with a unique index)"

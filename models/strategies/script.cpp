@@ -36,6 +36,7 @@ namespace {
 constexpr const char* kErrorMeta = "locksim.error";
 constexpr const char* kLockMeta = "locksim.lock";
 constexpr const char* kConnectionMeta = "locksim.connection";
+constexpr const char* kLockMethods = "locksim.lock_methods";
 constexpr int kHookEvery = 1000;  // instructions between two looks at the budget
 
 // The address is the error value that ends a script: a crash of its node, the budget.
@@ -340,6 +341,7 @@ using StatePtr = std::unique_ptr<lua_State, StateCloser>;
 StatePtr new_state(Runtime& rt) {
   StatePtr L(lua_newstate(allocate, &rt));
   if (!L) throw ScriptError(rt.file + ": not enough memory for a Lua state");
+  *static_cast<void**>(lua_getextraspace(L.get())) = nullptr;  // no bind runs on the main thread: threads copy this
   lua_sethook(L.get(), count_instructions, LUA_MASKCOUNT, kHookEvery);
   lua_pushcfunction(L.get(), open_sandbox);
   if (lua_pcall(L.get(), 0, 0, 0) != LUA_OK) throw ScriptError(rt.file + ": " + lua_tostring(L.get(), -1));
@@ -474,7 +476,10 @@ void push_error(lua_State* L, Code code, const std::string& message) {
   else
     lua_pushstring(L, code);
   lua_setfield(L, -2, "code");
-  lua_pushlstring(L, message.data(), message.size());
+  std::string_view text = message;  // "1064 You have an error...": the code is a field of its own
+  if constexpr (std::is_same_v<Code, int>)
+    if (const std::string number = std::to_string(code) + " "; text.starts_with(number)) text.remove_prefix(number.size());
+  lua_pushlstring(L, text.data(), text.size());
   lua_setfield(L, -2, "message");
   luaL_where(L, 1);
   lua_setfield(L, -2, "where");
@@ -717,7 +722,7 @@ class ScriptStrategy : public Strategy {
         if (number && code == 1205) return ErrorKind::lock_wait_timeout;
         if (number && code != 1064) return ErrorKind::timeout;  // the pool or the connection timed out
         if (name == "timeout") return ErrorKind::timeout;
-        if (name == "keeper") return ErrorKind::internal;
+        if (name == "keeper" || name == "redis") return ErrorKind::internal;
       }
     }
     problem = error_text(T, rt_);
@@ -725,7 +730,9 @@ class ScriptStrategy : public Strategy {
   }
 
   // ---- the API ----
-  void install_api(lua_State* L) {
+ public:
+  /// Sets the API's tables and functions in `L` (each works only inside bind).
+  static void install_api(lua_State* L) {
     const auto table = [&](const char* name, std::initializer_list<std::pair<const char*, lua_CFunction>> functions) {
       lua_createtable(L, 0, static_cast<int>(functions.size()));
       for (const auto& [key, f] : functions) {
@@ -778,8 +785,10 @@ class ScriptStrategy : public Strategy {
     lua_pop(L, 1);
     // The lock handle's methods, found by lock_index.
     table(nullptr, {{"release", api<lock_release>}, {"release_with_del", api<lock_release_with_del>}, {"rejected", api<lock_rejected>}});
-    lock_methods_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_setfield(L, LUA_REGISTRYINDEX, kLockMethods);
   }
+
+ private:
 
   // Connections.
   db::Connection& default_connection(Invocation& inv) {
@@ -1042,6 +1051,16 @@ class ScriptStrategy : public Strategy {
     if (auto tries = opt_number(L, 2, "tries")) o.tries = static_cast<int>(std::min(*tries, 1e6));
     if (auto wait = opt_number(L, 2, "wait_ms")) o.wait = ms(*wait);
     if (auto pause = opt_number(L, 2, "pause_ms")) o.pause = ms(*pause);
+    if (lua_type(L, 2) == LUA_TTABLE) {
+      lua_pushstring(L, "unlock");
+      const int t = lua_rawget(L, 2);
+      const std::string how = t == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      lua_pop(L, 1);
+      if (how == "del")
+        o.unlock = RedisUnlock::del;
+      else if (t != LUA_TNIL && how != "compare_and_delete")
+        throw Misuse{"locks.redis: option unlock: expected \"compare_and_delete\" (the default) or \"del\""};
+    }
     return push_lock(L, inv, inv.strategy->clients(inv).redis(key, o), key);
   }
   static int lock_redisson(lua_State* L, Invocation& inv) {
@@ -1119,7 +1138,7 @@ class ScriptStrategy : public Strategy {
       lua_pushboolean(L, res.lock->held());
       return 1;
     }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inv.strategy->lock_methods_ref_);
+    lua_getfield(L, LUA_REGISTRYINDEX, kLockMethods);
     lua_pushvalue(L, 2);
     lua_rawget(L, -2);
     return 1;
@@ -1191,7 +1210,6 @@ class ScriptStrategy : public Strategy {
   Runtime rt_;
   StatePtr L_;
   int bind_ref_ = LUA_NOREF;
-  int lock_methods_ref_ = LUA_NOREF;
   std::uint64_t serials_ = 0;
   bool stopped_ = false;
   std::unordered_map<std::string, db::sql::Prepared> statements_;  // looked up, never iterated
@@ -1340,6 +1358,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   rt.limits = limits;
   StatePtr state = new_state(rt);
   lua_State* L = state.get();
+  ScriptStrategy::install_api(L);
   if (luaL_loadbufferx(L, text.data(), text.size(), ("@" + file).c_str(), "t") != LUA_OK) {
     std::string why = lua_tostring(L, -1);
     if (why.find("attempt to load a binary chunk") != std::string::npos) why = file + ": expected Lua source text, not a compiled chunk";

@@ -1,0 +1,251 @@
+// Strategies written in Lua: what a script can do and what it cannot. Its database and lock
+// calls reach the same models and checkers as C++ code; its mistakes are refused at load (a
+// syntax error, a missing bind) or counted as that trial's script errors at run time (a nil
+// indexed, an endless loop, runaway recursion), never a crash; and its results depend on the
+// seed alone, whatever the order Lua's own hash tables would give.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "scenario_files.hpp"
+#include "support.hpp"
+#include "app/runner.hpp"
+#include "app/scenario.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+// A Lua file holding `text`, removed after the test; its label is its file name.
+struct TempScript {
+  explicit TempScript(const std::string& text) {
+    path = test::unique_temp_path("locksim-script", ".lua").string();
+    std::ofstream(path) << text;
+  }
+  ~TempScript() { std::filesystem::remove(path); }
+  std::string label() const { return std::filesystem::path(path).filename().string(); }
+  std::string path;
+};
+
+// Four clients, two keys, one app server with two workers; no faults.
+json small_world(int trials = 2) {
+  return {{"name", "x"},
+          {"topology", {{"app_servers", 1}, {"workers", 2}, {"app_work", {{"fixed_ms", 5}}}}},
+          {"clients", {{"count", 4}, {"keys", 2}, {"timeout_ms", 5000}, {"max_attempts", 1}}},
+          {"trials", trials}};
+}
+
+locksim::Scenario load(const TempScript& script, const json& world = small_world(), std::vector<std::string> sets = {}) {
+  test::TempScenario file(world.dump());
+  sets.insert(sets.begin(), "+script=" + script.path);
+  return locksim::load_scenario(file.path, sets, {script.label()});
+}
+
+locksim::reports::StrategyResult run(const TempScript& script, const json& world = small_world()) {
+  const locksim::reports::RunResults r = locksim::run_scenario(load(script, world));
+  REQUIRE(r.strategies.size() == 1);
+  return r.strategies.front();
+}
+
+double total(const locksim::reports::StrategyResult& r, const std::string& metric) {
+  auto it = r.counts.find(metric);
+  return it == r.counts.end() ? 0 : it->second.total;
+}
+
+// What loading the script says, or "" when it loads.
+std::string refusal(const std::string& text) {
+  TempScript script(text);
+  try {
+    load(script);
+  } catch (const locksim::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr const char* kHeader = "description = 'a test script'\n";
+constexpr const char* kCheckThenInsert = R"lua(
+function bind(req)
+  if #db.query("SELECT id FROM t_account WHERE open_id = ?", req.open_id) == 0 then
+    work()
+    db.exec("INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device)
+  end
+end
+)lua";
+
+}  // namespace
+
+TEST_CASE("a script's syntax error is refused at load as one line with its file and line") {
+  TempScript script(std::string(kHeader) + "function bind(req)\n  if x then\nend\n");
+  try {
+    load(script);
+    FAIL("the script was accepted");
+  } catch (const locksim::InputError& e) {
+    const std::string message = e.what();
+    CHECK(message.starts_with(script.path + ":5: "));
+    CHECK(message.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("a script without a description or a bind function is refused, naming what is missing") {
+  CHECK_THAT(refusal("function bind(req) end"), Catch::Contains("expected `description` to be a string (it is missing)"));
+  CHECK_THAT(refusal(kHeader), Catch::Contains("expected a function bind(req)"));
+  CHECK_THAT(refusal(std::string(kHeader) + "params = { ttl_ms = 'long' }\nfunction bind(req) end"),
+             Catch::Contains("params.ttl_ms: expected a number or a boolean, got string"));
+  CHECK_THAT(refusal(std::string(kHeader) + "tables = { 'CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, device "
+                                            "VARCHAR(64))' }\nfunction bind(req) end"),
+             Catch::Contains("t_account needs an open_id column"));
+  CHECK_THAT(refusal(std::string(kHeader) + "db.query('SELECT 1 FROM t_account')\nfunction bind(req) end"),
+             Catch::Contains("only inside bind(req)"));
+}
+
+TEST_CASE("a script reaches no file, process or loader: os, io, require, load and dofile are absent") {
+  CHECK(refusal(std::string(kHeader) +
+                "assert(os == nil and io == nil and require == nil and load == nil and dofile == nil and loadfile == nil)\n"
+                "assert(string.dump == nil and collectgarbage == nil and math.randomseed == nil)\n"
+                "function bind(req) end") == "");
+}
+
+TEST_CASE("a script's check-then-insert duplicates as the C++ one does, and its duplicate checker reads t_account") {
+  TempScript script(std::string(kHeader) + kCheckThenInsert);
+  const auto r = run(script);
+  CHECK(r.operations == 8);
+  CHECK(total(r, "duplicate_rows") > 0);
+  CHECK(total(r, "script_errors") == 0);
+}
+
+TEST_CASE("a script's runtime error ends the attempt as internal and counts with its file, line and who") {
+  TempScript script(std::string(kHeader) + "function bind(req)\n  local rows = nil\n  return rows.first\nend\n");
+  const auto r = run(script);
+  CHECK(total(r, "script_errors") == 8);
+  CHECK(total(r, "errors.internal") == 8);
+  REQUIRE(!r.examples.empty());
+  CHECK_THAT(r.examples.front(), Catch::StartsWith("seed 1: script error: " + script.path + ":4: attempt to index a nil value"));
+  CHECK_THAT(r.examples.front(), Catch::Contains("app-1 worker"));
+}
+
+TEST_CASE("a database error is a Lua value with its code and message: caught by pcall, or ending the attempt as its kind") {
+  const std::string unique_table = R"lua(tables = { "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64), device VARCHAR(64), UNIQUE KEY (open_id))" }
+)lua";
+  const std::string insert = "db.exec('INSERT INTO t_account (open_id, device) VALUES (?, ?)', req.open_id, req.device)";
+  // Each attempt inserts its key twice: the second insert is a 1062.
+  TempScript caught(std::string(kHeader) + unique_table + "function bind(req)\n  pcall(function() " + insert +
+                    " end)\n  local ok, e = pcall(function() " + insert +
+                    " end)\n  if ok or e.code ~= 1062 or not e.message:find('Duplicate entry') then return 'internal' end\nend\n");
+  const auto a = run(caught);
+  CHECK(total(a, "errors.internal") == 0);
+  CHECK(total(a, "duplicate_rows") == 0);
+  TempScript uncaught(std::string(kHeader) + unique_table + "function bind(req)\n  pcall(function() " + insert + " end)\n  " + insert +
+                      "\nend\n");
+  const auto b = run(uncaught);
+  CHECK(total(b, "errors.1062") == 8);
+  CHECK(total(b, "script_errors") == 0);
+}
+
+TEST_CASE("bad SQL or a bad argument in a script is a script error at its line, not a crash") {
+  TempScript bad_sql(std::string(kHeader) + "function bind(req)\n  db.query('SELEC id FROM t_account')\nend\n");
+  const auto a = run(bad_sql);
+  CHECK(total(a, "script_errors") == 8);
+  CHECK_THAT(a.examples.front(), Catch::Contains(bad_sql.path + ":3: 1064: You have an error in your SQL syntax"));
+  TempScript bad_argument(std::string(kHeader) + "function bind(req)\n  db.query({})\nend\n");
+  const auto b = run(bad_argument);
+  CHECK_THAT(b.examples.front(), Catch::Contains(bad_argument.path + ":3: the statement: expected a string, got table"));
+}
+
+TEST_CASE("an endless loop stops the trial at the instruction budget, which no pcall catches, counted as unfinished") {
+  TempScript script(std::string(kHeader) + "function bind(req)\n  while true do pcall(function() while true do end end) end\nend\n");
+  const auto r = run(script);
+  CHECK(total(r, "unfinished_runs") == 2);
+  REQUIRE(!r.examples.empty());
+  CHECK_THAT(r.examples.front(), Catch::Contains("the instruction budget of"));
+  CHECK_THAT(r.examples.front(), Catch::Contains(script.path + ":3"));
+}
+
+TEST_CASE("runaway recursion, in Lua or through C, is a clean script error and not a crash of the simulator") {
+  TempScript lua_recursion(std::string(kHeader) + "local function f(n) return f(n + 1) + 1 end\nfunction bind(req) f(1) end\n");
+  const auto a = run(lua_recursion);
+  CHECK(total(a, "script_errors") == 8);
+  CHECK_THAT(a.examples.front(), Catch::Contains("stack overflow"));
+  // Each __index call goes through C: Lua's C-call limit ends it, within the process's stack.
+  TempScript c_recursion(std::string(kHeader) +
+                         "function bind(req)\n  local t = setmetatable({}, { __index = function(t, k) return t[k] end })\n"
+                         "  return t.x\nend\n");
+  const auto b = run(c_recursion);
+  CHECK(total(b, "script_errors") == 8);
+  CHECK_THAT(b.examples.front(), Catch::Contains("stack overflow"));
+}
+
+TEST_CASE("a script's results depend on the seed alone: pairs, next and table.sort take a fixed order, math.random the worker's "
+          "stream") {
+  // The sleeps follow the iteration order of a string-keyed table and random draws: any
+  // difference in either changes the trace.
+  TempScript script(std::string(kHeader) + R"lua(
+function bind(req)
+  local t = {}
+  for _, k in ipairs({ "delta", "alpha", "echo", "charlie", "bravo", req.device }) do t[k] = #k end
+  local n = 0
+  for k, v in pairs(t) do n = n + 1; sleep(v * n) end
+  local k = next(t)
+  assert(k == "alpha", "next gives the smallest key first, got " .. tostring(k))
+  local rows = { { k = 2, n = "b" }, { k = 1, n = "a" }, { k = 2, n = "c" }, { k = 1, n = "d" } }
+  table.sort(rows, function(a, b) return a.k < b.k end)
+  assert(rows[1].n == "a" and rows[2].n == "d" and rows[3].n == "b" and rows[4].n == "c", "table.sort is stable")
+  assert(tostring({}) == "table" and not tostring(print or bind):find("0x"), "tostring shows no address")
+  assert(not pcall(string.format, "%p", {}), "string.format refuses %p")
+  sleep(math.random(1, 1000))
+end
+)lua");
+  const locksim::Scenario s = load(script, small_world(3));
+  const auto a = locksim::run_scenario(s, 1), b = locksim::run_scenario(s, 2);
+  const auto c = locksim::run_scenario(load(script, small_world(3)), 1);  // a new Lua state, with its own string hashes
+  CHECK(total(a.strategies.front(), "script_errors") == 0);
+  CHECK(a.strategies.front().trace_hash == b.strategies.front().trace_hash);
+  CHECK(a.strategies.front().trace_hash == c.strategies.front().trace_hash);
+  locksim::Scenario other = s;
+  other.seed = 100;
+  CHECK(locksim::run_scenario(other, 1).strategies.front().trace_hash != a.strategies.front().trace_hash);
+}
+
+TEST_CASE("a lock a script still holds when bind returns is released, and hold() reports a lock the script took itself") {
+  // SETNX without expiry, never released by the script: the runtime's release frees it.
+  TempScript forgotten(std::string(kHeader) + "function bind(req)\n  local lock = locks.redis('lock:' .. req.open_id)\n"
+                                              "  if not lock then return 'lock_busy' end\nend\n");
+  const auto a = run(forgotten);
+  CHECK(total(a, "stuck_locks") == 0);
+  CHECK(total(a, "errors.lock_busy") < 8);
+  // A raw SET NX PX of 10 ms held for 50 ms: the insert after the lease ran out is a violation,
+  // seen only because hold() declared the lock.
+  const std::string raw = std::string(kHeader) + R"lua(
+function bind(req)
+  if redis.call("SET", "lock:" .. req.open_id, unique(), "NX", "PX", 10) ~= "OK" then return "lock_busy" end
+  local h = DECLARE
+  sleep(50)
+  db.exec("INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device)
+  if h then h:release() end
+  redis.script("compare_and_delete", "lock:" .. req.open_id, unique())
+end
+)lua";
+  std::string declared = raw, undeclared = raw;
+  declared.replace(declared.find("DECLARE"), 7, "hold('lock:' .. req.open_id, unique(), 10)");
+  undeclared.replace(undeclared.find("DECLARE"), 7, "nil");
+  TempScript with_hold(declared), without_hold(undeclared);
+  CHECK(total(run(with_hold), "lease_expiry_violations") > 0);
+  CHECK(total(run(without_hold), "lease_expiry_violations") == 0);
+}
+
+TEST_CASE("a script's parameters take --set by its label and are checked by kind; its content is part of the scenario hash") {
+  const std::string text = std::string(kHeader) + "params = { ttl_ms = 100, double_check = true, tries = 3 }\nfunction bind(req)\n"
+                                                  "  assert(params.ttl_ms == 250 and params.double_check == false)\nend\n";
+  TempScript script(text);
+  const auto s = load(script, small_world(), {script.label() + ".ttl_ms=250", script.label() + ".double_check=0"});
+  CHECK(s.strategies.front().params.at("ttl_ms") == 250);
+  CHECK(total(locksim::run_scenario(s).strategies.front(), "script_errors") == 0);
+  CHECK_THROWS_WITH(load(script, small_world(), {script.label() + ".tries=1.5"}), Catch::Contains("tries"));
+  CHECK_THROWS_WITH(load(script, small_world(), {script.label() + ".nope=1"}), Catch::Contains("nope"));
+  const std::uint64_t before = s.hash;
+  std::ofstream(script.path) << text << "-- changed\n";
+  CHECK(load(script).hash != before);
+}
