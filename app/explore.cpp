@@ -333,9 +333,13 @@ Replay replay(const Token& t) {
     throw of_token(e);
   }
   if (s.hash != t.scenario_hash)
-    throw InputError(fmt::format("{}: the scenario has changed since the token was made (hash {:016x}, the token says "
+    throw InputError(fmt::format("{}: the scenario{} has changed since the token was made (hash {:016x}, the token says "
                                  "{:016x}): its run cannot be reproduced",
-                                 shown(s.file), s.hash, t.scenario_hash));
+                                 shown(s.file),
+                                 std::any_of(s.strategies.begin(), s.strategies.end(), [](const auto& c) { return c.script != nullptr; })
+                                     ? " or a script it runs"
+                                     : "",
+                                 s.hash, t.scenario_hash));
   Replay r{s, strategy_named(s, t.strategy), {}, {}};
   r.outcome = run_token(s, r.strategy, t, TraceKept::timeline);
   r.fired = fired_checkers(r.outcome, "any");

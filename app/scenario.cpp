@@ -91,11 +91,13 @@ std::optional<double> index_named(const json& v) {
 double param_value(const models::strategies::ParamInfo& info, const json& v) {
   if (info.kind == models::strategies::ParamKind::index)
     if (auto named = index_named(v)) return *named;
+  if (info.kind == models::strategies::ParamKind::flag && v.is_boolean()) return v.get<bool>() ? 1 : 0;
   return v.get<double>();
 }
 
 bool param_value_ok(const models::strategies::ParamInfo& info, const json& v) {
   if (info.kind == models::strategies::ParamKind::index && index_named(v)) return true;
+  if (info.kind == models::strategies::ParamKind::flag && v.is_boolean()) return true;
   if (!v.is_number()) return false;
   const double x = v.get<double>();
   switch (info.kind) {
@@ -111,7 +113,7 @@ std::string expected_value(const models::strategies::ParamInfo& info) {
   switch (info.kind) {
     case models::strategies::ParamKind::duration_ms: return fmt::format("a duration in ms from 0 to {}", limits::max_ms);
     case models::strategies::ParamKind::count: return "a whole number from 0 to 1000000";
-    case models::strategies::ParamKind::flag: return "0 or 1";
+    case models::strategies::ParamKind::flag: return "true or false (or 1, 0)";
     case models::strategies::ParamKind::index: return "\"none\", \"plain\" or \"unique\" (or 0, 1, 2)";
   }
   return "a number";
@@ -125,8 +127,15 @@ const std::vector<std::string>& top_level_keys() {
   return keys;
 }
 
-// A script's label unless the scenario gives one: its file name ("strategies/my.lua": "my.lua").
-std::string script_label(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+// A script's label unless the scenario gives one: its file's name ("strategies/my.lua" or
+// "my": "my.lua"), as found; the name as written when it is found nowhere (loading says so).
+std::string script_label(const std::string& path) {
+  try {
+    return std::filesystem::path(script_path(path)).filename().string();
+  } catch (const InputError&) {
+    return std::filesystem::path(path).filename().string();
+  }
+}
 
 // Appends the script `path` (`--strategy-file`) to the document's strategies, spelling "all"
 // out first. Returns its label.
@@ -479,7 +488,7 @@ namespace {
 StrategyChoice load_script_file(const std::string& path, std::string* text) {
   StrategyChoice choice;
   choice.script_file = script_path(path);
-  choice.name = script_label(path);
+  choice.name = std::filesystem::path(choice.script_file).filename().string();  // "x.lua" also when named as x
   *text = read_script(choice.script_file);
   try {
     choice.script = models::strategies::load_script(choice.name, choice.script_file, *text);
@@ -762,12 +771,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     }
     StrategyChoice choice{name, {}, label};
     if (!script.empty()) {
-      if (!is_file_name(script_label(script)))
-        top.fail(std::string(kFileName) + " as the script's file name (or an \"as\" label)", at + "/script");
       std::string text;
       choice = load_script_file(script, &text);
       choice.label = label;
-      scripts_hash = fnv1a(fmt::format("{:016x} {} {}", scripts_hash, choice.script_file, text));
+      if (label.empty() && !is_file_name(choice.name))
+        top.fail(std::string(kFileName) + " as the script's file name, or an \"as\" label", at + "/script");
+      // Its content, not where it was found from: a token replays from any folder.
+      scripts_hash = fnv1a(fmt::format("{:016x} {} {}", scripts_hash, choice.shown(), text));
       name = choice.name;
     }
     const models::strategies::Entry* entry = choice.script ? choice.script.get() : models::strategies::find(name);

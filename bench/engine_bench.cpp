@@ -20,6 +20,7 @@
 #include "bench/figures.hpp"
 #include "bench/peers.hpp"
 #include "bench/scenario_bench.hpp"
+#include "bench/script_bench.hpp"
 #include "bench/world_bench.hpp"
 #include "sim/sim.hpp"
 
@@ -419,13 +420,21 @@ int main(int argc, char** argv) {
                f.trials_per_s_1, f.trials_per_s_2, f.trials_per_s_2 / f.trials_per_s_1);
     return 0;
   }
+  if (args.size() == 1 && args[0] == "scripts") {
+    const bench::ScriptFigures f = bench::script_bench(100, 3);
+    for (const auto& t : f.twins)
+      fmt::print("scripts.{}.cpp_trials_per_s: {:.1f}\nscripts.{}.lua_trials_per_s: {:.1f}\nscripts.{}.lua_over_cpp: {:.3f}\n", t.strategy,
+                 t.cpp_trials_per_s, t.strategy, t.lua_trials_per_s, t.strategy, t.lua_trials_per_s / t.cpp_trials_per_s);
+    fmt::print("scripts.state_bytes: {:.0f}\nscripts.first_trial_ms: {:.2f}\n", f.state_bytes, f.first_trial_ms);
+    return 0;
+  }
   if (args.size() == 1 && args[0] == "explore") {
     const bench::ExploreFigures f = bench::explore_bench();
     fmt::print("explore.dfs_runs_per_s: {:.1f}\n", f.dfs_runs_per_s);
     return 0;
   }
   if (!args.empty()) {
-    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | explore]\n");
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scripts | explore]\n");
     return 2;
   }
   // First, while the heap is small and no stack block is cached yet, each in a child of its
@@ -453,13 +462,14 @@ int main(int argc, char** argv) {
   const bench::WorldFigures world = bench::world_bench(kRepeats);
   const bench::ScenarioFigures scenario = bench::scenario_bench(100);
   const bench::ExploreFigures explore = bench::explore_bench();
+  const bench::ScriptFigures scripts = bench::script_bench(100, 3);
 
   auto peer = [&](const bench::Peer& p) { return p.present ? std::optional<double>(p.msgs_per_s) : std::nullopt; };
   auto ratio = [&](const bench::Peer& p) {
     return p.present ? std::optional<double>(rpc_locksim / p.msgs_per_s) : std::nullopt;
   };
   using bench::figure;
-  const std::vector<bench::Figure> figures = {
+  std::vector<bench::Figure> figures = {
       figure("sleep.engine_events_per_s", "(a) 1000 processes x 10,000 random sleeps: engine, events/s", sleep_e),
       figure("sleep.callback_events_per_s", "(a) the same on a callback loop over the same queue, events/s", sleep_c),
       figure("sleep.ratio", "(a) engine / callback loop", sleep_e / sleep_c, ">=", 0.75),
@@ -503,6 +513,16 @@ int main(int argc, char** argv) {
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,
              "the search did not find it"),
   };
+  for (const auto& t : scripts.twins) {
+    figures.push_back(figure("scripts." + t.strategy + ".cpp_trials_per_s", "account-bind: " + t.strategy + " (C++), trials/s, one thread",
+                             t.cpp_trials_per_s));
+    figures.push_back(figure("scripts." + t.strategy + ".lua_trials_per_s", "the same, its Lua twin, trials/s", t.lua_trials_per_s));
+    figures.push_back(figure("scripts." + t.strategy + ".lua_over_cpp", "Lua twin / C++ original (median of 3, alternating)",
+                             t.lua_trials_per_s / t.cpp_trials_per_s, ">=", 0.7));
+  }
+  figures.push_back(figure("scripts.state_bytes", "resident bytes per live script state (one trial's Lua state)", scripts.state_bytes));
+  figures.push_back(figure("scripts.first_trial_ms", "a new script: parse, load and its first account-bind trial, ms",
+                           scripts.first_trial_ms));
   fmt::print("median of {} runs each for (a) and (b)\n\n", kRepeats);
   bench::report(figures, machine());
   return 0;

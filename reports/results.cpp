@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -97,10 +98,12 @@ std::string table(const RunResults& r) {
     out += fmt::format("stopped after {:.1f} s by --time: trials done per strategy (of {} asked): {}\n\n", r.stopped_after_s,
                        r.trials, done);
   }
-  out += fmt::format("{:<24} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", "dup rows",
+  std::size_t width = 24;  // the longest name sets the first column (a script's "name.lua")
+  for (const auto& s : r.strategies) width = std::max(width, s.name.size());
+  out += fmt::format("{:<{}} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", width, "dup rows",
                      "trials with dups", "dup keys", "dropped", "p50 ms", "p99 ms", "db/op", "redis", "errors (ops)");
   for (const auto& s : r.strategies) {
-    out += fmt::format("{:<24} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, count_cell(s, "duplicate_rows"),
+    out += fmt::format("{:<{}} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, width, count_cell(s, "duplicate_rows"),
                        share_cell(s, "duplicate_rows"), count_cell(s, "duplicated_keys"), count_cell(s, "dropped_requests"),
                        figure(s, "latency_ms.p50", "{:.1f}"), figure(s, "latency_ms.p99", "{:.1f}"),
                        figure(s, "db_ops_per_op", "{:.2f}"), figure(s, "redis_ops_per_op", "{:.2f}"), errors_cell(s));

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "models/strategies/entries.hpp"
 
 namespace models::strategies {
@@ -20,7 +22,10 @@ const std::vector<Entry>& registry() {
 
 Needs needs(const Entry& entry, const Params& params) {
   Needs out = entry.info.needs;
-  if (auto it = params.find("index"); it != params.end()) out.key_index = static_cast<db::KeyIndex>(static_cast<int>(it->second));
+  const bool has_index = std::any_of(entry.info.params.begin(), entry.info.params.end(),
+                                     [](const ParamInfo& p) { return p.kind == ParamKind::index; });
+  if (auto it = params.find("index"); has_index && it != params.end())
+    out.key_index = static_cast<db::KeyIndex>(static_cast<int>(it->second));
   return out;
 }
 

@@ -228,6 +228,29 @@ xpcall = function(f, handler, ...)
 end
 )lua";
 
+int dump_writer(lua_State*, const void* p, std::size_t n, void* ud) {
+  static_cast<std::string*>(ud)->append(static_cast<const char*>(p), n);
+  return 0;
+}
+
+// The prelude compiled once per process: every trial's state loads it as a binary chunk.
+const std::string& prelude_chunk() {
+  static const std::string chunk = [] {
+    std::string out;
+    lua_State* L = luaL_newstate();
+    if (L == nullptr) throw std::bad_alloc();
+    if (luaL_loadbufferx(L, kPrelude, std::strlen(kPrelude), "=locksim", "t") != LUA_OK) {
+      const std::string why = lua_tostring(L, -1);
+      lua_close(L);
+      throw std::logic_error("models::strategies: the Lua prelude does not compile: " + why);
+    }
+    lua_dump(L, dump_writer, &out, 0);
+    lua_close(L);
+    return out;
+  }();
+  return chunk;
+}
+
 // tostring without addresses: a table, function or userdata without __tostring is its
 // __name or its type.
 int safe_tostring(lua_State* L) {
@@ -314,7 +337,8 @@ int open_sandbox(lua_State* L) {
   lua_getglobal(L, "setmetatable");
   lua_pushcclosure(L, safe_setmetatable, 1);
   lua_setglobal(L, "setmetatable");
-  if (luaL_loadbufferx(L, kPrelude, std::strlen(kPrelude), "=locksim", "t") != LUA_OK) return lua_error(L);
+  const std::string& prelude = prelude_chunk();
+  if (luaL_loadbufferx(L, prelude.data(), prelude.size(), "=locksim", "b") != LUA_OK) return lua_error(L);
   lua_pushlightuserdata(L, &fatal_sentinel);
   lua_call(L, 1, 0);
   // The error values of the database and the services, shown as "1062: Duplicate entry ...".
@@ -353,7 +377,12 @@ std::string error_text(lua_State* L, const Runtime& rt) {
   if (lua_touserdata(L, -1) == &fatal_sentinel && rt.over_budget)
     return fmt::format("{}: the instruction budget of {} per trial ran out (an endless loop?)",
                        rt.budget_where.empty() ? rt.file : rt.budget_where, rt.limits.instructions);
-  if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    const std::string message = lua_tostring(L, -1);
+    if (message == "not enough memory")  // raised by the allocator, with no position
+      return fmt::format("{}: not enough memory (a trial's script may hold {} MiB)", rt.file, rt.limits.memory_bytes >> 20);
+    return message;
+  }
   if (lua_type(L, -1) == LUA_TTABLE && lua_getmetatable(L, -1) != 0) {
     luaL_getmetatable(L, kErrorMeta);
     const bool ours = lua_rawequal(L, -1, -2) != 0;
@@ -505,7 +534,10 @@ int api(lua_State* L) {
       results = -1, positioned = true;
     } catch (const sim::UsageError& e) {
       std::string why = e.what();
-      if (const auto colon = why.find(": "); why.starts_with("models::") && colon != std::string::npos) why = why.substr(colon + 2);
+      if (const auto colon = why.find(": "); (why.starts_with("models::") || why.starts_with("strategies::")) && colon != std::string::npos)
+        why = why.substr(colon + 2);
+      if (why.find("this world has no") != std::string::npos)
+        why += " (a script declares what it uses where its source does not show it: uses = { \"redis\" }, ...)";
       lua_pushlstring(L, why.data(), why.size());
       results = -1, positioned = true;
     } catch (const db::sql::Error& e) {
@@ -607,12 +639,8 @@ class ScriptStrategy : public Strategy {
     L_ = new_state(rt_);
     lua_State* L = L_.get();
     install_api(L);
-    if (luaL_loadbufferx(L, compiled_->bytecode.data(), compiled_->bytecode.size(), ("@" + compiled_->file).c_str(), "b") != LUA_OK)
-      throw std::runtime_error(lua_tostring(L, -1));
-    {
-      LuaRunning lua(rt_);
-      if (lua_pcall(L, 0, 0, 0) != LUA_OK) throw std::runtime_error(error_text(L, rt_));
-    }
+    // The parameters in effect, as the script's `params`: its top level already sees them (an
+    // assignment to the global `params` there stores these instead of its defaults).
     lua_createtable(L, 0, static_cast<int>(params_.size()));
     for (const auto& [name, value] : params_) {
       const auto kind = compiled_->kinds.find(name);
@@ -624,7 +652,34 @@ class ScriptStrategy : public Strategy {
         lua_pushnumber(L, value);
       lua_setfield(L, -2, name.c_str());
     }
-    lua_setglobal(L, "params");
+    const int effective = lua_gettop(L);
+    lua_pushglobaltable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, effective);
+    lua_pushcclosure(L, [](lua_State* S) -> int {
+      if (lua_type(S, 2) == LUA_TSTRING && std::strcmp(lua_tostring(S, 2), "params") == 0) {
+        lua_pushvalue(S, lua_upvalueindex(1));
+        lua_replace(S, 3);
+      }
+      lua_rawset(S, 1);
+      return 0;
+    }, 1);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+    if (luaL_loadbufferx(L, compiled_->bytecode.data(), compiled_->bytecode.size(), ("@" + compiled_->file).c_str(), "b") != LUA_OK)
+      throw std::runtime_error(lua_tostring(L, -1));
+    {
+      LuaRunning lua(rt_);
+      if (lua_pcall(L, 0, 0, 0) != LUA_OK) throw std::runtime_error(error_text(L, rt_));
+    }
+    lua_pushglobaltable(L);
+    lua_pushnil(L);
+    lua_setmetatable(L, -2);
+    lua_pushstring(L, "params");
+    lua_pushvalue(L, effective);
+    lua_rawset(L, -3);
+    lua_pop(L, 2);
     lua_pushglobaltable(L);
     lua_pushstring(L, "bind");
     lua_rawget(L, -2);
@@ -636,8 +691,16 @@ class ScriptStrategy : public Strategy {
   ErrorKind bind(const Request& r, Worker& w) override {
     lua_State* L = L_.get();
     Invocation inv{.strategy = this, .request = &r, .worker = &w, .serial = ++serials_};
-    lua_State* T = lua_newthread(L);
-    const int thread_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    // A Lua thread for this call: one a finished call left, or a new one.
+    Thread thread;
+    if (!idle_.empty()) {
+      thread = idle_.back();
+      idle_.pop_back();
+    } else {
+      thread.state = lua_newthread(L);
+      thread.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_State* T = thread.state;
     set_invocation(T, &inv);
     lua_rawgeti(T, LUA_REGISTRYINDEX, bind_ref_);
     push_request(T, r);
@@ -656,7 +719,10 @@ class ScriptStrategy : public Strategy {
     }
     lua_settop(T, 0);
     set_invocation(T, nullptr);
-    luaL_unref(L, LUA_REGISTRYINDEX, thread_ref);
+    if (inv.fatal || lua_status(T) != LUA_OK)
+      luaL_unref(L, LUA_REGISTRYINDEX, thread.ref);
+    else
+      idle_.push_back(thread);
     if (inv.fatal) std::rethrow_exception(inv.fatal);  // Invocation's end releases nothing a crash keeps
     if (!problem.empty()) {
       observations().note_script_error(fmt::format("{} ({})", problem, who(r, w)));
@@ -889,7 +955,9 @@ class ScriptStrategy : public Strategy {
     return simple(inv, inv.strategy->default_connection(inv), db::Statement::Kind::rollback);
   }
   static int db_close(lua_State*, Invocation& inv) {
-    if (inv.default_connection) inv.strategy->close_connection(inv, *std::exchange(inv.default_connection, std::nullopt));
+    if (!inv.default_connection) return 0;
+    inv.strategy->close_connection(inv, *inv.default_connection);
+    inv.default_connection.reset();
     return 0;
   }
   static int db_connect(lua_State* L, Invocation& inv) {
@@ -1212,6 +1280,11 @@ class ScriptStrategy : public Strategy {
   int bind_ref_ = LUA_NOREF;
   std::uint64_t serials_ = 0;
   bool stopped_ = false;
+  struct Thread {
+    lua_State* state = nullptr;
+    int ref = LUA_NOREF;  // in the registry, so the collector keeps it
+  };
+  std::vector<Thread> idle_;  // threads no call runs on; the last one left is used first
   std::unordered_map<std::string, db::sql::Prepared> statements_;  // looked up, never iterated
   std::map<const AppServer*, KeyedMutex> mutexes_;                 // looked up, never iterated
 };
@@ -1230,11 +1303,6 @@ std::string global_text(lua_State* L, const std::string& file, const char* name,
     throw ScriptError(fmt::format("{}: expected `{}` to be a string{}", file, name, t == LUA_TNIL ? " (it is missing)" : ""));
   lua_pop(L, 2);
   return out;
-}
-
-int dump_writer(lua_State*, const void* p, std::size_t n, void* ud) {
-  static_cast<std::string*>(ud)->append(static_cast<const char*>(p), n);
-  return 0;
 }
 
 // The script's `tables`: CREATE TABLE statements; t_account among them replaces the default.

@@ -265,7 +265,7 @@ TEST_CASE("a parameter of a strategy the scenario does not run is refused, unles
 TEST_CASE("a strategy's parameter takes the values of its kind: a duration, a whole number or a flag") {
   const auto path = locksim::scenario_path("account-bind");
   CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.retry_count=1.5"}), Catch::Contains("expected a whole number"));
-  CHECK_THROWS_WITH(locksim::load_scenario(path, {"redis-retry-lock.transactional=2"}), Catch::Contains("expected 0 or 1"));
+  CHECK_THROWS_WITH(locksim::load_scenario(path, {"redis-retry-lock.transactional=2"}), Catch::Contains("expected true or false (or 1, 0)"));
   CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.ttl_ms=-1"}), Catch::Contains("expected a duration in ms"));
   CHECK_THROWS_WITH(locksim::load_scenario(path, {"redlock.ttl=5"}),
                     Catch::Contains("expected a parameter of redlock: ttl_ms, node_timeout_ms, retry_count"));

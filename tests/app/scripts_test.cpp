@@ -237,10 +237,12 @@ end
 }
 
 TEST_CASE("a script's parameters take --set by its label and are checked by kind; its content is part of the scenario hash") {
-  const std::string text = std::string(kHeader) + "params = { ttl_ms = 100, double_check = true, tries = 3 }\nfunction bind(req)\n"
-                                                  "  assert(params.ttl_ms == 250 and params.double_check == false)\nend\n";
+  // The top level sees the values in effect too.
+  const std::string text = std::string(kHeader) + "params = { ttl_ms = 100, double_check = true, tries = 3 }\nlocal ttl = params.ttl_ms\n"
+                                                  "function bind(req)\n"
+                                                  "  assert(ttl == 250 and params.ttl_ms == 250 and params.double_check == false)\nend\n";
   TempScript script(text);
-  const auto s = load(script, small_world(), {script.label() + ".ttl_ms=250", script.label() + ".double_check=0"});
+  const auto s = load(script, small_world(), {script.label() + ".ttl_ms=250", script.label() + ".double_check=false"});
   CHECK(s.strategies.front().params.at("ttl_ms") == 250);
   CHECK(total(locksim::run_scenario(s).strategies.front(), "script_errors") == 0);
   CHECK_THROWS_WITH(load(script, small_world(), {script.label() + ".tries=1.5"}), Catch::Contains("tries"));
