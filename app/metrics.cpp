@@ -42,13 +42,31 @@ const std::vector<MetricInfo>& metrics() {
   return all;
 }
 
-const MetricInfo* metric_info(const std::string& name) {
+namespace {
+const MetricInfo* base_info(const std::string& name) {
   for (const auto& m : metrics()) {
     if (m.name == name) return &m;
     if (is_family(m) && name.size() > family_prefix(m).size() && name.starts_with(family_prefix(m))) return &m;
   }
   return nullptr;
 }
+}  // namespace
+
+MetricForm metric_form(const std::string& name) {
+  for (const char* form : {"total", "share", "per_million"}) {
+    const std::string suffix = std::string(".") + form;
+    if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+    const std::string base = name.substr(0, name.size() - suffix.size());
+    const MetricInfo* m = base_info(base);
+    // Counts summed or maxed over trials have a total and a share; a rate needs a sum.
+    if (m == nullptr || m->aggregate == Aggregate::over_run || m->aggregate == Aggregate::each || base == "operations") continue;
+    if (std::string(form) == "per_million" && (m->aggregate != Aggregate::sum || m->kind != MetricKind::count)) continue;
+    return {base, form};
+  }
+  return {name, ""};
+}
+
+const MetricInfo* metric_info(const std::string& name) { return base_info(metric_form(name).base); }
 
 const std::vector<const MetricInfo*>& findings() {
   static const std::vector<const MetricInfo*> all = [] {
@@ -75,7 +93,11 @@ std::string metrics_markdown() {
       "- A **finding** is something that should not happen: `explore --property NAME` searches for a trial where it\n"
       "  fires, and the report's violations plot shows it.\n"
       "- **max** metrics give the largest value of any trial; **over the run** ones are computed once over every\n"
-      "  operation of the run.\n\n"
+      "  operation of the run.\n"
+      "- A count summed over trials is also a rate: `NAME.per_million` is its total per million operations (the\n"
+      "  clients' logical operations), with an exact 95% Poisson interval; `NAME.total` is the total and `NAME.share`\n"
+      "  the share of trials in which it fired. `expect` and `sweep --metric` take these forms\n"
+      "  (`\"duplicate_rows.per_million\": \"< 5\"`).\n\n"
       "| metric | kind | unit | finding | over trials | meaning |\n"
       "|---|---|---|---|---|---|\n";
   for (const auto& m : metrics()) {

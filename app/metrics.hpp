@@ -17,8 +17,15 @@ using models::checkers::MetricInfo;
 
 /// Every metric, in the order tables list them.
 const std::vector<MetricInfo>& metrics();
-/// The metric called `name` (a family's member, errors.1062 say, gives the family's entry),
-/// or null.
+/// A count metric read another way than its total: `duplicate_rows.per_million` (per million
+/// operations, with a 95% interval), `.total`, `.share` (of trials in which it fired).
+struct MetricForm {
+  std::string base;  // duplicate_rows
+  std::string form;  // "", "total", "share" or "per_million"
+};
+MetricForm metric_form(const std::string& name);
+/// The metric called `name` (a family's member, errors.1062 say, gives the family's entry; a
+/// form, duplicate_rows.per_million, gives its base's), or null.
 const MetricInfo* metric_info(const std::string& name);
 /// Whether `name` is a metric this tool knows (measured or not in a given scenario).
 inline bool is_metric(const std::string& name) { return metric_info(name) != nullptr; }

@@ -350,6 +350,8 @@ struct StrategyFold {
   };
   std::vector<EachCheck> each_checks;
 
+  std::string first_outcome;  // the first trial's counts and step outcomes, as text
+
   const MetricInfo& metric(const std::string& name) {
     const MetricInfo*& info = infos[name];
     if (info == nullptr) info = metric_info(name);
@@ -381,6 +383,17 @@ struct StrategyFold {
       }
     }
     r.trace_hash = (r.trace_hash ^ o.trace_hash) * 0x100000001b3ull;
+    // What a trial came to (its counts and steps' outcomes; not its trace, whose seed-drawn
+    // details differ even where nothing the checkers see does): all alike, or not.
+    std::string outcome;
+    for (const auto& [name, v] : o.counts) outcome += fmt::format("{}={:g};", name, v);
+    for (const auto& step : o.step_outcomes) outcome += step + ";";
+    if (r.trials == 0) {
+      first_outcome = std::move(outcome);
+      r.one_outcome = true;
+    } else if (outcome != first_outcome) {
+      r.one_outcome = false;
+    }
     for (const auto& [name, v] : o.counts) {  // a metric a trial lacks is 0 in it: it adds nothing
       const MetricInfo& info = metric(name);
       if (info.aggregate == models::checkers::Aggregate::each) {
@@ -411,6 +424,10 @@ struct StrategyFold {
     for (auto& [name, m] : r.counts) {
       m.mean = sums[name] / static_cast<double>(r.trials);
       m.share = reports::wilson(m.fired, r.trials);
+      const MetricInfo& info = metric(name);
+      if (info.aggregate == models::checkers::Aggregate::sum && info.kind == models::checkers::MetricKind::count &&
+          name != "operations" && r.operations > 0)
+        m.per_million = reports::per_million(m.total, r.operations);
     }
     if (r.latency.count() > 0) {  // the batch workload has no client operations to time
       for (auto [name, p] : {std::pair{"latency_ms.p50", 50.0}, {"latency_ms.p90", 90.0}, {"latency_ms.p99", 99.0},

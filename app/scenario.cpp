@@ -49,7 +49,10 @@ models::ErrorKind error_kind(const Reader& r, const std::string& name, const std
 
 Expectation parse_expectation(const Reader& r, const std::string& strategy, const std::string& metric) {
   const json& v = r.raw().at(metric);
-  if (!is_metric(metric)) r.fail("a metric name (duplicate_rows, errors.1062, latency_ms.p99, steps.3.error, ...), got " + quote_value(metric), metric);
+  if (!is_metric(metric))
+    r.fail("a metric name (duplicate_rows, duplicate_rows.per_million, errors.1062, latency_ms.p99, steps.3.error, ...), got " +
+               quote_value(metric),
+           metric);
   if (!v.is_string()) r.fail("a comparison such as \"> 0\" or \"= 0\"", metric);
   std::istringstream in(v.get<std::string>());
   Expectation e{strategy, metric, "", 0};
@@ -60,6 +63,8 @@ Expectation parse_expectation(const Reader& r, const std::string& strategy, cons
       !(rest.empty() || rest == "in every trial"))
     r.fail("a comparison such as \"> 0\", \"= 0\" or \"= 1 in every trial\", got " + quote_value(v.get<std::string>()), metric);
   e.every_trial = !rest.empty() || metric_info(metric)->aggregate == models::checkers::Aggregate::each;
+  if (!rest.empty() && !metric_form(metric).form.empty())
+    r.fail(fmt::format("a comparison over the run: {} is not a value of one trial (drop \"in every trial\")", metric), metric);
   return e;
 }
 

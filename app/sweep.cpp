@@ -60,22 +60,32 @@ namespace {
 
 std::string number(double v) { return fmt::format("{:.15g}", v); }
 
+// A count read as its share of trials (the default), rather than a figure, a total or a rate.
 bool is_share_metric(const std::string& metric) {
+  const MetricForm f = metric_form(metric);
+  if (f.form == "total" || f.form == "per_million") return false;
   return !(metric.starts_with("latency_ms.") || metric == "db_ops_per_op" || metric == "redis_ops_per_op");
 }
 
 reports::SweepPoint measure(const reports::RunResults& r, const std::vector<double>& at, const std::string& metric) {
+  const MetricForm form = metric_form(metric);
   reports::SweepPoint p{at, {}};
   for (const auto& s : r.strategies) {
     reports::SweepPoint::Value v{s.name};
-    if (auto c = s.counts.find(metric); c != s.counts.end()) {
-      v.value = c->second.share.value;
-      v.low = c->second.share.low;
-      v.high = c->second.share.high;
-    } else if (auto f = s.figures.find(metric); f != s.figures.end()) {
+    const reports::Metric none{};
+    auto c = s.counts.find(form.base);
+    const bool counted = c != s.counts.end() || (!form.form.empty() || is_share_metric(metric));
+    const reports::Metric& m = c != s.counts.end() ? c->second : none;  // a count that never fired: 0
+    if (auto f = s.figures.find(metric); f != s.figures.end()) {
       v.value = v.low = v.high = f->second;
-    } else if (is_share_metric(metric)) {  // a count that never fired (an error kind, say)
-      v.high = reports::wilson(0, s.trials).high;
+    } else if (form.form == "total") {
+      v.value = v.low = v.high = m.total;
+    } else if (form.form == "per_million") {
+      const reports::Share rate = m.per_million ? *m.per_million : reports::per_million(0, s.operations);
+      v.value = rate.value, v.low = rate.low, v.high = rate.high;
+    } else if (counted) {
+      const reports::Share share = c != s.counts.end() ? m.share : reports::wilson(0, s.trials);
+      v.value = share.value, v.low = share.low, v.high = share.high;
     }
     p.values.push_back(v);
   }
@@ -101,7 +111,8 @@ reports::SweepPoint point_from(const json& j) {
 reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(std::size_t, std::size_t)>& progress) {
   if (o.varies.empty() || o.varies.size() > 2) throw InputError("sweep: expected one or two --vary path=from:to:step");
   if (!is_metric(o.metric))
-    throw InputError("--metric " + quote_value(o.metric) + ": expected a metric name (duplicate_rows, errors.1062, latency_ms.p99, ...)");
+    throw InputError("--metric " + quote_value(o.metric) +
+                     ": expected a metric name (duplicate_rows, duplicate_rows.per_million, errors.1062, latency_ms.p99, ...)");
   double points = 1;
   for (const auto& v : o.varies) points *= static_cast<double>(v.values().size());
   if (points > kMaxPoints) throw InputError(fmt::format("sweep: expected at most {:g} points in all, got {:g}", kMaxPoints, points));

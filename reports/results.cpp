@@ -1,5 +1,6 @@
 #include "reports/results.hpp"
 
+#include <boost/math/distributions/chi_squared.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -21,6 +23,14 @@ Share wilson(std::uint64_t hits, std::uint64_t trials) {
   const double centre = (p + z * z / (2 * n)) / denominator;
   const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator;
   return {p, std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+Share per_million(double count, std::uint64_t operations) {
+  if (operations == 0) return {};
+  const double n = static_cast<double>(operations) / 1e6, k = std::max(0.0, std::round(count));
+  const double low = k == 0 ? 0 : boost::math::quantile(boost::math::chi_squared(2 * k), 0.025) / 2;
+  const double high = boost::math::quantile(boost::math::chi_squared(2 * k + 2), 0.975) / 2;
+  return {count / n, low / n, high / n};
 }
 
 std::string to_text(const Cell& cell) {
@@ -42,6 +52,18 @@ bool RunResults::value(const std::string& strategy, const std::string& metric, d
     if (s.name != strategy) continue;
     if (auto c = s.counts.find(metric); c != s.counts.end()) {
       out = c->second.total;
+      return true;
+    }
+    // A count read another way: duplicate_rows.per_million, .share, .total.
+    for (const char* form : {".total", ".share", ".per_million"}) {
+      if (!metric.ends_with(form) || metric.size() <= std::strlen(form)) continue;
+      const std::string base = metric.substr(0, metric.size() - std::strlen(form));
+      auto c = s.counts.find(base);
+      if (c == s.counts.end() && !base.starts_with("errors.")) continue;
+      const Metric none{};
+      const Metric& m = c == s.counts.end() ? none : c->second;  // an error kind that never happened
+      const std::string f = form;
+      out = f == ".total" ? m.total : f == ".share" ? m.share.value : (m.per_million ? m.per_million->value : 0);
       return true;
     }
     if (auto f = s.figures.find(metric); f != s.figures.end()) {
@@ -66,11 +88,28 @@ std::string count_cell(const StrategyResult& s, const std::string& name) {
   if (it == s.counts.end()) return "-";
   return fmt::format("{:g}", it->second.total);
 }
+// A share as a percentage: two significant digits below 1%, so one trial in 250 is 0.4%, not 0%.
+std::string percent(double share) {
+  const double p = 100 * share;
+  if (p < 1e-9) return "0";  // a bound computed a hair above zero
+  if (p >= 1) return fmt::format("{:.0f}", p);
+  return fmt::format("{:.2g}", p);
+}
 std::string share_cell(const StrategyResult& s, const std::string& name) {
   auto it = s.counts.find(name);
   if (it == s.counts.end()) return "-";
   const Share& sh = it->second.share;
-  return fmt::format("{:.0f}% [{:.0f}-{:.0f}]", 100 * sh.value, 100 * sh.low, 100 * sh.high);
+  if (s.one_outcome && s.trials > 1) return fmt::format("{}%, 1 outcome", percent(sh.value));  // no interval to speak of
+  return fmt::format("{}% [{}-{}]", percent(sh.value), percent(sh.low), percent(sh.high));
+}
+// A rate per million operations: three significant digits, and its interval.
+std::string rate(double v) { return v == 0 ? "0" : v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+std::string per_million_cell(const StrategyResult& s, const std::string& name) {
+  auto it = s.counts.find(name);
+  if (it == s.counts.end() || !it->second.per_million) return "-";
+  const Share& r = *it->second.per_million;
+  if (s.one_outcome && s.trials > 1) return rate(r.value);
+  return fmt::format("{} [{}-{}]", rate(r.value), rate(r.low), rate(r.high));
 }
 std::string errors_cell(const StrategyResult& s) {
   std::string out;
@@ -100,11 +139,13 @@ std::string table(const RunResults& r) {
   }
   std::size_t width = 24;  // the longest name sets the first column (a script's "name.lua")
   for (const auto& s : r.strategies) width = std::max(width, s.name.size());
-  out += fmt::format("{:<{}} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", width, "dup rows",
-                     "trials with dups", "dup keys", "dropped", "p50 ms", "p99 ms", "db/op", "redis", "errors (ops)");
+  out += fmt::format("{:<{}} {:>8} {:>9} {:>20} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", width, "ops",
+                     "dup rows", "per M ops [95%]", "trials with dups", "dup keys", "dropped", "p50 ms", "p99 ms", "db/op", "redis",
+                     "errors (ops)");
   for (const auto& s : r.strategies) {
-    out += fmt::format("{:<{}} {:>9} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, width, count_cell(s, "duplicate_rows"),
-                       share_cell(s, "duplicate_rows"), count_cell(s, "duplicated_keys"), count_cell(s, "dropped_requests"),
+    out += fmt::format("{:<{}} {:>8} {:>9} {:>20} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, width, s.operations,
+                       count_cell(s, "duplicate_rows"), per_million_cell(s, "duplicate_rows"), share_cell(s, "duplicate_rows"),
+                       count_cell(s, "duplicated_keys"), count_cell(s, "dropped_requests"),
                        figure(s, "latency_ms.p50", "{:.1f}"), figure(s, "latency_ms.p99", "{:.1f}"),
                        figure(s, "db_ops_per_op", "{:.2f}"), figure(s, "redis_ops_per_op", "{:.2f}"), errors_cell(s));
   }
@@ -117,11 +158,18 @@ std::string table(const RunResults& r) {
       if (!note.per_trial || note.each_trial || in_columns(name)) continue;
       auto it = s.counts.find(name);
       if (it == s.counts.end() || it->second.fired == 0) continue;
-      line += fmt::format("{}{} {:.6g} in {}", line.empty() ? "" : ", ", name, it->second.total, share_cell(s, name));
+      line += fmt::format("{}{} {:.6g}{} in {}", line.empty() ? "" : ", ", name, it->second.total,
+                          it->second.per_million ? " (" + rate(it->second.per_million->value) + " per M ops)" : "",
+                          share_cell(s, name));
     }
     if (!line.empty()) findings += fmt::format("  {}: {}\n", s.name, line);
   }
   if (!findings.empty()) out += "\nother checkers (total, in share of trials [95% interval]):\n" + findings;
+  std::string alike;
+  for (const auto& s : r.strategies)
+    if (s.one_outcome && s.trials > 1) alike += (alike.empty() ? "" : ", ") + s.name;
+  if (!alike.empty())
+    out += fmt::format("\nevery trial ran alike (1 distinct outcome in {} trials, no interval to give): {}\n", r.trials, alike);
   return out;
 }
 
@@ -233,12 +281,17 @@ std::string to_json(const RunResults& r) {
     j["params"] = s.params;
     j["trials"] = s.trials;
     j["operations"] = s.operations;
+    j["one_outcome"] = s.one_outcome;
     json metrics = json::object();
     for (const auto& [name, m] : s.counts)
       metrics[name] = {{"total", m.total},
                        {"mean_per_trial", m.mean},
                        {"trials_fired", m.fired},
                        {"share_of_trials", {{"value", m.share.value}, {"low95", m.share.low}, {"high95", m.share.high}}}};
+    for (const auto& [name, m] : s.counts)
+      if (m.per_million)
+        metrics[name]["per_million_operations"] = {
+            {"value", m.per_million->value}, {"low95", m.per_million->low}, {"high95", m.per_million->high}};
     for (const auto& [name, v] : s.figures) metrics[name] = v;
     for (const auto& [name, v] : s.each) metrics[name] = {{"first_trial", v.first}, {"min", v.min}, {"max", v.max}};
     j["metrics"] = metrics;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -17,11 +18,18 @@ struct Share {
 };
 Share wilson(std::uint64_t hits, std::uint64_t trials);
 
+/// `count` events in `operations` operations, per million operations: the exact (Garwood)
+/// 95% interval of a Poisson count.
+Share per_million(double count, std::uint64_t operations);
+
 struct Metric {
   double total = 0;         // over all trials
   double mean = 0;          // per trial
   std::uint64_t fired = 0;  // trials in which it was above zero
   Share share;              // fired / trials, with its interval
+  /// total per million operations, with its interval: the rate a design review reads. None for
+  /// a metric that is not a sum over trials (the most holders at once).
+  std::optional<Share> per_million{};
 };
 
 /// One trial drawn as a picture: who believed they held which lock when (with the lease the
@@ -111,6 +119,9 @@ struct StrategyResult {
   std::vector<std::string> examples;             // the first few violations, explained
   std::uint64_t first_trace_hash = 0;
   std::uint64_t trace_hash = 0;  // every trial's, folded in trial order
+  /// Every trial came to the same counts (and step outcomes): a deterministic scenario,
+  /// whose intervals over trials mean nothing.
+  bool one_outcome = false;
   std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
   Timeline timeline;         // of the first trial
   std::vector<StepResult> steps{};    // the sessions workload's

@@ -14,6 +14,7 @@ namespace locksim::reports {
 
 namespace {
 std::string cell(const SweepResults& s, const SweepPoint::Value& v) {
+  if (!s.is_share && v.low != v.high) return fmt::format("{:.4g} [{:.4g}-{:.4g}]", v.value, v.low, v.high);  // a rate
   if (!s.is_share) return fmt::format("{:.4g}", v.value);
   return fmt::format("{:.1f}% [{:.1f}-{:.1f}]", 100 * v.value, 100 * v.low, 100 * v.high);
 }
@@ -144,8 +145,9 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
     note = "No pictures: gnuplot is not installed or failed (sweep.dat and sweep.gp are here).";
   }
   std::string md = fmt::format("# Sweep of {}: {}\n\n```\n{}```\n\n", s.scenario, s.metric, sweep_table(s));
-  md += s.is_share ? "Each cell: the share of trials in which the metric fired, with its 95% interval.\n\n"
-                   : "Each cell: the metric's value over all trials.\n\n";
+  md += s.is_share                        ? "Each cell: the share of trials in which the metric fired, with its 95% interval.\n\n"
+         : s.metric.ends_with(".per_million") ? "Each cell: the count per million operations, with its 95% interval.\n\n"
+                                              : "Each cell: the metric's value over all trials.\n\n";
   md += note.empty() ? "![sweep](sweep.png)\n" : note + "\n";
   write_atomically(at + "/sweep.md", md);
   if (!s.points_json.empty()) write_atomically(at + "/points.json", s.points_json);
