@@ -128,13 +128,26 @@ class Reader {
   /// {"fixed_ms": 5} | {"uniform_ms": [1, 5]} | {"exponential_ms": 10} | {"normal_ms": [mean, stddev]}
   /// | {"lognormal_ms": {"median": 40, "sigma": 0.6}} | {"pareto_ms": {"scale": 10, "shape": 1.5}}
   /// | {"one_of_ms": [0.1, 5]}: each draw one of the values, equally likely; `explore --mode
-  /// dfs` tries each (the first is the default it deviates from).
+  /// dfs` tries each (the first is the default it deviates from)
+  /// | {"empirical_ms": [3, 4, 250, ...]} or {"empirical_ms": {"file": "pauses.txt"}}: each draw
+  /// one of the samples (a file: one a line, `#` comments; found beside the scenario file)
+  /// | {"mixture": [[0.99, {...}], [0.01, {...}]]}: each draw from one part, with its probability.
   sim::Distribution distribution(const std::string& key, sim::Distribution fallback) const {
     if (!has(key)) return fallback;
-    const Reader d = child(key);
-    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms", "one_of_ms"});
+    return child(key).as_distribution(0);
+  }
+
+ private:
+  static constexpr std::size_t kMaxSamples = 1'000'000;
+  static constexpr int kMaxMixtureDepth = 4;
+
+  sim::Distribution as_distribution(int depth) const {
+    const Reader& d = *this;
+    d.only({"fixed_ms", "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms", "pareto_ms", "one_of_ms", "empirical_ms",
+            "mixture"});
     if (d.raw().size() != 1)
-      d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms, one_of_ms");
+      d.fail("exactly one of fixed_ms, uniform_ms, exponential_ms, normal_ms, lognormal_ms, pareto_ms, one_of_ms, empirical_ms, "
+             "mixture");
     // Two durations in ms; `ordered`: the first no larger than the second.
     auto pair = [&](const char* k, bool ordered, const char* expected) {
       const json& v = d.raw().at(k);
@@ -155,6 +168,31 @@ class Reader {
       for (const json& x : v) values.push_back(from_ms(x.get<double>()));
       return sim::empirical(values);
     }
+    if (d.has("empirical_ms")) {
+      const std::vector<sim::Duration> values = d.samples();
+      return sim::empirical(values, std::vector<std::uint32_t>(values.size(), 1));  // drawn, not enumerated
+    }
+    if (d.has("mixture")) {
+      const json& v = d.raw().at("mixture");
+      const char* expected = "a list of [probability, distribution] pairs whose probabilities are above 0 and add up to 1";
+      if (depth >= kMaxMixtureDepth) d.fail(fmt::format("a mixture nested at most {} deep", kMaxMixtureDepth), "mixture");
+      if (!v.is_array() || v.empty() || v.size() > 16) d.fail(std::string(expected) + " (1 to 16 parts)", "mixture");
+      std::vector<sim::Distribution> parts;
+      std::vector<std::uint32_t> weights;
+      double sum = 0;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::string at = "mixture/" + std::to_string(i);
+        if (!v[i].is_array() || v[i].size() != 2 || !v[i][0].is_number() || !(v[i][0].get<double>() > 0) ||
+            !(v[i][0].get<double>() <= 1))
+          d.fail(expected, at);
+        const double p = v[i][0].get<double>();
+        sum += p;
+        weights.push_back(static_cast<std::uint32_t>(std::max(1.0, std::round(p * 1e6))));
+        parts.push_back(Reader(v[i][1], file_, d.where(at + "/1")).as_distribution(depth + 1));
+      }
+      if (std::fabs(sum - 1) > 1e-6) d.fail(fmt::format("{}; they add up to {:g}", expected, sum), "mixture");
+      return sim::mixture(std::move(parts), std::move(weights));
+    }
     if (d.has("exponential_ms")) return sim::exponential(from_ms(d.number("exponential_ms", 0, 1e-6, limits::max_ms)));
     if (d.has("normal_ms")) {
       auto [mean, sd] = pair("normal_ms", false, "[mean, standard deviation]");
@@ -172,7 +210,9 @@ class Reader {
     return sim::pareto(from_ms(p.number("scale", 0, 1e-6, limits::max_ms)), p.number("shape", 0, 0.01, 100));
   }
 
- private:
+  // empirical_ms: an inline list of durations, or {"file": "..."} with one a line.
+  std::vector<sim::Duration> samples() const;
+
   const json& j_;
   const std::string& file_;
   std::string path_;

@@ -85,12 +85,22 @@ json distribution_json(const sim::Distribution& d) {
           return {{"lognormal_ms", {{"median", ms(std::exp(s.mu))}, {"sigma", s.sigma}}}};
         else if constexpr (std::is_same_v<S, sim::Pareto>) return {{"pareto_ms", {{"scale", ms(s.scale)}, {"shape", s.shape}}}};
         else if constexpr (std::is_same_v<S, sim::Empirical>) {
-          if (!s.weights.empty()) return d.describe();  // no scenario syntax for weights
+          const bool drawn = !s.weights.empty();  // empirical_ms: every weight 1; one_of_ms: none, enumerated
+          if (drawn && std::any_of(s.weights.begin(), s.weights.end(), [](std::uint32_t w) { return w != 1; })) return d.describe();
+          if (drawn && s.values.size() > 64) {  // a long sample list, summed up
+            const auto [lo, hi] = std::minmax_element(s.values.begin(), s.values.end());
+            return {{"empirical_ms", {{"samples", s.values.size()}, {"min", ms(*lo)}, {"max", ms(*hi)}}}};
+          }
           json values = json::array();
           for (double v : s.values) values.push_back(ms(v));
-          return {{"one_of_ms", values}};
+          return {{drawn ? "empirical_ms" : "one_of_ms", values}};
         } else {
-          return d.describe();  // a mixture: only the models build those
+          if (s.weights.empty()) return d.describe();  // an enumerated mixture: only the models build those
+          double total = 0;
+          for (std::uint32_t w : s.weights) total += w;
+          json parts = json::array();
+          for (std::size_t i = 0; i < s.parts.size(); ++i) parts.push_back({s.weights[i] / total, distribution_json(s.parts[i])});
+          return {{"mixture", parts}};
         }
       },
       d.shape());
