@@ -273,6 +273,17 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   models::Deployment deployment(std::move(config), s.deployment, strategies::needs(entry, choice.params));
   strategies::Env env(deployment.services(), s.app_work);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
+  // The processes go before the strategy they run, also when the run throws (a process failed):
+  // a script's Lua state must outlive the fibers suspended inside it.
+  struct ShutdownFirst {
+    sim::Engine& engine;
+    ~ShutdownFirst() {
+      try {
+        engine.shutdown();
+      } catch (...) {  // the error that is unwinding says more
+      }
+    }
+  } shutdown_first{deployment.engine()};
   deployment.serve(*strategy);
   inject_faults(s, deployment.fault_surface());
   deployment.start();

@@ -554,6 +554,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (o.starts_with(kScriptOverride)) {
       check_length("--strategy-file", o);
       const std::string label = add_script(doc, o.substr(kScriptOverride.size()));
+      if (!is_file_name(label))
+        throw InputError(fmt::format("--strategy-file {}: the file's name labels its results: expected {}",
+                                     quote_value(o.substr(kScriptOverride.size())), kFileName));
       if (!only.empty() && std::find(narrowed.begin(), narrowed.end(), label) == narrowed.end()) narrowed.push_back(label);
     }
   for (const auto& o : overrides) {

@@ -355,7 +355,8 @@ std::string to_json(const RunResults& r) {
           {{"expect", e.text}, {"measured", e.measured_at_all ? json(e.measured) : json(nullptr)}, {"holds", e.holds}});
   }
   doc["expectations"] = expectations;
-  return doc.dump(2) + "\n";
+  // A script's messages and rows may hold any bytes: what is not UTF-8 is shown as U+FFFD.
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 void write_atomically(const std::string& path, const std::string& text) {

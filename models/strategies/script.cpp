@@ -5,6 +5,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -119,13 +120,59 @@ struct Misuse {
   std::string message;
 };
 
+// A statement the server would refuse for the script's own mistake: a table or column that
+// does not exist (1146, 1054), a value the column cannot take (1366).
+struct StatementMisuse {
+  int code;
+  std::string message;
+};
+
+// Checks `p` against the world's tables and converts `args` to the types of their columns, as
+// MySQL converts a number bound to a VARCHAR. Throws StatementMisuse.
+void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, const std::vector<db::TableSchema>& tables) {
+  using K = db::Statement::Kind;
+  const db::Statement& st = p.statement;
+  if (st.kind == K::begin || st.kind == K::commit || st.kind == K::rollback || st.kind == K::set_isolation) return;
+  auto t = std::find_if(tables.begin(), tables.end(), [&](const db::TableSchema& x) { return x.name == st.table; });
+  if (t == tables.end()) throw StatementMisuse{1146, fmt::format("Table '{}' doesn't exist", st.table)};
+  const auto text_column = [&](const std::string& column) {  // nullopt: no such column
+    if (column == "id") return std::optional<bool>(false);
+    if (column == t->key_column) return std::optional<bool>(true);
+    auto c = t->columns.find(column);
+    if (c == t->columns.end()) return std::optional<bool>();
+    return std::optional<bool>(std::holds_alternative<std::string>(c->second));
+  };
+  const auto check = [&](const std::string& column) {
+    if (!text_column(column)) throw StatementMisuse{1054, fmt::format("Unknown column '{}' in 'field list'", column)};
+  };
+  for (const auto& c : st.where) check(c.column);
+  for (const auto& [column, value] : st.values) check(column);
+  for (const auto& [column, value] : st.on_update) check(column);
+  for (const auto& column : p.columns) check(column);
+  for (std::size_t i = 0; i < args.size() && i < p.params.size(); ++i) {
+    const db::sql::Param& param = p.params[i];
+    const std::string& column = param.in == db::sql::Param::In::where ? st.where.at(param.where_index).column : param.column;
+    const std::optional<bool> text = text_column(column);
+    if (!text) continue;
+    if (*text) {
+      if (const auto* n = std::get_if<std::int64_t>(&args[i])) args[i] = std::to_string(*n);
+    } else if (const auto* str = std::get_if<std::string>(&args[i])) {
+      std::int64_t n = 0;
+      const auto [end, err] = std::from_chars(str->data(), str->data() + str->size(), n);
+      if (err != std::errc() || end != str->data() + str->size() || str->empty())
+        throw StatementMisuse{1366, fmt::format("Incorrect integer value: '{}' for column '{}'", *str, column)};
+      args[i] = n;
+    }
+  }
+}
+
 // ---- The sandbox -------------------------------------------------------------------------
 
 // Written in Lua: what the standard library does in an order of its own choosing (pairs and
 // next over a hash table, table.sort's pivots), replaced by a fixed order; pcall and xpcall
 // that let the fatal sentinel through.
 constexpr const char* kPrelude = R"lua(
-local fatal = ...
+local fatal, stopping = ...
 local raw_pcall, raw_xpcall, raw_next, rawget, rawequal = pcall, xpcall, next, rawget, rawequal
 local error, type, getmetatable = error, type, getmetatable
 
@@ -216,7 +263,8 @@ pairs = function(t)
 end
 
 local function pass(ok, ...)
-  if not ok and rawequal((...), fatal) then error(fatal, 0) end
+  -- Stopping (a crash, the budget) whatever error replaced the sentinel on the way (a __close).
+  if not ok and (rawequal((...), fatal) or stopping()) then error(fatal, 0) end
   return ok, ...
 end
 pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
@@ -251,6 +299,22 @@ const std::string& prelude_chunk() {
   return chunk;
 }
 
+// Calls the library function a wrapper stands for (upvalue 1) with the wrapper's arguments;
+// its error, raised from here, names it and the script's line rather than "bad argument to '?'".
+int call_original(lua_State* L, const char* name) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  if (lua_pcall(L, lua_gettop(L) - 1, 1, 0) == LUA_OK) return 1;
+  if (lua_type(L, -1) == LUA_TSTRING) {  // not the fatal sentinel, which goes on as it is
+    std::string message = lua_tostring(L, -1);
+    if (const auto at = message.find(" to '?'"); at != std::string::npos) message.replace(at, 7, std::string(" to '") + name + "'");
+    luaL_where(L, 1);
+    lua_pushlstring(L, message.data(), message.size());
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
 // tostring without addresses: a table, function or userdata without __tostring is its
 // __name or its type.
 int safe_tostring(lua_State* L) {
@@ -269,13 +333,13 @@ int safe_tostring(lua_State* L) {
 
 // string.format without %p, and with tables and functions shown by safe_tostring.
 int safe_format(lua_State* L) {
-  const char* format = luaL_checkstring(L, 1);
-  for (const char* c = format; *c != '\0'; ++c) {
-    if (*c != '%') continue;
-    ++c;
-    while (*c != '\0' && std::strchr("-+ #0123456789.", *c) != nullptr) ++c;
-    if (*c == 'p') return luaL_error(L, "string.format: %%p shows an address, which differs from run to run");
-    if (*c == '\0') break;
+  std::size_t length = 0;
+  const char* format = luaL_checklstring(L, 1, &length);
+  for (std::size_t i = 0; i < length; ++i) {  // every byte: a format may hold NULs
+    if (format[i] != '%') continue;
+    ++i;
+    while (i < length && std::memchr("-+ #0123456789.", format[i], 15) != nullptr) ++i;
+    if (i < length && format[i] == 'p') return luaL_error(L, "string.format: %%p shows an address, which differs from run to run");
   }
   const int n = lua_gettop(L);
   for (int i = 2; i <= n; ++i) {
@@ -287,10 +351,7 @@ int safe_format(lua_State* L) {
       lua_replace(L, i);
     }
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, n, 1);
-  return 1;
+  return call_original(L, "string.format");
 }
 
 // setmetatable refusing __gc: a finalizer runs when the collector chooses.
@@ -301,11 +362,11 @@ int safe_setmetatable(lua_State* L) {
     lua_pop(L, 1);
     if (gc) return luaL_error(L, "setmetatable: __gc is not allowed in a strategy (a finalizer runs when the collector chooses)");
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 1);
-  return 1;
+  return call_original(L, "setmetatable");
 }
+
+// Whether the script is being stopped: its budget ran out, or its process was killed.
+int stopping(lua_State* L);
 
 // Opens the libraries a strategy may use, without what reaches outside the simulation.
 int open_sandbox(lua_State* L) {
@@ -340,7 +401,8 @@ int open_sandbox(lua_State* L) {
   const std::string& prelude = prelude_chunk();
   if (luaL_loadbufferx(L, prelude.data(), prelude.size(), "=locksim", "b") != LUA_OK) return lua_error(L);
   lua_pushlightuserdata(L, &fatal_sentinel);
-  lua_call(L, 1, 0);
+  lua_pushcfunction(L, stopping);
+  lua_call(L, 2, 0);
   // The error values of the database and the services, shown as "1062: Duplicate entry ...".
   luaL_newmetatable(L, kErrorMeta);
   lua_pushcfunction(L, [](lua_State* S) -> int {
@@ -459,6 +521,7 @@ struct Compiled {
   std::string bytecode;
   ScriptLimits limits;
   std::map<std::string, ParamKind> kinds;  // of the script's params
+  std::vector<db::TableSchema> tables{};   // every table of its world: statements are checked against them
 };
 
 // ---- Running it ---------------------------------------------------------------------------
@@ -488,6 +551,12 @@ struct Invocation {
 
 Invocation* invocation(lua_State* L) { return *static_cast<Invocation**>(lua_getextraspace(L)); }
 void set_invocation(lua_State* L, Invocation* inv) { *static_cast<Invocation**>(lua_getextraspace(L)) = inv; }
+
+int stopping(lua_State* L) {
+  const Invocation* inv = invocation(L);
+  lua_pushboolean(L, runtime(L).over_budget || (inv != nullptr && inv->fatal));
+  return 1;
+}
 
 // Userdata of a lock handle or a connection: which invocation's resource.
 struct Ref {
@@ -542,6 +611,9 @@ int api(lua_State* L) {
       results = -1, positioned = true;
     } catch (const db::sql::Error& e) {
       push_error(L, 1064, e.what());
+      results = -1;
+    } catch (const StatementMisuse& e) {
+      push_error(L, e.code, e.message);
       results = -1;
     } catch (const db::SqlError& e) {
       push_error(L, static_cast<int>(e.code()), e.what());
@@ -786,7 +858,9 @@ class ScriptStrategy : public Strategy {
         if (number && code == 1062) return ErrorKind::duplicate_key;
         if (number && code == 1213) return ErrorKind::deadlock;
         if (number && code == 1205) return ErrorKind::lock_wait_timeout;
-        if (number && code != 1064) return ErrorKind::timeout;  // the pool or the connection timed out
+        // A statement the script got wrong (1064, 1146, 1054, 1366) is the script's error.
+        if (number && code != 1064 && code != 1146 && code != 1054 && code != 1366)
+          return ErrorKind::timeout;  // the pool or the connection timed out
         if (name == "timeout") return ErrorKind::timeout;
         if (name == "keeper" || name == "redis") return ErrorKind::internal;
       }
@@ -900,6 +974,7 @@ class ScriptStrategy : public Strategy {
     if (p.create) throw Misuse{"CREATE TABLE goes in the script's `tables`, not in bind"};
     std::vector<db::Value> args;
     for (int i = first + 1; i <= lua_gettop(L); ++i) args.push_back(arg_value(L, i, i - first));
+    check_statement(p, args, self.compiled_->tables);
     const db::Statement st = db::sql::bind(p, args);
     using K = db::Statement::Kind;
     const bool write = (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) &&
@@ -1291,12 +1366,26 @@ class ScriptStrategy : public Strategy {
 
 // ---- Loading -------------------------------------------------------------------------------
 
+bool utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += n;
+  }
+  return true;
+}
+
 // Reads the string global `name` (raw); throws ScriptError when `required` and absent.
 std::string global_text(lua_State* L, const std::string& file, const char* name, bool required) {
   lua_pushglobaltable(L);
   lua_pushstring(L, name);
   const int t = lua_rawget(L, -2);
   std::string out;
+  if (t == LUA_TSTRING && !utf8(lua_tostring(L, -1)))
+    throw ScriptError(fmt::format("{}: expected `{}` in UTF-8", file, name));
   if (t == LUA_TSTRING)
     out = lua_tostring(L, -1);
   else if (t != LUA_TNIL || required)
@@ -1418,6 +1507,15 @@ void read_uses(lua_State* L, const std::string& file, Uses& u) {
   lua_pop(L, 2);
 }
 
+// A load-time message as one line that begins with the file: "file:line: ..." or "file: ...",
+// in UTF-8 (a script's bytes are not).
+std::string named(const std::string& file, std::string why) {
+  std::replace(why.begin(), why.end(), '\n', ' ');
+  if (why.empty()) why = "an error with an empty message";
+  if (!why.starts_with(file + ":")) why = file + ": " + why;
+  return why;
+}
+
 }  // namespace
 
 std::shared_ptr<const Entry> load_script(const std::string& name, const std::string& file, std::string_view text, ScriptLimits limits) {
@@ -1428,9 +1526,10 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   lua_State* L = state.get();
   ScriptStrategy::install_api(L);
   if (luaL_loadbufferx(L, text.data(), text.size(), ("@" + file).c_str(), "t") != LUA_OK) {
-    std::string why = lua_tostring(L, -1);
+    std::string why = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (why.find("attempt to load a binary chunk") != std::string::npos) why = file + ": expected Lua source text, not a compiled chunk";
-    throw ScriptError(why);
+    if (why == "C stack overflow") why = "the code nests too deeply (C stack overflow)";
+    throw ScriptError(named(file, why));
   }
   auto compiled = std::make_shared<Compiled>(Compiled{.file = file, .bytecode = {}, .limits = limits, .kinds = {}});
   lua_dump(L, dump_writer, &compiled->bytecode, 0);
@@ -1438,7 +1537,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
     // Running the top level once reads the contract; it runs again in each trial's state.
     LuaRunning lua(rt);
     if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
-      const std::string why = error_text(L, rt);
+      const std::string why = named(file, error_text(L, rt));
       if (why.find("only inside bind") != std::string::npos)
         throw ScriptError(why + " (the top level runs before any request)");
       throw ScriptError(why);
@@ -1469,6 +1568,8 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   };
   if (uses.lock_table) add_table(lock_table());
   if (uses.fences) add_table(fence_table());
+  compiled->tables = info.needs.tables;
+  compiled->tables.push_back(info.needs.accounts ? *info.needs.accounts : accounts_table(info.needs.key_index));
 
   auto entry = std::make_shared<Entry>();
   entry->info = std::move(info);

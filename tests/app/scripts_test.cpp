@@ -251,3 +251,45 @@ TEST_CASE("a script's parameters take --set by its label and are checked by kind
   std::ofstream(script.path) << text << "-- changed\n";
   CHECK(load(script).hash != before);
 }
+
+TEST_CASE("a statement on a table or column that does not exist is the script's error, as MySQL's 1146 and 1054, and a number "
+          "bound to a text column is converted") {
+  TempScript missing_table(std::string(kHeader) + "function bind(req)\n  db.query('SELECT id FROM t_nope')\nend\n");
+  const auto a = run(missing_table);
+  CHECK(total(a, "script_errors") == 8);
+  CHECK_THAT(a.examples.front(), Catch::Contains(missing_table.path + ":3: 1146: Table 't_nope' doesn't exist"));
+  TempScript missing_column(std::string(kHeader) +
+                            "function bind(req)\n  local ok, e = pcall(db.exec, 'INSERT INTO t_account (open_id, devce) VALUES (?, ?)', "
+                            "req.open_id, req.device)\n  if e.code ~= 1054 then return 'internal' end\nend\n");
+  CHECK(total(run(missing_column), "errors.internal") == 0);
+  TempScript number_as_text(std::string(kHeader) +
+                            "function bind(req)\n  db.exec('INSERT INTO t_account (open_id, device) VALUES (?, ?)', req.key, 7)\nend\n");
+  const auto c = run(number_as_text);
+  CHECK(total(c, "script_errors") == 0);
+  CHECK(total(c, "duplicate_rows") > 0);  // two keys, four clients: the key as text '0', '1'
+}
+
+TEST_CASE("a to-be-closed variable whose __close raises cannot carry an endless loop past the instruction budget") {
+  TempScript script(std::string(kHeader) + R"lua(
+function bind(req)
+  while true do
+    pcall(function()
+      local x <close> = setmetatable({}, { __close = function() error("e") end })
+      while true do end
+    end)
+  end
+end
+)lua");
+  const auto r = run(script);
+  CHECK(total(r, "unfinished_runs") == 2);
+}
+
+TEST_CASE("an error of a wrapped library function names the function and the script's line; a NUL hides no %p") {
+  CHECK_THAT(refusal("description = string.format('%d', 1.5)\nfunction bind(req) end"),
+             Catch::EndsWith(":1: bad argument #2 to 'string.format' (number has no integer representation)"));
+  TempScript hidden(std::string(kHeader) + "function bind(req)\n  return string.format('\\0%p', {})\nend\n");
+  CHECK_THAT(run(hidden).examples.front(), Catch::Contains("%p shows an address"));
+  CHECK_THAT(refusal("error('', 0)"), Catch::EndsWith(": an error with an empty message"));
+  CHECK_THAT(refusal(std::string(kHeader) + "function bind(req) return " + std::string(300, '(') + "1" + std::string(300, ')') + " end"),
+             Catch::Contains("nests too deeply"));
+}
