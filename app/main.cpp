@@ -113,7 +113,7 @@ int sweep(const SweepCommand& c) {
   for (const auto& v : c.varies) o.varies.push_back(locksim::parse_vary(v));
   if (c.time_s) o.stop = locksim::deadline_after(*c.time_s);
   const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(c.scenario), c.sets, c.strategies);
-  o.folder = "reports/out/" + s.name + "/sweep";
+  o.folder = "reports/out/" + s.name + "/" + locksim::sweep_folder_name(o.varies, c.metric);
   locksim::reports::SweepResults results;
   {
     Progress progress("points");
@@ -379,7 +379,7 @@ int dispatch(int argc, char** argv) {
   SweepCommand sweep_options;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario over a grid of parameter values: a table and a plot of one metric");
   sweep_cmd->add_option("scenario", sweep_options.scenario, "a scenario file, or a name from scenarios/")->required();
-  sweep_cmd->add_option("--vary", sweep_options.varies, "path=from:to:step, e.g. clients.timeout_ms=100:1000:100 (once or twice)")
+  sweep_cmd->add_option("--vary", sweep_options.varies, "path=from:to:step, path=from:to:logN or path=a,b,c, e.g. redlock.ttl_ms=1000:30000:log6 (once or twice)")
       ->required();
   sweep_cmd->add_option("--strategy", sweep_options.strategies, "only these strategies (repeatable)");
   sweep_cmd->add_option("--metric", sweep_options.metric, "the metric to plot (default duplicate_rows)");

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -33,26 +35,67 @@ std::size_t point_count(double from, double to, double step) {
 }  // namespace
 
 std::vector<double> Vary::values() const {
+  if (!list.empty()) return list;
   std::vector<double> out;
+  if (log_points > 0) {
+    for (int i = 0; i < log_points; ++i) {
+      const double x = from * std::pow(to / from, static_cast<double>(i) / (log_points - 1));
+      out.push_back(i == log_points - 1 ? to : std::round(x * 1e6) / 1e6);  // 1000:30000:log6 gives 1978.0..., kept to 1e-6
+    }
+    return out;
+  }
   const std::size_t n = point_count(from, to, step);
   for (std::size_t i = 0; i < n; ++i) out.push_back(from + static_cast<double>(i) * step);
   return out;
 }
 
+std::string sweep_folder_name(const std::vector<Vary>& varies, const std::string& metric) {
+  std::string name = "sweep-";
+  for (std::size_t i = 0; i < varies.size(); ++i) name += (i == 0 ? "" : "+") + varies[i].path + "_" + varies[i].spec;
+  if (metric != "duplicate_rows") name += "-" + metric;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '+' && c != '.') c = '_';
+  if (name.size() > 100) name = fmt::format("{}-{:016x}", name.substr(0, 80), fnv1a(name));
+  return name;
+}
+
 Vary parse_vary(const std::string& text) {
   check_length("--vary", text);
   const auto fail = [&] {
-    throw InputError(fmt::format("--vary {}: expected path=from:to:step with finite numbers, from <= to, step > 0 and at "
-                                 "most {:g} points, for example clients.timeout_ms=100:1000:100",
+    throw InputError(fmt::format("--vary {}: expected path=from:to:step (finite numbers, from <= to, step > 0), "
+                                 "path=from:to:logN (0 < from <= to, N from 2 points) or path=a,b,c (finite numbers), at most "
+                                 "{:g} points, for example clients.timeout_ms=100:1000:100 or redlock.ttl_ms=1000:30000:log6",
                                  quote_value(text), kMaxPoints));
   };
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) fail();
   Vary v{text.substr(0, eq)};
-  std::istringstream in(text.substr(eq + 1));
-  char c1 = 0, c2 = 0;
-  in >> v.from >> c1 >> v.to >> c2 >> v.step;
-  if (in.fail() || !in.eof() || c1 != ':' || c2 != ':' || point_count(v.from, v.to, v.step) == 0) fail();
+  v.spec = text.substr(eq + 1);
+  const auto number_at = [](const std::string& t, double& out) {
+    const auto [end, err] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return err == std::errc() && end == t.data() + t.size() && !t.empty() && std::isfinite(out);
+  };
+  if (v.spec.find(':') == std::string::npos) {  // a list
+    std::stringstream in(v.spec);
+    for (std::string one; std::getline(in, one, ',');) {
+      double x = 0;
+      if (!number_at(one, x) || static_cast<double>(v.list.size()) >= kMaxPoints) fail();
+      v.list.push_back(x);
+    }
+    if (v.list.empty() || v.spec.back() == ',') fail();
+    return v;
+  }
+  std::vector<std::string> parts;
+  std::stringstream in(v.spec);
+  for (std::string one; std::getline(in, one, ':');) parts.push_back(one);
+  if (parts.size() != 3 || !number_at(parts[0], v.from) || !number_at(parts[1], v.to)) fail();
+  if (parts[2].starts_with("log")) {
+    double n = 0;
+    if (!number_at(parts[2].substr(3), n) || n < 2 || n > kMaxPoints || n != std::floor(n) || !(v.from > 0) || v.to < v.from) fail();
+    v.log_points = static_cast<int>(n);
+    return v;
+  }
+  if (!number_at(parts[2], v.step) || point_count(v.from, v.to, v.step) == 0) fail();
   return v;
 }
 
@@ -133,7 +176,7 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
   // What the saved points were made by: a resumed sweep must be the same sweep.
   json definition = {{"scenario_hash", fmt::format("{:016x}", base.hash)}, {"metric", o.metric},
                      {"trials", o.trials ? *o.trials : base.trials}, {"seed", o.seed ? *o.seed : base.seed}};
-  for (const auto& v : o.varies) definition["vary"].push_back({v.path, v.from, v.to, v.step});
+  for (const auto& v : o.varies) definition["vary"].push_back({v.path, v.values()});
   for (const auto& c : base.strategies) definition["strategies"].push_back(c.shown());
 
   // Resume from the saved points of this same sweep: those in progress, else those of the

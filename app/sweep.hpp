@@ -12,14 +12,22 @@
 
 namespace locksim {
 
-/// One varied path: "clients.timeout_ms=100:1000:100" (from, to, step; `to` included).
+/// One varied path: "clients.timeout_ms=100:1000:100" (from, to, step; `to` included),
+/// "redlock.ttl_ms=1000:30000:log6" (6 points spaced evenly on a log scale, both ends
+/// included), or "redlock.ttl_ms=1000,2000,5000" (the values listed).
 struct Vary {
   std::string path;
   double from = 0, to = 0, step = 1;
+  int log_points = 0;          // from:to:logN
+  std::vector<double> list{};  // a,b,c
+  std::string spec{};          // the text after '=', as given
   std::vector<double> values() const;
 };
 /// Throws InputError for a malformed --vary.
 Vary parse_vary(const std::string& text);
+/// The folder name of a sweep over `varies` of `metric`: "sweep-<path>_<spec>[+...][-<metric>]",
+/// so sweeps of other grids never replace each other's reports.
+std::string sweep_folder_name(const std::vector<Vary>& varies, const std::string& metric);
 
 struct SweepOptions {
   std::string scenario;

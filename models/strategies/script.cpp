@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -304,7 +305,7 @@ const std::string& prelude_chunk() {
 int call_original(lua_State* L, const char* name) {
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
-  if (lua_pcall(L, lua_gettop(L) - 1, 1, 0) == LUA_OK) return 1;
+  if (lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0) == LUA_OK) return lua_gettop(L);
   if (lua_type(L, -1) == LUA_TSTRING) {  // not the fatal sentinel, which goes on as it is
     std::string message = lua_tostring(L, -1);
     if (const auto at = message.find(" to '?'"); at != std::string::npos) message.replace(at, 7, std::string(" to '") + name + "'");
@@ -354,6 +355,37 @@ int safe_format(lua_State* L) {
   return call_original(L, "string.format");
 }
 
+// Lua's pattern matcher runs in C, where the instruction budget does not reach, and backtracks:
+// ('x?'):rep(30) .. ('x'):rep(30) takes 2^30 steps. A pattern function is refused when its worst
+// case, about (subject length + 1)^(quantifiers + 1), passes kMaxPatternSteps.
+constexpr double kMaxPatternSteps = 1e8;
+
+int bounded_pattern(lua_State* L, const char* name) {
+  std::size_t subject = 0, length = 0;
+  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) lua_tolstring(L, 1, &subject);
+  const char* pattern = lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER ? lua_tolstring(L, 2, &length) : nullptr;
+  const bool plain = std::string_view(name) == "string.find" && lua_toboolean(L, 4) != 0;
+  if (pattern != nullptr && !plain) {
+    int quantifiers = 0;
+    for (std::size_t i = 0; i < length; ++i) {
+      if (pattern[i] == '%') {
+        ++i;  // an escape: the next character is literal
+        continue;
+      }
+      if (std::memchr("*+-?", pattern[i], 4) != nullptr) ++quantifiers;
+    }
+    if (static_cast<double>(quantifiers + 1) * std::log(static_cast<double>(subject) + 1) > std::log(kMaxPatternSteps)) {
+      char why[256];  // no C++ object may be alive when luaL_error jumps
+      std::snprintf(why, sizeof why,
+                    "%s: a pattern with %d quantifiers over %zu bytes could take more than %.0e steps, which no budget stops; "
+                    "use fewer quantifiers, a shorter subject, or plain find",
+                    name, quantifiers, subject, kMaxPatternSteps);
+      return luaL_error(L, "%s", why);
+    }
+  }
+  return call_original(L, name);
+}
+
 // setmetatable refusing __gc: a finalizer runs when the collector chooses.
 int safe_setmetatable(lua_State* L) {
   if (lua_type(L, 2) == LUA_TTABLE) {
@@ -386,6 +418,15 @@ int open_sandbox(lua_State* L) {
   lua_getfield(L, -1, "format");
   lua_pushcclosure(L, safe_format, 1);
   lua_setfield(L, -2, "format");
+  const auto bound = [&](const char* field, lua_CFunction f) {
+    lua_getfield(L, -1, field);
+    lua_pushcclosure(L, f, 1);
+    lua_setfield(L, -2, field);
+  };
+  bound("find", [](lua_State* S) { return bounded_pattern(S, "string.find"); });
+  bound("match", [](lua_State* S) { return bounded_pattern(S, "string.match"); });
+  bound("gmatch", [](lua_State* S) { return bounded_pattern(S, "string.gmatch"); });
+  bound("gsub", [](lua_State* S) { return bounded_pattern(S, "string.gsub"); });
   lua_pop(L, 1);
   lua_getglobal(L, LUA_MATHLIBNAME);
   lua_pushnil(L);

@@ -293,3 +293,11 @@ TEST_CASE("an error of a wrapped library function names the function and the scr
   CHECK_THAT(refusal(std::string(kHeader) + "function bind(req) return " + std::string(300, '(') + "1" + std::string(300, ')') + " end"),
              Catch::Contains("nests too deeply"));
 }
+
+TEST_CASE("a pattern that could backtrack past any budget is refused; ordinary patterns work") {
+  CHECK_THAT(refusal("local x = ('x'):find(('x?'):rep(40) .. ('x'):rep(40))\ndescription = 'd'\nfunction bind(req) end"),
+             Catch::Contains(":1: string.find: a pattern with 40 quantifiers"));
+  CHECK(refusal("assert(('Duplicate entry x'):find('Duplicate entry'))\nassert(('a1b22'):gsub('%d+', '#') == 'a#b#')\n"
+                "assert(('k=v'):match('(%w+)=(%w+)') == 'k')\nlocal n = 0\nfor w in ('a b c'):gmatch('%a') do n = n + 1 end\n"
+                "assert(n == 3)\nassert(('x?y'):find('?', 1, true) == 2)\ndescription = 'd'\nfunction bind(req) end") == "");
+}

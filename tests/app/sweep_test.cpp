@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -57,6 +59,30 @@ TEST_CASE("a --vary spans from to to in steps, and a malformed one is refused") 
   CHECK_THROWS_AS(locksim::parse_vary("clients.count=10:30"), locksim::InputError);
   CHECK_THROWS_AS(locksim::parse_vary("clients.count=30:10:1"), locksim::InputError);
   CHECK_THROWS_AS(locksim::parse_vary("=1:2:1"), locksim::InputError);
+}
+
+TEST_CASE("a --vary lists its points, or spaces them on a log scale, and a malformed one is refused") {
+  CHECK(locksim::parse_vary("redlock.ttl_ms=1000,2000,5000").values() == std::vector<double>{1000, 2000, 5000});
+  const auto log = locksim::parse_vary("redlock.ttl_ms=1000:30000:log6").values();
+  REQUIRE(log.size() == 6);
+  CHECK(log.front() == 1000);
+  CHECK(log.back() == 30000);
+  for (std::size_t i = 1; i < log.size(); ++i) CHECK(log[i] / log[i - 1] == Approx(std::pow(30.0, 0.2)).epsilon(1e-6));
+  for (const char* bad : {"x=1,,2", "x=1,2,", "x=a,b", "x=0:10:log5", "x=10:1:log3", "x=1:10:log1", "x=1:10:log2.5", "x=1:10:logx"})
+    CHECK_THROWS_WITH(locksim::parse_vary(bad), Catch::Contains("path=from:to:logN"));
+}
+
+TEST_CASE("sweeps of different grids or metrics write to folders of their own") {
+  const auto a = locksim::sweep_folder_name({locksim::parse_vary("redlock.ttl_ms=1000:30000:log6")}, "duplicate_rows");
+  const auto b = locksim::sweep_folder_name({locksim::parse_vary("redlock.ttl_ms=1000,2000")}, "duplicate_rows");
+  const auto c = locksim::sweep_folder_name({locksim::parse_vary("redlock.ttl_ms=1000:30000:log6")}, "duplicate_rows.per_million");
+  CHECK(a == "sweep-redlock.ttl_ms_1000_30000_log6");
+  CHECK(a != b);
+  CHECK(a != c);
+  const auto d = locksim::sweep_folder_name({locksim::parse_vary("clients.timeout_ms=100:1000:100"),
+                                             locksim::parse_vary("x.lua.ttl_ms=" + std::string(200, '1'))},
+                                            "duplicate_rows");
+  CHECK(d.size() <= 100);
 }
 
 TEST_CASE("a --vary grid whose point count overflows or exceeds the limit is refused before it is built") {
