@@ -232,6 +232,14 @@ int run(const RunOptions& o) {
     for (const auto& st : results.strategies)
       if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());
     if (!first_duplicates.empty()) fmt::print("\nfirst finding of each strategy that had one:\n{}", first_duplicates);
+    std::string overloaded;  // a full accept queue: the offered load passed what the servers serve
+    for (const auto& st : results.strategies)
+      if (auto it = st.counts.find("errors.rejected"); it != st.counts.end() && it->second.total > 0)
+        overloaded += fmt::format("{}{} {:g} of {}", overloaded.empty() ? "" : ", ", st.name, it->second.total, st.operations);
+    if (!overloaded.empty())
+      fmt::print("\nwarning: operations rejected by a full accept queue ({}): the offered load exceeds what the app servers "
+                 "serve, at least at times (topology.workers, topology.accept_queue, clients.traffic.rate_per_s)\n",
+                 overloaded);
     if (!s.lesson.empty()) fmt::print("\nlesson: {}\n", s.lesson);
     fmt::print("\nwritten: {}/report.md (and {} more files)\n", report.folder, report.written.size() - 1);
     if (!report.note.empty()) fmt::print("{}\n", report.note);

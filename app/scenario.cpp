@@ -253,6 +253,72 @@ bool is_file_name(const std::string& name) {
   });
 }
 
+// clients.traffic: the whole population's arrivals.
+//   {"kind": "poisson" | "constant", "rate_per_s": 200, "duration_s": 60 | "operations": 10000,
+//    "start_ms": 0, "keys": {"kind": "fresh" | "uniform" | "zipf", "count": 1000, "exponent": 1.1},
+//    "double_submit": {"probability": 0.01, "delay": {...}}}
+models::Traffic load_traffic(const Reader& t) {
+  t.only({"kind", "rate_per_s", "duration_s", "operations", "start_ms", "keys", "double_submit"});
+  models::Traffic traffic;
+  const Names<models::Traffic::Kind> kinds = {{"poisson", models::Traffic::Kind::poisson}, {"constant", models::Traffic::Kind::constant}};
+  traffic.kind = t.pick("kind", traffic.kind, kinds);
+  if (!t.has("rate_per_s")) t.fail("a \"rate_per_s\": operations per second arriving from the whole population");
+  traffic.rate_per_s = t.number("rate_per_s", 1, 1e-6, 1e6);
+  if (t.has("duration_s") == t.has("operations"))
+    t.fail("either \"duration_s\" (arrivals for this long) or \"operations\" (this many arrivals)");
+  double expected = 0;
+  if (t.has("operations")) {
+    traffic.operations = static_cast<std::uint64_t>(t.integer("operations", 1, 1, limits::max_operations));
+    expected = static_cast<double>(traffic.operations);
+  } else {
+    const double seconds = t.number("duration_s", 1, 1e-6, limits::max_ms / 1000);
+    traffic.duration = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(seconds));
+    expected = seconds * traffic.rate_per_s;
+    if (expected > static_cast<double>(limits::max_operations))
+      t.fail(fmt::format("at most {} operations a trial: rate_per_s x duration_s is {:g}", limits::max_operations, expected),
+             "duration_s");
+  }
+  traffic.start = t.millis("start_ms", traffic.start);
+  if (t.has("keys")) {
+    const Reader k = t.child("keys");
+    k.only({"kind", "count", "exponent"});
+    const Names<models::KeyChoice> choices = {
+        {"fresh", models::KeyChoice::fresh}, {"uniform", models::KeyChoice::uniform}, {"zipf", models::KeyChoice::zipf}};
+    traffic.keys = k.pick("kind", traffic.keys, choices);
+    if (traffic.keys == models::KeyChoice::fresh && (k.has("count") || k.has("exponent")))
+      k.fail("no count or exponent for fresh keys (a new key each)");
+    if (traffic.keys != models::KeyChoice::fresh) {
+      if (!k.has("count")) k.fail("a \"count\" of keys to choose from");
+      traffic.key_count = static_cast<std::uint64_t>(k.integer("count", 1, 1, limits::max_operations));
+    }
+    if (traffic.keys == models::KeyChoice::zipf) traffic.zipf_exponent = k.number("exponent", 1, 0, 10);
+    else if (k.has("exponent")) k.fail("an exponent only for zipf keys", "exponent");
+  }
+  if (t.has("double_submit")) {
+    const Reader d = t.child("double_submit");
+    d.only({"probability", "delay"});
+    if (!d.has("probability")) d.fail("a \"probability\" that a user submits the same request twice");
+    traffic.double_submit = d.number("probability", 0, 0, 1);
+    traffic.double_submit_delay = d.distribution("delay", traffic.double_submit_delay);
+  }
+  return traffic;
+}
+
+json traffic_json(const models::Traffic& t) {
+  json out = {{"kind", t.kind == models::Traffic::Kind::poisson ? "poisson" : "constant"},
+              {"rate_per_s", t.rate_per_s},
+              {"start_ms", to_ms(t.start)}};
+  if (t.operations != 0)
+    out["operations"] = t.operations;
+  else
+    out["duration_s"] = std::chrono::duration<double>(t.duration).count();
+  out["keys"] = {{"kind", models::to_string(t.keys)}};
+  if (t.keys != models::KeyChoice::fresh) out["keys"]["count"] = t.key_count;
+  if (t.keys == models::KeyChoice::zipf) out["keys"]["exponent"] = t.zipf_exponent;
+  out["double_submit"] = {{"probability", t.double_submit}, {"delay", distribution_json(t.double_submit_delay)}};
+  return out;
+}
+
 // A script's text, bounded as a scenario file is.
 std::string read_script(const std::string& path) {
   std::error_code ec;
@@ -436,17 +502,16 @@ json effective_config(const Scenario& s) {
   }
   json retry_on = json::array();
   for (const auto kind : c.retry.retry_on) retry_on.push_back(error_name(kind));
-  doc["clients"] = {{"count", c.clients},
-                    {"operations", c.operations_per_client},
-                    {"keys", c.keys},
-                    {"arrival", arrival},
+  doc["clients"] = c.traffic ? json{{"traffic", traffic_json(*c.traffic)}}
+                             : json{{"count", c.clients}, {"operations", c.operations_per_client}, {"keys", c.keys}, {"arrival", arrival}};
+  doc["clients"].update(json{
                     {"timeout_ms", to_ms(c.retry.attempt_timeout)},
                     {"max_attempts", c.retry.max_attempts},
                     {"backoff",
                      {{"base_ms", to_ms(c.retry.backoff.base)},
                       {"cap_ms", to_ms(c.retry.backoff.cap)},
                       {"jitter", name_of(names::jitter, c.retry.backoff.jitter)}}},
-                    {"retry_on", retry_on}};
+                    {"retry_on", retry_on}});
   json faults = json::object();
   for (const auto& f : s.faults) faults[f.kind->key()] = f.faults->effective();
   doc["faults"] = faults;
@@ -645,8 +710,17 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (top.has("steps") && s.workload != "sessions") top.fail("\"steps\" only with \"workload\": \"sessions\"", "steps");
   if (top.has("clients")) {
     const Reader c = top.child("clients");
-    c.only({"count", "operations", "keys", "arrival", "timeout_ms", "max_attempts", "backoff", "retry_on"});
+    c.only({"count", "operations", "keys", "arrival", "traffic", "timeout_ms", "max_attempts", "backoff", "retry_on"});
     auto& clients = d.clients;
+    if (c.has("traffic")) {
+      for (const char* per_client : {"count", "operations", "keys", "arrival"})
+        if (c.has(per_client))
+          c.fail(fmt::format("either traffic (the whole population's arrivals) or count, operations, keys and arrival (each "
+                             "client's), not both: {} is a client's",
+                             per_client),
+                 per_client);
+      clients.traffic = load_traffic(c.child("traffic"));
+    }
     clients.clients = static_cast<int>(c.integer("count", clients.clients, 1, limits::max_clients));
     clients.operations_per_client = static_cast<int>(c.integer("operations", clients.operations_per_client, 1, limits::max_operations));
     clients.keys = static_cast<std::uint64_t>(c.integer("keys", static_cast<std::int64_t>(clients.keys), 0, std::numeric_limits<std::int64_t>::max()));
@@ -706,7 +780,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     top.fail(fmt::format("at most {} consumers in all (topology.app_servers x workload.consumers_per_node), got {} x {}",
                          limits::max_clients, d.app_servers, s.batch.consumers_per_node),
              "workload");
-  if (static_cast<std::int64_t>(d.clients.clients) * d.clients.operations_per_client > limits::max_operations)
+  if (!d.clients.traffic && static_cast<std::int64_t>(d.clients.clients) * d.clients.operations_per_client > limits::max_operations)
     top.fail(fmt::format("at most {} operations a trial (clients.count x clients.operations), got {} x {}", limits::max_operations,
                          d.clients.clients, d.clients.operations_per_client),
              "clients");

@@ -69,8 +69,13 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
   // Clients are the account-bind workload's: the others have none to take away.
   const json workload = doc.value("workload", json::object());
   const bool has_clients = !workload.is_object() || workload.value("kind", "account-bind") == "account-bind";
-  if (has_clients) {
-    const json clients = doc.value("clients", json::object());
+  const json clients = doc.value("clients", json::object());
+  if (has_clients && clients.is_object() && clients.contains("traffic")) {
+    // The population's traffic: fewer arrivals.
+    const json traffic = clients.at("traffic");
+    if (traffic.is_object() && traffic.contains("operations") && traffic.at("operations").is_number_integer())
+      for (int ops : smaller(traffic.at("operations").get<int>())) out.push_back(with_set(t, "clients.traffic.operations", ops));
+  } else if (has_clients) {
     for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
     const json arrival = clients.value("arrival", json::object());
     if (arrival.value("kind", "") == "listed" && arrival.contains("times_ms")) {

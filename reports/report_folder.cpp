@@ -34,8 +34,13 @@ struct Place {
   std::string part;   // "report" for a scenario folder
 };
 
+// A part ("sweep-redlock.ttl_ms_1000_30000_log6"): a file name's characters, not starting with
+// a dot. A staging folder's pid and number follow its last two dashes, so dashes in the part
+// are read past.
 bool is_part_name(const std::string& name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  return !name.empty() && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '+' || c == '.';
+  });
 }
 
 Place place(const std::string& folder, FolderKind kind) {
@@ -45,8 +50,7 @@ Place place(const std::string& folder, FolderKind kind) {
   if (!scenario.has_filename() || scenario.parent_path() == scenario)
     throw std::invalid_argument(folder + ": not a report folder (no scenario folder to hold it)");
   const std::string part = kind == FolderKind::scenario ? "report" : f.filename().string();
-  // The names of staging folders are told apart by their part: letters only, never a dot.
-  if (!is_part_name(part)) throw std::invalid_argument(folder + ": a report part's name is lower-case letters only");
+  if (!is_part_name(part)) throw std::invalid_argument(folder + ": a report part's name is a file name's characters");
   return {f, scenario.parent_path(), scenario.filename().string(), part};
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace models {
 
@@ -46,11 +47,38 @@ Clients::Clients(Network& net, Node& node, LoadBalancer& balancer, ClientsConfig
        !std::is_sorted(config_.arrival.times.begin(), config_.arrival.times.end())))
     throw sim::UsageError("models::Clients: a listed arrival needs one time per operation, in order");
   Backoff{config_.retry.backoff};  // checks the backoff parameters now, not at the first retry
+  if (const auto& t = config_.traffic) {
+    if (!(t->rate_per_s > 0) || !std::isfinite(t->rate_per_s)) throw sim::UsageError("models::Clients: traffic needs a positive rate");
+    if (t->operations == 0 && t->duration <= sim::Duration::zero())
+      throw sim::UsageError("models::Clients: traffic needs a duration or an operation count");
+    if (t->keys != KeyChoice::fresh && t->key_count == 0) throw sim::UsageError("models::Clients: traffic over keys needs a key count");
+    if (!(t->double_submit >= 0 && t->double_submit <= 1)) throw sim::UsageError("models::Clients: double_submit is a probability");
+    if (t->keys == KeyChoice::zipf) {
+      double total = 0;
+      zipf_cdf_.reserve(t->key_count);
+      for (std::uint64_t k = 1; k <= t->key_count; ++k) zipf_cdf_.push_back(total += std::pow(static_cast<double>(k), -t->zipf_exponent));
+      for (double& p : zipf_cdf_) p /= total;
+    }
+  }
+}
+
+const char* to_string(KeyChoice keys) {
+  switch (keys) {
+    case KeyChoice::fresh: return "fresh";
+    case KeyChoice::uniform: return "uniform";
+    case KeyChoice::zipf: return "zipf";
+  }
+  return "?";
 }
 
 void Clients::start() {
   sim::Engine& engine = node_.engine();
   streams_.clear();
+  if (config_.traffic) {
+    streams_.push_back(engine.stream(config_.name + "-traffic"));
+    node_.spawn(config_.name + "-traffic", [this] { run_traffic(); });
+    return;
+  }
   for (int c = 0; c < config_.clients; ++c) streams_.push_back(engine.stream(fmt::format(FMT_COMPILE("{}-{}"), config_.name, c)));
   for (int c = 0; c < config_.clients; ++c)
     node_.spawn(fmt::format(FMT_COMPILE("{}-{}"), config_.name, c), [this, c] { run_client(static_cast<std::uint32_t>(c)); });
@@ -73,7 +101,9 @@ void Clients::run_client(std::uint32_t client) {
       case ArrivalKind::listed: next = begin + arrival.times.at(static_cast<std::size_t>(i)); break;
     }
     const std::uint64_t key = config_.first_key + (config_.keys == 0 ? client : stream.choose(config_.keys));
-    auto start_operation = [this, client, i, key, &stream] { run_operation(client, i, key, stream); };
+    const std::uint64_t operation = static_cast<std::uint64_t>(client) * static_cast<std::uint64_t>(config_.operations_per_client) +
+                                    static_cast<std::uint64_t>(i);
+    auto start_operation = [this, client, operation, key, &stream] { run_operation(client, operation, key, operation, stream); };
     if (arrival.kind == ArrivalKind::at_start) {
       node_.spawn(fmt::format(FMT_COMPILE("{}-{}.op-{}"), config_.name, client, i), [start_operation, next] {
         sim::sleep_until(next);
@@ -86,17 +116,62 @@ void Clients::run_client(std::uint32_t client) {
   }
 }
 
+std::uint64_t Clients::traffic_key(sim::Stream& stream, std::uint64_t operation) const {
+  const Traffic& t = *config_.traffic;
+  switch (t.keys) {
+    case KeyChoice::fresh: return config_.first_key + operation;
+    case KeyChoice::uniform: return config_.first_key + stream.choose(t.key_count);
+    case KeyChoice::zipf: {
+      const double u = stream.uniform01();
+      const auto it = std::upper_bound(zipf_cdf_.begin(), zipf_cdf_.end(), u);
+      return config_.first_key + static_cast<std::uint64_t>(std::min<std::ptrdiff_t>(it - zipf_cdf_.begin(), zipf_cdf_.size() - 1));
+    }
+  }
+  return config_.first_key;
+}
+
+// The population's arrivals, one process: each operation a request of a user of its own
+// (client = the operation's number), a double click now and then.
+void Clients::run_traffic() {
+  const Traffic& t = *config_.traffic;
+  sim::Stream& stream = streams_.front();
+  const sim::Time begin = sim::Time{t.start};
+  const sim::Time end = begin + t.duration;
+  const auto gap = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(1.0 / t.rate_per_s));
+  const sim::Distribution gaps = t.kind == Traffic::Kind::poisson ? sim::exponential(gap) : sim::fixed(gap);
+  std::uint64_t next_operation = 0;
+  sim::Time next = begin;
+  for (std::uint64_t arrived = 0;; ++arrived) {
+    if (t.kind == Traffic::Kind::poisson || arrived > 0) next += gaps.sample_duration(stream);
+    if (t.operations != 0 ? arrived == t.operations : next >= end) return;
+    sim::sleep_until(next);
+    const std::uint64_t operation = next_operation++;
+    const std::uint64_t key = traffic_key(stream, operation);
+    const auto client = static_cast<std::uint32_t>(operation);
+    node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, operation),
+                [this, client, operation, key, &stream] { run_operation(client, operation, key, operation, stream); });
+    if (t.double_submit > 0 && stream.uniform01() < t.double_submit) {  // the same request again, as a second click sends it
+      const std::uint64_t again = next_operation++;
+      const sim::Duration delay = t.double_submit_delay.sample_duration(stream);
+      node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, again), [this, client, again, key, operation, delay, &stream] {
+        sim::sleep_for(delay);
+        run_operation(client, again, key, operation, stream);
+      });
+    }
+  }
+}
+
 bool Clients::retryable(ErrorKind error) const {
   return std::find(config_.retry.retry_on.begin(), config_.retry.retry_on.end(), error) != config_.retry.retry_on.end();
 }
 
-void Clients::run_operation(std::uint32_t client, int index, std::uint64_t key, sim::Stream& stream) {
+void Clients::run_operation(std::uint32_t client, std::uint64_t operation, std::uint64_t key, std::uint64_t value, sim::Stream& stream) {
   sim::Engine& engine = node_.engine();
   const RetryPolicy& retry = config_.retry;
   ++issued_;
   OperationRecord record;
-  record.operation = static_cast<std::uint64_t>(client) * static_cast<std::uint64_t>(config_.operations_per_client) +
-                     static_cast<std::uint64_t>(index);
+  record.operation = operation;
+  record.value = value;
   record.client = client;
   record.key = key;
   record.start = engine.now();
@@ -105,7 +180,7 @@ void Clients::run_operation(std::uint32_t client, int index, std::uint64_t key, 
     record.attempts = attempt;
     AppServer& server = balancer_.pick(key);
     engine.record(attempt_kind_, record.operation, attempt, server.node().id());
-    const Request request{record.operation, static_cast<std::uint32_t>(attempt), client, key, record.operation, engine.now()};
+    const Request request{record.operation, static_cast<std::uint32_t>(attempt), client, key, value, engine.now()};
     const std::optional<Response> response = try_call_server<Response>(net_, node_.id(), server, request, retry.attempt_timeout);
     const ErrorKind error = response ? response->error : ErrorKind::timeout;
     if (error == ErrorKind::none) {

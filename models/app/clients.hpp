@@ -10,10 +10,12 @@
 // its arrival time whether or not the client's earlier ones are done.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/app/backoff.hpp"
+#include "sim/distribution.hpp"
 #include "models/app/load_balancer.hpp"
 
 namespace models {
@@ -42,6 +44,31 @@ struct RetryPolicy {
   std::vector<ErrorKind> retry_on = {ErrorKind::timeout, ErrorKind::rejected};
 };
 
+/// Which key an operation of the whole population's traffic binds.
+enum class KeyChoice {
+  fresh,    // a new key each: only retries and double submissions share one
+  uniform,  // uniformly one of `key_count`
+  zipf,     // one of `key_count`, the k-th most popular with weight 1 / k^exponent
+};
+
+/// Traffic of the whole population rather than per client: operations arrive at `rate_per_s`
+/// (exponential gaps, or evenly spaced), for `duration` or until `operations` have arrived;
+/// each is a user's request of its own. A user double-clicks with `double_submit`
+/// probability: the same request again (same key and value) after `double_submit_delay`.
+struct Traffic {
+  enum class Kind { poisson, constant } kind = Kind::poisson;
+  double rate_per_s = 1;
+  std::uint64_t operations = 0;  // 0: until `duration`
+  sim::Duration duration{};
+  sim::Duration start{};
+  KeyChoice keys = KeyChoice::fresh;
+  std::uint64_t key_count = 0;
+  double zipf_exponent = 1;
+  double double_submit = 0;
+  sim::Distribution double_submit_delay = sim::fixed(sim::Duration{});
+};
+const char* to_string(KeyChoice keys);
+
 struct ClientsConfig {
   /// Names the processes and streams: "<name>-3", "<name>-3.op-0".
   std::string name = "client";
@@ -53,6 +80,8 @@ struct ClientsConfig {
   /// drawn uniformly from [first_key, first_key + keys), so different clients can collide.
   std::uint64_t keys = 0;
   std::uint64_t first_key = 0;
+  /// Set: one arrival process for the whole population instead of `clients` x `operations`.
+  std::optional<Traffic> traffic{};
 };
 
 enum class Outcome : std::uint8_t {
@@ -64,9 +93,10 @@ const char* to_string(Outcome outcome);
 
 /// How one logical operation ended, as its client saw it.
 struct OperationRecord {
-  std::uint64_t operation = 0;  // client x operations_per_client + index: unique within a fleet
+  std::uint64_t operation = 0;  // client x operations_per_client + index (traffic: its arrival): unique within a fleet
   std::uint32_t client = 0;
   std::uint64_t key = 0;
+  std::uint64_t value = 0;  // what it binds the key to: its own operation, or a double click's first submission
   sim::Time start;
   sim::Time end;
   int attempts = 0;
@@ -92,14 +122,17 @@ class Clients {
 
  private:
   void run_client(std::uint32_t client);
-  void run_operation(std::uint32_t client, int index, std::uint64_t key, sim::Stream& stream);
+  void run_traffic();
+  std::uint64_t traffic_key(sim::Stream& stream, std::uint64_t operation) const;
+  void run_operation(std::uint32_t client, std::uint64_t operation, std::uint64_t key, std::uint64_t value, sim::Stream& stream);
   bool retryable(ErrorKind error) const;
 
   Network& net_;
   Node& node_;
   LoadBalancer& balancer_;
   ClientsConfig config_;
-  std::vector<sim::Stream> streams_;  // one per client
+  std::vector<sim::Stream> streams_;  // one per client; the traffic's alone when there is traffic
+  std::vector<double> zipf_cdf_{};    // traffic over Zipf keys: P(key index <= i)
   sim::TraceKind attempt_kind_;
   sim::TraceKind outcome_kind_;
   std::uint64_t issued_ = 0;

@@ -20,13 +20,14 @@ class LostUpdates : public Checker {
     std::map<std::string, std::string> final_device;  // the latest row of each key
     for (const auto& row : *trial.accounts)
       final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));
+    // The operations that write a value: a double click's copies write its first submission's.
     std::map<std::string, const OperationRecord*> by_device;
-    for (const auto& op : *trial.operations) by_device[strategies::device_of(op.operation)] = &op;
+    for (const auto& op : *trial.operations) by_device.try_emplace(strategies::device_of(op.value), &op);
     std::set<std::string> lost_keys;
     for (const auto& op : *trial.operations) {
       if (op.outcome != Outcome::ok) continue;
       auto fin = final_device.find(strategies::open_id_of(op.key));
-      if (fin == final_device.end()) continue;
+      if (fin == final_device.end() || fin->second == strategies::device_of(op.value)) continue;  // its value stands
       auto writer = by_device.find(fin->second);
       if (writer != by_device.end() && op.start > writer->second->end) lost_keys.insert(fin->first);
     }

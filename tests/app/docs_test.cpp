@@ -85,8 +85,8 @@ std::vector<DocumentedKey> documented_keys() {
 
 // A distribution ({"uniform_ms": [1, 5]}) is one value, not an object of keys.
 bool is_distribution(const json& j) {
-  static const std::set<std::string> forms = {"fixed_ms",  "uniform_ms", "exponential_ms", "normal_ms",
-                                              "lognormal_ms", "pareto_ms", "one_of_ms"};
+  static const std::set<std::string> forms = {"fixed_ms",     "uniform_ms", "exponential_ms", "normal_ms", "lognormal_ms",
+                                              "pareto_ms",    "one_of_ms",  "empirical_ms",   "mixture"};
   return j.is_object() && j.size() == 1 && forms.count(j.begin().key()) == 1;
 }
 
@@ -142,6 +142,14 @@ const json kFaults = {
       {"clock_steps", {{{"node", "app-1"}, {"step_ms", 1}}}},
       {"latency_spikes", {{{"node", "db-1"}, {"length_ms", 5}}}}}}};
 
+// Traffic with only what it needs: the defaults of the others.
+const json kMinimalTraffic = {{"name", "x"}, {"clients", {{"traffic", {{"rate_per_s", 1}, {"operations", 1}}}}}};
+// The population's traffic, over Zipf keys: the keys of clients.traffic.
+const json kTraffic = json::parse(R"({
+  "name": "x",
+  "clients": {"traffic": {"rate_per_s": 50, "operations": 20, "keys": {"kind": "zipf", "count": 10, "exponent": 1.2}}}
+})");
+
 // A scenario with the keys that appear only when given: the texts, a listed arrival, a
 // Redis instance count, a labelled strategy, a spike between two nodes, expectations.
 const json kEverything = json::parse(R"({
@@ -162,9 +170,10 @@ TEST_CASE("docs/scenario.md lists exactly the keys the loader reads and the defa
 
   // What the code produces: defaults first, so that a default is read where the key was left out.
   std::map<std::string, json> defaults, produced;
-  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions}) flatten(effective(doc), "", defaults);
+  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions, kMinimalTraffic}) flatten(effective(doc), "", defaults);
   produced = defaults;
   flatten(effective(kEverything), "", produced);
+  flatten(effective(kTraffic), "", produced);
   for (const std::string& file : locksim::catalogue()) flatten(locksim::effective_config(locksim::load_scenario(file)), "", produced);
 
   // (a) Every key the code produces is documented.
