@@ -91,24 +91,12 @@ void count_instructions(lua_State* L, lua_Debug* ar) {
 }
 
 // Lua runs with the memory cap on; the runtime's C++ runs with it off.
-class LuaRunning {
+class MemoryCap {
  public:
-  explicit LuaRunning(Runtime& rt) : rt_(rt), was_(std::exchange(rt.enforce, true)) {}
-  ~LuaRunning() { rt_.enforce = was_; }
-  LuaRunning(const LuaRunning&) = delete;
-  LuaRunning& operator=(const LuaRunning&) = delete;
-
- private:
-  Runtime& rt_;
-  bool was_;
-};
-
-class CppRunning {
- public:
-  explicit CppRunning(Runtime& rt) : rt_(rt), was_(std::exchange(rt.enforce, false)) {}
-  ~CppRunning() { rt_.enforce = was_; }
-  CppRunning(const CppRunning&) = delete;
-  CppRunning& operator=(const CppRunning&) = delete;
+  MemoryCap(Runtime& rt, bool enforce) : rt_(rt), was_(std::exchange(rt.enforce, enforce)) {}
+  ~MemoryCap() { rt_.enforce = was_; }
+  MemoryCap(const MemoryCap&) = delete;
+  MemoryCap& operator=(const MemoryCap&) = delete;
 
  private:
   Runtime& rt_;
@@ -636,7 +624,7 @@ int api(lua_State* L) {
   int results = 0;
   bool positioned = false;  // a message to prefix with the script's position
   {
-    CppRunning cpp(runtime(L));
+    MemoryCap cpp(runtime(L), false);
     try {
       results = body(L, *inv);
     } catch (const Misuse& e) {
@@ -783,7 +771,7 @@ class ScriptStrategy : public Strategy {
     if (luaL_loadbufferx(L, compiled_->bytecode.data(), compiled_->bytecode.size(), ("@" + compiled_->file).c_str(), "b") != LUA_OK)
       throw std::runtime_error(lua_tostring(L, -1));
     {
-      LuaRunning lua(rt_);
+      MemoryCap lua(rt_, true);
       if (lua_pcall(L, 0, 0, 0) != LUA_OK) throw std::runtime_error(error_text(L, rt_));
     }
     lua_pushglobaltable(L);
@@ -819,7 +807,7 @@ class ScriptStrategy : public Strategy {
     push_request(T, r);
     int status;
     {
-      LuaRunning lua(rt_);
+      MemoryCap lua(rt_, true);
       status = lua_pcall(T, 1, 1, 0);
     }
     ErrorKind outcome = ErrorKind::none;
@@ -1576,7 +1564,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   lua_dump(L, dump_writer, &compiled->bytecode, 0);
   {
     // Running the top level once reads the contract; it runs again in each trial's state.
-    LuaRunning lua(rt);
+    MemoryCap lua(rt, true);
     if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
       const std::string why = named(file, error_text(L, rt));
       if (why.find("only inside bind") != std::string::npos)
