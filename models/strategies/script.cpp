@@ -13,7 +13,6 @@
 #include <map>
 #include <optional>
 #include <regex>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -1389,7 +1388,7 @@ class ScriptStrategy : public Strategy {
     int ref = LUA_NOREF;  // in the registry, so the collector keeps it
   };
   std::vector<Thread> idle_;  // threads no call runs on; the last one left is used first
-  std::unordered_map<std::string, db::sql::Prepared> statements_;  // looked up, never iterated
+  std::map<std::string, db::sql::Prepared> statements_;  // by text, prepared once a trial
   std::map<const AppServer*, KeyedMutex> mutexes_;                 // looked up, never iterated
 };
 
