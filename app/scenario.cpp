@@ -132,6 +132,22 @@ const std::vector<std::string>& top_level_keys() {
   return keys;
 }
 
+// The document's strategies as a list: "all" (or none given) spelled out as the names of its
+// workload's strategies, so that one can carry a parameter or a script can join them.
+json& spelled_out_strategies(json& doc) {
+  const std::string workload =
+      doc.contains("workload") && doc["workload"].is_object() && doc["workload"].value("kind", json()).is_string()
+          ? doc["workload"]["kind"].get<std::string>()
+          : "account-bind";
+  json& list = doc["strategies"];
+  if (list.is_null() || list == "all") {
+    list = json::array();
+    for (const auto& e : models::strategies::registry())
+      if (e.workload() == workload) list.push_back(e.info.name);
+  }
+  return list;
+}
+
 // A script's label unless the scenario gives one: its file's name ("strategies/my.lua" or
 // "my": "my.lua"), as found; the name as written when it is found nowhere (loading says so).
 std::string script_label(const std::string& path) {
@@ -146,16 +162,7 @@ std::string script_label(const std::string& path) {
 // out first. Returns its label.
 std::string add_script(json& doc, const std::string& path) {
   if (!doc.is_object()) return script_label(path);  // the loader says what is wrong with it
-  const std::string workload =
-      doc.contains("workload") && doc["workload"].is_object() && doc["workload"].value("kind", json()).is_string()
-          ? doc["workload"]["kind"].get<std::string>()
-          : "account-bind";
-  json& list = doc["strategies"];
-  if (list.is_null() || list == "all") {
-    list = json::array();
-    for (const auto& e : models::strategies::registry())
-      if (e.workload() == workload) list.push_back(e.info.name);
-  }
+  json& list = spelled_out_strategies(doc);
   if (list.is_array()) list.push_back(json{{"script", path}});
   return script_label(path);
 }
@@ -185,16 +192,7 @@ bool set_strategy_param(json& doc, const std::string& assignment, const std::vec
     throw InputError(fmt::format("--set {}: expected {}", shown(path), expected));
   };
   if (!doc.is_object()) return false;
-  const std::string workload =
-      doc.contains("workload") && doc["workload"].is_object() && doc["workload"].value("kind", json()).is_string()
-          ? doc["workload"]["kind"].get<std::string>()
-          : "account-bind";
-  json& list = doc["strategies"];
-  if (list.is_null() || list == "all") {  // spelled out, so one of them can carry a parameter
-    list = json::array();
-    for (const auto& e : models::strategies::registry())
-      if (e.workload() == workload) list.push_back(e.info.name);
-  }
+  json& list = spelled_out_strategies(doc);  // so that one of them can carry a parameter
   if (!list.is_array()) return false;  // the loader says what is wrong with it
   const auto name_of_item = [](const json& item) -> std::string {
     if (item.is_string()) return item.get<std::string>();
