@@ -57,6 +57,13 @@ json value_json(const models::db::Value& v) {
 }  // namespace
 
 void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
+  database.declare("tables", {{"type", "array"}, {"items", {{"type", "string"}}}});
+  database.declare("rows", {{"type", "object"}});
+  database.declare_names("rows", "<table>");
+  database.declare("rows/<table>", {{"type", "array"}});
+  database.declare("rows/<table>/[]", {{"type", "object"}, {"minProperties", 1}});
+  database.declare_names("rows/<table>/[]", "<column>");
+  database.declare("rows/<table>/[]/<column>", {{"type", {"integer", "string"}}});
   if (database.has("tables")) {
     const Reader list = database.child("tables");
     if (!list.raw().is_array()) list.fail("a list of CREATE TABLE statements");
@@ -128,6 +135,13 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
 models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
   models::sessions::Script script;
   script.settle = workload.millis("settle_ms", script.settle, 0.001);
+  top.declare("steps", {{"type", "array"}, {"minItems", 1}, {"maxItems", 10'000}});
+  // Required with this workload only.
+  const json is_sessions = {{"const", "sessions"}};
+  const json kind_sessions = {{"type", "object"}, {"properties", {{"kind", is_sessions}}}, {"required", {"kind"}}};
+  const json workload_sessions = {{"properties", {{"workload", {{"anyOf", json::array({is_sessions, kind_sessions})}}}}},
+                                  {"required", {"workload"}}};
+  top.declare("", {{"if", workload_sessions}, {"then", {{"required", {"steps"}}}}});
   if (!top.has("steps")) top.fail("\"steps\" for the sessions workload: [{\"session\": \"s1\", \"sql\": \"BEGIN\"}, ...]");
   const Reader steps = top.child("steps");
   if (!steps.raw().is_array() || steps.raw().empty()) steps.fail("a non-empty list of steps");
@@ -135,7 +149,11 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
   for (std::size_t i = 0; i < steps.raw().size(); ++i) {
     const Reader st = steps.item(i);
     st.only({"session", "sql", "args", "at_ms"});
-    if (!st.has("session") || !st.has("sql")) st.fail("a step: {\"session\": \"s1\", \"sql\": \"...\"}");
+    for (const char* needed : {"session", "sql"}) st.require(needed, "a step: {\"session\": \"s1\", \"sql\": \"...\"}");
+    st.declare("session", {{"type", "string"}, {"pattern", "^[A-Za-z][A-Za-z0-9_-]{0,31}$"}});
+    st.declare("sql", {{"type", "string"}});
+    st.declare("args", {{"type", "array"}, {"items", {{"type", {"integer", "string"}}}}});
+    st.declare("at_ms", {{"anyOf", {{{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}, {{"$ref", "#/$defs/distribution"}}}}});
     models::sessions::Step step;
     step.session = st.string("session", "");
     if (!is_session_name(step.session))
@@ -150,9 +168,8 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
       if (!a.raw().is_array()) a.fail("a list of values for the statement's ?s");
       for (std::size_t k = 0; k < a.raw().size(); ++k) {
         const json& v = a.raw()[k];
-        if (v.is_number_integer()) args.push_back(v.get<std::int64_t>());
-        else if (v.is_string()) args.push_back(v.get<std::string>());
-        else a.fail("an integer or a string", std::to_string(k));
+        if (!v.is_number_integer() && !v.is_string()) a.fail("an integer or a string", std::to_string(k));
+        args.push_back(v.is_string() ? models::db::Value(v.get<std::string>()) : models::db::Value(v.get<std::int64_t>()));
       }
     }
     if (args.size() != step.sql.params.size())

@@ -65,14 +65,15 @@ const std::vector<const FaultKind*>& fault_kinds();
 /// How long a fault lasts: `length_ms` of `r`, which must be there (a fault of no length is a
 /// mistake, not a default).
 inline sim::Duration length(const Reader& r) {
-  if (!r.has("length_ms")) r.fail("a length_ms (how long it lasts)");
+  r.require("length_ms", "a length_ms (how long it lasts)");
   return r.millis("length_ms", {}, 0.001);
 }
 /// For kinds that are a list of faults: each item of the entry `list`, read where it is.
 template <class Each>
 void each_entry(const Reader& list, Each&& each) {
+  list.declare("", {{"type", "array"}});
   if (!list.raw().is_array()) list.fail("a list");
-  for (std::size_t i = 0; i < list.raw().size(); ++i) each(Reader(list.raw()[i], list.file(), list.where(std::to_string(i))));
+  for (std::size_t i = 0; i < list.raw().size(); ++i) each(list.item(i));
 }
 /// For kinds that are a list of faults: each fault removed in turn.
 void remove_each(const json& faults, const char* key, std::vector<Smaller>& removals);

@@ -24,6 +24,7 @@
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
+#include "app/schema.hpp"
 #include "app/sweep.hpp"
 #include "models/strategies/script.hpp"
 #include "reports/report.hpp"
@@ -365,6 +366,8 @@ int dispatch(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "list the strategies and the scenario catalogue");
   bool list_metrics = false;
   list_cmd->add_flag("--metrics", list_metrics, "print every metric, its kind, unit and meaning (docs/metrics.md)");
+  auto* schema_cmd = app.add_subcommand("schema", "print the JSON Schema of scenario files, for editors and validators "
+                                                  "(docs/scenario.schema.json)");
   RunOptions run_options;
   auto* run_cmd = app.add_subcommand("run", "run a scenario: every strategy it names, many trials, a comparison table");
   run_cmd->add_option("scenario", run_options.scenario, "a scenario file, or a name from scenarios/")->required();
@@ -445,6 +448,10 @@ int dispatch(int argc, char** argv) {
 
   limit_memory();
   if (*list_cmd) return list(list_metrics);
+  if (*schema_cmd) {
+    std::cout << locksim::scenario_schema().dump(2) << "\n";
+    return 0;
+  }
   if (*run_cmd) return run(run_options);
   if (*sweep_cmd) return sweep(sweep_options);
   if (*explore_cmd) return explore(explore_options);

@@ -2,6 +2,10 @@
 // Reading a scenario document: one JSON object at a time, knowing where it is, so every
 // complaint names the file, the JSON path and what was expected. Shared by the scenario
 // loader and the fault kinds, which read their own entries.
+//
+// A Reader given a SchemaRecorder also notes what it was asked for: each key, the type and
+// range it accepts and the default it applies. That is how `locksim schema` is written by
+// the loader itself (app/schema.hpp).
 
 #include <fmt/format.h>
 
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "app/input.hpp"
+#include "app/schema.hpp"
 #include "sim/distribution.hpp"
 
 namespace locksim {
@@ -35,7 +40,8 @@ const char* name_of(const Names<T>& names, T value) {
 // Reads one JSON object, knowing where it is, so every complaint names the file and path.
 class Reader {
  public:
-  Reader(const json& j, const std::string& file, std::string path) : j_(j), file_(file), path_(std::move(path)) {}
+  Reader(const json& j, const std::string& file, std::string path, SchemaRecorder* recorder = nullptr)
+      : j_(j), file_(file), path_(std::move(path)), recorder_(recorder) {}
 
   [[noreturn]] void fail(const std::string& expected, const std::string& key = "") const {
     throw InputError(fmt::format("{}: {}: expected {}", shown(file_), shown(where(key)), expected));
@@ -47,6 +53,7 @@ class Reader {
 
   /// Fails on any key not in `known`.
   void only(std::initializer_list<const char*> known) const {
+    if (recorder_ != nullptr) recorder_->keys(where(), std::vector<std::string>(known.begin(), known.end()));
     if (!j_.is_object()) fail("an object");
     for (const auto& [key, value] : j_.items()) {
       if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
@@ -57,13 +64,33 @@ class Reader {
     }
   }
   bool has(const std::string& key) const { return j_.contains(key); }
-  Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key)); }
+  /// Fails unless `key` is there; `expected` says what it is for.
+  void require(const std::string& key, const std::string& expected) const {
+    if (recorder_ != nullptr) recorder_->required(where(), key);
+    if (!has(key)) fail(expected);
+  }
+  Reader child(const std::string& key) const { return Reader(j_.at(key), file_, where(key), recorder_); }
   /// Item `i` of a list.
-  Reader item(std::size_t i) const { return Reader(j_.at(i), file_, where(std::to_string(i))); }
+  Reader item(std::size_t i) const { return Reader(j_.at(i), file_, where(std::to_string(i)), recorder_); }
   const json& raw() const { return j_; }
   const std::string& file() const { return file_; }
+  /// Tells the recorder (if any) what the value at `key` may be, as a JSON Schema, where the
+  /// loader reads it by hand rather than through an accessor below.
+  void declare(const std::string& key, const json& schema) const {
+    if (recorder_ != nullptr) recorder_->value(where(key), schema);
+  }
+  /// Tells the recorder that the keys of the object at `key` ("": this one) are names the
+  /// document chooses (`placeholder`: "<strategy>"), or that this object's keys are `known`
+  /// when they are checked by hand.
+  void declare_names(const std::string& key, const std::string& placeholder) const {
+    if (recorder_ != nullptr) recorder_->names(key.empty() ? where() : where(key), placeholder);
+  }
+  void declare_keys(const std::vector<std::string>& known) const {
+    if (recorder_ != nullptr) recorder_->keys(where(), known);
+  }
 
   std::string string(const std::string& key, std::string fallback) const {
+    if (recorder_ != nullptr) declare(key, fallback.empty() ? json{{"type", "string"}} : json{{"type", "string"}, {"default", fallback}});
     if (!has(key)) return fallback;
     if (!j_.at(key).is_string()) fail("a string", key);
     return j_.at(key).get<std::string>();
@@ -71,6 +98,11 @@ class Reader {
   /// One of `names` by its name; `fallback` (the model's default) when the key is absent.
   template <class T>
   T pick(const std::string& key, T fallback, const Names<T>& names) const {
+    if (recorder_ != nullptr) {
+      json values = json::array();
+      for (const auto& [name, value] : names) values.push_back(name);
+      declare(key, {{"type", "string"}, {"enum", values}, {"default", name_of(names, fallback)}});
+    }
     if (!has(key)) return fallback;
     const std::string v = string(key, "");
     for (const auto& [name, value] : names)
@@ -80,6 +112,7 @@ class Reader {
     fail("one of " + list + ", got " + quote_value(v), key);
   }
   bool boolean(const std::string& key, bool fallback) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "boolean"}, {"default", fallback}});
     if (!has(key)) return fallback;
     if (!j_.at(key).is_boolean()) fail("true or false", key);
     return j_.at(key).get<bool>();
@@ -87,11 +120,14 @@ class Reader {
   /// Each item of the list at `key` (absent: none), read where it is.
   template <class Each>
   void each(const std::string& key, Each&& each) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "array"}});
     if (!has(key)) return;
     if (!j_.at(key).is_array()) fail("a list", key);
-    for (std::size_t i = 0; i < j_.at(key).size(); ++i) each(Reader(j_.at(key)[i], file_, where(key + "/" + std::to_string(i))));
+    for (std::size_t i = 0; i < j_.at(key).size(); ++i)
+      each(Reader(j_.at(key)[i], file_, where(key + "/" + std::to_string(i)), recorder_));
   }
   std::string choice(const std::string& key, std::string fallback, std::initializer_list<const char*> allowed) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "string"}, {"enum", std::vector<std::string>(allowed.begin(), allowed.end())}, {"default", fallback}});
     std::string v = string(key, fallback);
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; })) {
       std::string list;
@@ -101,20 +137,33 @@ class Reader {
     return v;
   }
   double number(const std::string& key, double fallback, double min, double max) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "number"}, {"minimum", min}, {"maximum", max}, {"default", fallback}});
     if (!has(key)) return fallback;
+    return number(key, min, max);
+  }
+  /// The number at `key`, which the caller knows is there (it has no default).
+  double number(const std::string& key, double min, double max) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "number"}, {"minimum", min}, {"maximum", max}});
     if (!j_.at(key).is_number()) fail("a number", key);
     const double v = j_.at(key).get<double>();
     if (!(v >= min && v <= max)) fail(fmt::format("a number from {} to {}, got {}", min, max, v), key);
     return v;
   }
   std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "integer"}, {"minimum", min}, {"maximum", max}, {"default", fallback}});
     if (!has(key)) return fallback;
+    return integer(key, min, max);
+  }
+  /// The integer at `key`, which the caller knows is there (it has no default).
+  std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "integer"}, {"minimum", min}, {"maximum", max}});
     if (!j_.at(key).is_number_integer()) fail("an integer", key);
     const auto v = j_.at(key).get<std::int64_t>();
     if (v < min || v > max) fail(fmt::format("an integer from {} to {}, got {}", min, max, v), key);
     return v;
   }
   sim::Duration millis(const std::string& key, sim::Duration fallback, double min_ms = 0, double max_ms = limits::max_ms) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "number"}, {"minimum", min_ms}, {"maximum", max_ms}, {"default", static_cast<double>(fallback.count()) / 1e6}});
     if (!has(key)) return fallback;
     return from_ms(number(key, 0, min_ms, max_ms));
   }
@@ -133,8 +182,9 @@ class Reader {
   /// one of the samples (a file: one a line, `#` comments; found beside the scenario file)
   /// | {"mixture": [[0.99, {...}], [0.01, {...}]]}: each draw from one part, with its probability.
   sim::Distribution distribution(const std::string& key, sim::Distribution fallback) const {
+    if (recorder_ != nullptr) recorder_->distribution(where(key), fallback);
     if (!has(key)) return fallback;
-    return child(key).as_distribution(0);
+    return Reader(j_.at(key), file_, where(key)).as_distribution(0);  // recorded as one value above
   }
 
  private:
@@ -216,6 +266,7 @@ class Reader {
   const json& j_;
   const std::string& file_;
   std::string path_;
+  SchemaRecorder* recorder_ = nullptr;
 };
 
 }  // namespace locksim

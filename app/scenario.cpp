@@ -47,6 +47,9 @@ models::ErrorKind error_kind(const Reader& r, const std::string& name, const std
   r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got " + quote_value(name), key);
 }
 
+// What parse_expectation() reads, as a pattern for the schema.
+constexpr const char* kComparison = R"(^\s*(>=|<=|>|=|<)\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?(\s+in every trial)?\s*$)";
+
 Expectation parse_expectation(const Reader& r, const std::string& strategy, const std::string& metric) {
   const json& v = r.raw().at(metric);
   if (!is_metric(metric))
@@ -126,9 +129,10 @@ std::string expected_value(const models::strategies::ParamInfo& info) {
 
 // The keys a scenario file has at its top level.
 const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {"name",      "description", "source", "lesson",     "workload", "topology",
-                                                "database",  "redis",       "zookeeper", "etcd",    "clients",  "faults",
-                                                "strategies", "trials",     "seed",   "time_budget_s", "event_budget", "expect", "steps"};
+  static const std::vector<std::string> keys = {"$schema", "name",       "description", "source",        "lesson",
+                                                "workload", "topology",  "database",    "redis",         "zookeeper",
+                                                "etcd",    "clients",    "faults",      "strategies",    "trials",
+                                                "seed",    "time_budget_s", "event_budget", "expect",      "steps"};
   return keys;
 }
 
@@ -260,16 +264,16 @@ models::Traffic load_traffic(const Reader& t) {
   models::Traffic traffic;
   const Names<models::Traffic::Kind> kinds = {{"poisson", models::Traffic::Kind::poisson}, {"constant", models::Traffic::Kind::constant}};
   traffic.kind = t.pick("kind", traffic.kind, kinds);
-  if (!t.has("rate_per_s")) t.fail("a \"rate_per_s\": operations per second arriving from the whole population");
+  t.require("rate_per_s", "a \"rate_per_s\": operations per second arriving from the whole population");
   traffic.rate_per_s = t.number("rate_per_s", 1, 1e-6, 1e6);
   if (t.has("duration_s") == t.has("operations"))
     t.fail("either \"duration_s\" (arrivals for this long) or \"operations\" (this many arrivals)");
   double expected = 0;
   if (t.has("operations")) {
-    traffic.operations = static_cast<std::uint64_t>(t.integer("operations", 1, 1, limits::max_operations));
+    traffic.operations = static_cast<std::uint64_t>(t.integer("operations", 1, limits::max_operations));
     expected = static_cast<double>(traffic.operations);
   } else {
-    const double seconds = t.number("duration_s", 1, 1e-6, limits::max_ms / 1000);
+    const double seconds = t.number("duration_s", 1e-6, limits::max_ms / 1000);
     traffic.duration = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(seconds));
     expected = seconds * traffic.rate_per_s;
     if (expected > static_cast<double>(limits::max_operations))
@@ -280,6 +284,8 @@ models::Traffic load_traffic(const Reader& t) {
   if (t.has("keys")) {
     const Reader k = t.child("keys");
     k.only({"kind", "count", "exponent"});
+    k.declare("", {{"if", {{"properties", {{"kind", {{"enum", {"uniform", "zipf"}}}}}}, {"required", {"kind"}}}},
+                   {"then", {{"required", {"count"}}}}});
     const Names<models::KeyChoice> choices = {
         {"fresh", models::KeyChoice::fresh}, {"uniform", models::KeyChoice::uniform}, {"zipf", models::KeyChoice::zipf}};
     traffic.keys = k.pick("kind", traffic.keys, choices);
@@ -287,7 +293,7 @@ models::Traffic load_traffic(const Reader& t) {
       k.fail("no count or exponent for fresh keys (a new key each)");
     if (traffic.keys != models::KeyChoice::fresh) {
       if (!k.has("count")) k.fail("a \"count\" of keys to choose from");
-      traffic.key_count = static_cast<std::uint64_t>(k.integer("count", 1, 1, limits::max_operations));
+      traffic.key_count = static_cast<std::uint64_t>(k.integer("count", 1, limits::max_operations));
     }
     if (traffic.keys == models::KeyChoice::zipf) traffic.zipf_exponent = k.number("exponent", 1, 0, 10);
     else if (k.has("exponent")) k.fail("an exponent only for zipf keys", "exponent");
@@ -295,7 +301,7 @@ models::Traffic load_traffic(const Reader& t) {
   if (t.has("double_submit")) {
     const Reader d = t.child("double_submit");
     d.only({"probability", "delay"});
-    if (!d.has("probability")) d.fail("a \"probability\" that a user submits the same request twice");
+    d.require("probability", "a \"probability\" that a user submits the same request twice");
     traffic.double_submit = d.number("probability", 0, 0, 1);
     traffic.double_submit_delay = d.distribution("delay", traffic.double_submit_delay);
   }
@@ -627,6 +633,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     check_length("--set", o);
     if (!set_strategy_param(doc, o, only)) override_json(doc, path, o);
   }
+  return load_document(std::move(doc), path, narrowed);
+}
+
+Scenario load_document(json doc, const std::string& path, const std::vector<std::string>& narrowed, SchemaRecorder* recorder) {
   if (const std::string bad = invalid_text(doc, ""); !bad.empty())
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
 
@@ -634,15 +644,17 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   s.file = path;
   s.resolved = doc.dump();
   s.hash = fnv1a(s.resolved);
-  const Reader top(doc, path, "");
+  const Reader top(doc, path, "", recorder);
   if (!top.raw().is_object()) top.fail("an object");
+  top.declare_keys(top_level_keys());
+  top.declare("$schema", {{"type", "string"}});  // for editors: where the schema of this file is
   for (const auto& [key, value] : top.raw().items())
     if (std::find(top_level_keys().begin(), top_level_keys().end(), key) == top_level_keys().end())
       top.fail(fmt::format("one of the keys {} (unknown key; or a strategy's parameter as NAME.param, for a strategy the "
                            "scenario runs)",
                            fmt::join(top_level_keys(), ", ")),
                key);
-  if (!top.has("name")) top.fail("a \"name\"");
+  top.require("name", "a \"name\"");
   s.name = top.string("name", "");
   if (!is_file_name(s.name)) top.fail(std::string(kFileName) + " (it names the report folder), got " + quote_value(s.name), "name");
   s.description = top.string("description", "");
@@ -656,6 +668,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
   if (top.has("workload")) {
     const Reader w = top.child("workload");
+    top.declare("workload", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"enum", {"account-bind", "batch-scheduler", "sessions"}}}}});
     w.only({"kind", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
             "reap_after_ms", "horizon_ms", "settle_ms"});
     s.workload = w.choice("kind", "account-bind", {"account-bind", "batch-scheduler", "sessions"});
@@ -727,10 +740,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (c.has("arrival")) {
       const Reader a = c.child("arrival");
       a.only({"kind", "start_ms", "spread_ms", "interval_ms", "times_ms"});
+      a.declare("", {{"if", {{"properties", {{"kind", {{"const", "listed"}}}}}, {"required", {"kind"}}}},
+                     {"then", {{"required", {"times_ms"}}}}});
       auto& arrival = clients.arrival;
       arrival.kind = a.pick("kind", arrival.kind, names::arrival);
       if (arrival.kind == models::ArrivalKind::listed) {
         // "times_ms": [0, 5600, 9000]: each client's operations at these times, in order.
+      a.declare("times_ms", {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}}});
         const json& times = a.has("times_ms") ? a.raw().at("times_ms") : json();
         if (!times.is_array() || times.empty()) a.fail("a non-empty list of times in ms for a listed arrival", "times_ms");
         double last = 0;
@@ -761,6 +777,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       backoff.jitter = b.pick("jitter", backoff.jitter, names::jitter);
     }
     if (c.has("retry_on")) {
+      json defaults = json::array();
+      for (models::ErrorKind kind : clients.retry.retry_on) defaults.push_back(models::to_string(kind));
+      c.declare("retry_on", {{"type", "array"}, {"items", {{"type", "string"}}}, {"default", defaults}});
       const json& list = c.raw().at("retry_on");
       if (!list.is_array()) c.fail("a list of error kinds", "retry_on");
       clients.retry.retry_on.clear();
@@ -786,7 +805,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     const Reader r = top.child("redis");
     r.only({"instances", "persistence", "failover", "down_after_ms", "replication_lag", "client_timeout_ms"});
     auto& redis = d.redis;
-    if (r.has("instances")) redis.instances = static_cast<int>(r.integer("instances", 1, 1, 99));
+    if (r.has("instances")) redis.instances = static_cast<int>(r.integer("instances", 1, 99));
     redis.server.persistence = r.pick("persistence", redis.server.persistence, names::persistence);
     redis.failover = r.boolean("failover", redis.failover);
     redis.sentinel.down_after = r.millis("down_after_ms", redis.sentinel.down_after, 1);
@@ -805,9 +824,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     e.only({"session_ttl_ms"});
     d.coordination.etcd_session_ttl = e.millis("session_ttl_ms", d.coordination.etcd_session_ttl, 1);
   }
+  top.declare("faults", {{"type", "object"}, {"default", json::object()}});
   if (top.has("faults")) {
     const Reader f = top.child("faults");
     if (!f.raw().is_object()) f.fail("an object");
+    std::vector<std::string> kinds;
+    for (const FaultKind* k : fault_kinds()) kinds.push_back(k->key());
+    f.declare_keys(kinds);
     for (const auto& [key, value] : f.raw().items())
       if (std::none_of(fault_kinds().begin(), fault_kinds().end(), [&](const FaultKind* k) { return key == k->key(); })) {
         std::string list;
@@ -821,6 +844,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
   // Strategies: "all", names, or {"name": ..., "as": "a label", "params": {...}}.
   std::vector<json> chosen;
+  top.declare("strategies", {{"type", {"string", "array"}}, {"minItems", 1}, {"if", {{"type", "string"}}}, {"then", {{"const", "all"}}}});
   if (!top.has("strategies") || top.raw().at("strategies") == "all") {
     for (const auto& e : models::strategies::registry())
       if (e.workload() == s.workload) chosen.push_back(e.info.name);
@@ -838,8 +862,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     if (item.is_string()) {
       name = item.get<std::string>();
     } else if (item.is_object()) {
-      const Reader r(item, path, "/" + at);
+      const Reader r = top.child("strategies").item(i);
+      top.declare(at, {{"type", {"string", "object"}}});
       r.only({"name", "script", "as", "params"});
+      r.declare("params", {{"type", "object"}});
+      r.declare_names("params", "<param>");
+      r.declare("params/<param>", {{"type", {"number", "boolean"}}});
       if (r.has("name") == r.has("script")) r.fail("either \"name\" (a strategy of `locksim list`) or \"script\" (a Lua file)");
       name = r.string("name", "");
       script = r.string("script", "");
@@ -883,7 +911,13 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   if (s.workload == "sessions") check_steps(top, s.script, d.database);
   if (top.has("expect")) {
     const Reader e = top.child("expect");
+    top.declare("expect", {{"type", "object"}});
     if (!e.raw().is_object()) e.fail("an object: strategy -> {metric: comparison}");
+    // A strategy's comparisons; the sessions workload's may stand at the top (a comparison).
+    e.declare_names("", "<strategy>");
+    e.declare("<strategy>", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"pattern", kComparison}}}});
+    e.declare_names("<strategy>", "<metric>");
+    e.declare("<strategy>/<metric>", {{"type", "string"}, {"pattern", kComparison}});
     // The sessions workload runs one script: its expectations may be written without it.
     const bool flat = s.workload == "sessions" && !e.raw().contains("sessions");
     if (flat)

@@ -18,6 +18,8 @@
 
 namespace locksim {
 
+class SchemaRecorder;
+
 struct StrategyChoice {
   std::string name;  // the registry's name; a script's file name ("my.lua")
   models::strategies::Params params;  // the registry's defaults, overridden by the file
@@ -97,6 +99,10 @@ StrategyChoice load_script_file(const std::string& path);
 /// named, and given parameters. Throws InputError.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {},
                        const std::vector<std::string>& only = {});
+/// Validates a scenario document already read (and overridden) from `path`, running only the
+/// `only` strategies when given. A `recorder` notes what the loader reads (app/schema.hpp).
+Scenario load_document(nlohmann::json doc, const std::string& path, const std::vector<std::string>& only = {},
+                       SchemaRecorder* recorder = nullptr);
 /// The scenario with every effective value, defaults included: what `run` prints and
 /// `--print-config` shows.
 nlohmann::json effective_config(const Scenario& scenario);

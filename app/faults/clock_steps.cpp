@@ -42,7 +42,7 @@ class ClockStepsKind : public FaultKind {
     auto out = std::make_shared<ClockSteps>();
     each_entry(list, [&](const Reader& c) {
       c.only({"node", "at_ms", "step_ms"});
-      if (!c.has("step_ms")) c.fail("a step_ms (negative: backward)");
+      c.require("step_ms", "a step_ms (negative: backward)");
       out->steps.push_back({names.read(c, "node"), sim::Time{} + c.millis("at_ms", {}), c.millis("step_ms", {}, -limits::max_ms)});
     });
     return out;

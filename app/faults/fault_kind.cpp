@@ -46,6 +46,7 @@ std::string NodeNames::read(const Reader& r, const std::string& key) const {
 }
 
 std::vector<std::string> NodeNames::read_list(const Reader& r, const std::string& key) const {
+  r.declare(key, {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "string"}}}});
   if (!r.has(key) || !r.raw().at(key).is_array() || r.raw().at(key).empty()) r.fail("a non-empty list of nodes", key);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < r.raw().at(key).size(); ++i) {

@@ -35,6 +35,7 @@ class GcPausesKind : public FaultKind {
     auto f = std::make_shared<GcPauses>();
     f->config.interval = g.distribution("interval", f->config.interval);
     f->config.length = g.distribution("length", f->config.length);
+    g.declare("nodes", {{"type", "array"}, {"items", {{"type", "string"}}}, {"default", json::array()}});
     if (g.has("nodes")) {
       const json& nodes = g.raw().at("nodes");
       if (!nodes.is_array()) g.fail("a list of nodes", "nodes");
