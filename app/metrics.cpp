@@ -13,13 +13,27 @@ namespace {
 // What the runner computes itself, over the operations of a whole run.
 std::vector<MetricInfo> runner_metrics() {
   std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations", .meaning = "logical operations the clients ran (the batch scheduler: tasks; the sessions workload: steps issued)"}};
+  out.push_back({.name = "failed_operations", .unit = "operations",
+                 .meaning = "logical operations of the clients that ended in an error or gave up (the errors counts say which "
+                            "error); the latency percentiles and time parts leave them out"});
   for (const char* p : {"p50", "p90", "p99", "p99.9"})
     out.push_back({.name = fmt::format("latency_ms.{}", p), .kind = MetricKind::duration, .unit = "ms",
-                   .meaning = fmt::format("latency of a logical operation, first attempt to last answer: the {}th percentile",
+                   .meaning = fmt::format("latency of a successful logical operation, first attempt to the answer: the {}th "
+                                          "percentile",
                                           std::string(p).substr(1)),
                    .aggregate = Aggregate::over_run});
   out.push_back({.name = "latency_ms.max", .kind = MetricKind::duration, .unit = "ms",
-                 .meaning = "latency of the slowest logical operation", .aggregate = Aggregate::over_run});
+                 .meaning = "latency of the slowest successful logical operation", .aggregate = Aggregate::over_run});
+  for (const char* p : {"p50", "p99"})
+    out.push_back({.name = fmt::format("failed_latency_ms.{}", p), .kind = MetricKind::duration, .unit = "ms",
+                   .meaning = fmt::format("latency of a failed logical operation (failed_operations), first attempt to the "
+                                          "last answer or timeout: the {}th percentile",
+                                          std::string(p).substr(1)),
+                   .aggregate = Aggregate::over_run});
+  for (const TimePart& part : kTimeParts)
+    out.push_back({.name = fmt::format("time_ms.{}", part.name), .kind = MetricKind::duration, .unit = "ms",
+                   .meaning = fmt::format("mean per successful logical operation: {}", part.meaning),
+                   .aggregate = Aggregate::over_run});
   out.push_back({.name = "db_ops_per_op", .kind = MetricKind::ratio, .unit = "statements",
                  .meaning = "database statements per logical operation", .aggregate = Aggregate::over_run});
   out.push_back({.name = "redis_ops_per_op", .kind = MetricKind::ratio, .unit = "commands",

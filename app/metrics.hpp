@@ -4,6 +4,7 @@
 // run's operations (latency percentiles, statements per operation). Results, the report's
 // notes, `expect`, `--property`, `--metric` and docs/metrics.md all read this one list.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,25 @@
 namespace locksim {
 
 using models::checkers::MetricInfo;
+
+/// A part of a logical operation's time (models::TimeSpent), as its metric `time_ms.<name>` names it.
+struct TimePart {
+  const char* name;
+  sim::Duration models::TimeSpent::*member;
+  const char* meaning;
+};
+/// Every part, in the order the report's table and picture show them; they sum to the latency.
+inline constexpr std::array<TimePart, 7> kTimeParts = {{
+    {"queue", &models::TimeSpent::queue, "time waiting in an app server's accept queue for a worker"},
+    {"pool", &models::TimeSpent::pool, "time waiting for a pooled database connection"},
+    {"db_lock", &models::TimeSpent::db_lock, "time its statements waited for row and gap locks in the database"},
+    {"lock_service", &models::TimeSpent::lock_service,
+     "time acquiring locks (Redis, Redisson, Redlock, ZooKeeper, etcd, the lock table, a local mutex), retry loops included"},
+    {"timed_out", &models::TimeSpent::timed_out, "time in attempts the client timed out on, whatever they were doing"},
+    {"backoff", &models::TimeSpent::backoff, "time the client slept between attempts"},
+    {"service_network", &models::TimeSpent::service_network,
+     "the rest of its latency: handler work, statements and commands served, network, pauses (the parts sum to the latency)"},
+}};
 
 /// Every metric, in the order tables list them.
 const std::vector<MetricInfo>& metrics();

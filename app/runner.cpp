@@ -168,6 +168,10 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
 
 double ms(sim::Time t) { return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count(); }
 
+void add_time(models::TimeSpent& sum, const models::TimeSpent& t) {
+  for (auto part : kTimeParts) sum.*part.member += t.*part.member;
+}
+
 reports::Cell cell(const models::db::Value& v) {
   if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
   return std::get<std::string>(v);
@@ -309,9 +313,20 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   take_findings(models::checkers::check_all(trial), out);
   out.events = run.events;
   out.trace_hash = run.trace_hash;
-  for (const auto& op : operations) out.latency.add(std::chrono::duration<double, std::milli>(op.latency()).count());
+  std::uint64_t failed = 0;
+  for (const auto& op : operations) {
+    const double latency_ms = std::chrono::duration<double, std::milli>(op.latency()).count();
+    if (op.outcome != models::Outcome::ok) {  // drawn apart: a quick rejection is no fast success
+      out.failed_latency.add(latency_ms);
+      ++failed;
+      continue;
+    }
+    out.latency.add(latency_ms);
+    add_time(out.time_ok, op.time);
+  }
   out.operations = operations.size();
   out.counts["operations"] = static_cast<double>(out.operations);
+  out.counts["failed_operations"] = static_cast<double>(failed);
   out.db_statements = deployment.database().stats().statements;
   out.redis_commands = env.observed().redis_commands();
   if (kept == TraceKept::timeline)
@@ -348,6 +363,7 @@ namespace {
 struct StrategyFold {
   reports::StrategyResult result;
   std::uint64_t statements = 0, commands = 0;
+  models::TimeSpent time_ok{};  // of the successful operations: integer time, so the sum is exact in any order
   std::map<std::string, double> sums;                   // of each metric over the trials
   std::map<std::string, const MetricInfo*> infos;       // the registry's entries, looked up once
   /// Expectations on metrics checked in every trial (a step's outcome), with how many trials
@@ -419,6 +435,8 @@ struct StrategyFold {
       sums[name] += v;
     }
     r.latency.merge(o.latency);
+    r.failed_latency.merge(o.failed_latency);
+    add_time(time_ok, o.time_ok);
     r.operations += o.operations;
     r.events += o.events;
     statements += o.db_statements;
@@ -445,7 +463,13 @@ struct StrategyFold {
                              {"latency_ms.p99.9", 99.9}})
         r.figures[name] = r.latency.percentile(p);
       r.figures["latency_ms.max"] = r.latency.max_ms();
+      const double ok = static_cast<double>(r.latency.count());
+      for (const TimePart& part : kTimeParts)
+        r.figures[std::string("time_ms.") + part.name] = std::chrono::duration<double, std::milli>(time_ok.*part.member).count() / ok;
     }
+    if (r.failed_latency.count() > 0)
+      for (auto [name, p] : {std::pair{"failed_latency_ms.p50", 50.0}, {"failed_latency_ms.p99", 99.0}})
+        r.figures[name] = r.failed_latency.percentile(p);
     const double ops = std::max<double>(1, static_cast<double>(r.operations));
     r.figures["db_ops_per_op"] = static_cast<double>(statements) / ops;
     r.figures["redis_ops_per_op"] = static_cast<double>(commands) / ops;

@@ -12,7 +12,9 @@ namespace locksim {
 /// One trial of one strategy: what the checkers counted, and latencies.
 struct TrialOutcome {
   std::map<std::string, double> counts;
-  reports::Histogram latency;  // every finished logical operation, in ms
+  reports::Histogram latency;         // every logical operation that succeeded, in ms
+  reports::Histogram failed_latency;  // every one that ended failed or gave up, in ms
+  models::TimeSpent time_ok{};        // where the time of the successful ones went, summed
   std::uint64_t operations = 0;
   std::uint64_t db_statements = 0;
   std::uint64_t redis_commands = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <iterator>
 
 #include "reports/report_folder.hpp"
 
@@ -28,6 +29,47 @@ std::string latency_data(const RunResults& r, std::vector<std::string>& names) {
                          static_cast<double>(seen) / static_cast<double>(s.latency.count()));
     }
     out += "\n\n";
+  }
+  return out;
+}
+
+// The parts of an operation's time, as the metric registry lists them (time_ms.queue, ...).
+std::vector<std::string> time_parts(const RunResults& r) {
+  std::vector<std::string> out;
+  for (const auto& note : r.metrics)
+    if (note.name.starts_with("time_ms.")) out.push_back(note.name.substr(8));
+  return out;
+}
+
+bool has_time(const StrategyResult& s, const std::vector<std::string>& parts) {
+  return !parts.empty() && s.figures.count("time_ms." + parts.front()) > 0;
+}
+
+double failed_operations(const StrategyResult& s) {
+  auto it = s.counts.find("failed_operations");
+  return it == s.counts.end() ? 0 : it->second.total;
+}
+
+// "db_lock" -> "db lock"
+std::string part_title(std::string part) {
+  std::replace(part.begin(), part.end(), '_', ' ');
+  return part;
+}
+
+// Per strategy with successful operations: its row, name and the cumulative ms per successful
+// operation after each part, so each part is a box from one column to the next.
+std::string time_data(const RunResults& r, const std::vector<std::string>& parts, std::vector<std::string>& names) {
+  std::string out = "# row, strategy, then the ms per successful operation summed up to each part: 0";
+  for (const auto& p : parts) out += " " + p;
+  out += "\n";
+  for (const auto& s : r.strategies) {
+    if (!has_time(s, parts)) continue;
+    out += fmt::format("{} {} 0", names.size(), quoted(s.name));
+    double sum = 0;
+    for (const auto& p : parts) out += fmt::format(" {:.6g}", sum += s.figures.at("time_ms." + p));
+    out += "\n";
+    const double failed = failed_operations(s);
+    names.push_back(failed > 0 ? fmt::format("{} ({:g} failed, not drawn)", s.name, failed) : s.name);
   }
   return out;
 }
@@ -68,8 +110,9 @@ std::string latency_script(const std::vector<std::string>& names) {
   std::string titles;
   for (const auto& n : names) titles += (titles.empty() ? "" : " ") + n;
   const std::string body = fmt::format(
-      "set title 'Latency of logical operations (CDF)'\nset xlabel 'latency (ms, log scale)'\n"
-      "set ylabel 'share of operations'\nset logscale x\nset yrange [0:1]\nset key outside right\nset grid\n"
+      "set title 'Latency of successful logical operations (CDF; failed ones in report.md)'\n"
+      "set xlabel 'latency (ms, log scale)'\n"
+      "set ylabel 'share of successful operations'\nset logscale x\nset yrange [0:1]\nset key outside right\nset grid\n"
       "names = '{}'\nplot for [i=0:{}] 'latency.dat' index i using 1:2 with steps lw 2 dashtype 1+int(i/8) title word(names, i+1) noenhanced",
       titles, names.size() - 1);
   return both_formats("latency_cdf", "1100,600", "1100,600", body);
@@ -153,6 +196,61 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
   return both_formats(name, size, size, body);
 }
 
+// One stacked horizontal bar per strategy: where a successful operation's time goes, part by part.
+std::string time_script(const std::vector<std::string>& parts, const std::vector<std::string>& names) {
+  static constexpr const char* kColours[] = {"#e15759", "#f28e2b", "#b07aa1", "#4e79a7", "#9c755f", "#bab0ac", "#59a14f"};
+  std::string body = fmt::format(
+      "set title 'Where the time of a successful operation goes (mean ms per operation)'\n"  // no x label: the key is below
+      "set yrange [{:.1f}:-0.6]\nset xrange [0:*]\nset grid xtics\nset key outside bottom center horizontal maxcols 7 samplen 2\n"
+      "set style fill solid 0.85 border rgb 'white'\n",
+      static_cast<double>(names.size()) - 0.4);  // the first strategy on top
+  std::string tics = "set ytics (";
+  for (std::size_t i = 0; i < names.size(); ++i) tics += fmt::format("{}'{}' {}", i == 0 ? "" : ", ", escape(names[i]), i);
+  body += tics + ") font ',9' noenhanced\nplot ";
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    body += fmt::format("{}'time_breakdown.dat' using {}:1:{}:{}:($1-0.35):($1+0.35) with boxxyerror lc rgb '{}' title '{}'",
+                        k == 0 ? "" : ", ", k + 4, k + 3, k + 4, kColours[k % std::size(kColours)], part_title(parts[k]));
+  const std::string size = fmt::format("1100,{}", 170 + 34 * static_cast<int>(names.size()));
+  return both_formats("time_breakdown", size, size, body);
+}
+
+// report.md's "Where time goes": per strategy, the mean ms per successful operation in each
+// part (they sum to its mean latency), and its failed operations.
+std::string time_table(const RunResults& r, const std::vector<std::string>& parts) {
+  std::string head = "| strategy |", rule = "|---|", rows;
+  for (const auto& p : parts) {
+    head += " " + part_title(p) + " |";
+    rule += "---:|";
+  }
+  head += " mean latency | failed ops | failed p50 ms |\n";
+  rule += "---:|---:|---:|\n";
+  for (const auto& s : r.strategies) {
+    if (!has_time(s, parts) && failed_operations(s) == 0) continue;
+    std::string row = "| " + s.name + " |";
+    double sum = 0;
+    for (const auto& p : parts) {
+      auto it = s.figures.find("time_ms." + p);
+      row += it == s.figures.end() ? " - |" : fmt::format(" {:.2f} |", it->second);
+      if (it != s.figures.end()) sum += it->second;
+    }
+    auto failed_p50 = s.figures.find("failed_latency_ms.p50");
+    row += has_time(s, parts) ? fmt::format(" {:.2f} |", sum) : std::string(" - |");
+    row += fmt::format(" {:g} | {} |\n", failed_operations(s),
+                       failed_p50 == s.figures.end() ? std::string("-") : fmt::format("{:.1f}", failed_p50->second));
+    rows += row;
+  }
+  if (rows.empty()) return "";
+  return "## Where time goes\n\n"
+         "Mean milliseconds per successful logical operation, first attempt to the answer: waiting in an app server's "
+         "accept *queue*, for a database *pool* connection, for row and gap locks in the database (*db lock*), acquiring "
+         "locks at a *lock service* (retry loops, Redlock, ZooKeeper, etcd, the lock table, a local mutex), in attempts "
+         "that *timed out* (where that time went is unknown to the client), in *backoff* between attempts, and the rest "
+         "(*service network*: handler work, statements and commands served, network, pauses). The parts sum to the mean "
+         "latency. Failed operations (an error, or every attempt failed) are counted apart and left out of the parts and "
+         "of the latency percentiles and CDF.\n\n" +
+         head + rule + rows + "\n";
+}
+
 std::string markdown(const RunResults& r, const std::vector<std::string>& pictures, const std::string& note) {
   std::string md = fmt::format("# {}\n\n{}\n\nSource: {}\n\n", r.scenario, r.description, r.source);
   if (!r.lesson.empty()) md += fmt::format("**Lesson.** {}\n\n", r.lesson);
@@ -165,10 +263,11 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
         "first for one key, summed over trials; *per M ops*, dup rows per million operations with its exact 95% Poisson "
         "interval; *trials with dups*, the share of trials with at least one, and its 95% Wilson interval (\"1 outcome\" "
         "when every trial came to the same counts); *dup keys*, keys with more than one row; "
-        "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of logical operations (first attempt to "
-        "last answer) from 1% log buckets; *db/op*, *redis*, statements and Redis commands per logical operation; "
+        "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of successful logical operations (first "
+        "attempt to the answer) from 1% log buckets; *db/op*, *redis*, statements and Redis commands per logical operation; "
         "*errors*, operations that ended in an error, by its kind. The other checkers are listed under the table where "
         "they fired.\n\n";
+  md += time_table(r, time_parts(r));
   std::string notes;  // every metric measured here, from the registry
   for (const auto& note : r.metrics) {
     bool measured = false;
@@ -220,14 +319,21 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     f.written.push_back(name);
   };
   write("results.json", to_json(r));
-  std::vector<std::string> names, fired, pictures;
+  std::vector<std::string> names, fired, pictures, timed;
   const std::string latency = latency_data(r, names);
+  const std::vector<std::string> parts = time_parts(r);
+  const std::string times = time_data(r, parts, timed);
   const std::string violations = violation_data(r, fired);
   std::string script;
   if (!names.empty()) {
     write("latency.dat", latency);
     script += latency_script(names);
     pictures.push_back("latency_cdf");
+  }
+  if (!timed.empty()) {
+    write("time_breakdown.dat", times);
+    script += time_script(parts, timed);
+    pictures.push_back("time_breakdown");
   }
   if (!fired.empty()) {
     write("violations.dat", violations);

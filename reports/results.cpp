@@ -126,7 +126,7 @@ std::string figure(const StrategyResult& s, const std::string& name, const char*
 // The metrics the table has columns for; the others are listed under it where they fired.
 bool in_columns(const std::string& name) {
   return name == "duplicate_rows" || name == "duplicated_keys" || name == "dropped_requests" || name == "operations" ||
-         name.starts_with("errors.");
+         name == "failed_operations" || name.starts_with("errors.");  // the errors column sums to failed_operations
 }
 
 std::string table(const RunResults& r) {
@@ -336,9 +336,13 @@ std::string to_json(const RunResults& r) {
       for (const auto& t : s.tables) tables[t.name] = {{"columns", t.columns}, {"rows", rows(t.rows)}};
       j["tables"] = tables;
     }
-    json buckets = json::array();
-    for (const auto& [lower, n] : s.latency.buckets()) buckets.push_back({lower, n});
-    j["latency_histogram"] = {{"bucket_growth", Histogram::kGrowth}, {"buckets_ms_count", buckets}};
+    const auto histogram = [](const Histogram& h) {
+      json buckets = json::array();
+      for (const auto& [lower, n] : h.buckets()) buckets.push_back({lower, n});
+      return json{{"bucket_growth", Histogram::kGrowth}, {"buckets_ms_count", buckets}};
+    };
+    j["latency_histogram"] = histogram(s.latency);  // successful operations
+    j["failed_latency_histogram"] = histogram(s.failed_latency);
     j["examples"] = s.examples;
     j["first_trace_hash"] = fmt::format("{:016x}", s.first_trace_hash);
     j["trace_hash"] = fmt::format("{:016x}", s.trace_hash);

@@ -114,8 +114,9 @@ struct StrategyResult {
   std::uint64_t trials = 0;  // run: fewer than asked when the run was stopped
   std::uint64_t operations = 0;
   std::map<std::string, Metric> counts;          // duplicate_rows, errors.1062, ...
-  std::map<std::string, double> figures;         // latency_ms.p50 ..., db_ops_per_op, ...
-  Histogram latency;                             // of every finished logical operation, in ms
+  std::map<std::string, double> figures;         // latency_ms.p50 ..., time_ms.queue ..., db_ops_per_op, ...
+  Histogram latency;                             // of every successful logical operation, in ms
+  Histogram failed_latency;                      // of every one that ended in an error or gave up, in ms
   std::vector<std::string> examples;             // the first few violations, explained
   std::uint64_t first_trace_hash = 0;
   std::uint64_t trace_hash = 0;  // every trial's, folded in trial order

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace models {
 
@@ -176,12 +177,21 @@ void Clients::run_operation(std::uint32_t client, std::uint64_t operation, std::
   record.key = key;
   record.start = engine.now();
   Backoff backoff(retry.backoff);
+  TimeSpent& spent = record.time;
   for (int attempt = 1;; ++attempt) {
     record.attempts = attempt;
     AppServer& server = balancer_.pick(key);
     engine.record(attempt_kind_, record.operation, attempt, server.node().id());
     const Request request{record.operation, static_cast<std::uint32_t>(attempt), client, key, value, engine.now()};
     const std::optional<Response> response = try_call_server<Response>(net_, node_.id(), server, request, retry.attempt_timeout);
+    if (response) {  // its waits on the server lie inside the attempt; the rest is service and network
+      spent.queue += response->time.queue;
+      spent.pool += response->time.pool;
+      spent.db_lock += response->time.db_lock;
+      spent.lock_service += response->time.lock_service;
+    } else {
+      spent.timed_out += engine.now() - request.sent;
+    }
     const ErrorKind error = response ? response->error : ErrorKind::timeout;
     if (error == ErrorKind::none) {
       record.outcome = Outcome::ok;
@@ -196,9 +206,14 @@ void Clients::run_operation(std::uint32_t client, std::uint64_t operation, std::
       record.outcome = Outcome::gave_up;
       break;
     }
+    const sim::Time slept = engine.now();
     sim::sleep_for(backoff.next(stream));
+    spent.backoff += engine.now() - slept;
   }
   record.end = engine.now();
+  spent.service_network = record.latency() - spent.total();
+  if (spent.service_network < sim::Duration::zero() || std::min({spent.queue, spent.pool, spent.db_lock, spent.lock_service}) < sim::Duration::zero())
+    throw std::logic_error(fmt::format("models::Clients: operation {} measured waits longer than its latency", record.operation));
   engine.record(outcome_kind_, record.operation, static_cast<std::int64_t>(record.outcome),
                 static_cast<std::int64_t>(record.last_error));
   records_.push_back(record);

@@ -102,6 +102,9 @@ struct OperationRecord {
   int attempts = 0;
   Outcome outcome = Outcome::ok;
   ErrorKind last_error = ErrorKind::none;  // of the last failed attempt, if any
+  /// Where its latency went: the answered attempts' waits on the server, the attempts that
+  /// timed out, the backoff sleeps, and the rest as service and network; the parts sum to it.
+  TimeSpent time{};
   sim::Duration latency() const { return end - start; }
 };
 

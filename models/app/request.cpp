@@ -18,4 +18,18 @@ const char* to_string(ErrorKind kind) {
   return "?";
 }
 
+TimeSpentIn::TimeSpentIn(TimeSpent& spent, sim::Duration TimeSpent::*part)
+    : spent_(spent), part_(part), start_(sim::now()), before_(spent.total()) {}
+
+TimeSpentIn::~TimeSpentIn() {
+  // A killed process is unwinding: its attempt will never be answered, and the engine may be
+  // shutting down.
+  if (sim::this_process_killed()) return;
+  const sim::Duration elapsed = sim::now() - start_;
+  const sim::Duration inner = spent_.total() - before_;
+  // Inner waits lie inside this one; were one measured outside, this part would go negative,
+  // which the client's check of an operation's parts reports.
+  spent_.*part_ += elapsed - inner;
+}
+
 }  // namespace models

@@ -32,8 +32,46 @@ struct Request {
   sim::Time sent;               // true time the attempt left the client
 };
 
+/// Where time went: for one attempt on the server, its waits (the other parts stay zero);
+/// for a logical operation, every part, summing to its latency. Waits are true (simulated)
+/// time, never a node's clock, so that they add up across nodes.
+struct TimeSpent {
+  sim::Duration queue{};         // in the app server's accept queue, waiting for a worker
+  sim::Duration pool{};          // waiting for a pooled database connection
+  sim::Duration db_lock{};       // statements waiting for row, gap and insert-intention locks
+  sim::Duration lock_service{};  // acquiring locks: lock-service calls and their retry loops, lock tables, mutexes
+  sim::Duration timed_out{};     // attempts the client gave up on (no answer in time): where it went is unknown
+  sim::Duration backoff{};       // the client sleeping between attempts
+  sim::Duration service_network{};  // the rest: handler work, statements and commands served, network, pauses
+
+  /// Every part: for an operation, its latency.
+  sim::Duration total() const { return queue + pool + db_lock + lock_service + timed_out + backoff + service_network; }
+  /// The server's waits, the parts an answered attempt brings back.
+  sim::Duration waits() const { return queue + pool + db_lock + lock_service; }
+  bool operator==(const TimeSpent&) const = default;
+};
+
+/// Adds the time from its construction to its end to one part of `spent`, less what the other
+/// parts gained meanwhile: a wait measured inside another (a pool or row-lock wait inside a
+/// lock acquire) counts once, as the inner one, so the parts never overlap.
+class TimeSpentIn {
+ public:
+  TimeSpentIn(TimeSpent& spent, sim::Duration TimeSpent::*part);
+  ~TimeSpentIn();
+  TimeSpentIn(const TimeSpentIn&) = delete;
+  TimeSpentIn& operator=(const TimeSpentIn&) = delete;
+
+ private:
+  TimeSpent& spent_;
+  sim::Duration TimeSpent::*part_;
+  sim::Time start_;
+  sim::Duration before_;  // spent_.total() at the start
+};
+
 struct Response {
   ErrorKind error = ErrorKind::none;
+  /// The attempt's waits on the server (queue, pool, db_lock, lock_service), set by the AppServer.
+  TimeSpent time{};
   bool ok() const { return error == ErrorKind::none; }
 };
 

@@ -36,12 +36,14 @@ void AppServer::spawn_workers() {
       while (auto next = queue_.get_unless_killed()) {
         Job& job = *next;
         ++busy_;
+        worker.time = TimeSpent{.queue = node_.engine().now() - job.accepted};
         Response response;
         try {
           response = handler_.handle(job.request, worker);
         } catch (const sim::Timeout&) {
           response.error = ErrorKind::internal;
         }
+        response.time = worker.time;
         --busy_;
         ++handled_;
         job.reply.send(response);
@@ -51,7 +53,7 @@ void AppServer::spawn_workers() {
 }
 
 void AppServer::accept(Request request, ReplyTo<Response> reply) {
-  if (queue_.try_put(Job{std::move(request), reply})) {
+  if (queue_.try_put(Job{std::move(request), reply, node_.engine().now()})) {
     ++accepted_;
     max_queued_ = std::max(max_queued_, queue_.size());
   } else {

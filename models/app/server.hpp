@@ -26,6 +26,9 @@ struct Worker {
   AppServer& server;
   int index;           // 0-based within its server
   sim::Stream& stream;  // the worker's own random stream
+  /// The current attempt's waits: the AppServer sets its queue wait and sends it back with the
+  /// response; the strategy's pool, row-lock and lock-service waits add to it.
+  TimeSpent time{};
 };
 
 /// What an app server does with a request. May block (calls to Redis, the database).
@@ -70,6 +73,7 @@ class AppServer {
   struct Job {
     Request request;
     ReplyTo<Response> reply;
+    sim::Time accepted;  // when it entered the queue (true time)
   };
   void spawn_workers();
 

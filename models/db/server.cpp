@@ -165,7 +165,10 @@ Result Pool::run(std::size_t slot, const Statement& statement) {
 }
 
 Connection::Connection(Connection&& other) noexcept
-    : pool_(std::exchange(other.pool_, nullptr)), slot_(other.slot_), in_transaction_(other.in_transaction_) {}
+    : pool_(std::exchange(other.pool_, nullptr)),
+      slot_(other.slot_),
+      in_transaction_(other.in_transaction_),
+      lock_waits_(std::exchange(other.lock_waits_, nullptr)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -173,6 +176,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     pool_ = std::exchange(other.pool_, nullptr);
     slot_ = other.slot_;
     in_transaction_ = other.in_transaction_;
+    lock_waits_ = std::exchange(other.lock_waits_, nullptr);
   }
   return *this;
 }
@@ -192,6 +196,8 @@ void Connection::set_origin(std::string who) { pool_->slots_[slot_].who = std::m
 Result Connection::try_execute(const Statement& statement) {
   if (pool_ == nullptr) throw sim::UsageError("models::db::Connection: used after it was given back");
   Result r = pool_->run(slot_, statement);
+  if (lock_waits_ != nullptr)
+    for (const LockWait& w : r.waits) *lock_waits_ += w.waited;
   using K = Statement::Kind;
   if (statement.kind == K::begin) in_transaction_ = r.ok();
   if (statement.kind == K::commit || statement.kind == K::rollback || r.code == Code::deadlock ||

@@ -134,6 +134,9 @@ class Connection {
 
   /// Who the rows this connection inserts come from, for checkers.
   void set_origin(std::string who);
+  /// From now on, adds how long each statement waited for locks on the server to `*sink`,
+  /// the statements that fail included (null: not counted). The sink outlives the connection.
+  void count_lock_waits(sim::Duration* sink) { lock_waits_ = sink; }
 
   Result execute(const Statement& statement);  // throws SqlError unless the result is ok
   /// Runs a prepared statement (prepare once: `static const auto kFind = sql::prepare("...")`)
@@ -178,6 +181,7 @@ class Connection {
   Pool* pool_ = nullptr;
   std::size_t slot_ = 0;
   bool in_transaction_ = false;
+  sim::Duration* lock_waits_ = nullptr;
 };
 
 class Pool {

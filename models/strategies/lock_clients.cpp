@@ -17,6 +17,7 @@ LockGuard LockClients::guard(checkers::Hold hold, LockGuard::Unlock unlock, std:
 }
 
 std::optional<LockGuard> LockClients::redis(const std::string& key, const RedisLockOptions& options) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   const sim::Duration ttl = options.ttl && !options.expire_after ? *options.ttl : sim::Duration{};  // zero: no expiry
   const Clock& clock = worker_.server.node().clock();
   if (!options.wait && options.tries < 1) return std::nullopt;
@@ -77,6 +78,7 @@ void start_watchdog(Env& env, AppServer& server, std::string lock, std::string o
 }  // namespace
 
 std::optional<LockGuard> LockClients::redisson(const std::string& key, const RedissonOptions& options) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   const Clock& clock = worker_.server.node().clock();
   const sim::Time give_up = clock.monotonic() + options.wait;
   while (!env_.redis(worker_, redis::Command::hlock(redis::Op::hlock_acquire, key, value_, options.lease)).is_nil()) {
@@ -97,6 +99,7 @@ std::optional<LockGuard> LockClients::redisson(const std::string& key, const Red
 }
 
 std::optional<LockGuard> LockClients::redlock(const std::string& key, const redis::RedlockConfig& config) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   redis::Redlock& redlock = env_.redlock(worker_, config);
   const redis::Redlock::Lock lock = redlock.lock(key);
   if (!lock.held) return std::nullopt;
@@ -111,6 +114,7 @@ std::optional<LockGuard> LockClients::redlock(const std::string& key, const redi
 }
 
 std::optional<LockGuard> LockClients::zookeeper(const std::string& path, zk::LockRecipe recipe, sim::Duration wait) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   auto mutex = std::make_shared<zk::Mutex>(env_.zookeeper(worker_), path, recipe);
   const bool held = mutex->acquire(wait);
   env_.observed_.count_wakeups(mutex->wakeups());
@@ -127,6 +131,7 @@ std::optional<LockGuard> LockClients::zookeeper(const std::string& path, zk::Loc
 }
 
 std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Duration wait) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   etcd::Client& client = env_.etcd(worker_);
   auto mutex = std::make_shared<etcd::Mutex>(client, env_.etcd_session(worker_), prefix);
   if (!mutex->lock(wait)) {
@@ -146,6 +151,7 @@ std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Durat
 }
 
 std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string& key) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   try {
     c.execute(kTakeLock, {key, value_});
   } catch (const db::SqlError& e) {
@@ -158,6 +164,7 @@ std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string
 }
 
 LockGuard LockClients::local(KeyedMutex& mutex, const std::string& key) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   mutex.lock(key);
   return LockGuard(checkers::Hold(), [&mutex, key](checkers::Hold&) { mutex.unlock(key); }, failed_unlock_, 0,
                    LockGuard::Kept::in_process);

@@ -12,6 +12,7 @@
 //
 // Each acquire returns nothing when the lock is busy (after the waiting its options allow)
 // and throws what the service's client throws (sim::Timeout, zk::KeeperError, db::SqlError).
+// Its time, whatever the outcome, is the attempt's lock-service time (Worker::time).
 
 #include <deque>
 #include <exception>

@@ -132,8 +132,12 @@ std::string Strategy::attempt_token(const Request& r, const Worker& w) {
 }
 
 db::Connection Strategy::connect(const Request& r, Worker& worker) {
-  db::Connection c = env_.pool(worker).acquire();
+  db::Connection c = [&] {
+    TimeSpentIn waiting(worker.time, &TimeSpent::pool);  // a wait that ends in the pool's timeout counts too
+    return env_.pool(worker).acquire();
+  }();
   c.set_origin(who(r, worker));
+  c.count_lock_waits(&worker.time.db_lock);
   return c;
 }
 

@@ -52,6 +52,11 @@ TEST_CASE("the report folder holds results.json, report.md with the table and le
   CHECK(md.find(locksim::reports::table(results)) != std::string::npos);
   CHECK(read(folder.path / "violations.dat").find("# duplicate_rows") != std::string::npos);
   CHECK(read(folder.path / "latency.dat").find("# redlock") != std::string::npos);
+  // Where time goes: a row per strategy in report.md and in the stacked bars' data.
+  CHECK(md.find("## Where time goes") != std::string::npos);
+  CHECK(md.find("| redlock |") != std::string::npos);
+  const std::string times = read(folder.path / "time_breakdown.dat");
+  for (const auto& s : results.strategies) CHECK(times.find('"' + s.name + '"') != std::string::npos);
   // The first trial drawn: two holders of one lock, and the two inserts of the duplicated key.
   const std::string timeline = read(folder.path / "timeline-redlock.dat");
   CHECK(timeline.find("# holds") != std::string::npos);
@@ -65,6 +70,8 @@ TEST_CASE("the report folder holds results.json, report.md with the table and le
   if (files.plotted) {
     CHECK(std::filesystem::file_size(folder.path / "violations.png") > 0);
     CHECK(std::filesystem::file_size(folder.path / "latency_cdf.svg") > 0);
+    CHECK(std::filesystem::file_size(folder.path / "time_breakdown.png") > 0);
+    CHECK(md.find("![time_breakdown](time_breakdown.png)") != std::string::npos);
     CHECK(md.find("![violations](violations.png)") != std::string::npos);
     CHECK(std::filesystem::file_size(folder.path / "timeline-redlock.png") > 0);
   }
