@@ -5,6 +5,7 @@
 // iterate the kinds; adding one is its file, one line in app/faults/fault_kind.cpp, and its
 // test.
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -37,6 +38,10 @@ class Fault {
   /// shrinker's measures).
   virtual int count() const = 0;
   virtual double pause_ms() const { return 0; }
+  /// The faults of this kind a trial that ran until `end` on `surface` injected: those listed
+  /// whose time came on a node it has, those drawn as counted on the surface. The
+  /// denominator of rates per fault (duplicate_rows.per_fault).
+  virtual std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const = 0;
   /// The entry with every effective value, defaults included (`--print-config`).
   virtual json effective() const = 0;
 };
@@ -74,6 +79,12 @@ void each_entry(const Reader& list, Each&& each) {
   list.declare("", {{"type", "array"}});
   if (!list.raw().is_array()) list.fail("a list");
   for (std::size_t i = 0; i < list.raw().size(); ++i) each(list.item(i));
+}
+/// For kinds that are a list of faults: how many a trial that ran until `end` injected, those
+/// whose time came and that `acts` (on nodes the trial's world has).
+template <class List, class Acts>
+std::uint64_t listed_injected(const List& list, sim::Time end, Acts&& acts) {
+  return static_cast<std::uint64_t>(std::count_if(list.begin(), list.end(), [&](const auto& f) { return f.at <= end && acts(f); }));
 }
 /// For kinds that are a list of faults: each fault removed in turn.
 void remove_each(const json& faults, const char* key, std::vector<Smaller>& removals);

@@ -13,6 +13,9 @@ namespace {
 // What the runner computes itself, over the operations of a whole run.
 std::vector<MetricInfo> runner_metrics() {
   std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations", .meaning = "logical operations the clients ran (the batch scheduler: tasks; the sessions workload: steps issued)"}};
+  out.push_back({.name = "injected_faults", .unit = "faults",
+                 .meaning = "faults injected: each listed fault whose time came, each GC pause (faults.gc_pauses.count_over_ms "
+                            "long at least); NAME.per_fault divides a count by it"});
   out.push_back({.name = "failed_operations", .unit = "operations",
                  .meaning = "logical operations of the clients that ended in an error or gave up (the errors counts say which "
                             "error); the latency percentiles and time parts leave them out"});
@@ -67,14 +70,16 @@ const MetricInfo* base_info(const std::string& name) {
 }  // namespace
 
 MetricForm metric_form(const std::string& name) {
-  for (const char* form : {"total", "share", "per_million"}) {
+  for (const char* form : {"total", "share", "per_million", "per_fault"}) {
     const std::string suffix = std::string(".") + form;
     if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
     const std::string base = name.substr(0, name.size() - suffix.size());
     const MetricInfo* m = base_info(base);
     // Counts summed or maxed over trials have a total and a share; a rate needs a sum.
     if (m == nullptr || m->aggregate == Aggregate::over_run || m->aggregate == Aggregate::each || base == "operations") continue;
-    if (std::string(form) == "per_million" && (m->aggregate != Aggregate::sum || m->kind != MetricKind::count)) continue;
+    const bool rate = std::string(form).starts_with("per_");
+    if (rate && (m->aggregate != Aggregate::sum || m->kind != MetricKind::count)) continue;
+    if (rate && base == "injected_faults") continue;
     return {base, form};
   }
   return {name, ""};
@@ -109,8 +114,9 @@ std::string metrics_markdown() {
       "- **max** metrics give the largest value of any trial; **over the run** ones are computed once over every\n"
       "  operation of the run.\n"
       "- A count summed over trials is also a rate: `NAME.per_million` is its total per million operations (the\n"
-      "  clients' logical operations), with an exact 95% Poisson interval; `NAME.total` is the total and `NAME.share`\n"
-      "  the share of trials in which it fired. `expect` and `sweep --metric` take these forms\n"
+      "  clients' logical operations), with an exact 95% Poisson interval; `NAME.per_fault` its total per injected\n"
+      "  fault (`injected_faults`: for a rare fault, the harm each one does); `NAME.total` is the total and\n"
+      "  `NAME.share` the share of trials in which it fired. `expect` and `sweep --metric` take these forms\n"
       "  (`\"duplicate_rows.per_million\": \"< 5\"`).\n\n"
       "| metric | kind | unit | finding | over trials | meaning |\n"
       "|---|---|---|---|---|---|\n";

@@ -45,6 +45,15 @@ void inject_faults(const Scenario& s, const models::FaultSurface& surface) {
   for (const FaultSetup& f : s.faults) f.faults->inject(surface);
 }
 
+// The faults a trial that ran until `end` injected, where the scenario has any: the
+// denominator of its rates per fault.
+void count_faults(const Scenario& s, const models::FaultSurface& surface, sim::Time end, TrialOutcome& out) {
+  if (s.faults.empty()) return;
+  std::uint64_t n = 0;
+  for (const FaultSetup& f : s.faults) n += f.faults->injected(surface, end);
+  out.counts["injected_faults"] = static_cast<double>(n);
+}
+
 // What the checkers found, as a trial's outcome.
 void take_findings(models::checkers::Findings&& f, TrialOutcome& out) {
   out.counts = std::move(f.values);
@@ -162,6 +171,7 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   out.trace_hash = run.trace_hash;
   out.operations = static_cast<std::uint64_t>(s.batch.tasks);
   out.counts["operations"] = static_cast<double>(out.operations);
+  count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
   out.db_statements = deployment.database().stats().statements;
   return out;
 }
@@ -241,6 +251,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   // Its logical operations are its steps.
   out.operations = static_cast<std::uint64_t>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.was_issued; }));
   out.counts["operations"] = static_cast<double>(out.operations);
+  count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
   if (in_full) {
     out.timeline.seed = deployment.engine().config().seed;
     out.timeline.end_s = seconds(deployment.engine().now());
@@ -327,6 +338,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   out.operations = operations.size();
   out.counts["operations"] = static_cast<double>(out.operations);
   out.counts["failed_operations"] = static_cast<double>(failed);
+  count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
   out.db_statements = deployment.database().stats().statements;
   out.redis_commands = env.observed().redis_commands();
   if (kept == TraceKept::timeline)
@@ -454,9 +466,11 @@ struct StrategyFold {
       m.mean = sums[name] / static_cast<double>(r.trials);
       m.share = reports::wilson(m.fired, r.trials);
       const MetricInfo& info = metric(name);
-      if (info.aggregate == models::checkers::Aggregate::sum && info.kind == models::checkers::MetricKind::count &&
-          name != "operations" && r.operations > 0)
-        m.per_million = reports::per_million(m.total, r.operations);
+      const bool rate = info.aggregate == models::checkers::Aggregate::sum && info.kind == models::checkers::MetricKind::count &&
+                        name != "operations" && name != "injected_faults";
+      if (rate && r.operations > 0) m.per_million = reports::per_million(m.total, r.operations);
+      if (const auto faults = r.counts.find("injected_faults"); rate && faults != r.counts.end() && faults->second.total > 0)
+        m.per_fault = reports::per_unit(m.total, faults->second.total);
     }
     if (r.latency.count() > 0) {  // the batch workload has no client operations to time
       for (auto [name, p] : {std::pair{"latency_ms.p50", 50.0}, {"latency_ms.p90", 90.0}, {"latency_ms.p99", 99.0},

@@ -34,6 +34,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
   Network& net = world_.network();
   surface_.engine = &world_.engine();
   surface_.network = &net;
+  surface_.drawn_faults = &drawn_faults_;
   surface_.nodes["clients"] = &world_.client_node();
   for (AppServer* app : world_.servers()) {
     surface_.nodes[app->node().name()] = &app->node();
@@ -108,6 +109,7 @@ std::vector<const redis::Server*> Deployment::redis_instances() const {
 OwnNodes::OwnNodes(sim::EngineConfig engine, const LinkConfig& link) : engine_(std::move(engine)), network_(engine_, link) {
   surface_.engine = &engine_;
   surface_.network = &network_;
+  surface_.drawn_faults = &drawn_faults_;
 }
 
 Node& OwnNodes::add_node(const std::string& name) {

@@ -78,6 +78,9 @@ struct FaultSurface {
   std::map<std::string, Node*> nodes;
   std::vector<Node*> app_nodes;
   std::vector<redis::Server*> redis;  // the Redis instances, whose process a crash may kill alone
+  /// Faults drawn during the trial (GC pauses), counted as they begin, for rates per fault;
+  /// the deployment owns it.
+  std::uint64_t* drawn_faults = nullptr;
   /// The node called `name`, or null if this trial's world lacks it.
   Node* find(const std::string& name) const;
 };
@@ -118,6 +121,7 @@ class Deployment {
   bool keep_log_ = false;  // the database's statement log, for a trial kept whole
   Forward handler_;
   World world_;
+  std::uint64_t drawn_faults_ = 0;
   FaultSurface surface_;
   std::unique_ptr<db::Server> database_;
   std::vector<std::unique_ptr<db::Pool>> pools_;
@@ -149,6 +153,7 @@ class OwnNodes {
   sim::Engine engine_;
   Network network_;
   std::deque<Node> nodes_;
+  std::uint64_t drawn_faults_ = 0;
   FaultSurface surface_;
 };
 

@@ -25,13 +25,15 @@ Share wilson(std::uint64_t hits, std::uint64_t trials) {
   return {p, std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
-Share per_million(double count, std::uint64_t operations) {
-  if (operations == 0) return {};
-  const double n = static_cast<double>(operations) / 1e6, k = std::max(0.0, std::round(count));
+Share per_unit(double count, double exposure) {
+  if (!(exposure > 0)) return {};
+  const double k = std::max(0.0, std::round(count));
   const double low = k == 0 ? 0 : boost::math::quantile(boost::math::chi_squared(2 * k), 0.025) / 2;
   const double high = boost::math::quantile(boost::math::chi_squared(2 * k + 2), 0.975) / 2;
-  return {count / n, low / n, high / n};
+  return {count / exposure, low / exposure, high / exposure};
 }
+
+Share per_million(double count, std::uint64_t operations) { return per_unit(count, static_cast<double>(operations) / 1e6); }
 
 std::string to_text(const Cell& cell) {
   if (const auto* n = std::get_if<std::int64_t>(&cell)) return std::to_string(*n);
@@ -54,8 +56,8 @@ bool RunResults::value(const std::string& strategy, const std::string& metric, d
       out = c->second.total;
       return true;
     }
-    // A count read another way: duplicate_rows.per_million, .share, .total.
-    for (const char* form : {".total", ".share", ".per_million"}) {
+    // A count read another way: duplicate_rows.per_million, .per_fault, .share, .total.
+    for (const char* form : {".total", ".share", ".per_million", ".per_fault"}) {
       if (!metric.ends_with(form) || metric.size() <= std::strlen(form)) continue;
       const std::string base = metric.substr(0, metric.size() - std::strlen(form));
       auto c = s.counts.find(base);
@@ -63,7 +65,10 @@ bool RunResults::value(const std::string& strategy, const std::string& metric, d
       const Metric none{};
       const Metric& m = c == s.counts.end() ? none : c->second;  // an error kind that never happened
       const std::string f = form;
-      out = f == ".total" ? m.total : f == ".share" ? m.share.value : (m.per_million ? m.per_million->value : 0);
+      out = f == ".total"         ? m.total
+            : f == ".share"       ? m.share.value
+            : f == ".per_million" ? (m.per_million ? m.per_million->value : 0)
+                                  : (m.per_fault ? m.per_fault->value : 0);
       return true;
     }
     if (auto f = s.figures.find(metric); f != s.figures.end()) {
@@ -159,7 +164,9 @@ std::string table(const RunResults& r) {
       auto it = s.counts.find(name);
       if (it == s.counts.end() || it->second.fired == 0) continue;
       line += fmt::format("{}{} {:.6g}{} in {}", line.empty() ? "" : ", ", name, it->second.total,
-                          it->second.per_million ? " (" + rate(it->second.per_million->value) + " per M ops)" : "",
+                          it->second.per_million ? " (" + rate(it->second.per_million->value) + " per M ops" +
+                                                       (it->second.per_fault ? ", " + rate(it->second.per_fault->value) + " per fault" : "") + ")"
+                                                 : "",
                           share_cell(s, name));
     }
     if (!line.empty()) findings += fmt::format("  {}: {}\n", s.name, line);
@@ -292,6 +299,9 @@ std::string to_json(const RunResults& r) {
       if (m.per_million)
         metrics[name]["per_million_operations"] = {
             {"value", m.per_million->value}, {"low95", m.per_million->low}, {"high95", m.per_million->high}};
+    for (const auto& [name, m] : s.counts)
+      if (m.per_fault)
+        metrics[name]["per_injected_fault"] = {{"value", m.per_fault->value}, {"low95", m.per_fault->low}, {"high95", m.per_fault->high}};
     for (const auto& [name, v] : s.figures) metrics[name] = v;
     for (const auto& [name, v] : s.each) metrics[name] = {{"first_trial", v.first}, {"min", v.min}, {"max", v.max}};
     j["metrics"] = metrics;

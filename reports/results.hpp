@@ -21,6 +21,9 @@ Share wilson(std::uint64_t hits, std::uint64_t trials);
 /// `count` events in `operations` operations, per million operations: the exact (Garwood)
 /// 95% interval of a Poisson count.
 Share per_million(double count, std::uint64_t operations);
+/// `count` events over `exposure` units (faults): the rate per unit, with its exact 95%
+/// Poisson interval.
+Share per_unit(double count, double exposure);
 
 struct Metric {
   double total = 0;         // over all trials
@@ -30,6 +33,9 @@ struct Metric {
   /// total per million operations, with its interval: the rate a design review reads. None for
   /// a metric that is not a sum over trials (the most holders at once).
   std::optional<Share> per_million{};
+  /// total per injected fault (injected_faults), with its interval: the rate of a rare fault's
+  /// harm. None without faults.
+  std::optional<Share> per_fault{};
 };
 
 /// One trial drawn as a picture: who believed they held which lock when (with the lease the

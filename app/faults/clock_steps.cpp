@@ -26,6 +26,9 @@ class ClockSteps : public Fault {
     for (auto& [name, list] : by_node) models::inject_clock_faults(*surface.find(name), std::move(list));
   }
   int count() const override { return static_cast<int>(steps.size()); }
+  std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const override {
+    return listed_injected(steps, end, [&](const auto& c) { return surface.find(c.node) != nullptr; });
+  }
   json effective() const override {
     json list = json::array();
     for (const auto& c : steps)

@@ -35,6 +35,9 @@ class Crashes : public Fault {
     }
   }
   int count() const override { return static_cast<int>(crashes.size()); }
+  std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const override {
+    return listed_injected(crashes, end, [&](const auto& c) { return surface.find(c.node) != nullptr; });
+  }
   json effective() const override {
     json list = json::array();
     for (const auto& c : crashes)

@@ -11,16 +11,28 @@ class GcPauses : public Fault {
  public:
   models::GcPausesConfig config;
   std::vector<std::string> nodes;  // empty: every app server
+  sim::Duration count_over{};      // the pauses that count as faults: this long at least
 
   void inject(const models::FaultSurface& surface) const override {
+    models::GcPausesConfig counted = config;
+    if (surface.drawn_faults != nullptr)
+      counted.on_pause = [drawn = surface.drawn_faults, over = count_over](sim::Duration d) {
+        if (d >= over) ++*drawn;
+      };
     if (nodes.empty())
-      for (models::Node* app : surface.app_nodes) models::inject_gc_pauses(*app, config);
+      for (models::Node* app : surface.app_nodes) models::inject_gc_pauses(*app, counted);
     for (const auto& name : nodes)
-      if (models::Node* n = surface.find(name)) models::inject_gc_pauses(*n, config);
+      if (models::Node* n = surface.find(name)) models::inject_gc_pauses(*n, counted);
   }
   int count() const override { return 1; }
+  std::uint64_t injected(const models::FaultSurface& surface, sim::Time) const override {
+    return surface.drawn_faults != nullptr ? *surface.drawn_faults : 0;
+  }
   json effective() const override {
-    return {{"interval", distribution_json(config.interval)}, {"length", distribution_json(config.length)}, {"nodes", nodes}};
+    return {{"interval", distribution_json(config.interval)},
+            {"length", distribution_json(config.length)},
+            {"nodes", nodes},
+            {"count_over_ms", to_ms(count_over)}};
   }
 };
 
@@ -31,10 +43,11 @@ class GcPausesKind : public FaultKind {
     return "stop-the-world pauses at drawn intervals and of drawn lengths, on every app server or the listed nodes";
   }
   std::shared_ptr<const Fault> load(const Reader& g, const NodeNames& names) const override {
-    g.only({"interval", "length", "nodes"});
+    g.only({"interval", "length", "nodes", "count_over_ms"});
     auto f = std::make_shared<GcPauses>();
     f->config.interval = g.distribution("interval", f->config.interval);
     f->config.length = g.distribution("length", f->config.length);
+    f->count_over = g.millis("count_over_ms", f->count_over);
     g.declare("nodes", {{"type", "array"}, {"items", {{"type", "string"}}}, {"default", json::array()}});
     if (g.has("nodes")) {
       const json& nodes = g.raw().at("nodes");

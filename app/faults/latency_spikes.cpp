@@ -37,6 +37,12 @@ class LatencySpikes : public Fault {
     if (!out.empty()) models::inject_latency_spikes(*surface.network, std::move(out));
   }
   int count() const override { return static_cast<int>(spikes.size()); }
+  std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const override {
+    return listed_injected(spikes, end, [&](const Spike& s) {
+      return s.node.empty() ? surface.find(s.between[0]) != nullptr && surface.find(s.between[1]) != nullptr
+                            : surface.find(s.node) != nullptr;
+    });
+  }
   json effective() const override {
     json list = json::array();
     for (const auto& s : spikes) {

@@ -33,6 +33,12 @@ class Partitions : public Fault {
     if (!windows.empty()) models::inject_partitions(*surface.network, std::move(windows));
   }
   int count() const override { return static_cast<int>(partitions.size()); }
+  std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const override {
+    const auto any_of = [&](const std::vector<std::string>& side) {
+      return std::any_of(side.begin(), side.end(), [&](const std::string& n) { return surface.find(n) != nullptr; });
+    };
+    return listed_injected(partitions, end, [&](const Partition& p) { return any_of(p.side_a) && any_of(p.side_b); });
+  }
   json effective() const override {
     json list = json::array();
     for (const auto& p : partitions)

@@ -25,6 +25,9 @@ class Pauses : public Fault {
         models::inject_at(*surface.engine, "faults.pause." + p.node, p.at, [n, length = p.length] { n->pause(length); });
   }
   int count() const override { return static_cast<int>(pauses.size()); }
+  std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const override {
+    return listed_injected(pauses, end, [&](const Pause& p) { return surface.find(p.node) != nullptr; });
+  }
   double pause_ms() const override {
     double ms = 0;
     for (const auto& p : pauses) ms += to_ms(p.length);

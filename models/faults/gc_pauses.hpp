@@ -15,6 +15,8 @@ struct GcPausesConfig {
   sim::Distribution interval = sim::exponential(std::chrono::seconds(10));
   sim::Distribution length = sim::lognormal_median(std::chrono::milliseconds(50), 0.5);
   FaultWindow window;
+  /// Set: told each pause's length as it begins (a runner counting faults).
+  std::function<void(sim::Duration)> on_pause{};
 };
 
 /// Pauses `node` again and again as configured ("faults.gc.<node>").

@@ -81,6 +81,34 @@ TEST_CASE("expect and sweep read a count's per_million, total and share forms; a
              Catch::Contains("a metric name"));
 }
 
+TEST_CASE("a count per injected fault divides by the listed faults whose time came and the GC pauses long enough to count") {
+  CHECK(locksim::metric_form("duplicate_rows.per_fault").form == "per_fault");
+  CHECK_FALSE(locksim::is_metric("injected_faults.per_fault"));
+  json doc = account_bind_with({{"check-then-insert", {{"duplicate_rows.per_fault", "> 0"}}}});
+  // One pause in each trial; the second's time never comes (the trial is over long before).
+  doc["faults"]["pauses"] = {{{"node", "app-1"}, {"at_ms", 10}, {"length_ms", 50}}, {{"node", "app-1"}, {"at_ms", 1e9}, {"length_ms", 5}}};
+  test::TempScenario listed(doc.dump());
+  const auto r = locksim::run_scenario(locksim::load_scenario(listed.path));
+  const auto& check = r.strategies.at(0);
+  CHECK(check.counts.at("injected_faults").total == static_cast<double>(check.trials));
+  const auto& dups = check.counts.at("duplicate_rows");
+  REQUIRE(dups.per_fault);
+  CHECK(dups.per_fault->value == Approx(dups.total / static_cast<double>(check.trials)));
+  CHECK(r.expectations.at(0).holds);
+
+  // GC pauses of 10 ms every 100 ms: each counts, unless count_over_ms asks for longer ones.
+  doc["faults"] = {{"gc_pauses", {{"interval", {{"fixed_ms", 100}}}, {"length", {{"fixed_ms", 10}}}}}};
+  doc.erase("expect");
+  test::TempScenario every(doc.dump());
+  const auto counted = locksim::run_scenario(locksim::load_scenario(every.path));
+  CHECK(counted.strategies.at(0).counts.at("injected_faults").total > 0);
+  doc["faults"]["gc_pauses"]["count_over_ms"] = 20;
+  test::TempScenario longer(doc.dump());
+  const auto none = locksim::run_scenario(locksim::load_scenario(longer.path));
+  CHECK(none.strategies.at(0).counts.at("injected_faults").total == 0);
+  CHECK_FALSE(none.strategies.at(0).counts.at("duplicate_rows").per_fault);  // no fault: no rate per fault
+}
+
 TEST_CASE("a finding in one trial of 250 prints as 0.4% of trials, never 0%") {
   locksim::reports::RunResults r;
   r.trials = 250;
