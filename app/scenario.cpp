@@ -255,17 +255,11 @@ bool is_file_name(const std::string& name) {
   });
 }
 
-// clients.traffic: the whole population's arrivals.
-//   {"kind": "poisson" | "constant", "rate_per_s": 200, "duration_s": 60 | "operations": 10000,
-//    "start_ms": 0, "keys": {"kind": "fresh" | "uniform" | "zipf", "count": 1000, "exponent": 1.1},
-//    "double_submit": {"probability": 0.01, "delay": {...}}}
-models::Traffic load_traffic(const Reader& t) {
-  t.only({"kind", "rate_per_s", "duration_s", "operations", "start_ms", "keys", "double_submit"});
-  models::Traffic traffic;
-  const Names<models::Traffic::Kind> kinds = {{"poisson", models::Traffic::Kind::poisson}, {"constant", models::Traffic::Kind::constant}};
-  traffic.kind = t.pick("kind", traffic.kind, kinds);
-  t.require("rate_per_s", "a \"rate_per_s\": operations per second arriving from the whole population");
-  traffic.rate_per_s = t.number("rate_per_s", 1, 1e-6, 1e6);
+// A rate for a duration or a number of operations.
+void load_rate(const Reader& t, models::Traffic& traffic) {
+  if (!t.has("rate_per_s"))
+    t.fail("a \"rate_per_s\": operations per second arriving from the whole population (or \"kind\": \"listed\" with times_ms)");
+  traffic.rate_per_s = t.number("rate_per_s", 1e-6, 1e6);
   if (t.has("duration_s") == t.has("operations"))
     t.fail("either \"duration_s\" (arrivals for this long) or \"operations\" (this many arrivals)");
   double expected = 0;
@@ -279,6 +273,47 @@ models::Traffic load_traffic(const Reader& t) {
     if (expected > static_cast<double>(limits::max_operations))
       t.fail(fmt::format("at most {} operations a trial: rate_per_s x duration_s is {:g}", limits::max_operations, expected),
              "duration_s");
+  }
+}
+
+// clients.traffic: the whole population's arrivals.
+//   {"kind": "poisson" | "constant", "rate_per_s": 200, "duration_s": 60 | "operations": 10000,
+//    "start_ms": 0, "keys": {"kind": "fresh" | "uniform" | "zipf", "count": 1000, "exponent": 1.1},
+//    "double_submit": {"probability": 0.01, "delay": {...}}}
+//   or {"kind": "listed", "times_ms": [0, 5, 5, 900], ...}: one operation at each time.
+models::Traffic load_traffic(const Reader& t) {
+  t.only({"kind", "rate_per_s", "duration_s", "operations", "times_ms", "start_ms", "keys", "double_submit"});
+  models::Traffic traffic;
+  const Names<models::Traffic::Kind> kinds = {{"poisson", models::Traffic::Kind::poisson},
+                                              {"constant", models::Traffic::Kind::constant},
+                                              {"listed", models::Traffic::Kind::listed}};
+  traffic.kind = t.pick("kind", traffic.kind, kinds);
+  const json listed = {{"properties", {{"kind", {{"const", "listed"}}}}}, {"required", {"kind"}}};
+  t.declare("", {{"if", listed}, {"then", {{"required", {"times_ms"}}}}, {"else", {{"required", {"rate_per_s"}}}}});
+  t.declare("times_ms", {{"type", "array"},
+                         {"minItems", 1},
+                         {"maxItems", limits::max_operations},
+                         {"items", {{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}}});
+  t.declare("rate_per_s", {{"type", "number"}, {"minimum", 1e-6}, {"maximum", 1e6}});
+  t.declare("duration_s", {{"type", "number"}, {"minimum", 1e-6}, {"maximum", limits::max_ms / 1000}});
+  t.declare("operations", {{"type", "integer"}, {"minimum", 1}, {"maximum", limits::max_operations}});
+  if (traffic.kind == models::Traffic::Kind::listed) {
+    for (const char* rated : {"rate_per_s", "duration_s", "operations"})
+      if (t.has(rated)) t.fail("no rate, duration or operation count with listed times (the times say them)", rated);
+    const json& times = t.has("times_ms") ? t.raw().at("times_ms") : json();
+    if (!times.is_array() || times.empty() || times.size() > static_cast<std::size_t>(limits::max_operations))
+      t.fail(fmt::format("a list of 1 to {} arrival times in ms for listed traffic", limits::max_operations), "times_ms");
+    double last = 0;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      if (!Reader::is_ms(times[i]) || times[i].get<double>() < last)
+        t.fail(fmt::format("times in ms, from 0 to {} and in order", limits::max_ms), "times_ms/" + std::to_string(i));
+      last = times[i].get<double>();
+      traffic.times.push_back(Reader::from_ms(last));
+    }
+  } else if (t.has("times_ms")) {
+    t.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
+  } else {
+    load_rate(t, traffic);
   }
   traffic.start = t.millis("start_ms", traffic.start);
   if (t.has("keys")) {
@@ -309,13 +344,16 @@ models::Traffic load_traffic(const Reader& t) {
 }
 
 json traffic_json(const models::Traffic& t) {
-  json out = {{"kind", t.kind == models::Traffic::Kind::poisson ? "poisson" : "constant"},
-              {"rate_per_s", t.rate_per_s},
-              {"start_ms", to_ms(t.start)}};
-  if (t.operations != 0)
-    out["operations"] = t.operations;
-  else
-    out["duration_s"] = std::chrono::duration<double>(t.duration).count();
+  using Kind = models::Traffic::Kind;
+  json out = {{"kind", t.kind == Kind::poisson ? "poisson" : t.kind == Kind::constant ? "constant" : "listed"}, {"start_ms", to_ms(t.start)}};
+  if (t.kind == Kind::listed) {
+    out["times_ms"] = json::array();
+    for (sim::Duration at : t.times) out["times_ms"].push_back(to_ms(at));
+  } else {
+    out["rate_per_s"] = t.rate_per_s;
+    if (t.operations != 0) out["operations"] = t.operations;
+    else out["duration_s"] = std::chrono::duration<double>(t.duration).count();
+  }
   out["keys"] = {{"kind", models::to_string(t.keys)}};
   if (t.keys != models::KeyChoice::fresh) out["keys"]["count"] = t.key_count;
   if (t.keys == models::KeyChoice::zipf) out["keys"]["exponent"] = t.zipf_exponent;

@@ -70,21 +70,25 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
   const json workload = doc.value("workload", json::object());
   const bool has_clients = !workload.is_object() || workload.value("kind", "account-bind") == "account-bind";
   const json clients = doc.value("clients", json::object());
+  // Listed times: each one left out in turn.
+  const auto fewer_times = [&](const json& times, const std::string& path) {
+    for (std::size_t i = 0; times.is_array() && times.size() > 1 && i < times.size(); ++i) {
+      json fewer = times;
+      fewer.erase(i);
+      out.push_back(with_set(t, path, fewer));
+    }
+  };
   if (has_clients && clients.is_object() && clients.contains("traffic")) {
     // The population's traffic: fewer arrivals.
     const json traffic = clients.at("traffic");
     if (traffic.is_object() && traffic.contains("operations") && traffic.at("operations").is_number_integer())
       for (int ops : smaller(traffic.at("operations").get<int>())) out.push_back(with_set(t, "clients.traffic.operations", ops));
+    if (traffic.is_object() && traffic.contains("times_ms")) fewer_times(traffic.at("times_ms"), "clients.traffic.times_ms");
   } else if (has_clients) {
     for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
     const json arrival = clients.value("arrival", json::object());
     if (arrival.value("kind", "") == "listed" && arrival.contains("times_ms")) {
-      const json& times = arrival.at("times_ms");
-      for (std::size_t i = 0; times.size() > 1 && i < times.size(); ++i) {
-        json fewer = times;
-        fewer.erase(i);
-        out.push_back(with_set(t, "clients.arrival.times_ms", fewer));
-      }
+      fewer_times(arrival.at("times_ms"), "clients.arrival.times_ms");
     } else {
       for (int ops : smaller(clients.value("operations", 1))) out.push_back(with_set(t, "clients.operations", ops));
     }

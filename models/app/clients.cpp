@@ -49,9 +49,14 @@ Clients::Clients(Network& net, Node& node, LoadBalancer& balancer, ClientsConfig
     throw sim::UsageError("models::Clients: a listed arrival needs one time per operation, in order");
   Backoff{config_.retry.backoff};  // checks the backoff parameters now, not at the first retry
   if (const auto& t = config_.traffic) {
-    if (!(t->rate_per_s > 0) || !std::isfinite(t->rate_per_s)) throw sim::UsageError("models::Clients: traffic needs a positive rate");
-    if (t->operations == 0 && t->duration <= sim::Duration::zero())
-      throw sim::UsageError("models::Clients: traffic needs a duration or an operation count");
+    if (t->kind == Traffic::Kind::listed) {
+      if (t->times.empty() || !std::is_sorted(t->times.begin(), t->times.end()))
+        throw sim::UsageError("models::Clients: listed traffic needs its times, in order");
+    } else {
+      if (!(t->rate_per_s > 0) || !std::isfinite(t->rate_per_s)) throw sim::UsageError("models::Clients: traffic needs a positive rate");
+      if (t->operations == 0 && t->duration <= sim::Duration::zero())
+        throw sim::UsageError("models::Clients: traffic needs a duration or an operation count");
+    }
     if (t->keys != KeyChoice::fresh && t->key_count == 0) throw sim::UsageError("models::Clients: traffic over keys needs a key count");
     if (!(t->double_submit >= 0 && t->double_submit <= 1)) throw sim::UsageError("models::Clients: double_submit is a probability");
     if (t->keys == KeyChoice::zipf) {
@@ -143,8 +148,13 @@ void Clients::run_traffic() {
   std::uint64_t next_operation = 0;
   sim::Time next = begin;
   for (std::uint64_t arrived = 0;; ++arrived) {
-    if (t.kind == Traffic::Kind::poisson || arrived > 0) next += gaps.sample_duration(stream);
-    if (t.operations != 0 ? arrived == t.operations : next >= end) return;
+    if (t.kind == Traffic::Kind::listed) {
+      if (arrived == t.times.size()) return;
+      next = begin + t.times[arrived];
+    } else {
+      if (t.kind == Traffic::Kind::poisson || arrived > 0) next += gaps.sample_duration(stream);
+      if (t.operations != 0 ? arrived == t.operations : next >= end) return;
+    }
     sim::sleep_until(next);
     const std::uint64_t operation = next_operation++;
     const std::uint64_t key = traffic_key(stream, operation);

@@ -52,12 +52,14 @@ enum class KeyChoice {
 };
 
 /// Traffic of the whole population rather than per client: operations arrive at `rate_per_s`
-/// (exponential gaps, or evenly spaced), for `duration` or until `operations` have arrived;
-/// each is a user's request of its own. A user double-clicks with `double_submit`
-/// probability: the same request again (same key and value) after `double_submit_delay`.
+/// (exponential gaps, or evenly spaced), for `duration` or until `operations` have arrived,
+/// or at the listed `times` after `start`; each is a user's request of its own. A user
+/// double-clicks with `double_submit` probability: the same request again (same key and
+/// value) after `double_submit_delay`.
 struct Traffic {
-  enum class Kind { poisson, constant } kind = Kind::poisson;
+  enum class Kind { poisson, constant, listed } kind = Kind::poisson;
   double rate_per_s = 1;
+  std::vector<sim::Duration> times{};  // listed: in order
   std::uint64_t operations = 0;  // 0: until `duration`
   sim::Duration duration{};
   sim::Duration start{};

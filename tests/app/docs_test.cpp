@@ -152,6 +152,9 @@ const json kTraffic = json::parse(R"({
   "clients": {"traffic": {"rate_per_s": 50, "operations": 20, "keys": {"kind": "zipf", "count": 10, "exponent": 1.2}}}
 })");
 
+// Traffic at listed times.
+const json kListedTraffic = json::parse(R"({"name": "x", "clients": {"traffic": {"kind": "listed", "times_ms": [0, 5]}}})");
+
 // A scenario with the keys that appear only when given: the texts, a listed arrival, a
 // Redis instance count, a labelled strategy, a spike between two nodes, expectations.
 const json kEverything = json::parse(R"({
@@ -177,6 +180,7 @@ TEST_CASE("docs/scenario.md lists exactly the keys the loader reads and the defa
   produced = defaults;
   flatten(effective(kEverything), "", produced);
   flatten(effective(kTraffic), "", produced);
+  flatten(effective(kListedTraffic), "", produced);
   for (const std::string& file : locksim::catalogue()) flatten(locksim::effective_config(locksim::load_scenario(file)), "", produced);
 
   // (a) Every key the code produces is documented.

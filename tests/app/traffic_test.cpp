@@ -68,6 +68,16 @@ TEST_CASE("fresh keys never collide but a double click does, and a hot key under
   CHECK(total(run(with_traffic(uniform)), "duplicated_keys") == 2);  // one key, in each of the two trials
 }
 
+TEST_CASE("listed traffic brings one operation at each time: together they collide, spaced apart they do not") {
+  const json one_key = {{"kind", "uniform"}, {"count", 1}};
+  const auto together = run(with_traffic({{"kind", "listed"}, {"times_ms", {0, 0, 0}}, {"keys", one_key}}));
+  CHECK(together.operations == 2 * 3);
+  CHECK(total(together, "duplicate_rows") > 0);
+  const auto apart = run(with_traffic({{"kind", "listed"}, {"times_ms", {0, 500, 1000}}, {"start_ms", 100}, {"keys", one_key}}));
+  CHECK(apart.operations == 2 * 3);
+  CHECK(total(apart, "duplicate_rows") == 0);
+}
+
 TEST_CASE("traffic written wrong is one line naming the key") {
   const auto refused = [](const json& clients) {
     return test::refusal(json{{"name", "x"}, {"clients", clients}}.dump());
@@ -79,6 +89,12 @@ TEST_CASE("traffic written wrong is one line naming the key") {
   CHECK_THAT(refused({{"traffic", {{"rate_per_s", 1e6}, {"duration_s", 10}}}}), Catch::Contains("at most 1000000 operations a trial"));
   CHECK_THAT(refused({{"traffic", {{"rate_per_s", 10}, {"operations", 5}, {"keys", {{"kind", "zipf"}}}}}}),
              Catch::Contains("/clients/traffic/keys: expected a \"count\""));
+  CHECK_THAT(refused({{"traffic", {{"kind", "listed"}, {"times_ms", {5, 1}}}}}), Catch::Contains("/clients/traffic/times_ms/1: expected times"));
+  CHECK_THAT(refused({{"traffic", {{"kind", "listed"}, {"times_ms", {0}}, {"rate_per_s", 3}}}}),
+             Catch::Contains("/clients/traffic/rate_per_s: expected no rate"));
+  CHECK_THAT(refused({{"traffic", {{"kind", "listed"}}}}), Catch::Contains("/clients/traffic/times_ms: expected a list"));
+  CHECK_THAT(refused({{"traffic", {{"rate_per_s", 1}, {"operations", 1}, {"times_ms", {0}}}}}),
+             Catch::Contains("times_ms only with"));
   CHECK_THAT(refused({{"traffic", {{"rate_per_s", 10}, {"operations", 5}, {"double_submit", {{"probability", 2}}}}}}),
              Catch::Contains("/clients/traffic/double_submit/probability"));
 }
