@@ -4,6 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -216,55 +222,118 @@ using Clock = std::chrono::steady_clock;  // the wall budget only
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Depth-first over the tree of enumerable choices, by re-execution: each run follows
-// `prefix`, then takes option 0 at every later choice; the next run deviates at the
-// deepest choice that still has an untried option and whose deviation keeps at most
-// `bound` choices off their default. The runs are distinct, and when none is left the
-// bounded space is covered.
+// What a search over numbered runs found: how many runs count, and the first that fired.
+struct FirstHit {
+  std::uint64_t ran = 0;               // every run below the hit, and the hit; or every run claimed
+  std::optional<std::uint64_t> hit{};  // the lowest-numbered run that fired
+};
+
+// Runs `attempt(i)` for i = 0, 1, ... below `limit` on `jobs` threads, each number once, until
+// `out_of_time()` or a run fires (`attempt` returns true). The finding is the lowest-numbered run
+// that fired, and every run below it has run, whatever `jobs`: a thread takes no number past
+// the lowest hit so far, and finishes the run it took.
+FirstHit first_hit(int jobs, std::uint64_t limit, const std::function<bool()>& out_of_time,
+                   const std::function<bool(std::uint64_t)>& attempt) {
+  constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+  std::atomic<std::uint64_t> next{0}, best{kNone};
+  std::atomic<bool> stop{false};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  const auto work = [&] {
+    try {
+      while (!stop.load()) {
+        if (out_of_time()) {
+          stop = true;
+          return;
+        }
+        const std::uint64_t i = next.fetch_add(1);
+        if (i >= limit || i >= best.load()) return;
+        if (!attempt(i)) continue;
+        for (std::uint64_t b = best.load(); i < b && !best.compare_exchange_weak(b, i);) {
+        }
+      }
+    } catch (...) {  // a defect in a run: the first one ends the search and is rethrown
+      const std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < jobs; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  if (best.load() != kNone) return {best.load() + 1, best.load()};
+  return {std::min(next.load(), limit), std::nullopt};
+}
+
+// Bounded exhaustive search over the tree of enumerable choices, by re-execution, level by
+// level: first the default run, then every run with one choice off its default, then two,
+// up to `bound`. A run with deviations D spawns the runs that add one deviation past D's
+// last one, at each choice its own run asked, with each other option; so every schedule
+// within the bound runs exactly once, and when a level spawns none the space is covered.
+// A level's runs are independent and run on `jobs` threads; they are numbered in a fixed
+// order (their parents' order, then the choice, then the option), so the finding is the one
+// with the fewest deviations, and among those the first in that order, whatever `jobs`.
 Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
-  struct Point {
-    std::uint64_t options, taken;
+  struct Node {
+    Deviations deviations;              // choice -> option, each != 0
+    std::vector<std::uint32_t> options;  // how many options each choice of its run offered
+    std::uint64_t events = 0;
+    std::vector<std::string> fired;
   };
   Finding f;
-  std::vector<std::uint64_t> prefix;
-  std::vector<Point> trail;
-  const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
-    const std::size_t i = trail.size();
-    const std::uint64_t v = i < prefix.size() ? prefix[i] : 0;
-    if (v >= n)
-      throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
-                                         "run is not a function of its choices",
-                                         i, stream, n));
-    trail.push_back({n, v});
-    return v;
-  };
-  std::vector<int> deviating_before;
-  while (f.runs < static_cast<std::uint64_t>(o.budget) && seconds_since(started) <= o.time_s) {
-    trail.clear();
-    const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
-    ++f.runs;
-    f.events += outcome.events;
-    f.choice_points = std::max<std::uint64_t>(f.choice_points, trail.size());
-    f.fired = fired_checkers(outcome, o.property);
-    if (!f.fired.empty()) {
-      Deviations d;
-      for (std::size_t i = 0; i < trail.size(); ++i)
-        if (trail[i].taken != 0) d[i] = trail[i].taken;
+  std::vector<Node> level(1);
+  for (int deviating = 0;; ++deviating) {
+    const std::uint64_t limit = std::min<std::uint64_t>(level.size(), static_cast<std::uint64_t>(o.budget) - f.runs);
+    const FirstHit hit = first_hit(o.jobs, limit, [&] { return seconds_since(started) > o.time_s; }, [&](std::uint64_t i) {
+      Node& node = level[i];
+      std::size_t asked = 0;
+      const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
+        const std::size_t at = asked++;
+        const auto it = node.deviations.find(at);
+        const std::uint64_t v = it == node.deviations.end() ? 0 : it->second;
+        if (v >= n)
+          throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
+                                             "run is not a function of its choices",
+                                             at, stream, n));
+        node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
+        return v;
+      };
+      const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
+      node.events = outcome.events;
+      node.fired = fired_checkers(outcome, o.property);
+      return !node.fired.empty();
+    });
+    for (std::uint64_t i = 0; i < hit.ran; ++i) {
+      f.events += level[i].events;
+      f.choice_points = std::max<std::uint64_t>(f.choice_points, level[i].options.size());
+    }
+    f.runs += hit.ran;
+    if (hit.hit) {
+      const Node& found = level[*hit.hit];
       f.found = true;
-      f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, Schedule::dfs(d).text()};
+      f.fired = found.fired;
+      f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, Schedule::dfs(found.deviations).text()};
       break;
     }
-    deviating_before.assign(trail.size() + 1, 0);
-    for (std::size_t i = 0; i < trail.size(); ++i) deviating_before[i + 1] = deviating_before[i] + (trail[i].taken != 0 ? 1 : 0);
-    std::size_t j = trail.size();
-    while (j > 0 && !(trail[j - 1].taken + 1 < trail[j - 1].options && deviating_before[j - 1] + 1 <= o.bound)) --j;
-    if (j == 0) {
+    if (hit.ran < level.size()) break;  // out of budget or time: not covered
+    std::vector<Node> below;
+    if (deviating < o.bound)
+      for (const Node& node : level) {
+        const std::size_t from = node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1;
+        for (std::size_t at = from; at < node.options.size(); ++at)
+          for (std::uint32_t option = 1; option < node.options[at]; ++option) {
+            below.emplace_back();
+            below.back().deviations = node.deviations;
+            below.back().deviations[at] = option;
+          }
+      }
+    if (below.empty()) {
       f.exhausted = true;
       break;
     }
-    prefix.clear();
-    for (std::size_t i = 0; i + 1 < j; ++i) prefix.push_back(trail[i].taken);
-    prefix.push_back(trail[j - 1].taken + 1);
+    level = std::move(below);
   }
   f.wall_s = seconds_since(started);
   return f;
@@ -277,6 +346,7 @@ Finding explore(const ExploreOptions& o) {
     throw InputError(fmt::format("--mode {}: expected random, pct or dfs", quote_value(o.mode)));
   if (o.depth < 1 || o.depth > kMaxPctDepth) throw InputError(fmt::format("--depth {}: expected 1 to {}", o.depth, kMaxPctDepth));
   if (o.bound < 0 || o.bound > 10) throw InputError(fmt::format("--bound {}: expected 0 to 10", o.bound));
+  if (o.jobs < 1 || o.jobs > 1024) throw InputError(fmt::format("--jobs {}: expected 1 to 1024", o.jobs));
   if (const auto& properties = findings();
       o.property != "any" && std::none_of(properties.begin(), properties.end(), [&](const MetricInfo* m) { return m->name == o.property; })) {
     std::string names;
@@ -300,19 +370,30 @@ Finding explore(const ExploreOptions& o) {
     const double n = static_cast<double>(std::max<std::size_t>(1, agents.size()));
     f.pct_bound = 1.0 / (n * std::pow(static_cast<double>(std::max<std::uint64_t>(1, steps)), o.depth - 1));
   }
-  for (std::uint64_t seed = s.seed; f.runs < static_cast<std::uint64_t>(o.budget); ++seed) {
-    f.wall_s = seconds_since(started);
-    if (f.wall_s > o.time_s) break;
+  // Run i takes seed s.seed + i (and, for pct, its own schedule): the finding is the first
+  // seed that fires, whatever --jobs.
+  const auto token_of = [&](std::uint64_t i) {
+    const std::uint64_t seed = s.seed + i;
     Token token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), seed, ""};
     if (o.mode == "pct") token.schedule = Schedule::pct(o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull).text();
-    const TrialOutcome outcome = run_token(s, choice, token, TraceKept::none);  // the checkers only
-    ++f.runs;
-    f.fired = fired_checkers(outcome, o.property);
-    if (!f.fired.empty()) {
-      f.found = true;
-      f.token = token;
-      break;
-    }
+    return token;
+  };
+  std::mutex fired_mutex;
+  std::map<std::uint64_t, std::vector<std::string>> fired;  // by run, the runs that fired
+  const FirstHit hit = first_hit(o.jobs, static_cast<std::uint64_t>(o.budget), [&] { return seconds_since(started) > o.time_s; },
+                                 [&](std::uint64_t i) {
+                                   const TrialOutcome outcome = run_token(s, choice, token_of(i), TraceKept::none);  // the checkers only
+                                   std::vector<std::string> which = fired_checkers(outcome, o.property);
+                                   if (which.empty()) return false;
+                                   const std::lock_guard lock(fired_mutex);
+                                   fired[i] = std::move(which);
+                                   return true;
+                                 });
+  f.runs = hit.ran;
+  if (hit.hit) {
+    f.found = true;
+    f.token = token_of(*hit.hit);
+    f.fired = fired.at(*hit.hit);
   }
   f.wall_s = seconds_since(started);
   return f;

@@ -11,6 +11,11 @@
 //   (the order of simultaneous events, delays drawn from a `one_of_ms` set), the scenario's
 //   seed fixing every other draw; at most `bound` choices differ from the default (the
 //   first option), so the space is finite and the search says when it has covered it.
+//   It goes level by level: the default run, then every run with one choice off its
+//   default, then two; the first finding has the fewest deviating choices.
+// `jobs` threads run a search's runs; its finding is the first in a fixed order (random and
+// pct: the lowest seed; dfs: the fewest deviations, then the order of the level), so it and
+// its token are the same whatever `jobs`.
 // A trial is a function of its seed and schedule, so a token holds the engine version, the
 // scenario (name, hash and overrides), the strategy, the seed and the schedule.
 //
@@ -41,6 +46,7 @@ struct ExploreOptions {
   bool shrink = true;
   int budget = 10'000;           // trials at most
   double time_s = 60;            // wall seconds at most
+  int jobs = 1;                  // threads running the search's runs; the finding does not depend on it
 };
 
 struct Token {

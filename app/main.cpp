@@ -417,6 +417,10 @@ int dispatch(int argc, char** argv) {
                         "report the violating run as found, without shrinking it");
   explore_cmd->add_option("--budget", explore_options.options.budget, "runs at most")->check(CLI::Range(1, 100'000'000));
   explore_cmd->add_option("--time", explore_options.options.time_s, "wall seconds at most")->check(seconds_limit());
+  explore_options.options.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  explore_cmd->add_option("--jobs", explore_options.options.jobs, "threads running the search (default: every core); the finding "
+                                                                  "and its token do not depend on it")
+      ->check(CLI::Range(1, 1024));
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
   explore_cmd->add_option("--strategy-file", explore_scripts, "load this strategy written in Lua (repeatable); --strategy names it");
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");

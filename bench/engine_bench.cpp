@@ -430,7 +430,8 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 1 && args[0] == "explore") {
     const bench::ExploreFigures f = bench::explore_bench();
-    fmt::print("explore.dfs_runs_per_s: {:.1f}\n", f.dfs_runs_per_s);
+    fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_runs_per_s_all_cores: {:.1f} ({} cores)\n", f.dfs_runs_per_s,
+               f.dfs_runs_per_s_all, f.cores);
     return 0;
   }
   if (!args.empty()) {
@@ -508,6 +509,8 @@ int main(int argc, char** argv) {
                          "{:.0f} events)",
                          explore.dfs_runs, explore.dfs_events_per_run),
              explore.dfs_runs_per_s, ">=", 50'000),
+      figure("explore.dfs_speedup_all_cores", fmt::format("the same on {} cores (--jobs {}) / one thread", explore.cores, explore.cores),
+             explore.dfs_runs_per_s_all / explore.dfs_runs_per_s),
       figure("explore.first_gc_violation_s.random", "wall s from a cold start to the GC-pause violation, --mode random",
              explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,

@@ -156,6 +156,44 @@ TEST_CASE("dfs without the pause exhausts its bound: the pause is what lets a se
   CHECK(f.exhausted);
 }
 
+TEST_CASE("a search finds the same run, token and count of runs whatever --jobs") {
+  locksim::ExploreOptions random;
+  random.scenario = "account-bind";
+  random.strategy = "check-then-insert";
+  random.property = "duplicate_rows";
+  random.sets = {"clients.count=4", "clients.keys=2"};
+  random.budget = 200;
+  random.time_s = 600;
+  locksim::ExploreOptions pct = random;
+  pct.mode = "pct";
+  auto dfs = two_clients("redis-set-nx-ex-drop");
+  auto exhaustive = two_clients("fencing-token");
+  for (const auto* o : {&random, &pct, &dfs, &exhaustive}) {
+    CAPTURE(o->mode, o->strategy);
+    auto one = *o, three = *o;
+    one.jobs = 1;
+    three.jobs = 3;
+    const auto a = locksim::explore(one), b = locksim::explore(three);
+    CHECK(a.found == (o != &exhaustive));  // each search but the exhaustive one finds something
+    CHECK(a.found == b.found);
+    CHECK(a.runs == b.runs);
+    CHECK(a.token.text() == b.token.text());
+    CHECK(a.fired == b.fired);
+    CHECK(a.exhausted == b.exhausted);
+    CHECK(a.events == b.events);
+  }
+}
+
+TEST_CASE("dfs goes level by level: its finding has the fewest choices off their default") {
+  const auto f = locksim::explore(two_clients("redis-set-nx-ex-drop"));
+  REQUIRE(f.found);
+  const auto d = locksim::Schedule::parse(f.token.schedule).deviations;
+  REQUIRE(d.size() == 1);  // the default run did not fire, so the first level that does has one deviation
+  auto with_one_fewer = f.token;
+  with_one_fewer.schedule = "dfs";
+  CHECK(locksim::replay(with_one_fewer).outcome.counts.at("duplicate_rows") == 0);
+}
+
 TEST_CASE("dfs with a bound of 0 runs the default schedule once") {
   auto o = two_clients("unique-index");
   o.bound = 0;
