@@ -173,6 +173,15 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
       }
     grid = std::move(next);
   }
+  // Every point's scenario is read before any runs, so a value a key refuses at one point
+  // (a fraction for a count) is one line and nothing is written.
+  const auto sets_at = [&](const std::vector<double>& at) {
+    std::vector<std::string> sets = o.sets;
+    for (std::size_t i = 0; i < at.size(); ++i) sets.push_back(o.varies[i].path + "=" + number(at[i]));
+    return sets;
+  };
+  for (const auto& at : grid) (void)load_scenario(path, sets_at(at), o.strategies);
+
   // What the saved points were made by: a resumed sweep must be the same sweep.
   json definition = {{"scenario_hash", fmt::format("{:016x}", base.hash)}, {"metric", o.metric},
                      {"trials", o.trials ? *o.trials : base.trials}, {"seed", o.seed ? *o.seed : base.seed}};
@@ -216,9 +225,7 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
       continue;
     }
     if (it == done.end()) {
-      std::vector<std::string> sets = o.sets;
-      for (std::size_t i = 0; i < at.size(); ++i) sets.push_back(o.varies[i].path + "=" + number(at[i]));
-      Scenario s = load_scenario(path, sets, o.strategies);
+      Scenario s = load_scenario(path, sets_at(at), o.strategies);
       if (o.trials) s.trials = *o.trials;
       if (o.seed) s.seed = *o.seed;
       const reports::RunResults run = run_scenario(s, {.jobs = o.jobs, .stop = o.stop});

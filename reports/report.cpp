@@ -150,8 +150,10 @@ std::string escape(const std::string& text) {  // for a single-quoted gnuplot st
 // Holds as bars (the granted lease as a thin bar beside it), pauses and crashes as shaded
 // bands, the inserts of duplicated keys as marks on their own row.
 std::string timeline_data(const Timeline& t) {
+  // gnuplot skips an empty block, so a block with nothing to draw holds a row below the picture.
   std::string out = "# holds: row, from s, to s\n";
   for (std::size_t i = 0; i < t.bars.size(); ++i) out += fmt::format("{} {:.6f} {:.6f}\n", i, t.bars[i].from_s, t.bars[i].to_s);
+  if (t.bars.empty()) out += "-10 0 0\n";
   out += "\n\n# leases granted: row, from s, nominal end s\n";
   bool any_lease = false;
   for (std::size_t i = 0; i < t.bars.size(); ++i)
@@ -159,7 +161,7 @@ std::string timeline_data(const Timeline& t) {
       out += fmt::format("{} {:.6f} {:.6f}\n", i, t.bars[i].from_s, t.bars[i].lease_to_s);
       any_lease = true;
     }
-  if (!any_lease) out += "-10 0 0\n";  // an empty block would end the file for gnuplot
+  if (!any_lease) out += "-10 0 0\n";
   out += "\n\n# duplicate inserts: s\n";
   for (const auto& m : t.inserts) out += fmt::format("{:.6f}\n", m.at_s);
   if (t.inserts.empty()) out += "-1\n";

@@ -94,6 +94,15 @@ TEST_CASE("a --vary grid whose point count overflows or exceeds the limit is ref
   CHECK(locksim::parse_vary("clients.count=1:10000:1").values().size() == 10'000);
 }
 
+TEST_CASE("a point the scenario refuses is one line before anything runs, and no sweep folder is left") {
+  TempFolder folder;
+  auto o = options(folder.path);
+  o.varies = {locksim::parse_vary("clients.count=1,2,2.5")};  // the third is no count of clients
+  CHECK_THROWS_WITH(locksim::run_sweep(o), Catch::Contains("/clients/count: expected an integer"));
+  CHECK_FALSE(std::filesystem::exists(folder.path + ".partial"));
+  CHECK_FALSE(std::filesystem::exists(folder.root));
+}
+
 TEST_CASE("a sweep measures every grid point for every strategy, in grid order") {
   TempFolder folder;
   auto o = options(folder.path);

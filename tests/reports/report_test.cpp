@@ -77,6 +77,32 @@ TEST_CASE("the report folder holds results.json, report.md with the table and le
   }
 }
 
+TEST_CASE("a timeline without lock holds still draws its duplicate inserts: no block of its data is empty") {
+  locksim::reports::Timeline t;  // check-then-insert: two inserts of one key, no lock at all
+  t.seed = 1;
+  t.end_s = 1;
+  t.inserts = {{"row 1", 0.2}, {"row 2", 0.3}};
+  TempFolder folder;
+  locksim::reports::write_replay_report(t, "check-then-insert", folder.path.string());
+  const std::string data = read(folder.path / "timeline-check-then-insert.dat");
+  // gnuplot numbers blocks by the blank line pairs between them and skips an empty one, so
+  // `index 2` (the inserts) would point past the end.
+  std::size_t blocks = 0, from = 0;
+  for (;;) {
+    const std::size_t end = data.find("\n\n\n", from);
+    const std::string block = data.substr(from, end == std::string::npos ? std::string::npos : end - from);
+    std::istringstream lines(block);
+    bool has_row = false;
+    for (std::string line; std::getline(lines, line);) has_row = has_row || (!line.empty() && line[0] != '#');
+    CHECK(has_row);
+    ++blocks;
+    if (end == std::string::npos) break;
+    from = end + 3;
+  }
+  CHECK(blocks == 3);
+  CHECK(data.find("0.200000") != std::string::npos);
+}
+
 TEST_CASE("without gnuplot the report is still written, with a note saying why there are no pictures") {
   const auto results = small_run();
   TempFolder folder;
