@@ -533,9 +533,19 @@ reports::RunResults run_scenario(const Scenario& s, int jobs, const std::functio
   return run_scenario(s, RunControl{.jobs = jobs, .progress = progress});
 }
 
-reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
-  const auto started = std::chrono::steady_clock::now();
+namespace {
+
+// A scenario's run under way: its results so far and a fold per strategy.
+struct ScenarioRun {
+  const Scenario* s;
   reports::RunResults results;
+  std::vector<StrategyFold> folds;
+  std::size_t items = 0, folded = 0;
+};
+
+ScenarioRun start_run(const Scenario& s) {
+  ScenarioRun run{&s, {}, std::vector<StrategyFold>(s.strategies.size()), s.strategies.size() * static_cast<std::size_t>(s.trials), 0};
+  reports::RunResults& results = run.results;
   results.scenario = s.name;
   results.file = s.file;
   results.description = s.description;
@@ -548,43 +558,22 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
   for (const MetricInfo& m : metrics())
     results.metrics.push_back({m.name, m.unit, m.meaning, m.finding, m.aggregate != models::checkers::Aggregate::over_run,
                                m.aggregate == models::checkers::Aggregate::each});
-
-  // Item i of the queue is trial i / strategies of strategy i % strategies.
-  const std::size_t strategies = s.strategies.size(), items = strategies * static_cast<std::size_t>(s.trials);
-  std::vector<StrategyFold> folds(strategies);
-  for (std::size_t k = 0; k < strategies; ++k) {
+  for (std::size_t k = 0; k < s.strategies.size(); ++k) {
     const StrategyChoice& choice = s.strategies[k];
-    folds[k].result.name = choice.shown();
-    folds[k].result.description = choice.entry().info.description;
-    folds[k].result.params = choice.params;
+    run.folds[k].result.name = choice.shown();
+    run.folds[k].result.description = choice.entry().info.description;
+    run.folds[k].result.params = choice.params;
     for (const Expectation& e : s.expect)
-      if (e.strategy == choice.shown() && e.every_trial) folds[k].each_checks.push_back({&e, &folds[k].metric(e.metric)});
+      if (e.strategy == choice.shown() && e.every_trial) run.folds[k].each_checks.push_back({&e, &run.folds[k].metric(e.metric)});
   }
-  std::optional<std::chrono::steady_clock::time_point> stopped_at;
-  auto stop = [&]() {
-    if (!control.stop()) return false;
-    stopped_at = std::chrono::steady_clock::now();
-    return true;
-  };
-  const int jobs = std::max(1, control.jobs);
-  OrderedWork<Finished> work(
-      items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(jobs) + 64,
-      [&](std::size_t item, Finished&& f) {
-        folds[item % strategies].add(item / strategies, s.seed, std::move(f.outcome), f.wall_s);
-        if (control.progress) control.progress(item + 1, items);
-      },
-      control.stop ? std::function<bool()>(stop) : std::function<bool()>());
-  work.run(jobs, [&](std::size_t item) {
-    const auto trial = item / strategies;
-    const auto trial_started = std::chrono::steady_clock::now();
-    Finished f{run_trial(s, s.strategies[item % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
-    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
-    return f;
-  });
-  if (work.stopped()) {
-    results.stopped = "time";
-    results.stopped_after_s = std::chrono::duration<double>(*stopped_at - started).count();
-  }
+  return run;
+}
+
+// The run's figures, and its expectations judged.
+reports::RunResults finish_run(ScenarioRun&& run) {
+  const Scenario& s = *run.s;
+  std::vector<StrategyFold>& folds = run.folds;
+  reports::RunResults results = std::move(run.results);
   for (StrategyFold& f : folds) results.strategies.push_back(std::move(f).finish());
 
   for (const Expectation& e : s.expect) {
@@ -610,6 +599,74 @@ reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
     results.expectations.push_back(er);
   }
   return results;
+}
+
+}  // namespace
+
+std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*>& scenarios, const RunControl& control,
+                                               const std::function<void(std::size_t, const reports::RunResults&)>& scenario_done) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<ScenarioRun> runs;
+  std::vector<std::size_t> first_item;  // the queue's first item of each scenario
+  std::size_t items = 0;
+  std::vector<std::optional<reports::RunResults>> finished(scenarios.size());
+  for (const Scenario* s : scenarios) {
+    runs.push_back(start_run(*s));
+    first_item.push_back(items);
+    items += runs.back().items;
+  }
+  // Item `first_item[k] + i` is scenario k's item i: its trial i / strategies of strategy i % strategies.
+  const auto locate = [&](std::size_t item) {
+    const auto k = static_cast<std::size_t>(std::upper_bound(first_item.begin(), first_item.end(), item) - first_item.begin()) - 1;
+    return std::pair{k, item - first_item[k]};
+  };
+  std::optional<std::chrono::steady_clock::time_point> stopped_at;
+  auto stop = [&]() {
+    if (!control.stop()) return false;
+    stopped_at = std::chrono::steady_clock::now();
+    return true;
+  };
+  const int jobs = std::max(1, control.jobs);
+  OrderedWork<Finished> work(
+      items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(jobs) + 64,
+      [&](std::size_t item, Finished&& f) {
+        const auto [k, i] = locate(item);
+        ScenarioRun& run = runs[k];
+        const std::size_t strategies = run.s->strategies.size();
+        run.folds[i % strategies].add(i / strategies, run.s->seed, std::move(f.outcome), f.wall_s);
+        if (control.progress) control.progress(item + 1, items);
+        if (++run.folded == run.items) {
+          finished[k] = finish_run(std::move(run));
+          if (scenario_done) scenario_done(k, *finished[k]);
+        }
+      },
+      control.stop ? std::function<bool()>(stop) : std::function<bool()>());
+  work.run(jobs, [&](std::size_t item) {
+    const auto [k, i] = locate(item);
+    const Scenario& s = *runs[k].s;
+    const std::size_t strategies = s.strategies.size();
+    const auto trial = i / strategies;
+    const auto trial_started = std::chrono::steady_clock::now();
+    Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
+    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
+    return f;
+  });
+  std::vector<reports::RunResults> out;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    if (finished[k]) {
+      out.push_back(std::move(*finished[k]));
+      continue;
+    }
+    out.push_back(finish_run(std::move(runs[k])));  // the deadline came before its last trial
+    out.back().stopped = "time";
+    out.back().stopped_after_s =
+        std::chrono::duration<double>(stopped_at.value_or(std::chrono::steady_clock::now()) - started).count();
+  }
+  return out;
+}
+
+reports::RunResults run_scenario(const Scenario& s, const RunControl& control) {
+  return std::move(run_scenarios({&s}, control).front());
 }
 
 }  // namespace locksim

@@ -59,6 +59,14 @@ struct RunControl {
 /// own trial order as they finish, so the results do not depend on `jobs`, and a run stopped
 /// early has run a prefix of that order: every strategy the same trials, give or take one.
 reports::RunResults run_scenario(const Scenario& scenario, const RunControl& control);
+/// Several scenarios' trials from one queue (a sweep's points), scenario by scenario in that
+/// order, so no scenario waits for the last trials of the one before; each one's results as
+/// run_scenario() gives them, whatever `jobs`. `scenario_done(k, results)` runs (under the
+/// queue's lock, in scenario order) once scenario k's last trial is folded. Stopped by the
+/// deadline, the scenarios not finished say so (RunResults::stopped).
+std::vector<reports::RunResults> run_scenarios(
+    const std::vector<const Scenario*>& scenarios, const RunControl& control,
+    const std::function<void(std::size_t, const reports::RunResults&)>& scenario_done = {});
 /// The same, every trial run; `progress(trials done, trials)`.
 reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});

@@ -173,14 +173,11 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
       }
     grid = std::move(next);
   }
-  // Every point's scenario is read before any runs, so a value a key refuses at one point
-  // (a fraction for a count) is one line and nothing is written.
   const auto sets_at = [&](const std::vector<double>& at) {
     std::vector<std::string> sets = o.sets;
     for (std::size_t i = 0; i < at.size(); ++i) sets.push_back(o.varies[i].path + "=" + number(at[i]));
     return sets;
   };
-  for (const auto& at : grid) (void)load_scenario(path, sets_at(at), o.strategies);
 
   // What the saved points were made by: a resumed sweep must be the same sweep.
   json definition = {{"scenario_hash", fmt::format("{:016x}", base.hash)}, {"metric", o.metric},
@@ -217,29 +214,38 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
   reports::SweepResults results{base.name, {}, o.metric, is_share_metric(o.metric), {}, {}};
   for (const auto& v : o.varies) results.varied.push_back(v.path);
   const auto started = std::chrono::steady_clock::now();
-  std::size_t finished = 0;
+  // The points not saved yet, run from one queue: no point waits for the last trials of the
+  // one before. Each is saved as soon as its last trial is folded, so an interrupted sweep
+  // resumes from there. Every point's scenario is read before any runs, so a value a key
+  // refuses at one point (a fraction for a count) is one line and nothing is written.
+  std::vector<std::vector<double>> to_run;
+  std::vector<Scenario> scenarios;
+  for (const auto& at : grid)
+    if (!done.contains(at)) {
+      to_run.push_back(at);
+      scenarios.push_back(load_scenario(path, sets_at(at), o.strategies));
+      if (o.trials) scenarios.back().trials = *o.trials;
+      if (o.seed) scenarios.back().seed = *o.seed;
+    }
+  std::vector<const Scenario*> queue;
+  for (const Scenario& s : scenarios) queue.push_back(&s);
+  std::size_t finished = grid.size() - to_run.size();
+  const std::vector<reports::RunResults> runs =
+      run_scenarios(queue, {.jobs = o.jobs, .stop = o.stop}, [&](std::size_t k, const reports::RunResults& run) {
+        done.emplace(to_run[k], measure(run, to_run[k], o.metric));
+        reports::save_sweep_progress(o.folder, saved_text());
+        if (progress) progress(++finished, grid.size());
+      });
+  for (const auto& run : runs)
+    if (!run.stopped.empty()) {  // fewer trials than the other points: not kept, so --resume runs it whole
+      results.stopped = run.stopped;
+      results.stopped_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      break;
+    }
   for (const auto& at : grid) {
-    auto it = done.find(at);
-    if (it == done.end() && !results.stopped.empty()) {
-      results.not_run.push_back(at);
-      continue;
-    }
-    if (it == done.end()) {
-      Scenario s = load_scenario(path, sets_at(at), o.strategies);
-      if (o.trials) s.trials = *o.trials;
-      if (o.seed) s.seed = *o.seed;
-      const reports::RunResults run = run_scenario(s, {.jobs = o.jobs, .stop = o.stop});
-      if (!run.stopped.empty()) {  // fewer trials than the other points: not kept, so --resume runs it whole
-        results.stopped = run.stopped;
-        results.stopped_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        results.not_run.push_back(at);
-        continue;
-      }
-      it = done.emplace(at, measure(run, at, o.metric)).first;
-      reports::save_sweep_progress(o.folder, saved_text());
-    }
-    results.points.push_back(it->second);
-    if (progress) progress(++finished, grid.size());
+    const auto it = done.find(at);
+    if (it == done.end()) results.not_run.push_back(at);
+    else results.points.push_back(it->second);
   }
   results.points_json = saved_text();
   return results;

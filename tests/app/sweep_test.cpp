@@ -103,6 +103,26 @@ TEST_CASE("a point the scenario refuses is one line before anything runs, and no
   CHECK_FALSE(std::filesystem::exists(folder.root));
 }
 
+TEST_CASE("a sweep runs its points from one queue, each with the results it gives alone, whatever --jobs") {
+  TempFolder one, three;
+  auto o1 = options(one.path), o3 = options(three.path);
+  o1.jobs = 1;
+  o3.jobs = 3;
+  const auto a = locksim::run_sweep(o1), b = locksim::run_sweep(o3);
+  REQUIRE(a.points.size() == 3);
+  REQUIRE(b.points.size() == 3);
+  for (std::size_t p = 0; p < 3; ++p)
+    for (std::size_t k = 0; k < 2; ++k) {
+      CHECK(a.points[p].values[k].value == b.points[p].values[k].value);
+      CHECK(a.points[p].values[k].low == b.points[p].values[k].low);
+    }
+  // The middle point, run alone.
+  auto alone = locksim::load_scenario(locksim::scenario_path("account-bind"), {"clients.timeout_ms=400"}, o1.strategies);
+  alone.trials = 4;
+  const auto r = locksim::run_scenario(alone, 2);
+  CHECK(a.points[1].values[0].value == r.strategies[0].counts.at("duplicate_rows").share.value);
+}
+
 TEST_CASE("a sweep measures every grid point for every strategy, in grid order") {
   TempFolder folder;
   auto o = options(folder.path);
