@@ -180,6 +180,21 @@ sim::TieBreak schedule_of(const Token& t) {
   return pct_schedule(schedule.depth, schedule.steps, schedule.seed);
 }
 
+std::string describe_schedule(const std::string& text) {
+  const Schedule schedule = Schedule::parse(text);
+  switch (schedule.kind) {
+    case Schedule::Kind::pct: return fmt::format("pct, depth {}", schedule.depth);
+    case Schedule::Kind::dfs: {
+      if (schedule.deviations.empty()) return "dfs, every choice its default";
+      std::vector<std::string> choices;
+      for (const auto& [choice, option] : schedule.deviations) choices.push_back(fmt::format("choice {} takes option {}", choice, option));
+      return "dfs: " + fmt::format("{}", fmt::join(choices, ", "));
+    }
+    case Schedule::Kind::seed: break;
+  }
+  return "";
+}
+
 Token parse_token(const std::string& text) {
   check_length("the replay token", text);
   const auto fail = [&](const std::string& why) {
@@ -423,6 +438,7 @@ Replay replay(const Token& t) {
                                  s.hash, t.scenario_hash));
   Replay r{s, strategy_named(s, t.strategy), {}, {}};
   r.outcome = run_token(s, r.strategy, t, TraceKept::timeline);
+  r.outcome.timeline.schedule = describe_schedule(t.schedule);
   r.fired = fired_checkers(r.outcome, "any");
   return r;
 }

@@ -63,6 +63,9 @@ struct Token {
 };
 /// Throws InputError for a string that is not a token.
 Token parse_token(const std::string& text);
+/// A token's schedule in words, for a replay's title: "" for the seed's own order,
+/// "dfs: choice 9 takes option 1", "pct, depth 3".
+std::string describe_schedule(const std::string& schedule);
 
 struct Finding {
   bool found = false;

@@ -133,8 +133,9 @@ struct ExploreCommand {
 };
 
 // Replays `token`, prints the narrated timeline and draws it. 3 when a checker fired.
-int show_replay(const locksim::Token& token, bool check_determinism) {
-  const locksim::Replay r = locksim::replay(token);
+int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false) {
+  locksim::Replay r = locksim::replay(token);
+  if (shrunk) r.outcome.timeline.schedule += r.outcome.timeline.schedule.empty() ? "shrunk" : ", shrunk";
   if (check_determinism) {
     const locksim::Replay again = locksim::replay(token);
     if (again.outcome.trace_hash != r.outcome.trace_hash) {
@@ -144,7 +145,8 @@ int show_replay(const locksim::Token& token, bool check_determinism) {
     }
     fmt::print("determinism check: two runs, trace hash {:016x} both times\n", r.outcome.trace_hash);
   }
-  fmt::print("replay: {} ({}), strategy {}, seed {}\n", r.scenario.name, r.scenario.file, r.strategy.shown(), token.seed);
+  fmt::print("replay: {} ({}), strategy {}, seed {}{}\n", r.scenario.name, r.scenario.file, r.strategy.shown(), token.seed,
+             r.outcome.timeline.schedule.empty() ? "" : "; " + r.outcome.timeline.schedule);
   if (!r.scenario.lesson.empty()) fmt::print("lesson: {}\n", r.scenario.lesson);
   fmt::print("\n");
   for (const auto& line : locksim::narrate(r.outcome.timeline)) fmt::print("  {}\n", line);
@@ -177,15 +179,17 @@ int explore(const ExploreCommand& c) {
              f.token.text());
   std::fflush(stdout);  // out at once, also into a pipe: `make bench` times the search to this line
   locksim::Token token = f.token;
+  bool shrunk = false;
   if (o.shrink) {
     const locksim::Shrunk s = locksim::shrink(f.token, o.property);
     fmt::print("shrunk in {} runs: {}\n  from {}\n  to   {}\n", s.runs, fmt::join(s.fired, ", "), s.before.text(),
                s.after.text());
     if (s.after != s.before) fmt::print("shrunk token: {}\n", s.token.text());
+    shrunk = s.after != s.before;
     token = s.token;
   }
   fmt::print("\n");
-  show_replay(token, c.check_determinism);
+  show_replay(token, c.check_determinism, shrunk);
   return 3;
 }
 

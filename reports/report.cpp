@@ -118,20 +118,22 @@ std::string latency_script(const std::vector<std::string>& names) {
   return both_formats("latency_cdf", "1100,600", "1100,600", body);
 }
 
+// One panel per checker that fired, up to three side by side: a horizontal bar per strategy
+// (its name readable at the left, the first on top) with the interval as a whisker.
 std::string violations_script(const std::vector<std::string>& fired, std::size_t strategies) {
-  const std::size_t rows = (fired.size() + 1) / 2, cols = fired.size() == 1 ? 1 : 2;
+  const std::size_t cols = std::min<std::size_t>(3, fired.size()), rows = (fired.size() + cols - 1) / cols;
   std::string body = fmt::format("set multiplot layout {},{} title 'Share of trials in which each checker fired (95% interval)'\n",
                                  rows, cols);
-  body += "set style fill solid 0.6\nset boxwidth 0.7\nset yrange [0:105]\nset ylabel '% of trials'\nset grid ytics\n"
-          "set xtics rotate by -40 font ',8'\nunset key\n";
-  body += fmt::format("set xrange [-0.6:{}]\n", static_cast<double>(strategies) - 0.4);
+  body += fmt::format("set style fill solid 0.6\nset xrange [0:105]\nset xlabel '% of trials'\nset grid xtics\nunset key\n"
+                      "set yrange [{:.1f}:-0.6]\nset ytics font ',8' noenhanced\n",
+                      static_cast<double>(strategies) - 0.4);
   for (std::size_t i = 0; i < fired.size(); ++i)
-    body += fmt::format("set title '{}' noenhanced\nplot 'violations.dat' index {} using 1:3:xtic(2) with boxes, "
-                        "'' index {} using 1:3:4:5 with yerrorbars lc rgb 'black' pt 0\n",
+    body += fmt::format("set title '{}' noenhanced\nplot 'violations.dat' index {} using (0):1:(0):3:($1-0.35):($1+0.35):ytic(2) "
+                        "with boxxyerror lc rgb '#d0603a', '' index {} using 3:1:4:5 with xerrorbars lc rgb 'black' pt 0\n",
                         fired[i], i, i);
   body += "unset multiplot";
-  const std::string png = fmt::format("{},{}", cols * 600, rows * 420 + 40);
-  return both_formats("violations", png, png, body);
+  const std::string size = fmt::format("{},{}", cols * 520, rows * (90 + 17 * strategies) + 40);
+  return both_formats("violations", size, size, body);
 }
 
 // A file-name-safe form of a strategy's name.
@@ -174,10 +176,11 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
   for (const auto& b : t.bars) last = std::max({last, b.to_s, b.lease_to_s});
   for (const auto& b : t.bands) last = std::max(last, std::min(b.to_s, t.end_s));
   for (const auto& m : t.inserts) last = std::max(last, m.at_s);
-  std::string body = fmt::format("set title 'One trial of {} (seed {}): who held which lock' noenhanced\n"
+  std::string body = fmt::format("set title 'One trial of {} (seed {}{}): who held which lock' noenhanced\n"
                                  "set xlabel 'time (s)'\nset xrange [0:{:.6f}]\nset yrange [-1.7:{:.1f}]\nset grid xtics\n"
                                  "set key below horizontal font ',9' samplen 2 width -4\n",
-                                 escape(strategy), t.seed, last * 1.05 + 1e-3, top - 0.3);
+                                 escape(strategy), t.seed, t.schedule.empty() ? "" : "; " + escape(t.schedule),
+                                 last * 1.05 + 1e-3, top - 0.3);
   std::string tics = "set ytics ('duplicate inserts' -1";
   for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}' {}", escape(t.bars[i].row), i);
   body += tics + ") font ',8' noenhanced\n";

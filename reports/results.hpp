@@ -67,6 +67,9 @@ struct Timeline {
     std::string undone{};              // what its failure rolled back
   };
   std::uint64_t seed = 0;
+  /// How the trial's simultaneous events were ordered when not by its seed alone, as its
+  /// title says it: "dfs: choice 9 takes option 1", "pct, depth 3", and whether it was shrunk.
+  std::string schedule{};
   double end_s = 0;
   std::vector<Bar> bars;
   std::vector<Band> bands;

@@ -194,6 +194,18 @@ TEST_CASE("dfs goes level by level: its finding has the fewest choices off their
   CHECK(locksim::replay(with_one_fewer).outcome.counts.at("duplicate_rows") == 0);
 }
 
+TEST_CASE("a replayed trial's timeline names its schedule, not only its seed") {
+  CHECK(locksim::describe_schedule("") == "");
+  CHECK(locksim::describe_schedule("dfs") == "dfs, every choice its default");
+  CHECK(locksim::describe_schedule("dfs.9=1.12=2") == "dfs: choice 9 takes option 1, choice 12 takes option 2");
+  CHECK(locksim::describe_schedule("pct.3.14.13.5") == "pct, depth 3");
+  const auto f = locksim::explore(two_clients("redis-set-nx-ex-drop"));
+  REQUIRE(f.found);
+  const auto r = locksim::replay(f.token);
+  CHECK(r.outcome.timeline.schedule == locksim::describe_schedule(f.token.schedule));
+  CHECK_THAT(r.outcome.timeline.schedule, Catch::StartsWith("dfs: choice "));
+}
+
 TEST_CASE("dfs with a bound of 0 runs the default schedule once") {
   auto o = two_clients("unique-index");
   o.bound = 0;
