@@ -562,6 +562,8 @@ ScenarioRun start_run(const Scenario& s) {
     const StrategyChoice& choice = s.strategies[k];
     run.folds[k].result.name = choice.shown();
     run.folds[k].result.description = choice.entry().info.description;
+    const models::strategies::Needs needs = models::strategies::needs(choice.entry(), choice.params);
+    run.folds[k].result.family = needs.redis ? "Redis" : needs.zookeeper || needs.etcd ? "ZooKeeper / etcd" : "database";
     run.folds[k].result.params = choice.params;
     for (const Expectation& e : s.expect)
       if (e.strategy == choice.shown() && e.every_trial) run.folds[k].each_checks.push_back({&e, &run.folds[k].metric(e.metric)});

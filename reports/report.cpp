@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <iterator>
+#include <map>
 
 #include "reports/report_folder.hpp"
 
@@ -14,6 +15,12 @@ namespace locksim::reports {
 namespace {
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+std::string escape(const std::string& text) {  // for a single-quoted gnuplot string
+  std::string out;
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out;
+}
 
 // Each strategy's latency CDF: one data block per strategy (gnuplot's `index`).
 std::string latency_data(const RunResults& r, std::vector<std::string>& names) {
@@ -106,16 +113,44 @@ std::string both_formats(const std::string& name, const std::string& size_png, c
                      size_png, name, body, size_svg, name, body);
 }
 
-std::string latency_script(const std::vector<std::string>& names) {
-  std::string titles;
-  for (const auto& n : names) titles += (titles.empty() ? "" : " ") + n;
-  const std::string body = fmt::format(
-      "set title 'Latency of successful logical operations (CDF; failed ones in report.md)'\n"
-      "set xlabel 'latency (ms, log scale)'\n"
-      "set ylabel 'share of successful operations'\nset logscale x\nset yrange [0:1]\nset key outside right\nset grid\n"
-      "names = '{}'\nplot for [i=0:{}] 'latency.dat' index i using 1:2 with steps lw 2 dashtype 1+int(i/8) title word(names, i+1) noenhanced",
-      titles, names.size() - 1);
-  return both_formats("latency_cdf", "1100,600", "1100,600", body);
+// A panel per family of strategies (database, Redis, ZooKeeper / etcd), at most 8 curves a
+// panel, each curve its own colour and dash: 30 strategies stay readable.
+std::string latency_script(const RunResults& r, const std::vector<std::string>& names) {
+  static constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"};
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> panels;  // title, the data blocks drawn
+  std::map<std::string, std::vector<std::size_t>> by_family;
+  std::vector<std::string> families;  // in the order they first appear
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::string family;
+    for (const auto& s : r.strategies)
+      if (s.name == names[i]) family = s.family.empty() ? "strategies" : s.family;
+    if (!by_family.contains(family)) families.push_back(family);
+    by_family[family].push_back(i);
+  }
+  for (const auto& family : families) {
+    const auto& members = by_family[family];
+    const std::size_t parts = (members.size() + 7) / 8;
+    for (std::size_t p = 0; p < parts; ++p)
+      panels.emplace_back(parts == 1 ? family : fmt::format("{} ({} of {})", family, p + 1, parts),
+                          std::vector<std::size_t>(members.begin() + static_cast<std::ptrdiff_t>(8 * p),
+                                                   members.begin() + static_cast<std::ptrdiff_t>(std::min(members.size(), 8 * p + 8))));
+  }
+  const std::size_t cols = panels.size() == 1 ? 1 : 2, rows = (panels.size() + cols - 1) / cols;
+  std::string body = fmt::format(
+      "set multiplot layout {},{} title 'Latency of successful logical operations (CDF; failed ones apart, in report.md)'\n"
+      "set xlabel 'latency (ms, log scale)'\nset ylabel 'share of successes'\nset logscale x\nset yrange [0:1]\n"
+      "set key bottom right font ',8' samplen 3\nset grid\n",
+      rows, cols);
+  for (const auto& [title, blocks] : panels) {
+    body += fmt::format("set title '{}' noenhanced\nplot ", escape(title));
+    for (std::size_t c = 0; c < blocks.size(); ++c)
+      body += fmt::format("{}'latency.dat' index {} using 1:2 with steps lw 2 lc rgb '{}' dashtype {} title '{}' noenhanced",
+                          c == 0 ? "" : ", ", blocks[c], kColours[c % std::size(kColours)], 1 + c % 4, escape(names[blocks[c]]));
+    body += "\n";
+  }
+  body += "unset multiplot";
+  const std::string size = fmt::format("{},{}", cols * 700, rows * 380 + 40);
+  return both_formats("latency_cdf", size, size, body);
 }
 
 // One panel per checker that fired, up to three side by side: a horizontal bar per strategy
@@ -143,11 +178,6 @@ std::string slug(const std::string& name) {
   return out;
 }
 
-std::string escape(const std::string& text) {  // for a single-quoted gnuplot string
-  std::string out;
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out;
-}
 
 // Holds as bars (the granted lease as a thin bar beside it), pauses and crashes as shaded
 // bands, the inserts of duplicated keys as marks on their own row.
@@ -332,7 +362,7 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
   std::string script;
   if (!names.empty()) {
     write("latency.dat", latency);
-    script += latency_script(names);
+    script += latency_script(r, names);
     pictures.push_back("latency_cdf");
   }
   if (!timed.empty()) {

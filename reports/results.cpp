@@ -285,6 +285,7 @@ std::string to_json(const RunResults& r) {
     json j;
     j["name"] = s.name;
     j["description"] = s.description;
+    j["family"] = s.family;
     j["params"] = s.params;
     j["trials"] = s.trials;
     j["operations"] = s.operations;

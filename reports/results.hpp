@@ -119,6 +119,8 @@ struct EachValue {
 struct StrategyResult {
   std::string name;
   std::string description;
+  /// What it builds on, for pictures that group strategies: "database", "Redis", "ZooKeeper / etcd".
+  std::string family;
   std::map<std::string, double> params;
   std::uint64_t trials = 0;  // run: fewer than asked when the run was stopped
   std::uint64_t operations = 0;

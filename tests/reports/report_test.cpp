@@ -77,6 +77,33 @@ TEST_CASE("the report folder holds results.json, report.md with the table and le
   }
 }
 
+TEST_CASE("the latency picture of 30 strategies has a panel per family, at most 8 curves a panel, each titled") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, 2);
+  CHECK(results.strategies.at(0).family == "database");
+  for (const auto& st : results.strategies)
+    if (st.name == "redlock") CHECK(st.family == "Redis");
+  TempFolder folder;
+  locksim::reports::write_report(results, folder.path.string());
+  const std::string script = read(folder.path / "plots.gp");
+  const auto from = script.find("set output 'latency_cdf.png'"), to = script.find("unset multiplot", from);
+  REQUIRE(from != std::string::npos);
+  std::istringstream lines(script.substr(from, to - from));
+  std::size_t panels = 0, curves = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("plot ")) continue;
+    ++panels;
+    std::size_t here = 0;
+    for (auto at = line.find(" index "); at != std::string::npos; at = line.find(" index ", at + 1)) ++here;
+    CHECK(here <= 8);
+    curves += here;
+  }
+  CHECK(curves == results.strategies.size());
+  CHECK(panels >= 4);
+  CHECK(script.find("set title 'ZooKeeper / etcd'") != std::string::npos);
+}
+
 TEST_CASE("a timeline without lock holds still draws its duplicate inserts: no block of its data is empty") {
   locksim::reports::Timeline t;  // check-then-insert: two inserts of one key, no lock at all
   t.seed = 1;
