@@ -167,7 +167,7 @@ TEST_CASE("a search finds the same run, token and count of runs whatever --jobs"
   locksim::ExploreOptions pct = random;
   pct.mode = "pct";
   auto dfs = two_clients("redis-set-nx-ex-drop");
-  auto exhaustive = two_clients("fencing-token");
+  auto exhaustive = two_clients("unique-index");
   for (const auto* o : {&random, &pct, &dfs, &exhaustive}) {
     CAPTURE(o->mode, o->strategy);
     auto one = *o, three = *o;
