@@ -91,6 +91,25 @@ void check_length(std::string_view what, std::string_view value) {
     throw InputError(fmt::format("{}: expected at most {} bytes, got {}", what, limits::max_argument_bytes, value.size()));
 }
 
+std::vector<sim::Duration> Reader::times(const std::string& key, const std::string& what, std::size_t max_items) const {
+  if (recorder_ != nullptr)
+    declare(key, {{"type", "array"},
+                  {"minItems", 1},
+                  {"maxItems", max_items},
+                  {"items", {{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}}});
+  const json& list = has(key) ? j_.at(key) : json();
+  if (!list.is_array() || list.empty() || list.size() > max_items) fail(fmt::format("a list of 1 to {} times in ms ({})", max_items, what), key);
+  std::vector<sim::Duration> out;
+  double last = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!is_ms(list[i]) || list[i].get<double>() < last)
+      fail(fmt::format("times in ms, from 0 to {} and in order", limits::max_ms), key + "/" + std::to_string(i));
+    last = list[i].get<double>();
+    out.push_back(from_ms(last));
+  }
+  return out;
+}
+
 std::vector<sim::Duration> Reader::samples() const {
   const json& v = j_.at("empirical_ms");
   const std::string expected = fmt::format("a list of 1 to {} durations in ms (each from 0 to {}), or {{\"file\": \"a file of samples, "

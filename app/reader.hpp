@@ -167,6 +167,10 @@ class Reader {
     if (!has(key)) return fallback;
     return from_ms(number(key, 0, min_ms, max_ms));
   }
+  /// The list of times in ms at `key` ("times_ms": [0, 5600, 9000]): 1 to `max_items` of them,
+  /// each from 0 to limits::max_ms and none before the one before it; `what` names them in the
+  /// complaint ("arrival times").
+  std::vector<sim::Duration> times(const std::string& key, const std::string& what, std::size_t max_items) const;
   /// Callers check the range first: every duration is within +-limits::max_ms.
   static sim::Duration from_ms(double ms) {
     return sim::Duration{static_cast<std::int64_t>(std::llround(ms * 1e6))};

@@ -290,26 +290,13 @@ models::Traffic load_traffic(const Reader& t) {
   traffic.kind = t.pick("kind", traffic.kind, kinds);
   const json listed = {{"properties", {{"kind", {{"const", "listed"}}}}}, {"required", {"kind"}}};
   t.declare("", {{"if", listed}, {"then", {{"required", {"times_ms"}}}}, {"else", {{"required", {"rate_per_s"}}}}});
-  t.declare("times_ms", {{"type", "array"},
-                         {"minItems", 1},
-                         {"maxItems", limits::max_operations},
-                         {"items", {{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}}});
   t.declare("rate_per_s", {{"type", "number"}, {"minimum", 1e-6}, {"maximum", 1e6}});
   t.declare("duration_s", {{"type", "number"}, {"minimum", 1e-6}, {"maximum", limits::max_ms / 1000}});
   t.declare("operations", {{"type", "integer"}, {"minimum", 1}, {"maximum", limits::max_operations}});
   if (traffic.kind == models::Traffic::Kind::listed) {
     for (const char* rated : {"rate_per_s", "duration_s", "operations"})
       if (t.has(rated)) t.fail("no rate, duration or operation count with listed times (the times say them)", rated);
-    const json& times = t.has("times_ms") ? t.raw().at("times_ms") : json();
-    if (!times.is_array() || times.empty() || times.size() > static_cast<std::size_t>(limits::max_operations))
-      t.fail(fmt::format("a list of 1 to {} arrival times in ms for listed traffic", limits::max_operations), "times_ms");
-    double last = 0;
-    for (std::size_t i = 0; i < times.size(); ++i) {
-      if (!Reader::is_ms(times[i]) || times[i].get<double>() < last)
-        t.fail(fmt::format("times in ms, from 0 to {} and in order", limits::max_ms), "times_ms/" + std::to_string(i));
-      last = times[i].get<double>();
-      traffic.times.push_back(Reader::from_ms(last));
-    }
+    traffic.times = t.times("times_ms", "when each operation of listed traffic arrives", static_cast<std::size_t>(limits::max_operations));
   } else if (t.has("times_ms")) {
     t.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
   } else {
@@ -784,19 +771,10 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
       arrival.kind = a.pick("kind", arrival.kind, names::arrival);
       if (arrival.kind == models::ArrivalKind::listed) {
         // "times_ms": [0, 5600, 9000]: each client's operations at these times, in order.
-      a.declare("times_ms", {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}}});
-        const json& times = a.has("times_ms") ? a.raw().at("times_ms") : json();
-        if (!times.is_array() || times.empty()) a.fail("a non-empty list of times in ms for a listed arrival", "times_ms");
-        double last = 0;
-        for (std::size_t i = 0; i < times.size(); ++i) {
-          if (!Reader::is_ms(times[i]) || times[i].get<double>() < last)
-            a.fail(fmt::format("times in ms, from 0 to {} and in order", limits::max_ms), "times_ms/" + std::to_string(i));
-          last = times[i].get<double>();
-          arrival.times.push_back(Reader::from_ms(last));
-        }
-        if (c.has("operations") && clients.operations_per_client != static_cast<int>(times.size()))
+        arrival.times = a.times("times_ms", "each client's operations, for a listed arrival", static_cast<std::size_t>(limits::max_operations));
+        if (c.has("operations") && clients.operations_per_client != static_cast<int>(arrival.times.size()))
           c.fail("as many operations as listed arrival times", "operations");
-        clients.operations_per_client = static_cast<int>(times.size());
+        clients.operations_per_client = static_cast<int>(arrival.times.size());
       } else if (a.has("times_ms")) {
         a.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
       }

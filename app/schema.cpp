@@ -140,6 +140,7 @@ std::vector<json> exemplars() {
            {"keys", {{"kind", "zipf"}, {"count", 10}}},
            {"double_submit", {{"probability", 0.1}}}}}}}},
       {{"name", "traffic-for-a-duration"}, {"clients", {{"traffic", {{"rate_per_s", 10}, {"duration_s", 1}}}}}},
+      {{"name", "traffic-at-listed-times"}, {"clients", {{"traffic", {{"kind", "listed"}, {"times_ms", {0}}}}}}},
       {{"name", "batch"}, {"workload", {{"kind", "batch-scheduler"}}}},
       // at_ms as a number: as a distribution it would be read as one (the schema allows both).
       {{"name", "sessions"},
