@@ -19,6 +19,9 @@
 #include <optional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "app/cluster.hpp"
 #include "app/metrics.hpp"
 #include "reports/report.hpp"
 
@@ -237,45 +240,86 @@ using Clock = std::chrono::steady_clock;  // the wall budget only
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Runs handed to another rank per thread it runs: a search's runs take tens of microseconds,
+// less than an answer takes to come back.
+constexpr int kSearchAhead = 64;
+
 // What a search over numbered runs found: how many runs count, and the first that fired.
 struct FirstHit {
   std::uint64_t ran = 0;               // every run below the hit, and the hit; or every run claimed
   std::optional<std::uint64_t> hit{};  // the lowest-numbered run that fired
 };
 
+// The runs other ranks make of a search under mpirun: run i's request, and what its answer
+// says (true: it fired).
+struct RemoteRuns {
+  cluster::Workers& workers;
+  std::function<std::string(std::uint64_t)> request;
+  std::function<bool(std::uint64_t, std::string&&)> answered;
+};
+
 // Runs `attempt(i)` for i = 0, 1, ... below `limit` on `jobs` threads, each number once, until
 // `out_of_time()` or a run fires (`attempt` returns true). The finding is the lowest-numbered run
 // that fired, and every run below it has run, whatever `jobs`: a thread takes no number past
-// the lowest hit so far, and finishes the run it took.
+// the lowest hit so far, and finishes the run it took. With `remote`, the caller's thread hands
+// numbers to the other ranks by the same rule, beside `jobs` threads of this process.
 FirstHit first_hit(int jobs, std::uint64_t limit, const std::function<bool()>& out_of_time,
-                   const std::function<bool(std::uint64_t)>& attempt) {
+                   const std::function<bool(std::uint64_t)>& attempt, const RemoteRuns* remote = nullptr) {
   constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
   std::atomic<std::uint64_t> next{0}, best{kNone};
   std::atomic<bool> stop{false};
   std::mutex error_mutex;
   std::exception_ptr error;
+  const auto fired = [&](std::uint64_t i) {
+    for (std::uint64_t b = best.load(); i < b && !best.compare_exchange_weak(b, i);) {
+    }
+  };
+  // The next number to run, if any may be taken now.
+  const auto take = [&]() -> std::optional<std::uint64_t> {
+    if (stop.load()) return std::nullopt;
+    if (out_of_time()) {
+      stop = true;
+      return std::nullopt;
+    }
+    const std::uint64_t i = next.fetch_add(1);
+    if (i >= limit || i >= best.load()) return std::nullopt;
+    return i;
+  };
+  const auto failed = [&] {  // a defect in a run: the first one ends the search and is rethrown
+    const std::lock_guard lock(error_mutex);
+    if (!error) error = std::current_exception();
+    stop = true;
+  };
   const auto work = [&] {
     try {
-      while (!stop.load()) {
-        if (out_of_time()) {
-          stop = true;
-          return;
-        }
-        const std::uint64_t i = next.fetch_add(1);
-        if (i >= limit || i >= best.load()) return;
-        if (!attempt(i)) continue;
-        for (std::uint64_t b = best.load(); i < b && !best.compare_exchange_weak(b, i);) {
-        }
-      }
-    } catch (...) {  // a defect in a run: the first one ends the search and is rethrown
-      const std::lock_guard lock(error_mutex);
-      if (!error) error = std::current_exception();
-      stop = true;
+      while (const auto i = take())
+        if (attempt(*i)) fired(*i);
+    } catch (...) {
+      failed();
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(work);
-  work();
+  for (int t = remote ? 0 : 1; t < jobs; ++t) threads.emplace_back(work);
+  if (remote) {
+    try {
+      cluster::lead(
+          remote->workers,
+          [&](std::uint64_t& item) {
+            const auto i = take();
+            if (!i) return cluster::Next::over;
+            item = *i;
+            return cluster::Next::item;
+          },
+          remote->request,
+          [&](std::uint64_t i, std::string&& answer) {
+            if (remote->answered(i, std::move(answer))) fired(i);
+          });
+    } catch (...) {
+      failed();
+    }
+  } else {
+    work();
+  }
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   if (best.load() != kNone) return {best.load() + 1, best.load()};
@@ -290,36 +334,83 @@ FirstHit first_hit(int jobs, std::uint64_t limit, const std::function<bool()>& o
 // A level's runs are independent and run on `jobs` threads; they are numbered in a fixed
 // order (their parents' order, then the choice, then the option), so the finding is the one
 // with the fewest deviations, and among those the first in that order, whatever `jobs`.
-Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
-  struct Node {
-    Deviations deviations;              // choice -> option, each != 0
-    std::vector<std::uint32_t> options;  // how many options each choice of its run offered
-    std::uint64_t events = 0;
-    std::vector<std::string> fired;
+// A dfs run: the deviations it takes, and what it asked and found.
+struct DfsNode {
+  Deviations deviations;               // choice -> option, each != 0
+  std::vector<std::uint32_t> options;  // how many options each choice of its run offered
+  std::uint64_t events = 0;
+  std::vector<std::string> fired;
+};
+
+// Runs `node` under its deviations: the options each choice offered, its events, its findings.
+void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, DfsNode& node) {
+  std::size_t asked = 0;
+  const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
+    const std::size_t at = asked++;
+    const auto it = node.deviations.find(at);
+    const std::uint64_t v = it == node.deviations.end() ? 0 : it->second;
+    if (v >= n)
+      throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
+                                         "run is not a function of its choices",
+                                         at, stream, n));
+    node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
+    return v;
   };
+  const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
+  node.events = outcome.events;
+  node.fired = fired_checkers(outcome, o.property);
+}
+
+// A dfs run's answer from another rank: what run_dfs_node() found.
+std::string dfs_answer(const DfsNode& node) {
+  return nlohmann::json{{"options", node.options}, {"events", node.events}, {"fired", node.fired}}.dump();
+}
+void read_dfs_answer(const std::string& answer, DfsNode& node) {
+  const nlohmann::json j = nlohmann::json::parse(answer);
+  j.at("options").get_to(node.options);
+  j.at("events").get_to(node.events);
+  j.at("fired").get_to(node.fired);
+}
+
+// What other ranks must agree on to share a search: the scenario as read, the strategy, and
+// the search's settings.
+std::string search_fingerprint(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, std::uint64_t steps,
+                               std::size_t agents) {
+  return fmt::format("explore {} {:016x} {} {} {} {} {} {} {}", s.name, s.hash, choice.shown(), o.mode, o.property, o.depth, o.bound,
+                     steps, agents);
+}
+
+// Bounded exhaustive search over the tree of enumerable choices, by re-execution, level by
+// level: first the default run, then every run with one choice off its default, then two,
+// up to `bound`. A run with deviations D spawns the runs that add one deviation past D's
+// last one, at each choice its own run asked, with each other option; so every schedule
+// within the bound runs exactly once, and when a level spawns none the space is covered.
+// A level's runs are independent and run on `jobs` threads (and other ranks); they are
+// numbered in a fixed order (their parents' order, then the choice, then the option), so the
+// finding is the one with the fewest deviations, and among those the first in that order,
+// whatever `jobs` and ranks.
+Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
+  using Node = DfsNode;
+  std::optional<cluster::Workers> workers;
+  if (cluster::distributed()) workers.emplace(search_fingerprint(o, s, choice, 0, 0), kSearchAhead);
   Finding f;
   std::vector<Node> level(1);
   for (int deviating = 0;; ++deviating) {
     const std::uint64_t limit = std::min<std::uint64_t>(level.size(), static_cast<std::uint64_t>(o.budget) - f.runs);
-    const FirstHit hit = first_hit(o.jobs, limit, [&] { return seconds_since(started) > o.time_s; }, [&](std::uint64_t i) {
-      Node& node = level[i];
-      std::size_t asked = 0;
-      const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
-        const std::size_t at = asked++;
-        const auto it = node.deviations.find(at);
-        const std::uint64_t v = it == node.deviations.end() ? 0 : it->second;
-        if (v >= n)
-          throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
-                                             "run is not a function of its choices",
-                                             at, stream, n));
-        node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
-        return v;
-      };
-      const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
-      node.events = outcome.events;
-      node.fired = fired_checkers(outcome, o.property);
-      return !node.fired.empty();
-    });
+    std::optional<RemoteRuns> remote;
+    if (workers)
+      remote.emplace(RemoteRuns{*workers, [&](std::uint64_t i) { return Schedule::dfs(level[i].deviations).text(); },
+                                [&](std::uint64_t i, std::string&& answer) {
+                                  read_dfs_answer(answer, level[i]);
+                                  return !level[i].fired.empty();
+                                }});
+    const FirstHit hit = first_hit(
+        o.jobs, limit, [&] { return seconds_since(started) > o.time_s; },
+        [&](std::uint64_t i) {
+          run_dfs_node(o, s, choice, level[i]);
+          return !level[i].fired.empty();
+        },
+        remote ? &*remote : nullptr);
     for (std::uint64_t i = 0; i < hit.ran; ++i) {
       f.events += level[i].events;
       f.choice_points = std::max<std::uint64_t>(f.choice_points, level[i].options.size());
@@ -371,6 +462,14 @@ Finding explore(const ExploreOptions& o) {
   const Scenario s = load_scenario(scenario_path(o.scenario), o.sets, {o.strategy});
   const StrategyChoice& choice = strategy_named(s, o.strategy);
   const auto started = Clock::now();
+  if (o.mode == "dfs" && !cluster::leader()) {  // under mpirun: the runs the leader hands out
+    cluster::serve(search_fingerprint(o, s, choice, 0, 0), o.jobs, [&](std::uint64_t, const std::string& request) {
+      DfsNode node{Schedule::parse(request).deviations, {}, 0, {}};
+      run_dfs_node(o, s, choice, node);
+      return dfs_answer(node);
+    });
+    return {};
+  }
   if (o.mode == "dfs") return explore_dfs(o, s, choice, started);
   Finding f;
   // PCT needs k (tie decisions in a run) and n (agents): counted in one run first.
@@ -393,17 +492,33 @@ Finding explore(const ExploreOptions& o) {
     if (o.mode == "pct") token.schedule = Schedule::pct(o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull).text();
     return token;
   };
+  const auto fired_in = [&](std::uint64_t i) {
+    return fired_checkers(run_token(s, choice, token_of(i), TraceKept::none), o.property);  // the checkers only
+  };
+  const std::string fingerprint = search_fingerprint(o, s, choice, steps, agents.size());
+  if (!cluster::leader()) {  // under mpirun: the runs the leader hands out
+    cluster::serve(fingerprint, o.jobs, [&](std::uint64_t i, const std::string&) { return nlohmann::json(fired_in(i)).dump(); });
+    return {};
+  }
   std::mutex fired_mutex;
   std::map<std::uint64_t, std::vector<std::string>> fired;  // by run, the runs that fired
-  const FirstHit hit = first_hit(o.jobs, static_cast<std::uint64_t>(o.budget), [&] { return seconds_since(started) > o.time_s; },
-                                 [&](std::uint64_t i) {
-                                   const TrialOutcome outcome = run_token(s, choice, token_of(i), TraceKept::none);  // the checkers only
-                                   std::vector<std::string> which = fired_checkers(outcome, o.property);
-                                   if (which.empty()) return false;
-                                   const std::lock_guard lock(fired_mutex);
-                                   fired[i] = std::move(which);
-                                   return true;
-                                 });
+  const auto keep = [&](std::uint64_t i, std::vector<std::string>&& which) {
+    if (which.empty()) return false;
+    const std::lock_guard lock(fired_mutex);
+    fired[i] = std::move(which);
+    return true;
+  };
+  std::optional<cluster::Workers> workers;
+  std::optional<RemoteRuns> remote;
+  if (cluster::distributed()) {
+    workers.emplace(fingerprint, kSearchAhead);
+    remote.emplace(RemoteRuns{*workers, [](std::uint64_t) { return std::string(); }, [&](std::uint64_t i, std::string&& answer) {
+                                return keep(i, nlohmann::json::parse(answer).get<std::vector<std::string>>());
+                              }});
+  }
+  const FirstHit hit = first_hit(
+      o.jobs, static_cast<std::uint64_t>(o.budget), [&] { return seconds_since(started) > o.time_s; },
+      [&](std::uint64_t i) { return keep(i, fired_in(i)); }, remote ? &*remote : nullptr);
   f.runs = hit.ran;
   if (hit.hit) {
     f.found = true;

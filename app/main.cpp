@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "app/cluster.hpp"
 #include "app/explore.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
@@ -120,6 +121,7 @@ int sweep(const SweepCommand& c) {
     Progress progress("points");
     results = locksim::run_sweep(o, std::ref(progress));
   }
+  if (!locksim::cluster::leader()) return 0;  // its trials went to rank 0, which reports
   fmt::print("sweep: {} ({}), metric {}\n\n{}", s.name, s.file, c.metric, locksim::reports::sweep_table(results));
   const std::string note = locksim::reports::write_sweep_report(results, o.folder);
   fmt::print("\nwritten: {}/sweep.md, points.json, sweep.dat, sweep.gp{}\n", o.folder, note.empty() ? ", sweep.png, sweep.svg" : "");
@@ -160,6 +162,7 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
 int explore(const ExploreCommand& c) {
   const locksim::ExploreOptions& o = c.options;
   const locksim::Finding f = locksim::explore(o);
+  if (!locksim::cluster::leader()) return 0;  // its runs went to rank 0, which reports
   if (o.mode == "pct")
     fmt::print("pct: depth {}; each run finds a depth-{} bug with probability at least {:.3g} (1 / (n k^(d-1)))\n",
                o.depth, o.depth, f.pct_bound);
@@ -226,6 +229,7 @@ int run(const RunOptions& o) {
     }
     if (!o.json) fmt::print("determinism check: every strategy's trials ran twice, the same trace hashes both times\n\n");
   }
+  if (!locksim::cluster::leader()) return 0;  // its trials went to rank 0, which reports
   const std::string json = locksim::reports::to_json(results);
   const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
   if (o.json) {
@@ -338,25 +342,34 @@ int dispatch(int argc, char** argv);
 
 // One handler for every failure: bad input is one line and exit 2; anything else is a
 // defect, reported as one line with the command that reproduces it, and exit 70.
+// Under mpirun, only rank 0 prints: another rank's failure goes to rank 0, which reports it
+// (app/cluster.hpp).
 int main(int argc, char** argv) {
+  locksim::cluster::Session cluster(argc, argv);
+  const auto fail = [&](const std::string& message, int code) {
+    if (!locksim::cluster::leader()) {
+      cluster.failed(message, code);
+      return code;
+    }
+    std::cerr << "locksim: " << message << "\n";
+    return code;
+  };
   try {
     return dispatch(argc, argv);
+  } catch (const locksim::cluster::Quit& quit) {  // rank 0 failed, and says why
+    return quit.exit_code;
   } catch (const locksim::InputError& e) {
-    std::cerr << "locksim: " << locksim::shown(e.what(), 2000) << "\n";
-    return kBadInput;
+    return fail(locksim::shown(e.what(), 2000), kBadInput);
   } catch (const std::bad_alloc&) {
-    std::cerr << "locksim: out of memory: the run needs more than this machine gives it (fewer clients, operations, "
-                 "trials or --jobs need less)\n";
-    return kBadInput;
+    return fail("out of memory: the run needs more than this machine gives it (fewer clients, operations, trials or --jobs need "
+                "less)",
+                kBadInput);
   } catch (const std::exception& e) {
-    std::cerr << "locksim: internal error: " << locksim::shown(e.what(), 2000)
-              << "; this is a defect of locksim, not of the input: please report it with the command "
-              << command_line(argc, argv) << "\n";
-    return kInternalError;
+    return fail(fmt::format("internal error: {}; this is a defect of locksim, not of the input: please report it with the command {}",
+                            locksim::shown(e.what(), 2000), command_line(argc, argv)),
+                kInternalError);
   } catch (...) {
-    std::cerr << "locksim: internal error of an unknown kind; please report it with the command " << command_line(argc, argv)
-              << "\n";
-    return kInternalError;
+    return fail("internal error of an unknown kind; please report it with the command " + command_line(argc, argv), kInternalError);
   }
 }
 
@@ -455,6 +468,8 @@ int dispatch(int argc, char** argv) {
   add_scripts(explore_scripts, explore_options.options.sets);
 
   limit_memory();
+  // Under mpirun the other ranks take part in run, sweep and explore; in the rest, rank 0 alone.
+  if (!locksim::cluster::leader() && !*run_cmd && !*sweep_cmd && !*explore_cmd) return 0;
   if (*list_cmd) return list(list_metrics);
   if (*schema_cmd) {
     std::cout << locksim::scenario_schema().dump(2) << "\n";

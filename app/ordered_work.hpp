@@ -75,8 +75,10 @@ class OrderedWork {
   }
 
   /// Runs every item through `work` on `threads` threads (the caller's among them), then
-  /// rethrows the first failure, if any.
-  void run(int threads, const std::function<Result(std::size_t)>& work) {
+  /// rethrows the first failure, if any. With `caller`, the caller's thread runs that instead
+  /// (it hands items to other processes, with try_take() and done()) beside `threads` threads
+  /// running `work`; a failure it throws ends the work as an item's would.
+  void run(int threads, const std::function<Result(std::size_t)>& work, const std::function<void()>& caller = {}) {
     auto loop = [&] {
       while (const auto item = take()) {
         try {
@@ -88,8 +90,16 @@ class OrderedWork {
     };
     std::vector<std::jthread> helpers;
     const auto most = static_cast<std::size_t>(threads > 1 ? threads : 1);
-    for (std::size_t i = 1; i < std::min(most, items_); ++i) helpers.emplace_back(loop);
-    loop();
+    for (std::size_t i = caller ? 0 : 1; i < std::min(most, items_); ++i) helpers.emplace_back(loop);
+    if (caller) {
+      try {
+        caller();
+      } catch (...) {
+        fail(std::current_exception());
+      }
+    } else {
+      loop();
+    }
     helpers.clear();  // joins
     if (failure_) std::rethrow_exception(failure_);
   }

@@ -6,14 +6,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <set>
 
+#include "app/cluster.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
 #include "app/ordered_work.hpp"
+#include "app/outcome_codec.hpp"
 #include "models/checkers/checker.hpp"
 #include "models/deployment.hpp"
 #include "models/strategies/script.hpp"
@@ -629,8 +632,33 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
     return true;
   };
   const int jobs = std::max(1, control.jobs);
+  const auto run_item = [&](std::size_t item) {
+    const auto [k, i] = locate(item);
+    const Scenario& s = *runs[k].s;
+    const std::size_t strategies = s.strategies.size();
+    const auto trial = i / strategies;
+    const auto trial_started = std::chrono::steady_clock::now();
+    Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
+    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
+    return f;
+  };
+  // Under mpirun: the leader hands items to the other ranks too, and folds their answers with
+  // its own threads' results; another rank runs the items it is handed, and returns.
+  std::string fingerprint = fmt::format("run_scenarios {}", items);
+  for (const ScenarioRun& run : runs)
+    fingerprint += fmt::format(" {}:{:016x}:{}:{}:{}", run.s->name, run.s->hash, run.s->seed, run.s->trials, run.s->strategies.size());
+  if (!cluster::leader()) {
+    cluster::serve(fingerprint, jobs, [&](std::uint64_t item, const std::string&) {
+      const Finished f = run_item(item);
+      return fmt::format("{:a}\n", f.wall_s) + encode(f.outcome);
+    });
+    return std::vector<reports::RunResults>(scenarios.size());
+  }
+  std::optional<cluster::Workers> workers;
+  if (cluster::distributed()) workers.emplace(fingerprint, 4);  // a trial takes a millisecond or more
+  const int threads = jobs + (workers ? workers->threads() : 0);
   OrderedWork<Finished> work(
-      items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(jobs) + 64,
+      items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(threads) + 64,
       [&](std::size_t item, Finished&& f) {
         const auto [k, i] = locate(item);
         ScenarioRun& run = runs[k];
@@ -643,16 +671,27 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
         }
       },
       control.stop ? std::function<bool()>(stop) : std::function<bool()>());
-  work.run(jobs, [&](std::size_t item) {
-    const auto [k, i] = locate(item);
-    const Scenario& s = *runs[k].s;
-    const std::size_t strategies = s.strategies.size();
-    const auto trial = i / strategies;
-    const auto trial_started = std::chrono::steady_clock::now();
-    Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
-    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
-    return f;
-  });
+  std::function<void()> lead;
+  if (workers)
+    lead = [&] {
+      cluster::lead(
+          *workers,
+          [&](std::uint64_t& item) {
+            std::size_t taken = 0;
+            const auto next = work.try_take(taken);
+            item = taken;
+            return next == OrderedWork<Finished>::Take::item   ? cluster::Next::item
+                   : next == OrderedWork<Finished>::Take::wait ? cluster::Next::wait
+                                                               : cluster::Next::over;
+          },
+          [](std::uint64_t) { return std::string(); },
+          [&](std::uint64_t item, std::string&& answer) {
+            const auto newline = answer.find('\n');
+            Finished f{decode_outcome(answer.substr(newline + 1)), std::strtod(answer.c_str(), nullptr)};
+            work.done(item, std::move(f));
+          });
+    };
+  work.run(jobs, run_item, lead);
   std::vector<reports::RunResults> out;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     if (finished[k]) {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/cluster_bench.hpp"
 #include "bench/explore_bench.hpp"
 #include "bench/figures.hpp"
 #include "bench/peers.hpp"
@@ -30,6 +31,8 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;  // bench/ measures the host; sim/ never does
 
 constexpr int kRepeats = 5;
+// account-bind trials per strategy in the MPI figures: about 4 s of trials on one thread.
+constexpr int kClusterTrials = 100;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -434,8 +437,18 @@ int main(int argc, char** argv) {
                f.dfs_runs_per_s_all, f.cores);
     return 0;
   }
+  if (args.size() == 1 && args[0] == "cluster") {
+    const bench::ClusterFigures f = bench::cluster_bench(kClusterTrials, 3);
+    if (!f.one_process_s || !f.two_ranks_s) {
+      std::fprintf(stderr, "cluster: %s\n", f.why_missing.c_str());
+      return 1;
+    }
+    fmt::print("mpi.one_process_s: {:.2f}\nmpi.two_ranks_s: {:.2f}\nmpi.speedup_2_ranks_vs_1: {:.3f}\n", *f.one_process_s,
+               *f.two_ranks_s, *f.one_process_s / *f.two_ranks_s);
+    return 0;
+  }
   if (!args.empty()) {
-    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scripts | explore]\n");
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scripts | explore | cluster]\n");
     return 2;
   }
   // First, while the heap is small and no stack block is cached yet, each in a child of its
@@ -464,6 +477,9 @@ int main(int argc, char** argv) {
   const bench::ScenarioFigures scenario = bench::scenario_bench(100);
   const bench::ExploreFigures explore = bench::explore_bench();
   const bench::ScriptFigures scripts = bench::script_bench(100, 3);
+  const bench::ClusterFigures cluster = bench::cluster_bench(kClusterTrials, 3);
+  const std::optional<double> mpi_speedup =
+      cluster.one_process_s && cluster.two_ranks_s ? std::optional<double>(*cluster.one_process_s / *cluster.two_ranks_s) : std::nullopt;
 
   auto peer = [&](const bench::Peer& p) { return p.present ? std::optional<double>(p.msgs_per_s) : std::nullopt; };
   auto ratio = [&](const bench::Peer& p) {
@@ -515,6 +531,13 @@ int main(int argc, char** argv) {
              explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,
              "the search did not find it"),
+      figure("mpi.one_process_s",
+             fmt::format("`locksim run account-bind --trials {} --jobs 1`, one process: wall s, whole command", kClusterTrials),
+             cluster.one_process_s, nullptr, 0, cluster.why_missing),
+      figure("mpi.two_ranks_s", "the same as two ranks of one thread, `mpirun -n 2`: wall s", cluster.two_ranks_s, nullptr, 0,
+             cluster.why_missing),
+      figure("mpi.speedup_2_ranks_vs_1", "one process / two ranks (median of 3, alternating)", mpi_speedup, ">=", 1.6,
+             cluster.why_missing),
   };
   for (const auto& t : scripts.twins) {
     figures.push_back(figure("scripts." + t.strategy + ".cpp_trials_per_s", "account-bind: " + t.strategy + " (C++), trials/s, one thread",

@@ -48,4 +48,18 @@ std::vector<std::pair<double, std::uint64_t>> Histogram::buckets() const {
   return out;
 }
 
+Histogram::State Histogram::state() const {
+  return {{counts_.begin(), counts_.end()}, max_ms_};
+}
+
+Histogram Histogram::restored(const State& state) {
+  Histogram h;
+  for (const auto& [bucket, n] : state.counts) {
+    h.counts_[bucket] += n;
+    h.count_ += n;
+  }
+  h.max_ms_ = state.max_ms;
+  return h;
+}
+
 }  // namespace locksim::reports

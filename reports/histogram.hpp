@@ -26,6 +26,15 @@ class Histogram {
   std::vector<std::pair<double, std::uint64_t>> buckets() const;
   bool operator==(const Histogram&) const = default;
 
+  /// Everything it holds, to send to another process: its buckets' counts, in bucket order, and
+  /// its maximum. restored(state()) is the same histogram.
+  struct State {
+    std::vector<std::pair<int, std::uint64_t>> counts;
+    double max_ms = 0;
+  };
+  State state() const;
+  static Histogram restored(const State& state);
+
   static int bucket_of(double ms);
   static double lower_bound_ms(int bucket);
 

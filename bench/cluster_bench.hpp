@@ -1,0 +1,19 @@
+#pragma once
+// Open MPI measured on this machine: `locksim run account-bind` as one process with one thread,
+// and as two ranks of one thread each under mpirun, alternating, whole commands timed (start,
+// MPI set-up, the trials, the report).
+
+#include <optional>
+#include <string>
+
+namespace bench {
+
+struct ClusterFigures {
+  std::optional<double> one_process_s;  // none: the command failed
+  std::optional<double> two_ranks_s;    // none: mpirun is missing or the command failed
+  std::string why_missing;
+};
+
+ClusterFigures cluster_bench(int trials, int repeats);
+
+}  // namespace bench
