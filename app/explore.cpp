@@ -558,29 +558,4 @@ Replay replay(const Token& t) {
   return r;
 }
 
-std::vector<std::string> narrate(const reports::Timeline& t) {
-  std::vector<std::pair<double, std::string>> lines;
-  for (const auto& b : t.bands)
-    lines.emplace_back(b.from_s, b.kind == "paused" ? fmt::format("{} paused {:.3f} s (a stop-the-world pause)", b.node, b.to_s - b.from_s)
-                                                    : fmt::format("{} crashed; back at t={:.3f} s", b.node, b.to_s));
-  for (const auto& b : t.bars) {
-    lines.emplace_back(b.from_s, fmt::format("{} acquired it", b.row));
-    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s)  // only a lease that ran out while its holder still held on
-      lines.emplace_back(b.lease_to_s, fmt::format("{}: its lease ran out at the lock service", b.row));
-    lines.emplace_back(b.to_s, fmt::format("{} stopped believing it holds it", b.row));
-  }
-  for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", m.label));
-  for (const auto& st : t.statements) {
-    std::string line = fmt::format("{}: {} -> {}", st.who, st.sql, st.outcome);
-    if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", st.undone);
-    for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", w);
-    if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(st.cycle, " -> "), st.cycle.front());
-    lines.emplace_back(st.from_s, std::move(line));
-  }
-  std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<std::string> out;
-  for (const auto& [at, text] : lines) out.push_back(fmt::format("t={:.3f} s  {}", at, text));
-  return out;
-}
-
 }  // namespace locksim

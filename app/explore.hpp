@@ -149,9 +149,6 @@ struct Replay {
 };
 Replay replay(const Token& token);
 
-/// The trial in plain words: only what bears on a violation (holds of locks, pauses and
-/// crashes, the inserts of duplicated keys), in time order.
-std::vector<std::string> narrate(const reports::Timeline& timeline);
 
 /// The scenario's strategy shown as `name` (its label, if it has one); throws InputError.
 const StrategyChoice& strategy_named(const Scenario& scenario, const std::string& name);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <new>
 #include <set>
 #include <string_view>
@@ -22,6 +23,7 @@
 
 #include "app/cluster.hpp"
 #include "app/explore.hpp"
+#include "reports/explain.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
@@ -151,11 +153,17 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
              r.outcome.timeline.schedule.empty() ? "" : "; " + r.outcome.timeline.schedule);
   if (!r.scenario.lesson.empty()) fmt::print("lesson: {}\n", r.scenario.lesson);
   fmt::print("\n");
-  for (const auto& line : locksim::narrate(r.outcome.timeline)) fmt::print("  {}\n", line);
+  for (const auto& line : locksim::reports::narrate(r.outcome.timeline)) fmt::print("  {}\n", line);
   fmt::print("\n{}\n", r.fired.empty() ? std::string("no checker fired in this run")
                                         : "checkers that fired: " + fmt::format("{}", fmt::join(r.fired, ", ")));
   const std::string folder = "reports/out/" + r.scenario.name + "/replay";
-  fmt::print("timeline: {}\n", locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder));
+  const std::string heading = fmt::format("Replay: {}, strategy {}, seed {}{}", r.scenario.name, r.strategy.shown(), token.seed,
+                                          r.outcome.timeline.schedule.empty() ? "" : "; " + r.outcome.timeline.schedule);
+  std::map<std::string, std::string> meanings;
+  for (const auto& m : locksim::metrics()) meanings[m.name] = m.meaning;
+  fmt::print("timeline: {}\n",
+             locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder, r.fired, heading, meanings));
+  fmt::print("explained: {}/report.html\n", folder);
   return r.fired.empty() ? 0 : 3;
 }
 
@@ -215,7 +223,8 @@ int run(const RunOptions& o) {
     Progress progress("trials");
     results = locksim::run_scenario(s, {.jobs = o.jobs,
                                         .stop = o.time_s ? locksim::deadline_after(*o.time_s) : std::function<bool()>(),
-                                        .progress = std::ref(progress)});
+                                        .progress = std::ref(progress),
+                                        .draw_first_violation = true});
   }
   if (o.check_determinism) {  // the same trials again, also when --time stopped the run
     const locksim::reports::RunResults again = locksim::run_scenario(s, {.jobs = o.jobs, .stop = locksim::same_trials_as(results)});

@@ -107,7 +107,11 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
     if (out.size() == 200) break;
     reports::Timeline::Statement st{seconds(s.start), seconds(s.end), s.who, models::db::to_string(s.statement),
                                     outcome_text(s.statement, s.result)};
-    for (const auto& w : s.result.waits) st.waits.push_back(wait_text(w));
+    for (const auto& w : s.result.waits) {
+      st.waits.push_back(wait_text(w));
+      for (const auto& who : w.behind)
+        if (std::find(st.waited_for.begin(), st.waited_for.end(), who) == st.waited_for.end()) st.waited_for.push_back(who);
+    }
     st.cycle = s.result.deadlock_cycle;
     st.undone = undone_text(s.result);
     out.push_back(std::move(st));
@@ -403,6 +407,12 @@ struct StrategyFold {
 
   void add(std::uint64_t trial, std::uint64_t seed, TrialOutcome&& o, double wall_s) {
     reports::StrategyResult& r = result;
+    if (!r.first_violation) {
+      std::vector<std::string> fired;
+      for (const auto& [name, v] : o.counts)
+        if (const MetricInfo& info = metric(name); info.finding && v > info.fires_above) fired.push_back(fmt::format("{} {:g}", name, v));
+      if (!fired.empty()) r.first_violation = reports::StrategyResult::FirstViolation{trial, std::move(fired), trial == 0 ? o.timeline : reports::Timeline{}};
+    }
     if (trial == 0) {
       r.first_trace_hash = o.trace_hash;
       r.timeline = std::move(o.timeline);
@@ -692,6 +702,14 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
           });
     };
   work.run(jobs, run_item, lead);
+  if (control.draw_first_violation)  // each strategy's first violating trial past the first, once more with its timeline
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (!finished[k]) continue;
+      const Scenario& s = *scenarios[k];
+      for (std::size_t i = 0; i < finished[k]->strategies.size(); ++i)
+        if (auto& v = finished[k]->strategies[i].first_violation; v && v->trial > 0)
+          v->timeline = run_trial(s, s.strategies[i], s.seed + v->trial, TraceKept::timeline).timeline;
+    }
   std::vector<reports::RunResults> out;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     if (finished[k]) {

@@ -51,6 +51,9 @@ struct RunControl {
   /// How far past the last folded trial one may be handed out, so at most this many outcomes
   /// wait to be folded whatever the trials' run times (0: 4 * jobs + 64).
   std::size_t window = 0;
+  /// Keep each strategy's first violating trial's timeline for the report: the first trial's
+  /// is at hand; a later one is run once more, alone, after the run (the leader's, under mpirun).
+  bool draw_first_violation = false;
 };
 
 /// Every strategy, every trial, then the expectations checked. Trials are handed out from one

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 #include <map>
 
+#include "reports/html.hpp"
 #include "reports/report_folder.hpp"
 
 namespace locksim::reports {
@@ -325,6 +328,56 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
   return md;
 }
 
+// A picture gnuplot wrote, inlined; "" when there is none.
+std::string svg_of(const std::string& folder, const std::string& picture, std::size_t k) {
+  std::ifstream in(folder + "/" + picture + ".svg");
+  if (!in) return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return html::inline_svg(text.str(), fmt::format("p{}", k));
+}
+
+// report.html: what report.md holds, the plots inlined, and each strategy that failed told
+// and drawn through its first violating trial.
+std::string html_report(const RunResults& r, const std::string& folder, const std::vector<std::string>& pictures,
+                        const std::string& note) {
+  using html::escape;
+  std::string b = fmt::format("<h1>{}</h1>\n<p>{}</p>\n<p class=\"muted\">Source: {}</p>\n", escape(r.scenario),
+                              escape(r.description), escape(r.source));
+  if (!r.lesson.empty()) b += fmt::format("<p class=\"lesson\"><b>Lesson.</b> {}</p>\n", escape(r.lesson));
+  b += fmt::format("<p class=\"muted\">Seed {}, {} trials per strategy (seeds {}..{}), scenario hash <code>{:016x}</code>; every "
+                   "figure is in results.json, and report.md says what each column means.</p>\n",
+                   r.seed, r.trials, r.seed, r.seed + r.trials - 1, r.scenario_hash);
+  b += "<h2>Comparison</h2>\n<pre>" + escape(table(r)) + "</pre>\n";
+  if (const std::string steps = steps_table(r); !steps.empty()) b += "<h2>Steps</h2>\n<pre>" + escape(steps) + "</pre>\n";
+  if (!r.expectations.empty()) {
+    b += "<h2>Expectations</h2>\n<ul>\n";
+    for (const auto& e : r.expectations)
+      b += e.skipped ? fmt::format("<li><code>{}</code>: skipped, its strategy was not run</li>\n", escape(e.text))
+                     : fmt::format("<li><code>{}</code>: <span class=\"{}\">{}</span> (measured {:g})</li>\n", escape(e.text),
+                                   e.holds ? "holds" : "fails", e.holds ? "holds" : "does not hold", e.measured);
+    b += "</ul>\n";
+  }
+  std::map<std::string, std::string> meanings;
+  for (const auto& m : r.metrics) meanings[m.name] = m.meaning;
+  std::string explained;
+  for (const auto& st : r.strategies) {
+    if (!st.first_violation) continue;
+    const auto& v = *st.first_violation;
+    explained += html::trial_section(v.timeline, fmt::format("{}: its first violating trial, seed {}", st.name, r.seed + v.trial), v.fired,
+                                         meanings);
+    explained += fmt::format("<p class=\"muted\">Run it alone: <code>locksim run {} --strategy {} --seed {} --trials 1</code></p>\n",
+                             escape(r.file.empty() ? r.scenario : r.file), escape(st.name), r.seed + v.trial);
+  }
+  if (!explained.empty()) b += "<h2>Violations explained</h2>\n" + explained;
+  b += "<h2>Plots</h2>\n";
+  for (std::size_t k = 0; k < pictures.size(); ++k)
+    if (const std::string svg = svg_of(folder, pictures[k], k); !svg.empty())
+      b += fmt::format("<div class=\"plot\" id=\"{}\">\n{}</div>\n", escape(pictures[k]), svg);
+  if (!note.empty()) b += "<p class=\"muted\">" + escape(note) + "</p>\n";
+  return html::page(r.scenario + ": locksim report", b);
+}
+
 // What a failed gnuplot began.
 void remove_pictures(const std::string& folder, const std::vector<std::string>& names) {
   std::error_code ignored;
@@ -334,13 +387,19 @@ void remove_pictures(const std::string& folder, const std::vector<std::string>& 
 
 }  // namespace
 
-std::string write_replay_report(const Timeline& t, const std::string& strategy, const std::string& folder) {
-  StagedFolder staged(folder, FolderKind::part, {"timeline-"});
+std::string write_replay_report(const Timeline& t, const std::string& strategy, const std::string& folder,
+                                const std::vector<std::string>& fired, const std::string& heading,
+                                const std::map<std::string, std::string>& meanings) {
+  StagedFolder staged(folder, FolderKind::part, {"timeline-", "report.html"});
   const std::string name = "timeline-" + slug(strategy);
   write_atomically(staged.path() + "/" + name + ".dat", timeline_data(t));
   write_atomically(staged.path() + "/" + name + ".gp", timeline_script(t, name, strategy));
   const bool drawn = run_gnuplot(staged.path(), name + ".gp");
   if (!drawn) remove_pictures(staged.path(), {name});
+  std::string body = fmt::format("<h1>{}</h1>\n", html::escape(heading.empty() ? "Replay of " + strategy : heading));
+  body += html::trial_section(t, "One trial of " + strategy, fired, meanings);
+  if (drawn && t.worth_drawing()) body += "<h2>Who held which lock</h2>\n<div class=\"plot\">\n" + svg_of(staged.path(), name, 0) + "</div>\n";
+  write_atomically(staged.path() + "/report.html", html::page(heading.empty() ? "Replay of " + strategy : heading, body));
   staged.commit();
   return drawn ? folder + "/" + name + ".png"
                : "no picture: gnuplot is not installed or failed (" + folder + "/" + name + ".gp is there)";
@@ -395,6 +454,7 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     }
   }
   write("report.md", markdown(r, f.plotted ? pictures : std::vector<std::string>{}, f.note));
+  write("report.html", html_report(r, staged.path(), f.plotted ? pictures : std::vector<std::string>{}, f.note));
   staged.commit();
   return f;
 }

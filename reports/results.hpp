@@ -63,6 +63,7 @@ struct Timeline {
     std::string sql;
     std::string outcome;  // "0 rows", "1 affected, id 7", "1213 Deadlock found ..."
     std::vector<std::string> waits{};  // each lock wait: the entry, the mode, behind whom, how long
+    std::vector<std::string> waited_for{};  // the connections it waited behind (their `who`)
     std::vector<std::string> cycle{};  // 1213: who was on the cycle, the victim first
     std::string undone{};              // what its failure rolled back
   };
@@ -136,6 +137,13 @@ struct StrategyResult {
   bool one_outcome = false;
   std::uint64_t events = 0;  // simulated events of every trial (for benchmarks)
   Timeline timeline;         // of the first trial
+  /// The first trial in which a checker fired, to tell and draw in the report.
+  struct FirstViolation {
+    std::uint64_t trial = 0;         // from 0: its seed is the run's seed + trial
+    std::vector<std::string> fired;  // "duplicate_rows 1", as explore prints them
+    Timeline timeline{};             // when the run kept it (RunControl::draw_first_violation)
+  };
+  std::optional<FirstViolation> first_violation{};
   std::vector<StepResult> steps{};    // the sessions workload's
   std::vector<TableResult> tables{};  // the sessions workload's, at the end of the first trial
   std::map<std::string, EachValue> each{};  // metrics checked in every trial (steps.3.error, rows.t)

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "app/explore.hpp"
+#include "reports/explain.hpp"
 
 namespace {
 locksim::ExploreOptions gc_pause(const std::string& strategy, const std::string& property = "any") {
@@ -25,7 +26,7 @@ TEST_CASE("explore finds the GC-pause violation and its token replays to the sam
   CHECK(r.fired == f.fired);
   CHECK(r.outcome.counts.at("duplicate_rows") == 1);
   // Told in order: the pause before the second holder's acquire, both inserts.
-  const auto story = locksim::narrate(r.outcome.timeline);
+  const auto story = locksim::reports::narrate(r.outcome.timeline);
   std::string joined;
   for (const auto& line : story) joined += line + "\n";
   const auto paused = joined.find("app-1 paused");

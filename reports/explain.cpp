@@ -1,0 +1,376 @@
+#include "reports/explain.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace locksim::reports {
+
+namespace {
+
+// A bar's row is "<lock>  <who>".
+std::pair<std::string, std::string> lock_and_holder(const Timeline::Bar& b) {
+  const auto gap = b.row.find("  ");
+  if (gap == std::string::npos) return {b.row, b.row};
+  return {b.row.substr(0, gap), b.row.substr(gap + 2)};
+}
+
+// A participant's lane: its who up to the first comma ("app-1 worker 4, client 7, op 7" is
+// the lane "app-1 worker 4"; a session's who, "s1", is its own lane).
+std::string lane_of(const std::string& who) {
+  return who.substr(0, who.find(','));
+}
+
+// The node a lane runs on: "app-1 worker 4" runs on "app-1".
+std::string node_of(const std::string& lane) {
+  return lane.substr(0, lane.find(' '));
+}
+
+// An insert's label is "row <id> by <who>".
+std::string inserter(const Timeline::Mark& m) {
+  const auto by = m.label.find(" by ");
+  return by == std::string::npos ? m.label : m.label.substr(by + 4);
+}
+
+std::string at(double s) { return fmt::format("t={:.3f} s", s); }
+
+// The bands of `node` that cover `t`.
+const Timeline::Band* band_at(const Timeline& t, const std::string& node, double s) {
+  for (const auto& b : t.bands)
+    if (b.node == node && b.from_s <= s && s <= b.to_s) return &b;
+  return nullptr;
+}
+
+std::string band_words(const Timeline::Band& b) {
+  return b.kind == "paused" ? fmt::format("paused from {} to {} (a stop-the-world pause of {:.3f} s)", at(b.from_s), at(b.to_s),
+                                          b.to_s - b.from_s)
+                            : fmt::format("down from {} to {}", at(b.from_s), at(b.to_s));
+}
+
+// Why a lease ran out under its holder: the holder's node paused or down across its end.
+std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
+  const auto [lock, holder] = lock_and_holder(b);
+  std::string out = fmt::format("{}'s lease on {} ran out at the lock service at {}, while {} still believed it held the lock "
+                                "(until {}).",
+                                lane_of(holder), lock, at(b.lease_to_s), lane_of(holder), at(b.to_s));
+  if (const auto* band = band_at(t, node_of(lane_of(holder)), b.lease_to_s))
+    out += fmt::format(" Its node {} was {}: nothing ran on it, so it could neither renew the lease nor notice it ending.",
+                       band->node, band_words(*band));
+  std::vector<std::string> next;  // who took the lock in the gap
+  for (const auto& other : t.bars) {
+    const auto [other_lock, other_holder] = lock_and_holder(other);
+    if (&other != &b && other_lock == lock && other.from_s >= b.lease_to_s && other.from_s < b.to_s)
+      next.push_back(fmt::format("{} at {}", lane_of(other_holder), at(other.from_s)));
+  }
+  if (!next.empty())
+    out += fmt::format(" Meanwhile the service granted the lock again: to {}. For that while two clients each believed "
+                       "they held it.",
+                       fmt::join(next, ", "));
+  return out;
+}
+
+// The hold of `who` on any lock at `s`, if any.
+const Timeline::Bar* held_at(const Timeline& t, const std::string& lane, double s) {
+  for (const auto& b : t.bars)
+    if (lane_of(lock_and_holder(b).second) == lane && b.from_s <= s && s <= b.to_s) return &b;
+  return nullptr;
+}
+
+std::string duplicate_story(const Timeline& t) {
+  std::vector<std::string> parts;
+  for (const auto& m : t.inserts) parts.push_back(fmt::format("{} at {}", m.label, at(m.at_s)));
+  std::string out = fmt::format("One key was inserted more than once: {}.", fmt::join(parts, "; "));
+  for (const auto& m : t.inserts) {
+    const std::string lane = lane_of(inserter(m));
+    const Timeline::Bar* hold = held_at(t, lane, m.at_s);
+    if (hold == nullptr) {
+      out += t.bars.empty() ? "" : fmt::format(" {} inserted without holding a lock.", lane);
+      continue;
+    }
+    const auto [lock, holder] = lock_and_holder(*hold);
+    if (hold->lease_to_s >= 0 && hold->lease_to_s < m.at_s) {
+      out += fmt::format(" {} inserted believing it held {}, but its lease had run out at {}", lane, lock, at(hold->lease_to_s));
+      if (const auto* band = band_at(t, node_of(lane), hold->lease_to_s)) out += fmt::format(" while its node was {}", band_words(*band));
+      out += ": it woke still believing it held the lock, and inserted again what another holder had inserted.";
+    } else {
+      out += fmt::format(" {} held {} when it inserted.", lane, lock);
+    }
+  }
+  if (t.inserts.size() > 1 && t.statements.empty())
+    out += " Nothing in the database refused the second insert: no unique index on the key stood behind the lock.";
+  return out;
+}
+
+std::string deadlock_story(const Timeline::Statement& st) {
+  std::vector<std::string> lanes;
+  for (const auto& who : st.cycle) lanes.push_back(lane_of(who));
+  std::string out = fmt::format("A deadlock at {}: {} each held a lock another on the cycle waited for ({}). InnoDB found the "
+                                "cycle when {} asked for a lock, chose {} as the victim and ended its statement with 1213, rolling "
+                                "back its {}",
+                                at(st.to_s), fmt::join(lanes, " and "), fmt::join(lanes, " -> "), lane_of(st.who),
+                                lanes.empty() ? lane_of(st.who) : lanes.front(), st.undone.empty() ? "transaction" : st.undone);
+  out += "; the other went on once its lock was free. Two transactions that take the same locks in different orders, "
+         "or a shared lock each then needs exclusive, deadlock: retry the victim's transaction.";
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> narrate(const Timeline& t) {
+  std::vector<std::pair<double, std::string>> lines;
+  for (const auto& b : t.bands)
+    lines.emplace_back(b.from_s, b.kind == "paused" ? fmt::format("{} paused {:.3f} s (a stop-the-world pause)", b.node, b.to_s - b.from_s)
+                                                    : fmt::format("{} crashed; back at t={:.3f} s", b.node, b.to_s));
+  for (const auto& b : t.bars) {
+    lines.emplace_back(b.from_s, fmt::format("{} acquired it", b.row));
+    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s)  // only a lease that ran out while its holder still held on
+      lines.emplace_back(b.lease_to_s, fmt::format("{}: its lease ran out at the lock service", b.row));
+    lines.emplace_back(b.to_s, fmt::format("{} stopped believing it holds it", b.row));
+  }
+  for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", m.label));
+  for (const auto& st : t.statements) {
+    std::string line = fmt::format("{}: {} -> {}", st.who, st.sql, st.outcome);
+    if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", st.undone);
+    for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", w);
+    if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(st.cycle, " -> "), st.cycle.front());
+    lines.emplace_back(st.from_s, std::move(line));
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (const auto& [when, text] : lines) out.push_back(fmt::format("t={:.3f} s  {}", when, text));
+  return out;
+}
+
+std::vector<std::string> explain(const Timeline& t, const std::vector<std::string>& fired,
+                                 const std::map<std::string, std::string>& meanings) {
+  std::vector<std::string> out;
+  std::set<std::string> told;  // the checkers a paragraph explains
+  if (!t.inserts.empty()) {
+    out.push_back(duplicate_story(t));
+    told.insert("duplicate_rows");
+    told.insert("duplicate_keys");
+  }
+  for (const auto& b : t.bars)
+    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s) {
+      out.push_back(lease_story(t, b));
+      told.insert("lease_expiry_violations");
+      told.insert("overlapping_holders");
+      told.insert("max_concurrent_holders");
+    }
+  for (const auto& st : t.statements) {
+    if (!st.cycle.empty()) {
+      out.push_back(deadlock_story(st));
+      told.insert("deadlocks");
+      told.insert("errors.1213");
+    } else if (st.outcome.starts_with("1205")) {
+      out.push_back(fmt::format("At {} {} gave up waiting for a lock (1205, the lock wait timeout) while running {}{}; only the "
+                                "statement was rolled back, and the transaction stays open.",
+                                at(st.to_s), lane_of(st.who), st.sql,
+                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(st.waited_for, ", "))));
+      told.insert("errors.1205");
+    }
+  }
+  for (const auto& f : fired) {
+    const std::string name = f.substr(0, f.find(' '));
+    if (told.count(name)) continue;
+    const auto meaning = meanings.find(name);
+    out.push_back(meaning != meanings.end()
+                      ? fmt::format("The checker {} fired ({}): {}.", name, f.substr(f.find(' ') + 1), meaning->second)
+                      : fmt::format("The checker {} fired ({}); docs/metrics.md says what it counts.", name, f));
+  }
+  return out;
+}
+
+namespace {
+
+std::string xml(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string cut(const std::string& text, std::size_t most) {
+  return text.size() <= most ? text : text.substr(0, most - 3) + "...";
+}
+
+// One row of the diagram: an event at its time, in its lane.
+struct Row {
+  double at_s = 0;
+  std::string lane;
+  std::string text;    // shown (cut to the lane's width)
+  std::string full;    // the tooltip
+  std::string colour;  // of its mark
+  std::vector<std::string> arrows_to{};  // lanes it waits behind
+};
+
+}  // namespace
+
+std::string sequence_svg(const Timeline& t, const std::string& title, std::size_t max_lanes, std::size_t max_rows) {
+  // The lanes involved in what went wrong come first: inserters of duplicated keys, sessions
+  // on a deadlock cycle or waiting, holders whose lease ran out; then the rest in order of
+  // first appearance.
+  std::vector<std::string> order;
+  std::map<std::string, int> weight;
+  const auto see = [&](const std::string& lane, int w) {
+    if (!weight.count(lane)) order.push_back(lane);
+    weight[lane] += w;
+  };
+  for (const auto& m : t.inserts) see(lane_of(inserter(m)), 100);
+  for (const auto& st : t.statements) {
+    see(lane_of(st.who), st.cycle.empty() && st.waits.empty() ? 1 : 50);
+    for (const auto& w : st.waited_for) see(lane_of(w), 20);
+  }
+  for (const auto& b : t.bars) see(lane_of(lock_and_holder(b).second), b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? 60 : 2);
+  for (const auto& b : t.bands) {
+    bool any = false;
+    for (const auto& lane : order) any = any || node_of(lane) == b.node;
+    if (!any) see(b.node, 10);
+  }
+  std::vector<std::string> lanes = order;
+  std::stable_sort(lanes.begin(), lanes.end(), [&](const auto& a, const auto& b) { return weight[a] > weight[b]; });
+  const std::size_t folded_lanes = lanes.size() > max_lanes ? lanes.size() - max_lanes : 0;
+  lanes.resize(std::min(lanes.size(), max_lanes));
+  std::map<std::string, std::size_t> column;
+  for (std::size_t i = 0; i < lanes.size(); ++i) column[lanes[i]] = i;
+
+  std::vector<Row> rows;
+  for (const auto& b : t.bars) {
+    const auto [lock, holder] = lock_and_holder(b);
+    const std::string lane = lane_of(holder);
+    rows.push_back({b.from_s, lane, "acquired " + lock, b.row + " acquired", "#3060c0"});
+    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s)
+      rows.push_back({b.lease_to_s, lane, "lease ran out: " + lock, b.row + ": its lease ran out at the lock service", "#d08020"});
+    rows.push_back({b.to_s, lane, "let go of " + lock, b.row + ": no longer believes it holds it", "#3060c0"});
+  }
+  for (const auto& st : t.statements) {
+    std::string full = st.sql + " -> " + st.outcome;
+    if (!st.undone.empty()) full += " (rolled back the " + st.undone + ")";
+    for (const auto& w : st.waits) full += "; waited for " + w;
+    if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(st.cycle, " -> "));
+    const bool failed = !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
+                        st.outcome.find("affected") == std::string::npos && st.outcome.find("row") == std::string::npos;
+    Row r{st.from_s, lane_of(st.who), st.sql + " -> " + st.outcome, full, failed ? "#d02020" : "#555555"};
+    for (const auto& w : st.waited_for) r.arrows_to.push_back(lane_of(w));
+    rows.push_back(std::move(r));
+  }
+  for (const auto& m : t.inserts) rows.push_back({m.at_s, lane_of(inserter(m)), "DUPLICATE: " + m.label, m.label + ": a duplicated key", "#d02020"});
+  struct Span {  // a band across a node's lanes, between two rows
+    std::string node, kind;
+    double from_s, to_s;
+  };
+  std::vector<Span> spans;
+  for (const auto& b : t.bands) {
+    std::string lane = b.node;
+    for (const auto& l : lanes)
+      if (node_of(l) == b.node) {
+        lane = l;
+        break;
+      }
+    rows.push_back({b.from_s, lane, b.node + (b.kind == "paused" ? " paused" : " crashed"), band_words(b), "#7070d0"});
+    rows.push_back({b.to_s, lane, b.node + (b.kind == "paused" ? " resumes" : " restarts"), band_words(b), "#7070d0"});
+    spans.push_back({b.node, b.kind, b.from_s, b.to_s});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.at_s < b.at_s; });
+  std::size_t folded_rows = 0;
+  std::vector<Row> shown;
+  for (auto& r : rows) {
+    if (!column.count(r.lane) || shown.size() >= max_rows) {
+      ++folded_rows;
+      continue;
+    }
+    shown.push_back(std::move(r));
+  }
+
+  constexpr int kLeft = 90, kLane = 230, kRow = 24, kTop = 58;
+  // The last lane's words run past its column: room for them at the right.
+  const int width = kLeft + kLane * static_cast<int>(std::max<std::size_t>(1, lanes.size())) + 140;
+  const int height = kTop + kRow * static_cast<int>(shown.size() + 1) + 30;
+  const auto x_of = [&](const std::string& lane) { return kLeft + kLane * static_cast<int>(column.at(lane)) + kLane / 2; };
+  const auto y_of = [&](std::size_t row) { return kTop + kRow * static_cast<int>(row) + kRow / 2; };
+  // The first and last rows at or after / before a time, for spans.
+  const auto first_row_at = [&](double s) {
+    std::size_t i = 0;
+    while (i < shown.size() && shown[i].at_s < s) ++i;
+    return i;
+  };
+  const auto last_row_at = [&](double s) {
+    std::size_t i = shown.size();
+    while (i > 0 && shown[i - 1].at_s > s) --i;
+    return i == 0 ? std::size_t{0} : i - 1;
+  };
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n"
+      "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
+      width, height, xml(title));
+  // Holds: a span in the holder's lane from its acquire to its end.
+  for (const auto& b : t.bars) {
+    const std::string lane = lane_of(lock_and_holder(b).second);
+    if (!column.count(lane) || shown.empty()) continue;
+    const int x = x_of(lane);
+    const int y0 = y_of(first_row_at(b.from_s)), y1 = y_of(last_row_at(b.to_s));
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#3060c0\" fill-opacity=\"0.35\"><title>{}</title></rect>\n",
+                       x - 4, y0, std::max(2, y1 - y0), xml(b.row));
+    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s) {
+      const int yl = y_of(first_row_at(b.lease_to_s));
+      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#d08020\" fill-opacity=\"0.6\"><title>{}: held after "
+                         "its lease ran out</title></rect>\n",
+                         x - 4, yl, std::max(2, y1 - yl), xml(b.row));
+    }
+  }
+  // Pauses and crashes: a band across the node's lanes.
+  for (const auto& s : spans) {
+    if (shown.empty()) break;
+    const int y0 = y_of(first_row_at(s.from_s)) - kRow / 2, y1 = y_of(last_row_at(s.to_s)) + kRow / 2;
+    for (const auto& lane : lanes)
+      if (node_of(lane) == s.node || lane == s.node)
+        svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"0.35\"><title>{} {}</title></rect>\n",
+                           x_of(lane) - kLane / 2 + 2, y0, kLane - 4, std::max(2, y1 - y0), s.kind == "down" ? "#f4a6a6" : "#c9c9f4",
+                           xml(s.node), s.kind);
+  }
+  // Lanes: a head and a line.
+  for (const auto& lane : lanes) {
+    const int x = x_of(lane);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x, kTop - 12, xml(cut(lane, 34)));
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#bbbbbb\" stroke-dasharray=\"4 3\"/>\n", x, kTop - 6,
+                       height - 30);
+  }
+  // Events: a time at the left, a mark and its words in its lane, an arrow to whom it waited behind.
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const Row& r = shown[i];
+    const int x = x_of(r.lane), y = y_of(i);
+    svg += fmt::format("<text x=\"6\" y=\"{}\" fill=\"#666666\">{:.3f} s</text>\n", y + 4, r.at_s);
+    for (const auto& to : r.arrows_to) {
+      if (!column.count(to) || to == r.lane) continue;
+      const int x2 = x_of(to);
+      svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d08020\" stroke-width=\"1.5\"/>"
+                         "<polygon points=\"{},{} {},{} {},{}\" fill=\"#d08020\"><title>waited behind {}</title></polygon>\n",
+                         x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4, xml(to));
+    }
+    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n", x, y, r.colour);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + 7, y + 4,
+                       r.colour == "#d02020" ? "#b01010" : "#222222", xml(r.full), xml(cut(r.text, 36)));
+  }
+  std::string folded;
+  if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
+  if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
+  if (shown.empty()) folded = "nothing to draw: no lock holds, statements, pauses or duplicate inserts were recorded";
+  if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, xml(folded));
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace locksim::reports

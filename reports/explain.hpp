@@ -1,0 +1,37 @@
+#pragma once
+// One trial told and drawn for a reader: the events in order (narrate), a paragraph per
+// violation saying why it happened (explain), and a sequence diagram (sequence_svg): a lane per
+// participant, an event a row, lock holds as spans, statements with their outcomes and lock
+// waits, pauses and crashes as bands, the duplicate inserts marked. All of it from the trial's
+// Timeline alone, so a run's report, a replay and a test draw the same picture of a trial.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reports/results.hpp"
+
+namespace locksim::reports {
+
+/// The trial's events in time order, one line each ("t=5.910 s  app-1 paused 6.000 s ..."):
+/// pauses and crashes, lock holds (acquired, the lease running out, no longer believed
+/// held), inserts of duplicated keys, statements with their outcomes, waits, deadlock cycles
+/// and rollbacks.
+std::vector<std::string> narrate(const Timeline& timeline);
+
+/// Why each violation happened, a paragraph each, in plain words: duplicate inserts (who
+/// inserted, whether each held the lock then, a lease that ran out in a pause and who took
+/// the lock meanwhile), leases that ran out under their holder, deadlocks (the cycle, the
+/// victim, what it undid) and lock-wait timeouts. `fired`: the checkers that fired
+/// ("duplicate_rows 1"); one the timeline does not show gets a sentence of its own, with its
+/// meaning from `meanings` (metric name -> meaning) where it is there.
+std::vector<std::string> explain(const Timeline& timeline, const std::vector<std::string>& fired,
+                                 const std::map<std::string, std::string>& meanings = {});
+
+/// The trial as an SVG sequence diagram (a standalone <svg> element, no script, no external
+/// reference). At most `max_lanes` lanes, those involved in a violation first, and
+/// `max_rows` events; what is left out is said under the diagram.
+std::string sequence_svg(const Timeline& timeline, const std::string& title, std::size_t max_lanes = 10,
+                         std::size_t max_rows = 120);
+
+}  // namespace locksim::reports

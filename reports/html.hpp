@@ -1,0 +1,30 @@
+#pragma once
+// report.html: one self-contained page beside each report.md (run, sweep, replay). Inline CSS
+// and SVG only: no script, no font, no image or style from elsewhere, so it opens from disk
+// and reads the same offline. The plots are gnuplot's SVG, inlined; a trial is told and drawn
+// from its Timeline (reports/explain.hpp).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reports/results.hpp"
+
+namespace locksim::reports::html {
+
+/// `text` as HTML text (or an attribute's value).
+std::string escape(const std::string& text);
+
+/// A whole page: `title`, and `body` (HTML) under the page's own style.
+std::string page(const std::string& title, const std::string& body);
+
+/// A gnuplot SVG file's text, ready to sit inside a page: its XML prolog dropped, its ids
+/// prefixed with `prefix` so that several plots on one page do not share them.
+std::string inline_svg(const std::string& svg_file, const std::string& prefix);
+
+/// A trial explained: why each violation happened, its sequence diagram, and every event in
+/// order (folded), under `heading`.
+std::string trial_section(const Timeline& timeline, const std::string& heading, const std::vector<std::string>& fired,
+                          const std::map<std::string, std::string>& meanings = {});
+
+}  // namespace locksim::reports::html
