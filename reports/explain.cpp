@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "reports/html.hpp"
+
 namespace locksim::reports {
 
 namespace {
@@ -187,20 +189,6 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
 
 namespace {
 
-std::string xml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string cut(const std::string& text, std::size_t most) {
   return text.size() <= most ? text : text.substr(0, most - 3) + "...";
 }
@@ -315,7 +303,7 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n"
       "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
-      width, height, xml(title));
+      width, height, html::escape(title));
   // Holds: a span in the holder's lane from its acquire to its end.
   for (const auto& b : t.bars) {
     const std::string lane = lane_of(lock_and_holder(b).second);
@@ -323,12 +311,12 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const int x = x_of(lane);
     const int y0 = y_of(first_row_at(b.from_s)), y1 = y_of(last_row_at(b.to_s));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#3060c0\" fill-opacity=\"0.35\"><title>{}</title></rect>\n",
-                       x - 4, y0, std::max(2, y1 - y0), xml(b.row));
+                       x - 4, y0, std::max(2, y1 - y0), html::escape(b.row));
     if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s) {
       const int yl = y_of(first_row_at(b.lease_to_s));
       svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#d08020\" fill-opacity=\"0.6\"><title>{}: held after "
                          "its lease ran out</title></rect>\n",
-                         x - 4, yl, std::max(2, y1 - yl), xml(b.row));
+                         x - 4, yl, std::max(2, y1 - yl), html::escape(b.row));
     }
   }
   // Pauses and crashes: a band across the node's lanes.
@@ -339,12 +327,12 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       if (node_of(lane) == s.node || lane == s.node)
         svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"0.35\"><title>{} {}</title></rect>\n",
                            x_of(lane) - kLane / 2 + 2, y0, kLane - 4, std::max(2, y1 - y0), s.kind == "down" ? "#f4a6a6" : "#c9c9f4",
-                           xml(s.node), s.kind);
+                           html::escape(s.node), s.kind);
   }
   // Lanes: a head and a line.
   for (const auto& lane : lanes) {
     const int x = x_of(lane);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x, kTop - 12, xml(cut(lane, 34)));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x, kTop - 12, html::escape(cut(lane, 34)));
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#bbbbbb\" stroke-dasharray=\"4 3\"/>\n", x, kTop - 6,
                        height - 30);
   }
@@ -358,17 +346,17 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       const int x2 = x_of(to);
       svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d08020\" stroke-width=\"1.5\"/>"
                          "<polygon points=\"{},{} {},{} {},{}\" fill=\"#d08020\"><title>waited behind {}</title></polygon>\n",
-                         x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4, xml(to));
+                         x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4, html::escape(to));
     }
     svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n", x, y, r.colour);
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + 7, y + 4,
-                       r.colour == "#d02020" ? "#b01010" : "#222222", xml(r.full), xml(cut(r.text, 36)));
+                       r.colour == "#d02020" ? "#b01010" : "#222222", html::escape(r.full), html::escape(cut(r.text, 36)));
   }
   std::string folded;
   if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
   if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
   if (shown.empty()) folded = "nothing to draw: no lock holds, statements, pauses or duplicate inserts were recorded";
-  if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, xml(folded));
+  if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, html::escape(folded));
   svg += "</svg>\n";
   return svg;
 }
