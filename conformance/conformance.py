@@ -390,6 +390,27 @@ class SqlSession(threading.Thread):
             pass
 
 
+def pymysql_placeholders(sql):
+    """A step's `?`s as PyMySQL's `%s` (outside quotes), its `%`s doubled."""
+    out, quote, i = [], None, 0
+    while i < len(sql):
+        ch = sql[i]
+        if quote:
+            if ch == "\\" and i + 1 < len(sql):
+                out.append(sql[i:i + 2].replace("%", "%%"))
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'`":
+            quote = ch
+        elif ch == "?":
+            ch = "%s"
+        out.append("%%" if ch == "%" else ch)
+        i += 1
+    return "".join(out)
+
+
 def real_sql(server, script, number):
     db = f"c{number}"
     admin = server.connect()
@@ -424,7 +445,7 @@ def real_sql(server, script, number):
             args = step.get("args")
             record = {"done": threading.Event(), "issued": time.monotonic(), "sql": sql}
             records.append(record)
-            sessions[name].jobs.put((sql.replace("%", "%%") if args else sql, args, record))
+            sessions[name].jobs.put((pymysql_placeholders(sql) if args else sql, args, record))
             record["done"].wait(SETTLE_S)
         for record in records:
             record["done"].wait(max(0.0, deadline - time.monotonic()))
