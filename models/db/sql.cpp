@@ -318,6 +318,7 @@ class Parser {
     std::vector<std::string> columns;
     if (accept_symbol("*")) return columns;
     if (token_.kind == Token::Kind::number) {
+      if (out_.statement.kind == Statement::Kind::select) out_.constant = token_.number;  // not a NOT EXISTS subquery's
       advance();
       return columns;
     }

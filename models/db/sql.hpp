@@ -65,8 +65,10 @@ struct Prepared {
   std::string text;  // as written
   Statement statement{};
   std::vector<Param> params{};  // in the order of the `?`s
-  /// SELECT's column list, in order; empty: `*` (every column) or `1`.
+  /// SELECT's column list, in order; empty: `*` (every column) or a number.
   std::vector<std::string> columns{};
+  /// SELECT 1: the number, which is what each row found reads as (one column, named after it).
+  std::optional<std::int64_t> constant{};
   /// CREATE TABLE: the table (statement is unused then). The indexed column is key_column
   /// (not in `columns`); column_order is id, then the other columns as listed.
   std::optional<TableSchema> create{};

@@ -61,7 +61,12 @@ void Sessions::start() {
         r.finished = sim::now();
         r.done = true;
         r.columns = p.columns;
+        if (p.constant) {  // SELECT 1: a row of the number for each row found, as MySQL returns it
+          r.columns.push_back(std::to_string(*p.constant));
+          for (std::size_t n = 0; n < r.result.rows.size(); ++n) r.rows.emplace_back().emplace_back(std::in_place_type<std::int64_t>, *p.constant);
+        }
         for (const db::Row& row : r.result.rows) {
+          if (p.constant) break;
           std::vector<db::Value> values;
           if (p.columns.empty()) {
             for (const auto& [column, value] : row.values) values.push_back(value);
@@ -73,7 +78,7 @@ void Sessions::start() {
           }
           r.rows.push_back(std::move(values));
         }
-        if (p.columns.empty() && !r.result.rows.empty())
+        if (p.columns.empty() && !p.constant && !r.result.rows.empty())
           for (const auto& [column, value] : r.result.rows.front().values) r.columns.push_back(column);
         finished_[*step].set_value(true);
       }

@@ -135,6 +135,24 @@ TEST_CASE("a step on a table or column the scenario lacks is refused with MySQL'
   CHECK(refusal(sessions({step("s1", "SELECT id FROM t WHERE w = 'a'")})).find("1054 Unknown column 'w'") != std::string::npos);
 }
 
+TEST_CASE("an UPDATE of the indexed column or the primary key is refused at load, not failed in the run") {
+  CHECK(refusal(sessions({step("s1", "UPDATE t SET k = 'b' WHERE k = 'a'")})).find("/steps/0/sql: expected an UPDATE that leaves k as it is") !=
+        std::string::npos);
+  CHECK(refusal(sessions({step("s1", "UPDATE t SET id = 2, v = 1 WHERE k = 'a'")})).find("an UPDATE that leaves id as it is") !=
+        std::string::npos);
+  CHECK(run(sessions({step("s1", "UPDATE t SET v = 1 WHERE k = 'a'")})).strategies.size() == 1);
+}
+
+TEST_CASE("SELECT 1 records one column named 1 holding 1 for each row found, as MySQL returns it") {
+  const auto r = run(sessions({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "INSERT INTO t (k) VALUES ('b')"),
+                               step("s1", "SELECT 1 FROM t WHERE id > 0"), step("s1", "SELECT 1 FROM t WHERE k = 'z'")}));
+  const auto& found = step_of(r, 3);
+  CHECK(found.columns == std::vector<std::string>{"1"});
+  CHECK(found.rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{1}}, {std::int64_t{1}}});
+  CHECK(step_of(r, 4).columns == std::vector<std::string>{"1"});
+  CHECK(step_of(r, 4).rows.empty());
+}
+
 TEST_CASE("a step's ? values must match its statement") {
   json ok = sessions({{{"session", "s1"}, {"sql", "INSERT INTO t (k) VALUES (?)"}, {"args", {"a"}}}});
   const auto r = run(ok);

@@ -100,6 +100,14 @@ TEST_CASE("SELECT maps each condition, in order, with its operator and value", "
   CHECK(describe(sql::bind(p, {"y"})) == describe(want));
 }
 
+TEST_CASE("SELECT 1 keeps its number, what each row found reads as; SELECT * and column lists keep none", "[sql]") {
+  CHECK(sql::prepare("SELECT 1 FROM t WHERE k = ?").constant == std::optional<std::int64_t>{1});
+  CHECK(sql::prepare("SELECT 7 FROM t").constant == std::optional<std::int64_t>{7});
+  CHECK_FALSE(sql::prepare("SELECT * FROM t").constant.has_value());
+  CHECK_FALSE(sql::prepare("SELECT k FROM t").constant.has_value());
+  CHECK_FALSE(sql::prepare("INSERT INTO t (k) SELECT 'a' FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM t WHERE k = 'a')").constant.has_value());
+}
+
 TEST_CASE("SELECT * and SELECT 1 read every column, and a plain SELECT takes no lock", "[sql]") {
   for (const char* text : {"SELECT * FROM t WHERE k = ?", "SELECT 1 FROM t WHERE k = ?"}) {
     INFO(text);

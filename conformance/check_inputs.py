@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The conformance suite's own inputs: bad ones get one line and exit 2, and without servers the
+model side runs alone and the report says the real side was skipped.
+
+usage: check_inputs.py LOCKSIM REDIS_DRIVER SOURCE_DIR
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+locksim, driver, source = sys.argv[1:4]
+suite = os.path.join(source, "conformance", "conformance.py")
+failures = []
+
+
+def run(args):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def refused(what, args, says):
+    rc, out, err = run(args)
+    lines = err.strip().splitlines()
+    if rc != 2 or len(lines) != 1 or says not in lines[0]:
+        failures.append(f"{what}: expected exit 2 and one line saying {says!r}, got {rc}: {err.strip()!r}")
+
+
+with tempfile.TemporaryDirectory(prefix="locksim-conformance-inputs-") as d:
+    def script(name, doc, sub="redis"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+        path = os.path.join(d, sub, name + ".json")
+        with open(path, "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
+
+    bad_command = script("x", {"name": "x", "steps": [{"session": "c1", "redis": ["FLUSHALL"]}]})
+    refused("an unknown Redis command", [driver, bad_command], "command 'FLUSHALL'")
+    refused("a SET option the model lacks", [driver, script("y", {"name": "y", "steps": [{"session": "c1", "redis": ["SET", "k", "v", "EX", "1"]}]})],
+            "SET option 'EX'")
+    refused("a bad appendfsync", [driver, script("z", {"name": "z", "redis": {"appendfsync": "sometimes"}, "steps": [{"sleep_ms": 1}]})],
+            "/redis/appendfsync")
+    refused("a file that is not JSON", [driver, script("w", "{")], "not JSON")
+    refused("a step of no known kind", [driver, script("v", {"name": "v", "steps": [{"wait": 1}]})], "/steps/0")
+
+    bad_dir = os.path.join(d, "bad")
+    os.makedirs(os.path.join(bad_dir, "sql"))
+    with open(os.path.join(bad_dir, "sql", "n.json"), "w") as f:
+        json.dump({"name": "other", "steps": [{"session": "s1", "sql": "BEGIN"}]}, f)
+    refused("a script named apart from its file", [sys.executable, suite, locksim, "--scripts", bad_dir], "must be its file name")
+    refused("an unknown flag", [sys.executable, suite, locksim, "--no-such-flag"], "--no-such-flag")
+    refused("an unknown script", [sys.executable, suite, locksim, "--only", "no-such-script"], "no-such-script")
+
+# Without servers: the model side alone, and the report says so.
+rc, out, err = run([sys.executable, suite, locksim, "--redis-driver", driver, "--model-only",
+                    "--only", "duplicate-wait-commit-unique", "--only", "set-nx-px-expires"])
+if rc != 0 or "real side skipped" not in out or "the real side of the sql scripts was skipped" not in out \
+        or not out.strip().endswith("not compared (the real side was skipped)"):
+    failures.append(f"--model-only: expected the model side alone and the skip said, got {rc}: {out!r} {err!r}")
+
+for f in failures:
+    print(f)
+print(f"{len(failures)} failure(s)" if failures else "the conformance suite refuses bad input and runs without servers")
+sys.exit(1 if failures else 0)

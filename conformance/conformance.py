@@ -1,0 +1,716 @@
+#!/usr/bin/env python3
+"""The conformance suite: each script runs on locksim's model and on a real server, and the
+outcomes are compared step by step.
+
+usage: conformance.py LOCKSIM [--redis-driver DRIVER] [--scripts DIR] [--explained FILE]
+                      [--only NAME] [--model-only]
+
+A script is a scenario file of the sessions workload (docs/scenario.md) with one key more,
+`conformance`, which the model never sees:
+
+  "conformance": {
+    "interchangeable": [[4, 6]],   # steps whose outcomes compare as a multiset: the server picks
+                                   # which session gets which (the deadlock victim)
+    "ignore_ids": true             # insert ids and the id column are left out of the comparison
+  }
+
+A Redis script (conformance/redis/) has `redis` steps instead, run by the Redis driver on the
+model and by redis-py on the real server.
+
+The real MariaDB and Redis are started here, each with a private data folder under one
+temporary folder, on a socket or a free loopback port, and stopped and removed at the end, on
+failure too. Without `mariadbd` or `redis-server` (or with --model-only) the model side runs
+alone and the report says the real side was skipped.
+
+The report has one line per script, `agree` or `diverge at step N: model X, server Y`, and the
+last line `conformance: A of N scripts agree`. A divergence listed in docs/conformance.md (its
+script's name in the first column of the table) is explained; the exit status is 1 when one is
+not, or when a listed script agrees again (the list must say what is true) unless its step
+column says "sometimes" (the server's outcome varies from run to run), 2 on bad input.
+"""
+
+import argparse
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SETTLE_S = 0.4          # how long a step is given before the next is issued
+WAIT_S = 0.2            # a statement that ran longer on the server has waited for a lock (one released by
+                        # a later step has waited at least SETTLE_S; one that did not wait takes a few ms)
+MODEL_WAIT_MS = 50      # a step of the model that waited this long for a lock has waited
+STEP_LIMIT_S = 20       # no statement or command may take longer
+START_LIMIT_S = 30      # server start-up
+SCRIPT_LIMIT_S = 60     # one script on the real server
+
+
+class BadInput(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Outcomes: what a step got, in one comparable form for both sides
+
+
+def norm_cell(v):
+    if isinstance(v, (bytes, bytearray)):
+        v = v.decode("utf-8", "replace")
+    if isinstance(v, bool):
+        return int(v)
+    if hasattr(v, "is_integer") and not isinstance(v, int):  # Decimal, float
+        return int(v)
+    if v is None:
+        return None
+    if not isinstance(v, (int, str)):
+        return str(v)
+    return v
+
+
+def sql_outcome(kind, error=None, rows=None, affected=0, insert_id=0, warnings=0, waited=False, ignore_ids=False,
+                sql=""):
+    """kind: 'rows' (a SELECT), 'write', 'ok', 'error', 'not issued', 'still waiting'."""
+    if kind in ("not issued", "still waiting"):
+        text = kind
+    elif error:
+        text = f"error {error}"
+    elif kind == "rows":
+        cells = [[norm_cell(c) for c in r] for r in rows]
+        text = f"{len(cells)} rows " + json.dumps(cells)
+    elif kind == "write":
+        text = f"{affected} affected"
+        if affected and insert_id and not ignore_ids:
+            text += f", id {insert_id}"
+        if warnings:
+            text += f", {warnings} warnings"
+    else:
+        text = "ok"
+    if waited and kind != "not issued":
+        text += ", waited"
+    return text
+
+
+def is_select(sql):
+    return re.match(r"\s*select\b", sql, re.I) is not None
+
+
+def is_write(sql):
+    return re.match(r"\s*(insert|replace|update|delete)\b", sql, re.I) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Scripts
+
+
+def load_scripts(folder, only):
+    scripts = []
+    for sub in ("sql", "redis"):
+        d = os.path.join(folder, sub)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(d, name)
+            try:
+                with open(path) as f:
+                    doc = json.load(f)
+            except (OSError, ValueError) as e:
+                raise BadInput(f"{path}: {e}")
+            if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list) or not doc["steps"]:
+                raise BadInput(f"{path}: a script is an object with a non-empty list of steps")
+            if doc.get("name") != name[:-5]:
+                raise BadInput(f"{path}: its name must be its file name, {name[:-5]!r}")
+            conf = doc.get("conformance", {})
+            if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids"}:
+                raise BadInput(f"{path}: /conformance: expected an object with interchangeable and ignore_ids")
+            for group in conf.get("interchangeable", []):
+                if not isinstance(group, list) or not all(isinstance(i, int) and 1 <= i <= len(doc["steps"])
+                                                          for i in group):
+                    raise BadInput(f"{path}: /conformance/interchangeable: lists of step numbers")
+            doc["_kind"] = sub
+            doc["_path"] = path
+            if only and doc["name"] not in only:
+                continue
+            scripts.append(doc)
+    if only:
+        missing = set(only) - {d["name"] for d in scripts}
+        if missing:
+            raise BadInput(f"no script named {', '.join(sorted(missing))}")
+    if not scripts:
+        raise BadInput(f"{folder}: no scripts")
+    return scripts
+
+
+def load_explained(path):
+    """The scripts docs/conformance.md lists as known divergences: the first cell of each row of
+    the table under "## Known divergences"."""
+    explained = {}
+    try:
+        with open(path) as f:
+            section = False
+            for line in f:
+                if line.startswith("## "):
+                    section = line.strip() == "## Known divergences"
+                m = section and re.match(r"\|\s*`?([A-Za-z0-9_.+-]+)`?\s*\|\s*(.*?)\s*\|", line)
+                if m and m.group(1) not in ("script", "---"):
+                    explained[m.group(1)] = m.group(2)
+    except OSError as e:
+        raise BadInput(f"{path}: {e}")
+    return explained
+
+
+# ---------------------------------------------------------------------------------------------
+# The model side
+
+
+def model_sql(locksim, script, workdir):
+    doc = {k: v for k, v in script.items() if not k.startswith("_") and k != "conformance"}
+    doc.setdefault("trials", 1)
+    path = os.path.join(workdir, script["name"] + ".json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    p = subprocess.run([locksim, "run", path, "--json", "--trials", "1"], cwd=workdir, capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode not in (0, 1):  # 1: an expectation of the file did not hold, which is not ours to judge
+        raise BadInput(f"{script['_path']}: the model refused it: {p.stderr.strip() or p.stdout.strip()}")
+    results = json.loads(p.stdout)
+    strategy = results["strategies"][0]
+    ignore = script.get("conformance", {}).get("ignore_ids", False)
+    outcomes = []
+    for st in strategy["steps"]:
+        if st["issued_ms"] is None:
+            outcomes.append(sql_outcome("not issued"))
+        elif st["finished_ms"] is None:
+            outcomes.append(sql_outcome("still waiting", waited=True))
+        else:
+            kind = "rows" if st["columns"] or is_select(st["sql"]) else ("write" if is_write(st["sql"]) else "ok")
+            # A deadlock victim's request is queued and refused at once: it has not waited.
+            waited = st["waited"] and st["waited_ms"] >= MODEL_WAIT_MS
+            outcomes.append(sql_outcome(kind, error=st["error"], rows=st["rows"], affected=st["affected"],
+                                        insert_id=st["insert_id"], warnings=st["warnings"], waited=waited,
+                                        ignore_ids=ignore))
+    tables = {}
+    for name, t in strategy["tables"].items():
+        tables[name] = table_text(t["columns"], t["rows"], ignore)
+    return outcomes, tables
+
+
+def table_text(columns, rows, ignore_ids):
+    keep = [i for i, c in enumerate(columns) if not (ignore_ids and c == "id")]
+    out = [[norm_cell(r[i]) for i in keep] for r in rows]
+    if ignore_ids:
+        out.sort(key=json.dumps)
+    return f"{len(out)} rows " + json.dumps(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Real servers
+
+
+def program(name):
+    """A server program on the PATH, or in /usr/sbin where Debian puts mariadbd (not on every user's PATH)."""
+    return shutil.which(name, path=os.environ.get("PATH", "") + os.pathsep + "/usr/sbin:/usr/local/sbin")
+
+
+def die_with_parent():
+    """In the server's child process: the kernel kills it when the suite dies, however it dies."""
+    import ctypes
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check, limit_s, what):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not come up within {limit_s} s")
+
+
+def stop(proc, limit_s=10):
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(limit_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(limit_s)
+
+
+class MariaDB:
+    """mariadbd on a socket, networking off, grant tables skipped, in a private data folder."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, "mariadb")
+        self.sock = os.path.join(self.dir, "mariadb.sock")
+        self.proc = None
+
+    def start(self):
+        import pymysql  # noqa: F401  (fails here, before a server starts, when the client is missing)
+        os.makedirs(self.dir)
+        data = os.path.join(self.dir, "data")
+        user = ["--user=root"] if os.geteuid() == 0 else []
+        log = open(os.path.join(self.dir, "install.log"), "w")
+        subprocess.run([program("mariadb-install-db"), "--no-defaults", f"--datadir={data}", "--skip-test-db",
+                        "--auth-root-authentication-method=normal", *user], stdout=log, stderr=log, check=True,
+                       timeout=START_LIMIT_S)
+        self.proc = subprocess.Popen(
+            [program("mariadbd"), "--no-defaults", f"--datadir={data}", f"--socket={self.sock}", "--skip-networking",
+             "--skip-grant-tables", f"--pid-file={os.path.join(self.dir, 'mariadbd.pid')}",
+             f"--log-error={os.path.join(self.dir, 'error.log')}", "--innodb-buffer-pool-size=32M",
+             "--innodb-log-file-size=8M", "--skip-log-bin", "--innodb-flush-log-at-trx-commit=2", *user],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise RuntimeError("mariadbd exited at start: see its error log")
+            try:
+                self.connect().close()
+                return True
+            except Exception:
+                return False
+        wait_until(up, START_LIMIT_S, "mariadbd")
+
+    def connect(self, db=None):
+        import pymysql
+        return pymysql.connect(unix_socket=self.sock, user="root", database=db, autocommit=True,
+                               connect_timeout=5, read_timeout=STEP_LIMIT_S, write_timeout=STEP_LIMIT_S)
+
+    def stop(self):
+        stop(self.proc)
+
+
+class Redis:
+    """redis-server on a free loopback port, in a private folder; killed and restarted by the scripts."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, "redis")
+        self.proc = None
+        self.port = None
+        self.args = []
+
+    def start(self, appendonly="none"):
+        import redis  # noqa: F401
+        if os.path.isdir(self.dir):
+            shutil.rmtree(self.dir)
+        os.makedirs(self.dir)
+        aof = [] if appendonly == "none" else ["--appendonly", "yes", "--appendfsync", appendonly]
+        self.args = ["--bind", "127.0.0.1", "--dir", self.dir, "--save", "", "--daemonize", "no", "--logfile",
+                     os.path.join(self.dir, "redis.log"), *(aof or ["--appendonly", "no"])]
+        self.launch()
+
+    def launch(self):
+        self.port = free_port()
+        self.proc = subprocess.Popen([program("redis-server"), "--port", str(self.port), *self.args],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise RuntimeError("redis-server exited at start: see its log")
+            try:
+                return self.client().ping()
+            except Exception:
+                return False
+        wait_until(up, START_LIMIT_S, "redis-server")
+
+    def client(self):
+        import redis
+        c = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=STEP_LIMIT_S, decode_responses=True)
+        c.response_callbacks.clear()  # the server's replies as they come (PEXPIRE's 1, not True)
+        return c
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self):
+        stop(self.proc)
+
+
+# ---------------------------------------------------------------------------------------------
+# The real side of an SQL script
+
+
+class SqlSession(threading.Thread):
+    def __init__(self, server, db, isolation, lock_wait_s):
+        super().__init__(daemon=True)
+        self.conn = server.connect(db)
+        with self.conn.cursor() as c:
+            c.execute(f"SET SESSION innodb_lock_wait_timeout = {lock_wait_s}")
+            c.execute(f"SET SESSION TRANSACTION ISOLATION LEVEL {isolation}")
+        self.jobs = queue.Queue()
+        self.start()
+
+    def run(self):
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            sql, args, record = job
+            import pymysql
+            record["started"] = time.monotonic()
+            try:
+                with self.conn.cursor() as c:
+                    c.execute(sql, args or None)
+                    record["affected"] = c.rowcount if c.rowcount and c.rowcount > 0 else 0
+                    record["insert_id"] = c.lastrowid or 0
+                    record["warnings"] = c._result.warning_count if c._result else 0
+                    record["rows"] = list(c.fetchall()) if c.description else None
+            except pymysql.err.MySQLError as e:
+                record["error"] = e.args[0] if e.args else -1
+                record["message"] = e.args[1] if len(e.args) > 1 else str(e)
+            except Exception as e:  # the connection lost: counts as the step's outcome
+                record["error"] = -1
+                record["message"] = str(e)
+            record["finished"] = time.monotonic()
+            record["done"].set()
+
+    def close(self):
+        self.jobs.put(None)
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+def pymysql_placeholders(sql):
+    """A step's `?`s as PyMySQL's `%s` (outside quotes), its `%`s doubled."""
+    out, quote, i = [], None, 0
+    while i < len(sql):
+        ch = sql[i]
+        if quote:
+            if ch == "\\" and i + 1 < len(sql):
+                out.append(sql[i:i + 2].replace("%", "%%"))
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'`":
+            quote = ch
+        elif ch == "?":
+            ch = "%s"
+        out.append("%%" if ch == "%" else ch)
+        i += 1
+    return "".join(out)
+
+
+def real_sql(server, script, number):
+    db = f"c{number}"
+    admin = server.connect()
+    with admin.cursor() as c:
+        c.execute(f"DROP DATABASE IF EXISTS {db}")
+        c.execute(f"CREATE DATABASE {db}")
+        c.execute(f"USE {db}")
+        database = script.get("database", {})
+        for create in database.get("tables", []):
+            c.execute(create)
+        for table, rows in database.get("rows", {}).items():
+            for row in rows:
+                cols = list(row)
+                c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
+                          [row[k] for k in cols])
+    isolation = {"read_committed": "READ COMMITTED"}.get(database.get("isolation"), "REPEATABLE READ")
+    lock_wait_s = max(1, round(database.get("lock_wait_timeout_ms", 50000) / 1000))
+    ignore = script.get("conformance", {}).get("ignore_ids", False)
+    sessions = {}
+    records = []
+    start = time.monotonic()
+    deadline = start + SCRIPT_LIMIT_S
+    try:
+        for step in script["steps"]:
+            name = step["session"]
+            if name not in sessions:
+                sessions[name] = SqlSession(server, db, isolation, lock_wait_s)
+            at = step.get("at_ms")
+            if isinstance(at, (int, float)):
+                time.sleep(max(0.0, start + at / 1000 - time.monotonic()))
+            sql = step["sql"]
+            args = step.get("args")
+            record = {"done": threading.Event(), "issued": time.monotonic(), "sql": sql}
+            records.append(record)
+            sessions[name].jobs.put((pymysql_placeholders(sql) if args else sql, args, record))
+            record["done"].wait(SETTLE_S)
+        for record in records:
+            record["done"].wait(max(0.0, deadline - time.monotonic()))
+        outcomes = []
+        for record in records:
+            if not record["done"].is_set():
+                outcomes.append(sql_outcome("still waiting", waited=True))
+                continue
+            # It waited for a lock if it took longer than a statement on a local server ever does
+            # (a step queued behind its own session's earlier one has not waited itself).
+            waited = record["finished"] - record["started"] > WAIT_S
+            sql = record["sql"]
+            kind = "rows" if record.get("rows") is not None and is_select(sql) else (
+                "write" if is_write(sql) else "ok")
+            outcomes.append(sql_outcome(kind, error=record.get("error"), rows=record.get("rows"),
+                                        affected=record.get("affected", 0), insert_id=record.get("insert_id", 0),
+                                        warnings=record.get("warnings", 0), waited=waited, ignore_ids=ignore))
+    finally:
+        for s in sessions.values():
+            s.close()
+    tables = {}
+    with admin.cursor() as c:
+        for create in database.get("tables", []):
+            table = re.match(r"\s*create\s+table\s+`?(\w+)", create, re.I).group(1)
+            c.execute(f"SELECT * FROM {table} ORDER BY id")
+            tables[table] = table_text([d[0] for d in c.description], c.fetchall(), ignore)
+        c.execute(f"DROP DATABASE {db}")
+    admin.close()
+    return outcomes, tables
+
+
+# ---------------------------------------------------------------------------------------------
+# Redis scripts: the model side through the driver, the real side through redis-py
+
+
+def redis_outcome(reply):
+    """A raw reply (redis-py's reply callbacks off) in the driver's form."""
+    if isinstance(reply, Exception):
+        return "error"
+    if reply is None:
+        return "nil"
+    if isinstance(reply, int):
+        return f"(integer) {reply}"
+    if reply == "OK":  # a status reply; the scripts store no value "OK"
+        return "OK"
+    return json.dumps(reply)
+
+
+def model_redis(driver, script, workdir):
+    path = os.path.join(workdir, script["name"] + ".json")
+    with open(path, "w") as f:
+        json.dump({k: v for k, v in script.items() if not k.startswith("_") and k != "conformance"}, f)
+    p = subprocess.run([driver, path], capture_output=True, text=True, timeout=60)
+    if p.returncode == 2:
+        raise BadInput(f"{script['_path']}: the model refused it: {p.stderr.strip()}")
+    if p.returncode != 0:
+        raise RuntimeError(f"{script['_path']}: the Redis driver failed: {p.stderr.strip()}")
+    replies = json.loads(p.stdout)
+    return [pttl_band(step, r) for step, r in zip(script["steps"], replies["steps"])], {"keys": replies["keys"]}
+
+
+def pttl_band(step, reply):
+    """A PTTL's exact figure depends on the real clock: it compares by the band the script gives."""
+    band = step.get("within_ms")
+    if band and isinstance(reply, str) and reply.startswith("(integer) "):
+        n = int(reply.split()[1])
+        lo, hi = band
+        return "(integer) " + (f"in [{lo}, {hi}]" if lo <= n <= hi else str(n))
+    return reply
+
+
+CAS_DEL = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+CAS_PEXPIRE = ("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
+               "else return 0 end")
+
+
+def real_redis(server, script):
+    server.start(script.get("redis", {}).get("appendfsync", "none"))
+    try:
+        outcomes = []
+        clients = {}
+        deadline = time.monotonic() + SCRIPT_LIMIT_S
+        for step in script["steps"]:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the script ran past its time limit")
+            if "sleep_ms" in step:
+                time.sleep(step["sleep_ms"] / 1000)
+                outcomes.append("ok")
+                continue
+            if step.get("kill"):
+                server.kill9()
+                clients = {}
+                outcomes.append("ok")
+                continue
+            if step.get("restart"):
+                server.launch()
+                outcomes.append("ok")
+                continue
+            name = step["session"]
+            if name not in clients:
+                clients[name] = server.client()
+            c = clients[name]
+            cmd = step["redis"]
+            op = cmd[0].upper()
+            try:
+                if op == "CAS_DEL":
+                    reply = c.eval(CAS_DEL, 1, cmd[1], cmd[2])
+                elif op == "CAS_PEXPIRE":
+                    reply = c.eval(CAS_PEXPIRE, 1, cmd[1], cmd[2], cmd[3])
+                else:
+                    reply = c.execute_command(*cmd)
+            except Exception as e:
+                reply = e
+            outcomes.append(pttl_band(step, redis_outcome(reply)))
+        keys = {}
+        c = server.client()
+        for k in sorted(c.keys("*")):
+            keys[k] = c.get(k)
+        return outcomes, {"keys": json.dumps(keys, sort_keys=True, separators=(",", ":"))}
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison
+
+
+def compare(script, model, real):
+    (m_steps, m_tables), (r_steps, r_tables) = model, real
+    groups = script.get("conformance", {}).get("interchangeable", [])
+    in_group = {i: g for g in groups for i in g}
+    for i in range(1, len(m_steps) + 1):
+        if i in in_group:
+            g = in_group[i]
+            m = sorted(m_steps[j - 1] for j in g)
+            r = sorted(r_steps[j - 1] for j in g)
+            if m != r:
+                return f"diverge at step {i}: model {' | '.join(m)}, server {' | '.join(r)} (steps {g} in any order)"
+            continue
+        if m_steps[i - 1] != r_steps[i - 1]:
+            return f"diverge at step {i}: model {m_steps[i - 1]}, server {r_steps[i - 1]}"
+    for name in sorted(set(m_tables) | set(r_tables)):
+        m, r = str(m_tables.get(name)), str(r_tables.get(name))
+        if m != r:
+            return f"diverge at step end ({name}): model {m}, server {r}"
+    return "agree"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        print(f"conformance: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def main():
+    ap = Parser(description="locksim's conformance suite: the model against real servers")
+    ap.add_argument("locksim")
+    ap.add_argument("--redis-driver", help="the Redis model's script driver (locksim_redis_script)")
+    ap.add_argument("--scripts", default=HERE)
+    ap.add_argument("--explained", default=os.path.join(HERE, "..", "docs", "conformance.md"))
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--model-only", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print both sides' outcomes of every step")
+    try:
+        a = ap.parse_args()
+    except SystemExit as e:
+        return 2 if e.code else 0
+    a.locksim = os.path.abspath(a.locksim)
+    if a.redis_driver:
+        a.redis_driver = os.path.abspath(a.redis_driver)
+    try:
+        if a.redis_driver and not os.access(a.redis_driver, os.X_OK):
+            raise BadInput(f"{a.redis_driver}: not an executable")
+        if not os.access(a.locksim, os.X_OK):
+            raise BadInput(f"{a.locksim}: not an executable")
+        scripts = load_scripts(a.scripts, set(a.only))
+        explained = load_explained(a.explained)
+    except BadInput as e:
+        print(f"conformance: {e}", file=sys.stderr)
+        return 2
+
+    have = {"sql": program("mariadbd") and program("mariadb-install-db"), "redis": program("redis-server")}
+    clients = {"sql": "pymysql", "redis": "redis"}
+    skipped = {}
+    for kind in ("sql", "redis"):
+        if a.model_only:
+            skipped[kind] = "--model-only"
+        elif not have[kind]:
+            skipped[kind] = f"no {'mariadbd' if kind == 'sql' else 'redis-server'}: scripts/setup installs it"
+        else:
+            try:
+                __import__(clients[kind])
+            except ImportError:
+                skipped[kind] = f"no Python module {clients[kind]}"
+    if not a.redis_driver and any(s["_kind"] == "redis" for s in scripts):
+        print("conformance: the Redis scripts were not run (no --redis-driver)")
+        scripts = [s for s in scripts if s["_kind"] != "redis"]
+
+    # A termination (CTest's timeout, a ^C) ends the run through the clean-up below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    root = tempfile.mkdtemp(prefix="locksim-conformance-")
+    servers = {}
+    agree = compared = unexplained = 0
+    failed = False
+    t0 = time.monotonic()
+    try:
+        if any(s["_kind"] == "sql" for s in scripts) and "sql" not in skipped:
+            servers["sql"] = MariaDB(root)
+            servers["sql"].start()
+        if "redis" not in skipped:
+            servers["redis"] = Redis(root)
+        for n, script in enumerate(scripts, 1):
+            name, kind = script["name"], script["_kind"]
+            try:
+                model = model_sql(a.locksim, script, root) if kind == "sql" else model_redis(a.redis_driver, script, root)
+            except BadInput as e:
+                print(f"conformance: {e}", file=sys.stderr)
+                return 2
+            if kind in skipped:
+                print(f"{name}: model ran ({len(model[0])} steps); real side skipped", flush=True)
+                continue
+            try:
+                real = real_sql(servers["sql"], script, n) if kind == "sql" else real_redis(servers["redis"], script)
+            except Exception as e:  # this script's real side: reported, the others still run
+                print(f"{name}: failed on the server: {type(e).__name__}: {e}", flush=True)
+                failed = True
+                continue
+            if a.verbose:
+                for i, (m, r) in enumerate(zip(model[0], real[0]), 1):
+                    print(f"  {name} step {i}: model {m} | server {r}")
+                for t in model[1]:
+                    print(f"  {name} {t}: model {model[1][t]} | server {real[1].get(t)}")
+            verdict = compare(script, model, real)
+            compared += 1
+            if verdict == "agree":
+                agree += 1
+                if name in explained and not explained[name].startswith("sometimes"):
+                    verdict += " (listed in docs/conformance.md as diverging: take it off the list)"
+                    failed = True
+            elif name in explained:
+                verdict += " (explained in docs/conformance.md)"
+            else:
+                verdict += " (unexplained)"
+                unexplained += 1
+            print(f"{name}: {verdict}", flush=True)
+    except Exception as e:
+        print(f"conformance: the real side failed: {type(e).__name__}: {e}", file=sys.stderr)
+        failed = True
+    finally:
+        for s in servers.values():
+            s.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    for kind, why in skipped.items():
+        if any(s["_kind"] == kind for s in scripts):
+            print(f"conformance: the real side of the {kind} scripts was skipped ({why}); the model ran them")
+    if unexplained:
+        print(f"conformance: {unexplained} unexplained divergence{'s' if unexplained != 1 else ''}: fix the model or "
+              f"list them in docs/conformance.md with the reason")
+    print(f"conformance: {time.monotonic() - t0:.1f} s")
+    last = f"conformance: {agree} of {len(scripts)} scripts agree"
+    if compared < len(scripts) and not failed:
+        last += f"; {len(scripts) - compared} not compared (the real side was skipped)"
+    print(last)
+    return 1 if failed or unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
