@@ -40,7 +40,7 @@ bool launched_by_mpi() {
 }
 
 // How long a rank waits, when there is nothing to do, before it looks at the network again.
-constexpr auto kPoll = std::chrono::microseconds(200);
+constexpr auto kPoll = std::chrono::microseconds(2000);
 
 // Messages on their way. Every send is non-blocking: a blocking send of a message past the
 // eager limit (a few kilobytes) spins until the other side takes it, which here would be a

@@ -39,17 +39,24 @@ ClusterFigures cluster_bench(int trials, int repeats) {
     return f;
   }
   const std::string folder = "/tmp/locksim-bench-cluster";
-  const std::string run = fmt::format("'{}' run account-bind --trials {} --jobs 1 --json > /dev/null", LOCKSIM_BIN, trials);
-  const std::string one = fmt::format("mkdir -p {0} && cd {0} && {1}", folder, run);
-  const std::string two = fmt::format("mkdir -p {0} && cd {0} && mpirun -n 2 --oversubscribe --allow-run-as-root --bind-to none {1}",
-                                      folder, run);
-  std::vector<double> ones, twos;
+  const auto command = [&](int ranks, int trials_per_strategy) {
+    const std::string run =
+        fmt::format("'{}' run account-bind --trials {} --jobs 1 --json > /dev/null", LOCKSIM_BIN, trials_per_strategy);
+    return ranks == 1 ? fmt::format("mkdir -p {0} && cd {0} && {1}", folder, run)
+                      : fmt::format("mkdir -p {0} && cd {0} && mpirun -n {1} --oversubscribe --allow-run-as-root --bind-to none {2}",
+                                    folder, ranks, run);
+  };
+  std::vector<double> ones, twos, ones_fixed, twos_fixed;
   for (int i = 0; i < repeats; ++i) {  // alternating, so drift in the machine's speed hits both alike
-    if (const auto t = timed(one)) ones.push_back(*t);
-    if (const auto t = timed(two)) twos.push_back(*t);
+    if (const auto t = timed(command(1, trials))) ones.push_back(*t);
+    if (const auto t = timed(command(2, trials))) twos.push_back(*t);
+    if (const auto t = timed(command(1, 1))) ones_fixed.push_back(*t);
+    if (const auto t = timed(command(2, 1))) twos_fixed.push_back(*t);
   }
   f.one_process_s = median(ones);
   f.two_ranks_s = median(twos);
+  f.one_process_fixed_s = median(ones_fixed);
+  f.two_ranks_fixed_s = median(twos_fixed);
   if (!f.two_ranks_s) f.why_missing = "mpirun -n 2 failed";
   std::system(fmt::format("rm -rf {}", folder).c_str());
   return f;
