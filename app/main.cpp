@@ -126,7 +126,7 @@ int sweep(const SweepCommand& c) {
   if (!locksim::cluster::leader()) return 0;  // its trials went to rank 0, which reports
   fmt::print("sweep: {} ({}), metric {}\n\n{}", s.name, s.file, c.metric, locksim::reports::sweep_table(results));
   const std::string note = locksim::reports::write_sweep_report(results, o.folder);
-  fmt::print("\nwritten: {}/sweep.md, points.json, sweep.dat, sweep.gp{}\n", o.folder, note.empty() ? ", sweep.png, sweep.svg" : "");
+  fmt::print("\nwritten: {}/sweep.md, report.html, points.json, sweep.dat, sweep.gp{}\n", o.folder, note.empty() ? ", sweep.png, sweep.svg" : "");
   if (!note.empty()) fmt::print("{}\n", note);
   return 0;
 }

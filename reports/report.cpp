@@ -205,15 +205,27 @@ std::string timeline_data(const Timeline& t) {
 
 std::string timeline_script(const Timeline& t, const std::string& name, const std::string& strategy) {
   const double top = static_cast<double>(t.bars.size());
-  double last = 0;  // the latest thing to show: the picture ends shortly after it
-  for (const auto& b : t.bars) last = std::max({last, b.to_s, b.lease_to_s});
-  for (const auto& b : t.bands) last = std::max(last, std::min(b.to_s, t.end_s));
-  for (const auto& m : t.inserts) last = std::max(last, m.at_s);
-  std::string body = fmt::format("set title 'One trial of {} (seed {}{}): who held which lock' noenhanced\n"
-                                 "set xlabel 'time (s)'\nset xrange [0:{:.6f}]\nset yrange [-1.7:{:.1f}]\nset grid xtics\n"
+  // The axis spans the action: the first and last hold, pause, crash, insert or statement. A
+  // lease's nominal end is left out (a 60 s TTL would squeeze 40 ms of action into a sliver);
+  // a lease bar that reaches past the right edge is cut there, and the title says so.
+  double first = t.end_s, last = 0;
+  const auto span = [&](double from, double to) {
+    first = std::min(first, from);
+    last = std::max(last, to);
+  };
+  for (const auto& b : t.bars) span(b.from_s, b.to_s);
+  for (const auto& b : t.bands) span(b.from_s, std::min(b.to_s, t.end_s));
+  for (const auto& m : t.inserts) span(m.at_s, m.at_s);
+  for (const auto& st : t.statements) span(st.from_s, st.to_s);
+  if (first > last) first = last = 0;
+  const double pad = std::max((last - first) * 0.05, 1e-3);
+  const double from = std::max(0.0, first - pad), to = last + pad;
+  const bool cut = std::any_of(t.bars.begin(), t.bars.end(), [&](const auto& b) { return b.lease_to_s > to; });
+  std::string body = fmt::format("set title 'One trial of {} (seed {}{}): who held which lock{}' noenhanced\n"
+                                 "set xlabel 'time (s)'\nset xrange [{:.6f}:{:.6f}]\nset yrange [-1.7:{:.1f}]\nset grid xtics\n"
                                  "set key below horizontal font ',9' samplen 2 width -4\n",
                                  escape(strategy), t.seed, t.schedule.empty() ? "" : "; " + escape(t.schedule),
-                                 last * 1.05 + 1e-3, top - 0.3);
+                                 cut ? " (leases cut at the right edge)" : "", from, to, top - 0.3);
   std::string tics = "set ytics ('duplicate inserts' -1";
   for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}' {}", escape(t.bars[i].row), i);
   body += tics + ") font ',8' noenhanced\n";

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "reports/report_folder.hpp"
 
@@ -93,7 +94,7 @@ std::vector<std::string> saved_sweep_points(const std::string& folder) {
 }
 
 std::string write_sweep_report(const SweepResults& s, const std::string& folder) {
-  StagedFolder staged(folder, FolderKind::part, {"sweep.", "points.json"});
+  StagedFolder staged(folder, FolderKind::part, {"sweep.", "points.json", "report.html"});
   const std::string at = staged.path();
   const auto names = strategies_of(s);
   // Data: one block per strategy; rows x [y] value low high.
@@ -144,12 +145,24 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
     for (const char* picture : {"sweep.png", "sweep.svg"}) std::filesystem::remove(at + "/" + picture, ignored);
     note = "No pictures: gnuplot is not installed or failed (sweep.dat and sweep.gp are here).";
   }
-  std::string md = fmt::format("# Sweep of {}: {}\n\n```\n{}```\n\n", s.scenario, s.metric, sweep_table(s));
-  md += s.is_share                        ? "Each cell: the share of trials in which the metric fired, with its 95% interval.\n\n"
-         : s.metric.ends_with(".per_million") ? "Each cell: the count per million operations, with its 95% interval.\n\n"
-                                              : "Each cell: the metric's value over all trials.\n\n";
+  const std::string cells = s.is_share                         ? "Each cell: the share of trials in which the metric fired, with its 95% interval."
+                            : s.metric.ends_with(".per_million") ? "Each cell: the count per million operations, with its 95% interval."
+                                                                 : "Each cell: the metric's value over all trials.";
+  std::string md = fmt::format("# Sweep of {}: {}\n\n```\n{}```\n\n{}\n\n", s.scenario, s.metric, sweep_table(s), cells);
   md += note.empty() ? "![sweep](sweep.png)\n" : note + "\n";
   write_atomically(at + "/sweep.md", md);
+  // report.html: the same on a page that opens from disk, the plot inlined.
+  std::string page = fmt::format("<h1>Sweep of {}: {}</h1>\n<pre>{}</pre>\n<p>{}</p>\n", html::escape(s.scenario),
+                                 html::escape(s.metric), html::escape(sweep_table(s)), html::escape(cells));
+  if (note.empty()) {
+    std::ifstream svg(at + "/sweep.svg");
+    std::stringstream text;
+    text << svg.rdbuf();
+    page += "<div class=\"plot\">\n" + html::inline_svg(text.str(), "p0") + "</div>\n";
+  } else {
+    page += "<p class=\"muted\">" + html::escape(note) + "</p>\n";
+  }
+  write_atomically(at + "/report.html", html::page("Sweep of " + s.scenario + ": " + s.metric, page));
   if (!s.points_json.empty()) write_atomically(at + "/points.json", s.points_json);
   staged.commit();
   // The progress is this sweep's when it holds these points; another sweep's stays.

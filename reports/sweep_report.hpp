@@ -35,7 +35,7 @@ struct SweepResults {
 };
 
 std::string sweep_table(const SweepResults& sweep);
-/// Replaces `folder` (<scenario folder>/sweep) with sweep.md, sweep.dat, sweep.gp, the
+/// Replaces `folder` (<scenario folder>/sweep) with sweep.md, report.html, sweep.dat, sweep.gp, the
 /// pictures and points.json, then drops the saved progress of this sweep; returns a note when
 /// there are no pictures.
 std::string write_sweep_report(const SweepResults& sweep, const std::string& folder);
