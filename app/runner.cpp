@@ -654,18 +654,21 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
   };
   // Under mpirun: the leader hands items to the other ranks too, and folds their answers with
   // its own threads' results; another rank runs the items it is handed, and returns.
-  std::string fingerprint = fmt::format("run_scenarios {}", items);
-  for (const ScenarioRun& run : runs)
-    fingerprint += fmt::format(" {}:{:016x}:{}:{}:{}", run.s->name, run.s->hash, run.s->seed, run.s->trials, run.s->strategies.size());
+  const auto fingerprint = [&] {
+    std::string out = fmt::format("run_scenarios {}", items);
+    for (const ScenarioRun& run : runs)
+      out += fmt::format(" {}:{:016x}:{}:{}:{}", run.s->name, run.s->hash, run.s->seed, run.s->trials, run.s->strategies.size());
+    return out;
+  };
   if (!cluster::leader()) {
-    cluster::serve(fingerprint, jobs, [&](std::uint64_t item, const std::string&) {
+    cluster::serve(fingerprint(), jobs, [&](std::uint64_t item, const std::string&) {
       const Finished f = run_item(item);
       return fmt::format("{:a}\n", f.wall_s) + encode(f.outcome);
     });
     return std::vector<reports::RunResults>(scenarios.size());
   }
   std::optional<cluster::Workers> workers;
-  if (cluster::distributed()) workers.emplace(fingerprint, 4);  // a trial takes a millisecond or more
+  if (cluster::distributed()) workers.emplace(fingerprint(), 4);  // a trial takes a millisecond or more
   const int threads = jobs + (workers ? workers->threads() : 0);
   OrderedWork<Finished> work(
       items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(threads) + 64,
