@@ -246,6 +246,7 @@ int run(const RunOptions& o) {
   } else {
     fmt::print("{}", locksim::reports::table(results));
     if (const std::string steps = locksim::reports::steps_table(results); !steps.empty()) fmt::print("\n{}", steps);
+    if (const std::string phases = locksim::reports::phases_table(results); !phases.empty()) fmt::print("\n{}", phases);
     std::string first_duplicates;  // one per strategy; results.json has more
     for (const auto& st : results.strategies)
       if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());

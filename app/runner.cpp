@@ -18,6 +18,7 @@
 #include "app/ordered_work.hpp"
 #include "app/outcome_codec.hpp"
 #include "models/checkers/checker.hpp"
+#include "models/rollout/rollout.hpp"
 #include "models/deployment.hpp"
 #include "models/strategies/script.hpp"
 
@@ -28,6 +29,7 @@ namespace strategies = models::strategies;
 namespace {
 
 double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
 sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
@@ -327,6 +329,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
                                 .script_errors = entry.script.empty() ? nullptr : &env.observed().script_errors()};
   for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
     if (table.name == strategies::kLocks) trial.lock_rows += deployment.database().committed_rows(table.name).size();
+  if (auto* rollout = dynamic_cast<models::rollout::Rollout*>(strategy.get())) trial.rollout = &rollout->finish(deployment.database());
   TrialOutcome out;
   take_findings(models::checkers::check_all(trial), out);
   out.events = run.events;
@@ -578,6 +581,9 @@ ScenarioRun start_run(const Scenario& s) {
     const models::strategies::Needs needs = models::strategies::needs(choice.entry(), choice.params);
     run.folds[k].result.family = needs.redis ? "Redis" : needs.zookeeper || needs.etcd ? "ZooKeeper / etcd" : "database";
     run.folds[k].result.params = choice.params;
+    if (choice.rollout)
+      for (const models::rollout::Phase& phase : models::rollout::phases(*choice.rollout))
+        run.folds[k].result.phases.push_back({seconds(phase.from), seconds(phase.to), phase.steps});
     for (const Expectation& e : s.expect)
       if (e.strategy == choice.shown() && e.every_trial) run.folds[k].each_checks.push_back({&e, &run.folds[k].metric(e.metric)});
   }

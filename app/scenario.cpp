@@ -15,6 +15,7 @@
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
 #include "app/reader.hpp"
+#include "models/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
 
 namespace locksim {
@@ -132,7 +133,8 @@ const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"$schema", "name",       "description", "source",        "lesson",
                                                 "workload", "topology",  "database",    "redis",         "zookeeper",
                                                 "etcd",    "clients",    "faults",      "strategies",    "trials",
-                                                "seed",    "time_budget_s", "event_budget", "expect",      "steps"};
+                                                "seed",    "time_budget_s", "event_budget", "expect",      "steps",
+                                                "rollout"};
   return keys;
 }
 
@@ -253,6 +255,128 @@ bool is_file_name(const std::string& name) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '+' ||
            c == '.';
   });
+}
+
+// --- Rollouts ---------------------------------------------------------------------
+
+sim::Duration seconds_of(double s) { return std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(s)); }
+
+// A strategy a plan deploys, by name, with its parameters ("params") over the registry's defaults.
+models::rollout::Deploy deploy_of(const Reader& r, const std::string& key) {
+  models::rollout::Deploy d{r.string(key, "")};
+  const models::strategies::Entry* entry = models::strategies::find(d.strategy);
+  if (entry == nullptr || entry->workload() != std::string("account-bind"))
+    r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(d.strategy), key);
+  for (const auto& p : entry->info.params) d.params[p.name] = p.value;
+  r.declare("params", {{"type", "object"}});
+  r.declare_names("params", "<param>");
+  r.declare("params/<param>", {{"type", {"number", "boolean"}}});
+  if (!r.has("params")) return d;
+  const json& params = r.raw().at("params");
+  if (!params.is_object()) r.fail("an object of parameters", "params");
+  for (const auto& [name, value] : params.items()) {
+    const models::strategies::ParamInfo* info = param_info(*entry, name);
+    if (info == nullptr) r.fail(fmt::format("a parameter of {}: {} (unknown parameter)", d.strategy, param_names(*entry)), "params/" + name);
+    if (!param_value_ok(*info, value)) r.fail(expected_value(*info), "params/" + name);
+    d.params[name] = param_value(*info, value);
+  }
+  return d;
+}
+
+// The scenario's "rollout": the table, the code and the cleanup job every plan starts from.
+models::rollout::Plan rollout_base(const Reader& top, sim::Duration time_budget) {
+  models::rollout::Plan plan;
+  const Reader r = top.child("rollout");
+  r.only({"running", "index", "index_name", "duration_s", "cleanup"});
+  r.require("duration_s", "\"duration_s\": when the rollout's last phase ends");
+  const double budget_s = std::chrono::duration<double>(time_budget).count();
+  plan.duration = seconds_of(r.number("duration_s", 0, 1, 1e6));
+  // A statement the plan runs near its end may take as long again (the DBA's client waits
+  // that long), within the trial.
+  if (2 * plan.duration >= time_budget)
+    r.fail(fmt::format("a duration under half the trial's time budget ({:g} s, time_budget_s)", budget_s), "duration_s");
+  plan.running.strategy = r.string("running", plan.running.strategy);
+  const models::strategies::Entry* running = models::strategies::find(plan.running.strategy);
+  if (running == nullptr || running->workload() != std::string("account-bind"))
+    r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(plan.running.strategy), "running");
+  for (const auto& p : running->info.params) plan.running.params[p.name] = p.value;
+  plan.table.key_index = r.choice("index", "plain", {"none", "plain"}) == "none" ? models::db::KeyIndex::none
+                                                                                : models::db::KeyIndex::non_unique;
+  plan.table.index_name = r.string("index_name", "idx_open_id");
+  if (!is_file_name(plan.table.index_name)) r.fail(std::string(kFileName) + ", got " + quote_value(plan.table.index_name), "index_name");
+  if (r.has("cleanup")) {
+    const Reader c = r.child("cleanup");
+    c.only({"interval_s", "keys_per_run"});
+    plan.cleanup.interval = seconds_of(c.number("interval_s", 60, 0.001, 1e6));
+    plan.cleanup.keys_per_run = static_cast<std::uint64_t>(c.integer("keys_per_run", 1000, 1, 1'000'000));
+  }
+  return plan;
+}
+
+// A plan's steps ("rollout": [...]) over the scenario's base, as a strategy of its own.
+std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const models::rollout::Plan& base) {
+  auto plan = std::make_shared<models::rollout::Plan>(base);
+  item.each("rollout", [&](const Reader& st) {
+    st.only({"at_s", "deploy", "params", "rolling_s", "job", "sql", "retry_s"});
+    st.require("at_s", "\"at_s\": when the step is taken, in seconds from the start");
+    models::rollout::Step step;
+    step.at = seconds_of(st.number("at_s", 0, 0, 1e6));
+    if (step.at >= plan->duration) st.fail("a time before the rollout's end (rollout.duration_s)", "at_s");
+    if (!plan->steps.empty() && step.at < plan->steps.back().at) st.fail("steps in time order", "at_s");
+    const int actions = (st.has("deploy") ? 1 : 0) + (st.has("job") ? 1 : 0) + (st.has("sql") ? 1 : 0);
+    if (actions != 1) st.fail("one of \"deploy\" (a strategy), \"job\" (\"start\" or \"stop\") or \"sql\" (a statement)");
+    if ((st.has("params") || st.has("rolling_s")) && !st.has("deploy")) st.fail("\"params\" and \"rolling_s\" only with \"deploy\"");
+    if (st.has("retry_s") && !st.has("sql")) st.fail("\"retry_s\" only with \"sql\"", "retry_s");
+    if (st.has("deploy")) {
+      models::rollout::Deploy d = deploy_of(st, "deploy");
+      d.rolling = seconds_of(st.number("rolling_s", 0, 0, 1e6));
+      step.action = std::move(d);
+    } else if (st.has("job")) {
+      const std::string job = st.string("job", "");
+      st.declare("job", {{"type", "string"}, {"enum", {"start", "stop"}}});
+      if (job != "start" && job != "stop") st.fail("\"start\" or \"stop\", got " + quote_value(job), "job");
+      step.action = models::rollout::Job{job == "start"};
+    } else {
+      const std::string text = st.string("sql", "");
+      models::rollout::Sql sql;
+      try {
+        sql.statement = models::db::sql::prepare(text);
+      } catch (const models::db::sql::Error& e) {
+        st.fail(std::string("a statement the model runs: ") + e.what(), "sql");
+      }
+      const models::db::Statement& statement = sql.statement.statement;
+      if (sql.statement.create || !sql.statement.params.empty())
+        st.fail("a statement on " + plan->table.name + " without ? parameters (a CREATE TABLE goes in database.tables)", "sql");
+      using K = models::db::Statement::Kind;
+      const bool on_table = statement.kind != K::begin && statement.kind != K::commit && statement.kind != K::rollback &&
+                            statement.kind != K::set_isolation;
+      if (!on_table || statement.table != plan->table.name)
+        st.fail("a statement on " + plan->table.name + ", the table the rollout acts on", "sql");
+      if (statement.kind == K::add_index && statement.column != plan->table.key_column)
+        st.fail("an index on " + plan->table.key_column + ", the one column of " + plan->table.name + " the model indexes", "sql");
+      sql.retry = seconds_of(st.number("retry_s", 0, 0, 1e6));
+      step.action = std::move(sql);
+    }
+    plan->steps.push_back(std::move(step));
+  });
+  return plan;
+}
+
+// A plan as a strategy of the account-bind workload.
+std::shared_ptr<const models::strategies::Entry> plan_entry(std::shared_ptr<const models::rollout::Plan> plan) {
+  auto entry = std::make_shared<models::strategies::Entry>();
+  entry->info.name = "rollout";
+  std::string steps;
+  for (const auto& step : plan->steps)
+    steps += fmt::format("{}at {:g} s: {}", steps.empty() ? "" : "; ", std::chrono::duration<double>(step.at).count(), step.text());
+  entry->info.description = fmt::format("a rollout from {}: {}", plan->running.strategy, steps.empty() ? "no step" : steps);
+  entry->info.source = "sources/003 sections 3.3 and 5.3 (the rollout of the production case)";
+  entry->info.risks = "duplicates created while the fix rolls out; a unique index that cannot be built";
+  entry->info.needs = models::rollout::needs(*plan);
+  entry->make = [plan](models::strategies::Env& env, const models::strategies::Params&) {
+    return std::make_unique<models::rollout::Rollout>(env, plan);
+  };
+  return entry;
 }
 
 // A rate for a duration or a number of operations.
@@ -546,12 +670,42 @@ json effective_config(const Scenario& s) {
   doc["faults"] = faults;
   json strategies = json::array();
   for (const auto& choice : s.strategies) {
+    if (choice.rollout) {
+      json steps = json::array();
+      for (const models::rollout::Step& step : choice.rollout->steps) {
+        json one = {{"at_s", std::chrono::duration<double>(step.at).count()}};
+        if (const auto* d = std::get_if<models::rollout::Deploy>(&step.action)) {
+          one["deploy"] = d->strategy;
+          one["params"] = d->params;
+          one["rolling_s"] = std::chrono::duration<double>(d->rolling).count();
+        } else if (const auto* j = std::get_if<models::rollout::Job>(&step.action)) {
+          one["job"] = j->start ? "start" : "stop";
+        } else {
+          const auto& sql = std::get<models::rollout::Sql>(step.action);
+          one["sql"] = sql.statement.text;
+          one["retry_s"] = std::chrono::duration<double>(sql.retry).count();
+        }
+        steps.push_back(std::move(one));
+      }
+      strategies.push_back({{"as", choice.label}, {"rollout", steps}});
+      continue;
+    }
     json one = choice.script ? json{{"script", choice.script_file}} : json{{"name", choice.name}};
     if (!choice.label.empty()) one["as"] = choice.label;
     one["params"] = choice.params;
     strategies.push_back(std::move(one));
   }
   doc["strategies"] = strategies;
+  if (s.rollout) {
+    const models::rollout::Plan& r = *s.rollout;
+    doc["rollout"] = {{"running", r.running.strategy},
+                      {"index", r.table.key_index == models::db::KeyIndex::none ? "none" : "plain"},
+                      {"index_name", r.table.index_name},
+                      {"duration_s", std::chrono::duration<double>(r.duration).count()},
+                      {"cleanup",
+                       {{"interval_s", std::chrono::duration<double>(r.cleanup.interval).count()},
+                        {"keys_per_run", r.cleanup.keys_per_run}}}};
+  }
   doc["trials"] = s.trials;
   doc["seed"] = s.seed;
   doc["time_budget_s"] = std::chrono::duration<double>(s.time_budget).count();
@@ -858,7 +1012,15 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
       if (f.has(kind->key())) s.faults.push_back({kind, kind->load(f.child(kind->key()), nodes)});
   }
 
-  // Strategies: "all", names, or {"name": ..., "as": "a label", "params": {...}}.
+  // A rollout's plans are strategies of their own, over the scenario's "rollout".
+  std::optional<models::rollout::Plan> rollout;
+  if (top.has("rollout")) {
+    if (s.workload != "account-bind") top.fail("\"rollout\" only with the account-bind workload", "rollout");
+    rollout = rollout_base(top, s.time_budget);
+    s.rollout = std::make_shared<const models::rollout::Plan>(*rollout);
+  }
+  // Strategies: "all", names, {"name": ..., "as": "a label", "params": {...}}, or a plan
+  // {"as": "a label", "rollout": [steps]}.
   std::vector<json> chosen;
   top.declare("strategies", {{"type", {"string", "array"}}, {"minItems", 1}, {"if", {{"type", "string"}}}, {"then", {{"const", "all"}}}});
   if (!top.has("strategies") || top.raw().at("strategies") == "all") {
@@ -880,11 +1042,25 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     } else if (item.is_object()) {
       const Reader r = top.child("strategies").item(i);
       top.declare(at, {{"type", {"string", "object"}}});
-      r.only({"name", "script", "as", "params"});
+      r.only({"name", "script", "as", "params", "rollout"});
       r.declare("params", {{"type", "object"}});
       r.declare_names("params", "<param>");
       r.declare("params/<param>", {{"type", {"number", "boolean"}}});
-      if (r.has("name") == r.has("script")) r.fail("either \"name\" (a strategy of `locksim list`) or \"script\" (a Lua file)");
+      if (r.has("rollout")) {
+        if (!top.has("rollout")) r.fail("a scenario \"rollout\" (its table, code and duration) for a plan's steps", "rollout");
+        if (r.has("name") || r.has("script") || r.has("params")) r.fail("only \"as\" with a plan's \"rollout\" steps");
+        if (!r.has("as")) r.fail("\"as\": the plan's name");
+        label = r.string("as", "");
+        if (!is_file_name(label)) r.fail(std::string(kFileName) + " (it names report files), got " + quote_value(label), "as");
+        for (const auto& earlier : s.strategies)
+          if (earlier.shown() == label) r.fail("each plan once (" + quote_value(label) + " twice)", "as");
+        StrategyChoice plan{"rollout", {}, label};
+        plan.rollout = load_plan(r, *rollout);
+        plan.script = plan_entry(plan.rollout);
+        s.strategies.push_back(std::move(plan));
+        continue;
+      }
+      if (r.has("name") == r.has("script")) r.fail("either \"name\" (a strategy of `locksim list`), \"script\" (a Lua file) or \"rollout\" (a plan's steps)");
       name = r.string("name", "");
       script = r.string("script", "");
       label = r.string("as", "");

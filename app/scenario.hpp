@@ -14,6 +14,7 @@
 #include "app/input.hpp"
 #include "models/batch/batch.hpp"
 #include "models/deployment.hpp"
+#include "models/rollout/rollout.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace locksim {
@@ -27,6 +28,8 @@ struct StrategyChoice {
   /// A strategy written in Lua: the script as loaded, and its file as the scenario names it.
   std::shared_ptr<const models::strategies::Entry> script{};
   std::string script_file{};
+  /// A rollout's plan (the entry is `script`).
+  std::shared_ptr<const models::rollout::Plan> rollout{};
   const std::string& shown() const { return label.empty() ? name : label; }
   /// The registry entry, or the script's.
   const models::strategies::Entry& entry() const;
@@ -68,6 +71,8 @@ struct Scenario {
   /// Each fault kind the file configures, in the order of fault_kinds().
   std::vector<FaultSetup> faults;
   std::vector<StrategyChoice> strategies;
+  /// A rollout's table, code and cleanup job, which its plans (among `strategies`) start from.
+  std::shared_ptr<const models::rollout::Plan> rollout{};
   int trials = 100;
   std::uint64_t seed = 1;
   sim::Duration time_budget = std::chrono::hours(1);  // of simulated time per trial

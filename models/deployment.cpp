@@ -50,6 +50,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
   load_tables(*database_, config.database);
   pools_ = pools_on(net, surface_.app_nodes, *database_, config.database.pool);
   for (auto& pool : pools_) services_.pools.push_back(pool.get());
+  services_.database = database_.get();
 
   if (needs.redis) {
     const int instances = config.redis.instances.value_or(needs.redis_instances);

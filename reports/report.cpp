@@ -174,6 +174,36 @@ std::string violations_script(const std::vector<std::string>& fired, std::size_t
   return both_formats("violations", size, size, body);
 }
 
+// Each rollout's duplicate rows in the table at the start and at each phase's end (means over
+// its trials): a data block per rollout, and how many there are.
+std::string rollout_data(const RunResults& r, std::vector<std::string>& plans) {
+  std::string out;
+  for (const auto& s : r.strategies) {
+    if (s.phases.empty()) continue;
+    plans.push_back(s.name);
+    const auto mean = [&](const std::string& name) {
+      auto it = s.counts.find(name);
+      return it == s.counts.end() ? 0.0 : it->second.mean;
+    };
+    out += fmt::format("# {}: time (s), duplicate rows in the table\n0 {:g}\n", s.name, mean("left_after_phase.0"));
+    for (std::size_t k = 0; k < s.phases.size(); ++k)
+      out += fmt::format("{:g} {:g}\n", s.phases[k].to_s, mean("left_after_phase." + std::to_string(k + 1)));
+    out += "\n\n";
+  }
+  return out;
+}
+
+std::string rollout_script(const std::vector<std::string>& plans) {
+  static constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"};
+  std::string body =
+      "set title 'Duplicate rows in the table at the start and at the end of each phase (mean over trials)'\n"
+      "set xlabel 'time (s)'\nset ylabel 'duplicate rows'\nset yrange [0:*]\nset grid\nset key top right font ',8' noenhanced\nplot ";
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    body += fmt::format("{}'rollout.dat' index {} using 1:2 with linespoints lw 2 pt {} lc rgb '{}' dashtype {} title '{}'",
+                        i == 0 ? "" : ", ", i, 5 + i % 4, kColours[i % std::size(kColours)], 1 + i % 4, escape(plans[i]));
+  return both_formats("rollout", "900,420", "900,420", body + "\n");
+}
+
 // A file-name-safe form of a strategy's name.
 std::string slug(const std::string& name) {
   std::string out;
@@ -309,6 +339,7 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
                     r.seed, r.trials, r.seed, r.seed + r.trials - 1, r.scenario_hash);
   md += "## Comparison\n\n```\n" + table(r) + "```\n\n";
   if (const std::string steps = steps_table(r); !steps.empty()) md += "## Steps\n\n```\n" + steps + "```\n\n";
+  if (const std::string phases = phases_table(r); !phases.empty()) md += "## Rollout phases\n\n```\n" + phases + "```\n\n";
   md += "What the columns mean: *ops*, the clients' logical operations over every trial; *dup rows*, rows beyond the "
         "first for one key, summed over trials; *per M ops*, dup rows per million operations with its exact 95% Poisson "
         "interval; *trials with dups*, the share of trials with at least one, and its 95% Wilson interval (\"1 outcome\" "
@@ -362,6 +393,7 @@ std::string html_report(const RunResults& r, const std::string& folder, const st
                    r.seed, r.trials, r.seed, r.seed + r.trials - 1, r.scenario_hash);
   b += "<h2>Comparison</h2>\n<pre>" + escape(table(r)) + "</pre>\n";
   if (const std::string steps = steps_table(r); !steps.empty()) b += "<h2>Steps</h2>\n<pre>" + escape(steps) + "</pre>\n";
+  if (const std::string phases = phases_table(r); !phases.empty()) b += "<h2>Rollout phases</h2>\n<pre>" + escape(phases) + "</pre>\n";
   if (!r.expectations.empty()) {
     b += "<h2>Expectations</h2>\n<ul>\n";
     for (const auto& e : r.expectations)
@@ -440,6 +472,12 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     write("time_breakdown.dat", times);
     script += time_script(parts, timed);
     pictures.push_back("time_breakdown");
+  }
+  std::vector<std::string> plans;
+  if (const std::string rollout = rollout_data(r, plans); !plans.empty()) {
+    write("rollout.dat", rollout);
+    script += rollout_script(plans);
+    pictures.push_back("rollout");
   }
   if (!fired.empty()) {
     write("violations.dat", violations);

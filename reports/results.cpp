@@ -264,6 +264,44 @@ std::string steps_table(const RunResults& r) {
   return out;
 }
 
+std::string phases_table(const RunResults& r) {
+  std::string out;
+  for (const auto& s : r.strategies) {
+    if (s.phases.empty()) continue;
+    const auto mean = [&](const std::string& name) {
+      auto it = s.counts.find(name);
+      return it == s.counts.end() ? 0.0 : it->second.mean;
+    };
+    const auto worst = [&](const std::string& name) {
+      auto it = s.counts.find(name);
+      return it == s.counts.end() ? std::string("-") : fmt::format("{:.0f}", it->second.total);
+    };
+    out += fmt::format("rollout {} (means per trial over {} trials):\n", s.name, s.trials);
+    out += fmt::format("  {:>5} {:>13} {:>12} {:>12} {:>9} {:>8} {:>11}  {}\n", "phase", "from-to s", "dups created",
+                       "dups left at", "ops", "failed", "worst p99", "steps as it begins");
+    out += fmt::format("  {:>5} {:>13} {:>12} {:>12} {:>9} {:>8} {:>11}\n", "start", "", "", fmt::format("{:.1f}", mean("left_after_phase.0")),
+                       "", "", "");
+    for (std::size_t k = 0; k < s.phases.size(); ++k) {
+      const auto& p = s.phases[k];
+      const std::string n = std::to_string(k + 1);
+      std::string steps;
+      for (const auto& step : p.steps) steps += (steps.empty() ? "" : "; ") + step;
+      out += fmt::format("  {:>5} {:>13} {:>12.1f} {:>12.1f} {:>9.1f} {:>8.1f} {:>11}  {}\n", n,
+                         fmt::format("{:g}-{:g}", p.from_s, p.to_s), mean("created_in_phase." + n), mean("left_after_phase." + n),
+                         mean("operations_in_phase." + n), mean("failed_in_phase." + n), worst("p99_ms_in_phase." + n),
+                         steps.empty() ? "-" : steps);
+    }
+    const auto built = s.counts.find("unique_index");
+    const double indexed = built == s.counts.end() ? 0 : built->second.total;
+    out += fmt::format("  unique index at the end in {:.0f} of {} trials; clean and indexed after {:.1f} s on average (the plan's "
+                       "end counted where not)\n",
+                       indexed, s.trials, mean("clean_and_indexed_ms") / 1000);
+    out += fmt::format("  DDL: {:.1f} statements, {:.1f} failed; cleanup job: {:.1f} runs, {:.1f} rows deleted (means per trial)\n",
+                       mean("ddl_statements"), mean("ddl_failed"), mean("cleanup_runs"), mean("cleanup_deleted_rows"));
+  }
+  return out;
+}
+
 std::string to_json(const RunResults& r) {
   using json = nlohmann::ordered_json;
   json doc;
@@ -316,6 +354,11 @@ std::string to_json(const RunResults& r) {
       }
       return out;
     };
+    if (!s.phases.empty()) {
+      json phases = json::array();
+      for (const auto& p : s.phases) phases.push_back({{"from_s", p.from_s}, {"to_s", p.to_s}, {"steps", p.steps}});
+      j["phases"] = phases;
+    }
     if (!s.steps.empty()) {
       json steps = json::array();
       for (const auto& st : s.steps) {

@@ -144,6 +144,13 @@ struct StrategyResult {
     Timeline timeline{};             // when the run kept it (RunControl::draw_first_violation)
   };
   std::optional<FirstViolation> first_violation{};
+  /// A rollout's phases: when each runs and the steps taken as it begins. Their figures are
+  /// the counts created_in_phase.<n>, left_after_phase.<n>, ... (n from 1).
+  struct Phase {
+    double from_s = 0, to_s = 0;
+    std::vector<std::string> steps{};
+  };
+  std::vector<Phase> phases{};
   std::vector<StepResult> steps{};    // the sessions workload's
   std::vector<TableResult> tables{};  // the sessions workload's, at the end of the first trial
   std::map<std::string, EachValue> each{};  // metrics checked in every trial (steps.3.error, rows.t)
@@ -190,6 +197,9 @@ struct RunResults {
 std::string table(const RunResults& results);
 /// The sessions workload's steps and final tables for a terminal (empty without steps).
 std::string steps_table(const RunResults& results);
+/// Each rollout's phases with what its trials saw in them, and how the rollout ended; "" when
+/// no strategy is a rollout.
+std::string phases_table(const RunResults& results);
 /// results.json as text.
 std::string to_json(const RunResults& results);
 /// Writes `text` to `path` through a temporary file of a name of its own

@@ -35,6 +35,7 @@ const Checker& lock_wakeups();
 const Checker& client_errors();
 const Checker& session_steps();
 const Checker& script_errors();
+const Checker& rollout();
 
 // The order of tables, and of `--property any`: the first finding listed is the one a
 // search shrinks towards.
@@ -43,7 +44,7 @@ const std::vector<const Checker*>& registry() {
       &duplicate_rows(), &lock_holds(),       &max_concurrent_holders(), &stuck_locks(),
       &lost_updates(),   &orphaned_records(), &batch_tasks(),            &deadlocks(),
       &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(),
-      &session_steps(),    &script_errors(),
+      &session_steps(),    &script_errors(),     &rollout(),
   };
   return all;
 }

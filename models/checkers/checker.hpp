@@ -17,6 +17,7 @@
 #include "models/app/remote.hpp"
 #include "models/batch/batch.hpp"
 #include "models/checkers/locks.hpp"
+#include "models/checkers/rollout.hpp"
 #include "models/db/database.hpp"
 #include "models/redis/server.hpp"
 #include "models/sessions/sessions.hpp"
@@ -72,6 +73,7 @@ struct Trial {
   const std::vector<sessions::StepRecord>* steps = nullptr;      // the sessions workload's steps
   const std::vector<sessions::TableContents>* tables = nullptr;  // its tables at the end
   const std::vector<std::string>* script_errors = nullptr;       // a script strategy's runtime errors
+  const RolloutLog* rollout = nullptr;                           // a rollout plan's record
 };
 
 /// What checkers found in one trial: metric values by name, and the first few violations

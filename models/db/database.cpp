@@ -1024,6 +1024,15 @@ std::vector<RowRecord> Database::committed_rows(const std::string& table) const 
   return out;
 }
 
+std::vector<RowRecord> Database::rows_ever_committed(const std::string& table) const {
+  std::vector<RowRecord> out;
+  for (const auto& [id, row] : impl_->table(table).rows) {
+    auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& v) { return v.commit != 0; });
+    if (first != row.versions.end() && !first->deleted) out.push_back(RowRecord{impl_->row_of(id, first->values), row.origin});
+  }
+  return out;
+}
+
 const DatabaseStats& Database::stats() const { return impl_->stats; }
 
 }  // namespace models::db

@@ -103,6 +103,8 @@ struct Statement {
     insert_if_absent,  // INSERT INTO t SELECT ... WHERE NOT EXISTS (SELECT 1 FROM t WHERE <where>)
     update,            // UPDATE t SET <set> WHERE <where>
     remove,            // DELETE FROM t WHERE <where>
+    add_index,         // ALTER TABLE t ADD [UNIQUE] INDEX <index> (<column>)
+    drop_index,        // ALTER TABLE t DROP INDEX <index>
   } kind = Kind::select;
   std::string table{};
   Where where{};
@@ -113,6 +115,9 @@ struct Statement {
   Isolation isolation = Isolation::repeatable_read;  // set_isolation: the level
   /// set_isolation: SET TRANSACTION (the next transaction only) rather than SET SESSION.
   bool next_transaction_only = false;
+  std::string index{};   // add_index / drop_index: the index's name
+  std::string column{};  // add_index: the indexed column
+  bool unique = false;   // add_index: UNIQUE
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
 std::string to_string(const Statement& statement);
@@ -231,6 +236,9 @@ class Database {
 
   /// Committed rows of `table` in id order (for checkers).
   std::vector<RowRecord> committed_rows(const std::string& table) const;
+  /// Every row of `table` whose insert committed, deleted since or not, as first committed,
+  /// in id order (for a rollout's count of the duplicates its traffic created).
+  std::vector<RowRecord> rows_ever_committed(const std::string& table) const;
   const DatabaseStats& stats() const;
   const DatabaseConfig& config() const { return config_; }
 

@@ -194,6 +194,7 @@ class Pool {
   /// SqlError(connection_timeout) after that.
   Connection acquire();
   std::size_t idle() const { return free_.size(); }
+  const PoolConfig& config() const { return config_; }
 
  private:
   friend class Connection;

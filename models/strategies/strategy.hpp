@@ -104,6 +104,7 @@ db::TableSchema fence_table();
 struct Services {
   std::vector<AppServer*> servers{};
   std::vector<db::Pool*> pools{};
+  db::Server* database = nullptr;  // for sessions of its own (a rollout's jobs and DDL)
   std::vector<redis::Client*> redis{};        // to the master (through the sentinel when there is one)
   std::vector<redis::Server*> redis_nodes{};  // every Redis instance, redis-1 first: Redlock's masters
   const redis::Sentinel* sentinel = nullptr;
@@ -144,6 +145,7 @@ class Env {
   /// What the checkers and the runner read once the run is over: the holds, the requests
   /// dropped, the lock wake-ups, the Redis commands, the stuck locks.
   const checkers::LockObservations& observed() const { return observed_; }
+  const Services& services() const { return services_; }
 
  private:
   // The only writers of the observations: the lock clients, and the handler (drops).
@@ -174,7 +176,7 @@ class Strategy : public Handler {
   Strategy(Env& env, Params params) : env_(env), params_(std::move(params)) {}
   /// Runs bind() and turns what service code would surface into the response: MySQL errors
   /// by number, timeouts of the lock service or the database.
-  Response handle(const Request& request, Worker& worker) final;
+  Response handle(const Request& request, Worker& worker) override;
 
  protected:
   /// The operation itself; returns an error kind the client sees, or none.

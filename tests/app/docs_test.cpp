@@ -155,6 +155,13 @@ const json kTraffic = json::parse(R"({
 // Traffic at listed times.
 const json kListedTraffic = json::parse(R"({"name": "x", "clients": {"traffic": {"kind": "listed", "times_ms": [0, 5]}}})");
 
+// A rollout: its defaults, and a plan with a step of each kind.
+const json kRollout = json::parse(R"({
+  "name": "x", "rollout": {"duration_s": 60},
+  "strategies": [{"as": "p", "rollout": [{"at_s": 0, "deploy": "redis-token-cas-unlock"}, {"at_s": 1, "job": "start"},
+                                         {"at_s": 2, "sql": "DELETE FROM t_account WHERE open_id = 'a'"}]}]
+})");
+
 // A scenario with the keys that appear only when given: the texts, a listed arrival, a
 // Redis instance count, a labelled strategy, a spike between two nodes, expectations.
 const json kEverything = json::parse(R"({
@@ -176,7 +183,7 @@ TEST_CASE("docs/scenario.md lists exactly the keys the loader reads and the defa
 
   // What the code produces: defaults first, so that a default is read where the key was left out.
   std::map<std::string, json> defaults, produced;
-  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions, kMinimalTraffic, kMinimalZipf}) flatten(effective(doc), "", defaults);
+  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions, kMinimalTraffic, kMinimalZipf, kRollout}) flatten(effective(doc), "", defaults);
   produced = defaults;
   flatten(effective(kEverything), "", produced);
   flatten(effective(kTraffic), "", produced);

@@ -35,6 +35,8 @@ const char* kind_name(Statement::Kind kind) {
     case Statement::Kind::insert_if_absent: return "insert_if_absent";
     case Statement::Kind::update: return "update";
     case Statement::Kind::remove: return "remove";
+    case Statement::Kind::add_index: return "add_index";
+    case Statement::Kind::drop_index: return "drop_index";
   }
   return "?";
 }

@@ -1,0 +1,214 @@
+#include "models/rollout/rollout.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace models::rollout {
+
+namespace {
+double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Rows beyond the first of their key.
+std::uint64_t duplicate_rows(const std::vector<db::RowRecord>& rows, const std::string& key_column) {
+  std::map<db::Value, std::uint64_t> per_key;
+  for (const auto& r : rows) ++per_key[r.row.values.at(key_column)];
+  std::uint64_t out = 0;
+  for (const auto& [key, n] : per_key) out += n - 1;
+  return out;
+}
+
+bool same_code(const Deploy& a, const Deploy& b) { return a.strategy == b.strategy && a.params == b.params; }
+}  // namespace
+
+std::string Step::text() const {
+  if (const auto* d = std::get_if<Deploy>(&action))
+    return d->rolling == sim::Duration{} ? "deploy " + d->strategy
+                                         : fmt::format("deploy {} (rolling, {:g} s apart)", d->strategy, seconds(d->rolling));
+  if (const auto* j = std::get_if<Job>(&action)) return j->start ? "start the cleanup job" : "stop the cleanup job";
+  const Sql& s = std::get<Sql>(action);
+  return s.retry == sim::Duration{} ? s.statement.text : fmt::format("{} (again every {:g} s while it fails)", s.statement.text, seconds(s.retry));
+}
+
+std::vector<Phase> phases(const Plan& plan) {
+  std::vector<Phase> out{Phase{}};
+  for (const Step& step : plan.steps) {
+    if (step.at != out.back().from) {
+      out.back().to = step.at;
+      out.push_back(Phase{step.at});
+    }
+    out.back().steps.push_back(step.text());
+  }
+  out.back().to = plan.duration;
+  return out;
+}
+
+std::vector<Deploy> code_of(const Plan& plan) {
+  std::vector<Deploy> out{plan.running};
+  for (const Step& step : plan.steps)
+    if (const auto* d = std::get_if<Deploy>(&step.action))
+      if (std::none_of(out.begin(), out.end(), [&](const Deploy& known) { return same_code(known, *d); })) out.push_back(*d);
+  return out;
+}
+
+strategies::Needs needs(const Plan& plan) {
+  strategies::Needs out;
+  for (const Deploy& code : code_of(plan)) {
+    const strategies::Entry* entry = strategies::find(code.strategy);
+    if (entry == nullptr) throw sim::UsageError("models::rollout: no strategy " + code.strategy);
+    const strategies::Needs n = strategies::needs(*entry, code.params);
+    out.redis = out.redis || n.redis;
+    out.redis_instances = std::max(out.redis_instances, n.redis_instances);
+    out.zookeeper = out.zookeeper || n.zookeeper;
+    out.etcd = out.etcd || n.etcd;
+    out.remote = out.remote || n.remote;
+    for (const auto& table : n.tables)
+      if (std::none_of(out.tables.begin(), out.tables.end(), [&](const db::TableSchema& t) { return t.name == table.name; }))
+        out.tables.push_back(table);
+  }
+  out.key_index = plan.table.key_index;
+  out.accounts = plan.table;
+  return out;
+}
+
+Rollout::Rollout(strategies::Env& env, std::shared_ptr<const Plan> plan)
+    : Strategy(env, {}), plan_(std::move(plan)), code_(code_of(*plan_)) {
+  const strategies::Services& services = env.services();
+  for (const Deploy& code : code_) strategies_.push_back(strategies::find(code.strategy)->make(env, code.params));
+  deployed_.assign(services.servers.size(), 0);
+  Node& node = services.servers.at(0)->node();
+  // The job's connections time out as the app's do; the DBA's client waits for a DDL
+  // statement up to the plan's length.
+  const db::PoolConfig app_pool = services.pools.at(0)->config();
+  job_pool_ = std::make_unique<db::Pool>(*services.network, node, *services.database, db::PoolConfig{
+      .size = 1, .acquire_timeout = app_pool.acquire_timeout, .statement_timeout = app_pool.statement_timeout});
+  dba_pool_ = std::make_unique<db::Pool>(*services.network, node, *services.database,
+                                         db::PoolConfig{.size = 1, .statement_timeout = plan_->duration});
+  log_.key_column = plan_->table.key_column;
+  for (const Phase& phase : phases(*plan_)) log_.boundaries.push_back(sim::Time{phase.from});
+  log_.boundaries.push_back(sim::Time{plan_->duration});
+  // The plan's own process lives on the database's node, which no fault takes down.
+  services.database->node().spawn("rollout", [this] { drive(); });
+}
+
+Rollout::~Rollout() = default;
+
+Response Rollout::handle(const Request& request, Worker& worker) {
+  const auto& servers = env_.services().servers;
+  const auto at = std::find(servers.begin(), servers.end(), &worker.server);
+  return strategies_[deployed_.at(static_cast<std::size_t>(at - servers.begin()))]->handle(request, worker);
+}
+
+std::size_t Rollout::code_index(const Deploy& deploy) const {
+  for (std::size_t i = 0; i < code_.size(); ++i)
+    if (same_code(code_[i], deploy)) return i;
+  throw sim::UsageError("models::rollout: code not in the plan: " + deploy.strategy);
+}
+
+void Rollout::drive() {
+  const db::Database& database = env_.services().database->database();
+  std::size_t next = 0;
+  for (const sim::Time boundary : log_.boundaries) {
+    sim::sleep_until(boundary);
+    log_.duplicates_at.push_back(duplicate_rows(database.committed_rows(plan_->table.name), plan_->table.key_column));
+    if (boundary == log_.boundaries.back()) break;
+    for (; next < plan_->steps.size() && sim::Time{plan_->steps[next].at} <= boundary; ++next) apply(plan_->steps[next]);
+  }
+  job_running_ = false;  // the plan is over; so is its job
+  ++job_generation_;
+}
+
+void Rollout::apply(const Step& step) {
+  Node& node = env_.services().servers.at(0)->node();
+  if (const auto* d = std::get_if<Deploy>(&step.action)) {
+    const std::size_t code = code_index(*d);
+    if (d->rolling == sim::Duration{}) {
+      std::fill(deployed_.begin(), deployed_.end(), code);
+      return;
+    }
+    const sim::Duration rolling = d->rolling;
+    node.spawn("rollout.deploy", [this, code, rolling] {
+      for (std::size_t i = 0; i < deployed_.size(); ++i) {
+        if (i > 0) sim::sleep_for(rolling);
+        deployed_[i] = code;
+      }
+    });
+  } else if (const auto* j = std::get_if<Job>(&step.action)) {
+    if (j->start == job_running_) return;
+    job_running_ = j->start;
+    ++job_generation_;
+    if (j->start) node.spawn("rollout.cleanup", [this] { run_job(); });
+  } else {
+    const Sql* sql = &std::get<Sql>(step.action);
+    node.spawn("rollout.sql", [this, sql] { run_sql(*sql); });
+  }
+}
+
+void Rollout::run_job() {
+  const std::uint64_t generation = job_generation_;
+  const std::string& table = plan_->table.name;
+  const std::string& key_column = plan_->table.key_column;
+  const sim::Time end{plan_->duration};
+  while (job_generation_ == generation && sim::now() < end) {
+    ++log_.cleanup_runs;
+    try {
+      db::Connection c = job_pool_->acquire();
+      c.set_origin("cleanup job");
+      std::map<db::Value, std::int64_t> lowest;
+      std::map<db::Value, std::uint64_t> rows;
+      for (const db::Row& row : c.select(table, {})) {
+        const db::Value& key = row.values.at(key_column);
+        auto [it, first] = lowest.try_emplace(key, row.id);
+        if (!first) it->second = std::min(it->second, row.id);
+        ++rows[key];
+      }
+      std::uint64_t keys = 0;
+      for (const auto& [key, n] : rows) {
+        if (n < 2) continue;
+        if (keys++ == plan_->cleanup.keys_per_run || job_generation_ != generation) break;
+        try {
+          log_.cleanup_deleted +=
+              static_cast<std::uint64_t>(c.remove(table, {db::eq(key_column, key), db::gt("id", lowest.at(key))}));
+        } catch (const db::SqlError& e) {
+          if (e.code() == db::Code::connection_timeout) throw;  // the connection is gone: this run is over
+        }
+      }
+    } catch (const db::SqlError&) {  // no connection, or it timed out: the next run tries again
+    }
+    sim::sleep_for(plan_->cleanup.interval);
+  }
+}
+
+void Rollout::run_sql(const Sql& sql) {
+  const db::Statement statement = db::sql::bind(sql.statement, {});
+  const sim::Time end{plan_->duration};
+  while (true) {
+    checkers::RolloutLog::Ddl record{.start = sim::now(), .sql = sql.statement.text};
+    try {
+      db::Connection c = dba_pool_->acquire();
+      c.set_origin("DBA");
+      record.code = c.try_execute(statement).code;
+    } catch (const db::SqlError& e) {
+      record.code = e.code();
+    }
+    record.end = sim::now();
+    log_.ddl.push_back(record);
+    if (record.code == db::Code::ok) {
+      if (statement.kind == db::Statement::Kind::add_index && statement.unique && !log_.indexed) {
+        log_.indexed = true;
+        log_.indexed_at = record.end;
+      }
+      return;
+    }
+    if (sql.retry == sim::Duration{} || sim::now() + sql.retry >= end) return;
+    sim::sleep_for(sql.retry);
+  }
+}
+
+const checkers::RolloutLog& Rollout::finish(const db::Database& database) {
+  log_.rows_ever = database.rows_ever_committed(plan_->table.name);
+  return log_;
+}
+
+}  // namespace models::rollout
