@@ -17,6 +17,9 @@ export UBSAN_OPTIONS = halt_on_error=1:print_stacktrace=1
 # normal build only. The conformance suite compares the model with real servers: the
 # sanitizers find nothing more there than in the normal build, and it would cost its minutes twice.
 CTEST_ARGS := -LE "fuzz|conformance"
+else
+# What the tests run; `make bench` builds the benchmarks too.
+BUILD_TARGETS := --target locksim locksim_tests locksim_fuzz locksim_redis_script
 endif
 BUILD ?= build
 BUILD_TYPE ?= Release
@@ -42,7 +45,7 @@ test: build
 # so a build directory configured before SimGrid was there finds it now (bench/CMakeLists.txt).
 bench:
 	@scripts/setup --bench
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build BUILD_TARGETS=
 	@$(BUILD)/bench/locksim_bench
 
 clean:
