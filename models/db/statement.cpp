@@ -69,6 +69,8 @@ std::string to_string(const Statement& s) {
     }
     case K::update: return fmt::format("UPDATE {} SET {}{}", s.table, assignments(s.values), where_text(s.where));
     case K::remove: return fmt::format("DELETE FROM {}{}", s.table, where_text(s.where));
+    case K::add_index: return fmt::format("ALTER TABLE {} ADD {}INDEX {} ({})", s.table, s.unique ? "UNIQUE " : "", s.index, s.column);
+    case K::drop_index: return fmt::format("ALTER TABLE {} DROP INDEX {}", s.table, s.index);
   }
   return "?";
 }
