@@ -64,6 +64,7 @@ std::vector<models::SeedRow> legacy_rows(const LegacyRows& legacy, std::int64_t 
   const auto q = static_cast<std::int64_t>(std::llround(legacy.duplicated_share * kScale));
   const std::int64_t span_s = legacy.span_days * 86'400;
   std::vector<models::SeedRow> rows;
+  rows.reserve(static_cast<std::size_t>(legacy.keys + legacy.keys * q / kScale * (legacy.max_copies - 1)));
   std::int64_t id = first_id;
   std::uint64_t duplicated = 0;  // j: how many keys before this one were duplicated
   for (std::int64_t n = 1; n <= legacy.keys; ++n) {
@@ -182,7 +183,9 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
                                      : next_id;
       next_id = std::max(next_id, given + 1);
     }
-    for (models::SeedRow& row : legacy_rows(*legacy, next_id)) setup.rows.push_back(std::move(row));
+    std::vector<models::SeedRow> generated = legacy_rows(*legacy, next_id);
+    setup.rows.reserve(setup.rows.size() + generated.size());
+    for (models::SeedRow& row : generated) setup.rows.push_back(std::move(row));
   }
 }
 
@@ -277,10 +280,12 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
 
 void check_steps(const Reader& top, const models::sessions::Script& script, const models::DatabaseSetup& setup) {
   using Kind = models::db::Statement::Kind;
-  // Each table's key column and index as the ALTER steps before leave them, in step order.
+  // Each table's key column and index as the ALTER steps before leave them, in step order; an
+  // ADD UNIQUE INDEX may fail on duplicates, after which whether the table has it is unknown here.
   struct IndexState {
     std::string column, name;
     bool indexed = false;
+    bool known = true;
   };
   std::map<std::string, IndexState> indexes;
   for (const auto& t : setup.tables)
@@ -296,7 +301,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     // index another column, is refused here rather than failing the run.
     IndexState& index = indexes[t->name];
     if (st.kind == Kind::drop_index) {
-      if (index.indexed && index.name == st.index) index.indexed = false;
+      if (index.indexed && index.name == st.index) index = {index.column, index.name, false, true};
       continue;
     }
     if (st.kind == Kind::add_index) {
@@ -305,13 +310,13 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
         top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column: docs/sql.md)", t->name,
                              index.column),
                  at);
-      if (index.indexed)
+      if (index.indexed && index.known)
         top.fail(fmt::format("an ALTER that adds no second index to {} (it has {}; the model's tables have at most one: docs/sql.md)",
                              t->name, index.name),
                  at);
       if (st.column != t->key_column && !t->columns.count(st.column))
         top.fail(fmt::format("a column of {} (1072 Key column '{}' doesn't exist in table)", t->name, shown(st.column, 64)), at);
-      index = {st.column, st.index, true};
+      index = {st.column, st.index, true, !st.unique && index.known};
       continue;
     }
     const auto check = [&](const std::string& column) {
