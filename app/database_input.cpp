@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
+#include <cmath>
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
@@ -56,7 +58,74 @@ json value_json(const models::db::Value& v) {
 
 }  // namespace
 
-void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
+std::vector<models::SeedRow> legacy_rows(const LegacyRows& legacy, std::int64_t first_id) {
+  // p to nine decimals, so the rule is integer arithmetic: floor(n p) = n q / 10^9.
+  constexpr std::int64_t kScale = 1'000'000'000;
+  const auto q = static_cast<std::int64_t>(std::llround(legacy.duplicated_share * kScale));
+  const std::int64_t span_s = legacy.span_days * 86'400;
+  std::vector<models::SeedRow> rows;
+  rows.reserve(static_cast<std::size_t>(legacy.keys + legacy.keys * q / kScale * (legacy.max_copies - 1)));
+  std::int64_t id = first_id;
+  std::uint64_t duplicated = 0;  // j: how many keys before this one were duplicated
+  for (std::int64_t n = 1; n <= legacy.keys; ++n) {
+    std::int64_t copies = 1;
+    if (n * q / kScale > (n - 1) * q / kScale)  // evenly spread: floor(keys p) keys in all
+      copies = std::min<std::int64_t>(legacy.max_copies, 2 + std::countr_zero(++duplicated));  // half 2, a quarter 3, ...
+    const std::int64_t created_s = -span_s + (n - 1) * span_s / legacy.keys;
+    const std::string origin = fmt::format("legacy row, created {} days before the start", -created_s / 86'400);
+    for (std::int64_t c = 0; c < copies; ++c) {
+      models::SeedRow row{legacy.table, {}, origin};
+      row.values["id"] = id++;
+      row.values[legacy.column] = legacy.key_prefix + std::to_string(n);
+      if (!legacy.time_column.empty()) row.values[legacy.time_column] = created_s;
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+namespace {
+
+// database.legacy, read and checked against the table it fills.
+LegacyRows load_legacy(const Reader& r, const models::DatabaseSetup& setup) {
+  r.only({"table", "column", "keys", "key_prefix", "duplicated_share", "max_copies", "span_days", "time_column"});
+  LegacyRows l;
+  r.require("table", "the table the legacy rows go in: {\"table\": \"t_account\", \"keys\": 1000}");
+  r.require("keys", "how many distinct keys the legacy rows have: {\"table\": \"t_account\", \"keys\": 1000}");
+  l.table = r.string("table", "");
+  l.keys = r.integer("keys", 1, 1'000'000);
+  l.key_prefix = r.string("key_prefix", l.key_prefix);
+  if (l.key_prefix.size() > 200) r.fail("a key prefix of at most 200 bytes", "key_prefix");
+  l.duplicated_share = r.number("duplicated_share", l.duplicated_share, 0, 1);
+  l.max_copies = r.integer("max_copies", l.max_copies, 2, 100);
+  l.span_days = r.integer("span_days", l.span_days, 1, 36'500);
+  l.time_column = r.string("time_column", "");
+  models::db::TableSchema table;
+  if (l.table == models::strategies::kAccounts) {
+    table = models::strategies::accounts_table(models::db::KeyIndex::none);
+  } else {
+    auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == l.table; });
+    if (t == setup.tables.end())
+      r.fail(fmt::format("a table of database.tables, or {} (the account-bind strategies' table), got {}", models::strategies::kAccounts,
+                         quote_value(l.table)),
+             "table");
+    table = *t;
+  }
+  const auto has_column = [&](const std::string& c) { return c == table.key_column || table.columns.count(c) != 0; };
+  l.column = r.string("column", "");  // no default in the schema: it is the table's
+  if (!r.has("column")) l.column = table.key_column;
+  if (l.column.empty()) r.fail(fmt::format("\"column\": the column of {} the keys go in (it has no index to take it from)", l.table));
+  if (l.column == "id" || !has_column(l.column))
+    r.fail(fmt::format("a column of {} other than id, got {}", l.table, quote_value(l.column)), "column");
+  if (!l.time_column.empty() && (l.time_column == "id" || l.time_column == l.column || !has_column(l.time_column)))
+    r.fail(fmt::format("a column of {} other than id and {}, got {}", l.table, l.column, quote_value(l.time_column)), "time_column");
+  return l;
+}
+
+}  // namespace
+
+void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl,
+                 std::optional<LegacyRows>& legacy) {
   database.declare("tables", {{"type", "array"}, {"items", {{"type", "string"}}}});
   database.declare("rows", {{"type", "object"}});
   database.declare_names("rows", "<table>");
@@ -96,11 +165,27 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
       for (std::size_t i = 0; i < list.size(); ++i) {
         const Reader row = l.item(i);
         if (!row.raw().is_object() || row.raw().empty()) row.fail("a row: {\"column\": value, ...}");
-        models::SeedRow seed{table, {}};
+        models::SeedRow seed{table, {}, "seeded"};
         for (const auto& [column, value] : row.raw().items()) seed.values[column] = value_of(row, column);
         setup.rows.push_back(std::move(seed));
       }
     }
+  }
+  if (database.has("legacy")) {
+    legacy = load_legacy(database.child("legacy"), setup);
+    // After the listed rows of the table, as loading them would number them.
+    std::int64_t next_id = 1;
+    for (const models::SeedRow& row : setup.rows) {
+      if (row.table != legacy->table) continue;
+      const auto id = row.values.find("id");
+      const std::int64_t given = id != row.values.end() && std::holds_alternative<std::int64_t>(id->second)
+                                     ? std::get<std::int64_t>(id->second)
+                                     : next_id;
+      next_id = std::max(next_id, given + 1);
+    }
+    std::vector<models::SeedRow> generated = legacy_rows(*legacy, next_id);
+    setup.rows.reserve(setup.rows.size() + generated.size());
+    for (models::SeedRow& row : generated) setup.rows.push_back(std::move(row));
   }
 }
 
@@ -118,11 +203,12 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
     std::map<std::string, std::size_t> index;  // each table's row number in the file
     for (const models::SeedRow& row : setup.rows) {
       const std::size_t i = index[row.table]++;
-      const std::string at = fmt::format("database/rows/{}/{}", row.table, i);
+      const bool generated = row.origin != "seeded";
+      const std::string at = generated ? "database/legacy" : fmt::format("database/rows/{}/{}", row.table, i);
       if (!scratch.has_table(row.table))
         top.fail(fmt::format("rows for the tables of the {} workload ({} has no {})", entry.workload(), choice.shown(), row.table), at);
       try {
-        scratch.load_row(row.table, row.values);
+        scratch.load_row(row.table, row.values, row.origin);
       } catch (const sim::UsageError& e) {
         std::string why = e.what();
         if (const auto colon = why.find(": "); why.starts_with("models::db") && colon != std::string::npos) why = why.substr(colon + 2);
@@ -194,6 +280,16 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
 
 void check_steps(const Reader& top, const models::sessions::Script& script, const models::DatabaseSetup& setup) {
   using Kind = models::db::Statement::Kind;
+  // Each table's key column and index as the ALTER steps before leave them, in step order; an
+  // ADD UNIQUE INDEX may fail on duplicates, after which whether the table has it is unknown here.
+  struct IndexState {
+    std::string column, name;
+    bool indexed = false;
+    bool known = true;
+  };
+  std::map<std::string, IndexState> indexes;
+  for (const auto& t : setup.tables)
+    indexes[t.name] = {t.key_column, t.index_name.empty() ? t.key_column : t.index_name, t.key_index != models::db::KeyIndex::none};
   for (std::size_t i = 0; i < script.steps.size(); ++i) {
     const models::db::Statement& st = script.steps[i].sql.statement;
     if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation) continue;
@@ -201,6 +297,28 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });
     if (t == setup.tables.end())
       top.fail(fmt::format("a table of database.tables (1146 Table '{}' doesn't exist)", shown(st.table, 64)), at);
+    // The model has one secondary index, on one column: an ALTER that would make a second, or
+    // index another column, is refused here rather than failing the run.
+    IndexState& index = indexes[t->name];
+    if (st.kind == Kind::drop_index) {
+      if (index.indexed && index.name == st.index) index = {index.column, index.name, false, true};
+      continue;
+    }
+    if (st.kind == Kind::add_index) {
+      if (index.indexed && index.name == st.index) continue;  // 1061 when it runs
+      if (!index.column.empty() && st.column != index.column)
+        top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column: docs/sql.md)", t->name,
+                             index.column),
+                 at);
+      if (index.indexed && index.known)
+        top.fail(fmt::format("an ALTER that adds no second index to {} (it has {}; the model's tables have at most one: docs/sql.md)",
+                             t->name, index.name),
+                 at);
+      if (st.column != t->key_column && !t->columns.count(st.column))
+        top.fail(fmt::format("a column of {} (1072 Key column '{}' doesn't exist in table)", t->name, shown(st.column, 64)), at);
+      index = {st.column, st.index, true, !st.unique && index.known};
+      continue;
+    }
     const auto check = [&](const std::string& column) {
       if (column != "id" && column != t->key_column && !t->columns.count(column))
         top.fail(fmt::format("a column of {} (1054 Unknown column '{}')", t->name, shown(column, 64)), at);
@@ -242,16 +360,72 @@ void check_session_metric(const Reader& expect, const std::string& metric, const
                 metric);
 }
 
-json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl) {
+json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl, const std::optional<LegacyRows>& legacy) {
   json out = json::object();
   if (!ddl.empty()) out["tables"] = ddl;
   json rows = json::object();
   for (const auto& row : setup.rows) {
+    if (row.origin != "seeded") continue;  // database.legacy's, written as its rule below
     json one = json::object();
     for (const auto& [column, value] : row.values) one[column] = value_json(value);
     rows[row.table].push_back(std::move(one));
   }
   if (!rows.empty()) out["rows"] = rows;
+  if (legacy) {
+    out["legacy"] = {{"table", legacy->table},
+                     {"column", legacy->column},
+                     {"keys", legacy->keys},
+                     {"key_prefix", legacy->key_prefix},
+                     {"duplicated_share", legacy->duplicated_share},
+                     {"max_copies", legacy->max_copies},
+                     {"span_days", legacy->span_days}};
+    if (!legacy->time_column.empty()) out["legacy"]["time_column"] = legacy->time_column;
+  }
+  return out;
+}
+
+namespace {
+// A value as MySQL reads it back: numbers as they are, strings quoted with '' and \\ escaped.
+std::string sql_literal(const models::db::Value& v) {
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return std::to_string(*n);
+  std::string out = "'";
+  for (const char c : std::get<std::string>(v)) {
+    if (c == '\'') out += "''";
+    else if (c == '\\') out += "\\\\";
+    else if (c == '\0') out += "\\0";
+    else out += c;
+  }
+  return out + "'";
+}
+}  // namespace
+
+std::string rows_sql(const models::DatabaseSetup& setup) {
+  // Each table's rows with the ids loading gives them, tables in the order their rows first come.
+  std::vector<std::string> tables;
+  std::map<std::string, std::map<std::int64_t, const models::db::Values*>> by_id;
+  std::map<std::string, std::int64_t> next_id;
+  for (const auto& row : setup.rows) {
+    if (!by_id.count(row.table)) tables.push_back(row.table);
+    std::int64_t& next = next_id.try_emplace(row.table, 1).first->second;
+    const auto given = row.values.find("id");
+    const std::int64_t id = given != row.values.end() && std::holds_alternative<std::int64_t>(given->second)
+                                ? std::get<std::int64_t>(given->second)
+                                : next;
+    next = std::max(next, id + 1);
+    by_id[row.table][id] = &row.values;
+  }
+  std::string out;
+  for (const auto& table : tables) {
+    for (const auto& [id, values] : by_id[table]) {
+      std::string columns = "id", list = std::to_string(id);
+      for (const auto& [column, value] : *values) {
+        if (column == "id") continue;
+        columns += ", " + column;
+        list += ", " + sql_literal(value);
+      }
+      out += fmt::format("INSERT INTO {} ({}) VALUES ({});\n", table, columns, list);
+    }
+  }
   return out;
 }
 

@@ -451,6 +451,12 @@ int dispatch(int argc, char** argv) {
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
   explore_cmd->add_option("--strategy-file", explore_scripts, "load this strategy written in Lua (repeatable); --strategy names it");
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");
+  std::string rows_scenario;
+  std::vector<std::string> rows_sets;
+  auto* rows_cmd = app.add_subcommand("rows", "print the scenario's seeded rows (database.rows and database.legacy) as SQL INSERTs, "
+                                              "to load the same data into a real database");
+  rows_cmd->add_option("scenario", rows_scenario, "a scenario file, or a name from scenarios/")->required();
+  rows_cmd->add_option("--set", rows_sets, "override a scenario value: path=value");
   std::string replay_token;
   bool replay_check = false;
   auto* replay_cmd = app.add_subcommand("replay", "re-run a trial from its token, narrated, and draw its timeline");
@@ -489,6 +495,11 @@ int dispatch(int argc, char** argv) {
   if (*sweep_cmd) return sweep(sweep_options);
   if (*explore_cmd) return explore(explore_options);
   if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
+  if (*rows_cmd) {
+    const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(rows_scenario), rows_sets);
+    std::cout << locksim::rows_sql(s.deployment.database);
+    return 0;
+  }
 
   return 0;
 }

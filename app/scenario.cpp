@@ -633,7 +633,8 @@ json effective_config(const Scenario& s) {
                      {"row", distribution_json(d.database.server.row_service)},
                      {"lock_wait_timeout_ms", to_ms(d.database.server.database.lock_wait_timeout)},
                      {"statement_timeout_ms", to_ms(d.database.pool.statement_timeout)}};
-  doc["database"].update(tables_json(d.database, s.tables_sql));
+  doc["database"]["index_build_us_per_row"] = std::chrono::duration<double, std::micro>(d.database.server.database.index_build_per_row).count();
+  doc["database"].update(tables_json(d.database, s.tables_sql, s.legacy));
   const auto& r = d.redis;
   doc["redis"] = {{"persistence", name_of(names::persistence, r.server.persistence)},
                   {"failover", r.failover},
@@ -884,8 +885,8 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   }
   if (top.has("database")) {
     const Reader r = top.child("database");
-    r.only({"isolation", "pool_size", "read", "write", "commit", "row", "lock_wait_timeout_ms", "statement_timeout_ms", "tables",
-            "rows"});
+    r.only({"isolation", "pool_size", "read", "write", "commit", "row", "lock_wait_timeout_ms", "statement_timeout_ms",
+            "index_build_us_per_row", "tables", "rows", "legacy"});
     auto& db = d.database;
     db.server.isolation = r.pick("isolation", db.server.isolation, names::isolation);
     db.pool.size = static_cast<std::size_t>(r.integer("pool_size", static_cast<std::int64_t>(db.pool.size), 1, 100'000));
@@ -895,7 +896,10 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     db.server.row_service = r.distribution("row", db.server.row_service);
     db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout, 1);
     db.pool.statement_timeout = r.millis("statement_timeout_ms", db.pool.statement_timeout, 1);
-    load_tables(r, db, s.tables_sql);
+    // An online ADD INDEX's build, per row of the table (docs/sql.md, "Online ALTER").
+    const double build_us = r.number("index_build_us_per_row", std::chrono::duration<double, std::micro>(db.server.database.index_build_per_row).count(), 0, 1e6);
+    db.server.database.index_build_per_row = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::micro>(build_us));
+    load_tables(r, db, s.tables_sql, s.legacy);
   }
   if (top.has("steps") && s.workload != "sessions") top.fail("\"steps\" only with \"workload\": \"sessions\"", "steps");
   if (top.has("clients")) {

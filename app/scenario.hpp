@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/database_input.hpp"
 #include "app/input.hpp"
 #include "models/batch/batch.hpp"
 #include "models/deployment.hpp"
@@ -68,6 +69,7 @@ struct Scenario {
   /// The sessions workload's steps; and the scenario's CREATE TABLE statements as written.
   models::sessions::Script script;
   std::vector<std::string> tables_sql;
+  std::optional<LegacyRows> legacy;  // database.legacy, whose rows are in deployment's seeded rows
   /// Each fault kind the file configures, in the order of fault_kinds().
   std::vector<FaultSetup> faults;
   std::vector<StrategyChoice> strategies;

@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SETTLE_S = 0.4          # how long a step is given before the next is issued
@@ -76,12 +77,15 @@ def norm_cell(v):
 
 
 def sql_outcome(kind, error=None, rows=None, affected=0, insert_id=0, warnings=0, waited=False, ignore_ids=False,
-                sql=""):
-    """kind: 'rows' (a SELECT), 'write', 'ok', 'error', 'not issued', 'still waiting'."""
+                sql="", message=""):
+    """kind: 'rows' (a SELECT), 'write', 'ok', 'error', 'not issued', 'still waiting'. An ALTER's error
+    carries its message too: which duplicated value a failed unique build names is part of its outcome."""
     if kind in ("not issued", "still waiting"):
         text = kind
     elif error:
         text = f"error {error}"
+        if is_alter(sql) and message:
+            text += f" {message}"
     elif kind == "rows":
         cells = [[norm_cell(c) for c in r] for r in rows]
         text = f"{len(cells)} rows " + json.dumps(cells)
@@ -104,6 +108,11 @@ def is_select(sql):
 
 def is_write(sql):
     return re.match(r"\s*(insert|replace|update|delete)\b", sql, re.I) is not None
+
+
+def is_alter(sql):
+    """An online ALTER runs as long as its index build: its time is no lock wait on either side."""
+    return re.match(r"\s*alter\b", sql, re.I) is not None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,22 +203,75 @@ def model_sql(locksim, script, workdir):
         else:
             kind = "rows" if st["columns"] or is_select(st["sql"]) else ("write" if is_write(st["sql"]) else "ok")
             # A deadlock victim's request is queued and refused at once: it has not waited.
-            waited = st["waited"] and st["waited_ms"] >= MODEL_WAIT_MS
+            waited = st["waited"] and st["waited_ms"] >= MODEL_WAIT_MS and not is_alter(st["sql"])
             outcomes.append(sql_outcome(kind, error=st["error"], rows=st["rows"], affected=st["affected"],
                                         insert_id=st["insert_id"], warnings=st["warnings"], waited=waited,
-                                        ignore_ids=ignore))
+                                        ignore_ids=ignore, sql=st["sql"], message=st.get("message", "")))
     tables = {}
     for name, t in strategy["tables"].items():
         tables[name] = table_text(t["columns"], t["rows"], ignore)
     return outcomes, tables
 
 
+BIG_TABLE = 1000  # rows: a larger table compares by its count and a digest of its rows
+
+
 def table_text(columns, rows, ignore_ids):
     keep = [i for i, c in enumerate(columns) if not (ignore_ids and c == "id")]
+    if len(rows) > BIG_TABLE:
+        return big_table_text(len(rows), sum(zlib.crc32(",".join(str(norm_cell(r[i])) for i in keep).encode())
+                                             for r in rows))
     out = [[norm_cell(r[i]) for i in keep] for r in rows]
     if ignore_ids:
         out.sort(key=json.dumps)
     return f"{len(out)} rows " + json.dumps(out)
+
+
+def big_table_text(count, checksum):
+    """A table of more than BIG_TABLE rows (a legacy table) by its count and the sum of its rows' CRC32s
+    (each row's cells joined by commas, as MariaDB's CONCAT_WS writes them): the server computes it
+    itself, so its rows need not come back."""
+    return f"{count} rows, checksum {checksum}"
+
+
+def real_table_text(cursor, table, ignore_ids):
+    cursor.execute(f"SELECT COUNT(*) FROM {table}")
+    count = cursor.fetchone()[0]
+    if count <= BIG_TABLE:
+        cursor.execute(f"SELECT * FROM {table} ORDER BY id")
+        return table_text([d[0] for d in cursor.description], cursor.fetchall(), ignore_ids)
+    cursor.execute(f"SELECT * FROM {table} LIMIT 0")
+    columns = [d[0] for d in cursor.description if not (ignore_ids and d[0] == "id")]
+    cursor.fetchall()
+    cursor.execute(f"SELECT COALESCE(SUM(CRC32(CONCAT_WS(',', {', '.join(columns)}))), 0) FROM {table}")
+    return big_table_text(count, int(cursor.fetchone()[0]))
+
+
+def seeded_rows(locksim, script, workdir):
+    """The script's seeded rows, listed and generated (database.legacy), as `locksim rows` prints them:
+    one INSERT a row, each table's in id order. Returns [(prefix, [values, ...])] to send as multi-row
+    INSERTs, in order."""
+    path = os.path.join(workdir, script["name"] + ".rows.json")
+    with open(path, "w") as f:
+        json.dump({k: v for k, v in script.items() if not k.startswith("_") and k != "conformance"}, f)
+    p = subprocess.run([locksim, "rows", path], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise BadInput(f"{script['_path']}: locksim rows refused it: {p.stderr.strip()}")
+    groups = []
+    for line in p.stdout.splitlines():
+        head, sep, values = line.partition(" VALUES ")
+        if not sep or not values.endswith(";"):
+            raise RuntimeError(f"locksim rows printed {line[:80]!r}")
+        if not groups or groups[-1][0] != head:
+            groups.append((head, []))
+        groups[-1][1].append(values[:-1])
+    return groups
+
+
+def load_seeded(cursor, groups, batch=5000):
+    for head, values in groups:
+        for i in range(0, len(values), batch):
+            cursor.execute(f"{head} VALUES {', '.join(values[i:i + batch])}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,7 +473,7 @@ def pymysql_placeholders(sql):
     return "".join(out)
 
 
-def real_sql(server, script, number):
+def real_sql(server, script, number, locksim, workdir):
     db = f"c{number}"
     admin = server.connect()
     with admin.cursor() as c:
@@ -421,7 +483,9 @@ def real_sql(server, script, number):
         database = script.get("database", {})
         for create in database.get("tables", []):
             c.execute(create)
-        for table, rows in database.get("rows", {}).items():
+        if "legacy" in database:  # generated rows: as the model loads them, in multi-row INSERTs
+            load_seeded(c, seeded_rows(locksim, script, workdir))
+        for table, rows in ({} if "legacy" in database else database.get("rows", {})).items():
             for row in rows:
                 cols = list(row)
                 c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
@@ -446,7 +510,13 @@ def real_sql(server, script, number):
             record = {"done": threading.Event(), "issued": time.monotonic(), "sql": sql}
             records.append(record)
             sessions[name].jobs.put((pymysql_placeholders(sql) if args else sql, args, record))
-            record["done"].wait(SETTLE_S)
+            # The next step comes once this one has finished or had SETTLE_S; one with at_ms comes at
+            # its time, whether this one has finished or not, as the model issues it.
+            settle = SETTLE_S
+            following = script["steps"][len(records)] if len(records) < len(script["steps"]) else {}
+            if isinstance(following.get("at_ms"), (int, float)):
+                settle = max(0.0, min(SETTLE_S, start + following["at_ms"] / 1000 - time.monotonic()))
+            record["done"].wait(settle)
         for record in records:
             record["done"].wait(max(0.0, deadline - time.monotonic()))
         outcomes = []
@@ -456,13 +526,14 @@ def real_sql(server, script, number):
                 continue
             # It waited for a lock if it took longer than a statement on a local server ever does
             # (a step queued behind its own session's earlier one has not waited itself).
-            waited = record["finished"] - record["started"] > WAIT_S
             sql = record["sql"]
+            waited = record["finished"] - record["started"] > WAIT_S and not is_alter(sql)
             kind = "rows" if record.get("rows") is not None and is_select(sql) else (
                 "write" if is_write(sql) else "ok")
             outcomes.append(sql_outcome(kind, error=record.get("error"), rows=record.get("rows"),
                                         affected=record.get("affected", 0), insert_id=record.get("insert_id", 0),
-                                        warnings=record.get("warnings", 0), waited=waited, ignore_ids=ignore))
+                                        warnings=record.get("warnings", 0), waited=waited, ignore_ids=ignore,
+                                        sql=sql, message=record.get("message", "")))
     finally:
         for s in sessions.values():
             s.close()
@@ -470,8 +541,7 @@ def real_sql(server, script, number):
     with admin.cursor() as c:
         for create in database.get("tables", []):
             table = re.match(r"\s*create\s+table\s+`?(\w+)", create, re.I).group(1)
-            c.execute(f"SELECT * FROM {table} ORDER BY id")
-            tables[table] = table_text([d[0] for d in c.description], c.fetchall(), ignore)
+            tables[table] = real_table_text(c, table, ignore)
         c.execute(f"DROP DATABASE {db}")
     admin.close()
     return outcomes, tables
@@ -668,7 +738,8 @@ def main():
                 print(f"{name}: model ran ({len(model[0])} steps); real side skipped", flush=True)
                 continue
             try:
-                real = real_sql(servers["sql"], script, n) if kind == "sql" else real_redis(servers["redis"], script)
+                real = (real_sql(servers["sql"], script, n, a.locksim, root) if kind == "sql"
+                        else real_redis(servers["redis"], script))
             except Exception as e:  # this script's real side: reported, the others still run
                 print(f"{name}: failed on the server: {type(e).__name__}: {e}", flush=True)
                 failed = True

@@ -33,6 +33,7 @@ namespace models {
 struct SeedRow {
   std::string table;
   db::Values values;  // an explicit `id` is allowed
+  std::string origin = "seeded";  // the row's origin for checkers (Database::load_row's `who`)
 };
 
 struct DatabaseSetup {

@@ -19,7 +19,9 @@ const char* to_string(Isolation isolation) {
 const char* to_string(Code code) {
   switch (code) {
     case Code::ok: return "ok";
+    case Code::duplicate_key_name: return "1061 Duplicate key name";
     case Code::duplicate_key: return "1062 Duplicate entry";
+    case Code::no_such_index: return "1091 Can't DROP INDEX";
     case Code::lock_wait_timeout: return "1205 Lock wait timeout exceeded";
     case Code::deadlock: return "1213 Deadlock found when trying to get lock";
     case Code::transaction_in_progress: return "1568 Transaction characteristics can't be changed";
@@ -95,6 +97,14 @@ struct Table {
   std::set<Entry> entries;
   std::int64_t next_id = 1;
   std::list<Lock> locks[2];
+  // An online ADD INDEX in progress: the table's metadata lock is held, and a later ALTER
+  // waits for it in `ddl_waiters`, in order.
+  struct Build {
+    bool unique = false;
+    std::optional<Value> doomed_by{};  // the first key inserted twice during a unique build
+  };
+  std::optional<Build> build{};
+  std::list<sim::Promise<bool>> ddl_waiters{};
 };
 
 struct Undo {
@@ -725,12 +735,12 @@ struct Database::Impl {
         throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
       }
     }
-    if (!t.schema.key_column.empty() && !given.count(t.schema.key_column))
+    if (!t.schema.key_column.empty() && !given.count(t.schema.key_column) && !t.schema.columns.count(t.schema.key_column))
       throw sim::UsageError("Field '" + t.schema.key_column + "' doesn't have a default value");
     return values;
   }
 
-  std::int64_t load_row(const std::string& name, const Values& given) {
+  std::int64_t load_row(const std::string& name, const Values& given, std::string who) {
     Table& t = table(name);
     std::optional<std::int64_t> explicit_id;
     Values values = row_values(t, given, explicit_id);
@@ -744,7 +754,7 @@ struct Database::Impl {
     RowData& row = t.rows[id];
     row.versions.push_back(Version{0, ++commits, false, std::move(values)});
     const sim::Engine* engine = sim::Engine::current();
-    row.origin = RowOrigin{"seeded", 0, engine != nullptr ? engine->now() : sim::Time{}};
+    row.origin = RowOrigin{std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{}};
     if (key) t.entries.insert(Entry{*key, id});
     return id;
   }
@@ -815,8 +825,121 @@ struct Database::Impl {
       t.locks[kKey].push_back(x);
     }
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
+    const std::optional<Value> key = key_of(t, values);
     add_version(txn, t, id, Version{txn.id, 0, false, std::move(values)});
     t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
+    // An online unique build takes the insert without a check, and logs it: a key another
+    // live row holds dooms the build, even if it goes again before the build ends.
+    if (t.build && t.build->unique && !t.build->doomed_by && key && entries_with(t, *key).size() > 1) t.build->doomed_by = key;
+  }
+
+  // --- Online DDL --------------------------------------------------------------
+
+  // The smallest key two live rows of `t` hold, as a unique build's scan finds it first.
+  std::optional<Value> smallest_duplicate(const Table& t) const {
+    std::optional<Value> last;
+    for (const Entry& e : t.entries) {
+      if (!live_entry(t, kKey, e)) continue;
+      if (last && *last == e.key) return e.key;
+      last = e.key;
+    }
+    return std::nullopt;
+  }
+
+  std::int64_t live_rows(const Table& t) const {
+    return std::count_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return live(r.second); });
+  }
+
+  // ALTER TABLE ... ADD [UNIQUE] INDEX / DROP INDEX, as MariaDB 10.11 runs them online
+  // (ALGORITHM=INPLACE, LOCK=NONE; DOMAIN.md, Verified): one ALTER on a table at a time (the
+  // metadata lock; the waits behind open transactions are not modelled); a unique build on
+  // a table holding a duplicate fails at once with the smallest; otherwise the build takes
+  // index_build_per_row per row while other sessions write without waiting, and fails at
+  // its end if one of them inserted a key another row held.
+  Result alter(Table& t, const Statement& st) {
+    if (t.build) {
+      sim::Promise<bool> turn("metadata lock on " + t.schema.name);
+      sim::Future<bool> mine = turn.get_future();
+      t.ddl_waiters.push_back(std::move(turn));
+      mine.get();
+    }
+    if (st.kind == Statement::Kind::drop_index) {
+      const Result out = drop_index(t, st);
+      t.build.reset();
+      next_alter(t);
+      return out;
+    }
+    t.build = Table::Build{.unique = st.unique};
+    Result out;
+    try {
+      out = add_index(t, st);
+    } catch (...) {
+      t.build.reset();
+      next_alter(t);
+      throw;
+    }
+    t.build.reset();
+    next_alter(t);
+    return out;
+  }
+
+  // The metadata lock passes to the next ALTER waiting on the table.
+  void next_alter(Table& t) {
+    if (t.ddl_waiters.empty()) return;
+    t.build = Table::Build{};  // held for it until it starts
+    sim::Promise<bool> next = std::move(t.ddl_waiters.front());
+    t.ddl_waiters.pop_front();
+    next.set_value(true);
+  }
+
+  // A table created without an index gets its key column from its first ADD INDEX: every
+  // version of every row gets its entry. The column keeps its default in `columns`.
+  void become_key_column(Table& t, const std::string& column) {
+    if (!t.schema.columns.count(column))
+      throw sim::UsageError("models::db: Key column '" + column + "' doesn't exist in table");
+    t.schema.key_column = column;
+    for (const auto& [id, row] : t.rows)
+      for (const Version& v : row.versions) t.entries.insert(Entry{v.values.at(column), id});
+  }
+
+  Result drop_index(Table& t, const Statement& st) {
+    if (!indexed(t) || index_name(t) != st.index)
+      return Result{.code = Code::no_such_index, .message = "Can't DROP INDEX `" + st.index + "`; check that it exists"};
+    // The entries stay (the model keeps them for every key column) and so do the locks on
+    // them, until their transactions end.
+    t.schema.key_index = KeyIndex::none;
+    return {};
+  }
+
+  Result add_index(Table& t, const Statement& st) {
+    if (indexed(t) && index_name(t) == st.index)
+      return Result{.code = Code::duplicate_key_name, .message = "Duplicate key name '" + st.index + "'"};
+    if (indexed(t) || (!t.schema.key_column.empty() && st.column != t.schema.key_column))
+      throw sim::UsageError("models::db: an index on " + t.schema.name + "." + st.column +
+                            " is not modelled: a table has at most one secondary index, on its key column (" +
+                            (indexed(t) ? "it has " + index_name(t) : t.schema.key_column) + ")");
+    const bool new_key_column = t.schema.key_column.empty();
+    if (new_key_column) become_key_column(t, st.column);
+    // A failed build leaves the table as it was.
+    const auto fail = [&](const Value& dup) {
+      if (new_key_column) {
+        t.schema.key_column.clear();
+        t.entries.clear();
+      }
+      ++stats.duplicate_keys;
+      return Result{.code = Code::duplicate_key, .message = duplicate_message(dup, st.index)};
+    };
+    if (st.unique)
+      if (auto dup = smallest_duplicate(t)) return fail(*dup);
+    spend(db.config_.index_build_per_row * live_rows(t));
+    if (st.unique) {
+      std::optional<Value> dup = t.build->doomed_by;
+      if (!dup) dup = smallest_duplicate(t);
+      if (dup) return fail(*dup);
+    }
+    t.schema.key_index = st.unique ? KeyIndex::unique : KeyIndex::non_unique;
+    t.schema.index_name = st.index;
+    return {};
   }
 
   // What an insert does with the duplicate row `dup`: the statement's result, or nothing
@@ -919,6 +1042,12 @@ struct Database::Impl {
       return {};
     }
     if (st.kind == K::set_isolation) return set_isolation(s, st);
+    if (st.kind == K::add_index || st.kind == K::drop_index) {
+      Table& t = table(st.table);
+      if (s.txn) commit(*s.txn);  // DDL commits an open transaction implicitly, as MySQL's does
+      s.txn.reset();
+      return alter(t, st);
+    }
     if (st.kind == K::commit || st.kind == K::rollback) {
       if (st.kind == K::commit) spend(timing.before_commit);
       if (s.txn) (st.kind == K::commit) ? commit(*s.txn) : rollback(*s.txn);
@@ -981,7 +1110,9 @@ void Database::create_table(TableSchema schema) {
   t.schema = std::move(schema);
 }
 
-std::int64_t Database::load_row(const std::string& table, Values values) { return impl_->load_row(table, values); }
+std::int64_t Database::load_row(const std::string& table, Values values, std::string who) {
+  return impl_->load_row(table, values, std::move(who));
+}
 
 bool Database::has_table(const std::string& table) const { return impl_->tables.count(table) != 0; }
 

@@ -29,9 +29,22 @@
 // - READ COMMITTED takes no gap locks and, for UPDATE/DELETE, skips locked rows whose
 //   latest committed version does not match (semi-consistent read);
 // - SET [SESSION] TRANSACTION ISOLATION LEVEL, refused inside a transaction (1568);
+// - online ALTER TABLE ... ADD [UNIQUE] INDEX / DROP INDEX as MariaDB 10.11 runs it
+//   (ALGORITHM=INPLACE, LOCK=NONE; DOMAIN.md, Verified): it commits the session's open
+//   transaction first; a unique build on a table holding a duplicate fails at once with 1062
+//   naming the smallest duplicated key; otherwise it takes index_build_per_row per live row,
+//   during which other sessions' writes do not wait, and an insert of a key another live row
+//   holds is accepted but fails the build at its end (1062 naming that key, no index), even
+//   if the row goes again before the end; a second ALTER of the table waits for the first
+//   (the metadata lock). The index can only be on the table's key column, the one secondary
+//   index the model has: another column, or a second index, is a sim::UsageError. DROP INDEX
+//   is instant; the key column's entries and the locks taken on them stay until their
+//   transactions end. 1061 for a name the table has, 1091 for dropping one it has not;
 // - results as MySQL reports them: error messages, and each lock wait, deadlock cycle and
 //   rolled-back change explained.
 // Not modelled: secondary indexes other than the key column, updating a key or an id,
+// ALTER's metadata-lock waits behind open transactions at its start and end (and the
+// statements that queue behind such a waiting ALTER), ALGORITHM=COPY,
 // purge of deleted rows (a committed delete takes its entries away at once, and locks on
 // them stay where they were), AUTO_INCREMENT table locks (1467), SERIALIZABLE, a crash of
 // the database's node (its state outlives it).
@@ -103,7 +116,7 @@ struct Statement {
     insert_if_absent,  // INSERT INTO t SELECT ... WHERE NOT EXISTS (SELECT 1 FROM t WHERE <where>)
     update,            // UPDATE t SET <set> WHERE <where>
     remove,            // DELETE FROM t WHERE <where>
-    add_index,         // ALTER TABLE t ADD [UNIQUE] INDEX <index> (<column>)
+    add_index,         // ALTER TABLE t ADD [UNIQUE] INDEX <index> (<column>): an online build
     drop_index,        // ALTER TABLE t DROP INDEX <index>
   } kind = Kind::select;
   std::string table{};
@@ -115,8 +128,8 @@ struct Statement {
   Isolation isolation = Isolation::repeatable_read;  // set_isolation: the level
   /// set_isolation: SET TRANSACTION (the next transaction only) rather than SET SESSION.
   bool next_transaction_only = false;
-  std::string index{};   // add_index / drop_index: the index's name
-  std::string column{};  // add_index: the indexed column
+  std::string index{};   // add_index, drop_index: the index's name
+  std::string column{};  // add_index: the column it indexes
   bool unique = false;   // add_index: UNIQUE
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
@@ -124,9 +137,13 @@ std::string to_string(const Statement& statement);
 
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
 /// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
+/// `duplicate_key_name` (1061): ADD INDEX of a name the table has; `no_such_index` (1091):
+/// DROP INDEX of a name it has not.
 enum class Code : int {
   ok = 0,
+  duplicate_key_name = 1061,
   duplicate_key = 1062,
+  no_such_index = 1091,
   lock_wait_timeout = 1205,
   deadlock = 1213,
   transaction_in_progress = 1568,
@@ -187,6 +204,9 @@ struct RowRecord {
 
 struct DatabaseConfig {
   sim::Duration lock_wait_timeout = std::chrono::seconds(50);  // innodb_lock_wait_timeout
+  /// An online ADD INDEX's build time per row of the table: MariaDB 10.11 built a unique
+  /// index on 3M rows in about 4 s (DOMAIN.md, Verified), 1.33 us a row.
+  sim::Duration index_build_per_row = std::chrono::nanoseconds(1333);
 };
 
 /// Where the server's time for one statement goes, as its service-time model draws it
@@ -216,7 +236,8 @@ class Database {
   /// Stores a committed row before the run (a scenario's seeded rows): `values` may hold an
   /// explicit `id` (the auto-increment counter moves past it) and may duplicate a key where
   /// no unique index forbids it. Throws sim::UsageError with MySQL's message otherwise.
-  std::int64_t load_row(const std::string& table, Values values);
+  /// `who` is the row's origin for checkers ("seeded", or where a legacy row came from).
+  std::int64_t load_row(const std::string& table, Values values, std::string who = "seeded");
   bool has_table(const std::string& table) const;
 
   /// A session: one connection's state (its open transaction, isolation, origin).

@@ -53,6 +53,12 @@ StatementTiming Server::service_time(const Statement& statement, bool autocommit
     case K::begin:
     case K::rollback:
     case K::set_isolation: t.before = config_.read_service.sample_duration(stream); return t;
+    case K::add_index:
+    case K::drop_index:
+      // The build's own time is the database's (DatabaseConfig::index_build_per_row); DDL
+      // commits by itself, without a client's COMMIT.
+      t.before = config_.write_service.sample_duration(stream);
+      return t;
     case K::select:
       if (statement.lock == ReadLock::none) {
         t.before = config_.read_service.sample_duration(stream);
@@ -200,8 +206,8 @@ Result Connection::try_execute(const Statement& statement) {
     for (const LockWait& w : r.waits) *lock_waits_ += w.waited;
   using K = Statement::Kind;
   if (statement.kind == K::begin) in_transaction_ = r.ok();
-  if (statement.kind == K::commit || statement.kind == K::rollback || r.code == Code::deadlock ||
-      r.code == Code::connection_timeout)
+  if (statement.kind == K::commit || statement.kind == K::rollback || statement.kind == K::add_index ||
+      statement.kind == K::drop_index || r.code == Code::deadlock || r.code == Code::connection_timeout)
     in_transaction_ = false;
   return r;
 }

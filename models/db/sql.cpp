@@ -14,6 +14,7 @@ constexpr std::size_t kMaxText = 65536;
 constexpr std::size_t kMaxItems = 1000;  // columns, values, conditions, `?`s: a statement stays small
 constexpr std::size_t kNearBytes = 30;
 constexpr const char* kOneIndex = "at most one secondary index on one column (the model's tables)";
+constexpr const char* kAlter = "ADD [UNIQUE] INDEX name (column) or DROP INDEX name (the ALTER TABLE the model runs)";
 constexpr const char* kValue = "a value (a number, a 'string' or ?)";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -202,6 +203,8 @@ class Parser {
       set_isolation();
     } else if (accept("CREATE")) {
       create_table();
+    } else if (accept("ALTER")) {
+      alter_table();
     } else {
       unsupported();
     }
@@ -532,6 +535,42 @@ class Parser {
     finish("");
   }
 
+  // --- ALTER TABLE ----------------------------------------------------------------
+
+  // ALTER has been taken: ADD [UNIQUE] INDEX|KEY [name] (col) or DROP INDEX|KEY name, then
+  // optionally ALGORITHM=INPLACE and LOCK=NONE, which are what the model runs anyway.
+  void alter_table() {
+    if (!accept("TABLE")) unsupported();
+    Statement& s = out_.statement;
+    s.table = name("a table name");
+    if (accept("ADD")) {
+      if (!is("UNIQUE") && !is("INDEX") && !is("KEY")) fail(kAlter);
+      const IndexDef def = index_clause();
+      s.kind = Statement::Kind::add_index;
+      s.index = def.name;
+      s.column = def.column;
+      s.unique = def.kind == KeyIndex::unique;
+    } else if (accept("DROP")) {
+      if (!accept("INDEX") && !accept("KEY")) fail(kAlter);
+      s.kind = Statement::Kind::drop_index;
+      s.index = name("an index name");
+    } else {
+      fail(kAlter);
+    }
+    while (accept_symbol(",")) {
+      if (accept("ALGORITHM")) {
+        accept_symbol("=");
+        if (!accept("INPLACE") && !accept("DEFAULT")) fail("INPLACE or DEFAULT (ALGORITHM=COPY and INSTANT are not modelled)");
+      } else if (accept("LOCK")) {
+        accept_symbol("=");
+        if (!accept("NONE") && !accept("DEFAULT")) fail("NONE or DEFAULT (LOCK=SHARED and EXCLUSIVE are not modelled)");
+      } else {
+        fail("ALGORITHM=INPLACE or LOCK=NONE (one change per ALTER TABLE in the model)");
+      }
+    }
+    finish(", ALGORITHM=INPLACE, LOCK=NONE or ");
+  }
+
   // --- CREATE TABLE ---------------------------------------------------------------
 
   // CREATE has been taken.
@@ -774,7 +813,7 @@ Error::Error(std::size_t position, std::string near, std::string expected)
 const char* Error::supported() {
   return "SELECT, INSERT [IGNORE], INSERT ... ON DUPLICATE KEY UPDATE, REPLACE, INSERT ... SELECT ... WHERE NOT EXISTS, "
          "UPDATE, DELETE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET [SESSION] TRANSACTION ISOLATION LEVEL, "
-         "CREATE TABLE";
+         "CREATE TABLE, ALTER TABLE ... ADD [UNIQUE] INDEX, ALTER TABLE ... DROP INDEX";
 }
 
 Prepared prepare(std::string_view text) {

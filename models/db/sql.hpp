@@ -14,6 +14,8 @@
 //   SET [SESSION] TRANSACTION ISOLATION LEVEL READ COMMITTED | REPEATABLE READ
 //   CREATE TABLE t (id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT [PRIMARY KEY], col TYPE [attrs], ...
 //                   [, PRIMARY KEY (id)] [, UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col)]) [options]
+//   ALTER TABLE t ADD UNIQUE [INDEX|KEY] [name] (col) | ADD INDEX|KEY [name] (col) | DROP INDEX|KEY name
+//                 [, ALGORITHM=INPLACE|DEFAULT] [, LOCK=NONE|DEFAULT]
 // where cond is `col op v` with op one of = != <> < <= > >=, and v a literal or `?`.
 // CREATE TABLE: TYPE is BIGINT, INT, SMALLINT, TINYINT (optionally (n) and UNSIGNED),
 // DATETIME or TIMESTAMP (integers in the model, default 0), VARCHAR(n), CHAR[(n)] or TEXT
@@ -22,8 +24,11 @@
 // CHARSET=utf8mb4) are accepted and ignored; AUTO_INCREMENT=n does not move the first id.
 // A table has an auto-increment primary key `id` and at most one secondary index, on one
 // column, as the model does (models/db/database.hpp). A trailing `;` is allowed; there are
-// no comments, NULLs, expressions, joins or multi-row inserts. A statement is at most 64 KiB
-// with at most 1000 columns, values, conditions and `?`s each.
+// no comments, NULLs, expressions, joins or multi-row inserts. ALTER TABLE's ALGORITHM and
+// LOCK options are accepted and ignored: the model runs every ALTER online, as MariaDB's
+// INPLACE with LOCK=NONE (models/db/database.hpp); ALGORITHM=COPY and other changes are
+// refused. A statement is at most 64 KiB with at most 1000 columns, values, conditions and
+// `?`s each.
 
 #include <cstddef>
 #include <optional>

@@ -172,8 +172,13 @@ const json kEverything = json::parse(R"({
              "latency_spikes": [{"between": ["app-1", "db-1"], "length_ms": 5}]},
   "strategies": ["unique-index", {"name": "redlock", "as": "slow-redlock", "params": {"ttl_ms": 30000}},
                  {"script": "check-then-insert.lua", "as": "lua"}],
-  "expect": {"slow-redlock": {"latency_ms.p99": "< 1000"}}
+  "expect": {"slow-redlock": {"latency_ms.p99": "< 1000"}},
+  "database": {"legacy": {"table": "t_account", "column": "open_id", "keys": 10, "key_prefix": "old:", "duplicated_share": 0,
+                          "max_copies": 4, "span_days": 30, "time_column": "version"}}
 })");
+
+// Legacy rows with only the keys they need: the others take their defaults (10 keys: none duplicated).
+const json kLegacy = json::parse(R"({"name": "x", "database": {"legacy": {"table": "t_account", "keys": 10}}})");
 
 }  // namespace
 
@@ -183,7 +188,8 @@ TEST_CASE("docs/scenario.md lists exactly the keys the loader reads and the defa
 
   // What the code produces: defaults first, so that a default is read where the key was left out.
   std::map<std::string, json> defaults, produced;
-  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions, kMinimalTraffic, kMinimalZipf, kRollout}) flatten(effective(doc), "", defaults);
+  for (const json& doc : {kMinimal, kBatch, kFaults, kSessions, kMinimalTraffic, kMinimalZipf, kLegacy, kRollout})
+    flatten(effective(doc), "", defaults);
   produced = defaults;
   flatten(effective(kEverything), "", produced);
   flatten(effective(kTraffic), "", produced);

@@ -211,3 +211,34 @@ TEST_CASE("a session's node crashing rolls back its open transaction, and the se
   }());
   CHECK(refused.find("or a session (s1)") != std::string::npos);
 }
+
+TEST_CASE("the sessions workload runs online ALTER TABLE steps: a duplicate inserted during a unique build fails the "
+          "build at its end") {
+  // Pins DOMAIN, Verified: "Online ALTER TABLE ... ADD UNIQUE INDEX ...: a duplicate is accepted, and the ALTER runs to
+  // its end and then fails with 1062, no index created".
+  const json database = {{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL)"}},
+                         {"legacy", {{"table", "t"}, {"column", "k"}, {"keys", 200'000}, {"duplicated_share", 0}}}};
+  const auto r = run(sessions({step("s1", "ALTER TABLE t ADD UNIQUE INDEX uk (k), ALGORITHM=INPLACE, LOCK=NONE"),
+                               step("s2", "INSERT INTO t (k) VALUES ('legacy:9')"),
+                               step("s2", "SELECT id FROM t WHERE k = 'legacy:9'")},
+                              database));
+  CHECK(step_of(r, 1).error == 1062);
+  CHECK(step_of(r, 1).message == "Duplicate entry 'legacy:9' for key 'uk'");
+  CHECK(step_of(r, 2).error == 0);
+  CHECK(step_of(r, 2).waited_ms == 0);
+  CHECK(step_of(r, 3).rows.size() == 2);
+}
+
+TEST_CASE("an ALTER step that would index another column or add a second index is refused at load") {
+  CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX iv (v)")})).find("an index on t.k") != std::string::npos);
+  CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX ik (k)")})).find("adds no second index to t (it has uk_k") !=
+        std::string::npos);
+  CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX ik (w)")},
+                         json{{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT)"}}}))
+            .find("1072 Key column 'w' doesn't exist in table") != std::string::npos);
+  // After DROP INDEX another index on the column is taken.
+  const auto r = run(sessions({step("s1", "ALTER TABLE t DROP INDEX uk_k"), step("s1", "ALTER TABLE t ADD INDEX ik (k)"),
+                               step("s1", "ALTER TABLE t ADD INDEX ik (k)")}));
+  CHECK(step_of(r, 2).error == 0);
+  CHECK(step_of(r, 3).error == 1061);
+}

@@ -440,6 +440,7 @@ std::vector<std::string> command_on(Rng& rng, const std::string& scenario, const
   switch (rng.below(10)) {
     case 0: return {"sweep", scenario, "--vary", "clients.timeout_ms=100:200:100", "--trials", "2", "--jobs", "1"};
     case 1: return {"explore", scenario, "--strategy", s.strategy, "--budget", "5", "--time", "5", "--no-shrink"};
+    case 2: return {"rows", scenario};
     default: return {"run", scenario, "--trials", "2", "--jobs", "1"};
   }
 }
@@ -693,6 +694,9 @@ Case command_line(Rng& rng, const Source& s, const Context&) {
       {"explore", s.name},
       {"replay"},
       {"replay", ""},
+      {"rows"},
+      {"rows", s.name},
+      {"rows", s.name, "--set", "database.legacy.keys=0"},
       {"demo", "--trials", "0"},
       {"demo", "--clients", "100001"},
       {"\xff"},
