@@ -286,10 +286,12 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     std::string column, name;
     bool indexed = false;
     bool known = true;
+    bool plain = false;  // a plain index, which a unique one may be added over
   };
   std::map<std::string, IndexState> indexes;
   for (const auto& t : setup.tables)
-    indexes[t.name] = {t.key_column, t.index_name.empty() ? t.key_column : t.index_name, t.key_index != models::db::KeyIndex::none};
+    indexes[t.name] = {t.key_column, t.index_name.empty() ? t.key_column : t.index_name, t.key_index != models::db::KeyIndex::none,
+                       true, t.key_index == models::db::KeyIndex::non_unique};
   for (std::size_t i = 0; i < script.steps.size(); ++i) {
     const models::db::Statement& st = script.steps[i].sql.statement;
     if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation) continue;
@@ -310,13 +312,14 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
         top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column: docs/sql.md)", t->name,
                              index.column),
                  at);
-      if (index.indexed && index.known)
+      const bool over_plain = st.unique && index.plain && index.known && st.column == index.column;
+      if (index.indexed && index.known && !over_plain)
         top.fail(fmt::format("an ALTER that adds no second index to {} (it has {}; the model's tables have at most one: docs/sql.md)",
                              t->name, index.name),
                  at);
       if (st.column != t->key_column && !t->columns.count(st.column))
         top.fail(fmt::format("a column of {} (1072 Key column '{}' doesn't exist in table)", t->name, shown(st.column, 64)), at);
-      index = {st.column, st.index, true, !st.unique && index.known};
+      index = {st.column, st.index, true, !st.unique && index.known, !st.unique};
       continue;
     }
     const auto check = [&](const std::string& column) {

@@ -317,7 +317,7 @@ models::rollout::Plan rollout_base(const Reader& top, sim::Duration time_budget)
 std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const models::rollout::Plan& base) {
   auto plan = std::make_shared<models::rollout::Plan>(base);
   item.each("rollout", [&](const Reader& st) {
-    st.only({"at_s", "deploy", "params", "rolling_s", "job", "sql", "retry_s"});
+    st.only({"at_s", "deploy", "params", "rolling_s", "job", "keys_per_run", "interval_s", "sql", "retry_s"});
     st.require("at_s", "\"at_s\": when the step is taken, in seconds from the start");
     models::rollout::Step step;
     step.at = seconds_of(st.number("at_s", 0, 0, 1e6));
@@ -327,6 +327,8 @@ std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const
     if (actions != 1) st.fail("one of \"deploy\" (a strategy), \"job\" (\"start\" or \"stop\") or \"sql\" (a statement)");
     if ((st.has("params") || st.has("rolling_s")) && !st.has("deploy")) st.fail("\"params\" and \"rolling_s\" only with \"deploy\"");
     if (st.has("retry_s") && !st.has("sql")) st.fail("\"retry_s\" only with \"sql\"", "retry_s");
+    if ((st.has("keys_per_run") || st.has("interval_s")) && !st.has("job"))
+      st.fail("\"keys_per_run\" and \"interval_s\" only with \"job\"");
     if (st.has("deploy")) {
       models::rollout::Deploy d = deploy_of(st, "deploy");
       d.rolling = seconds_of(st.number("rolling_s", 0, 0, 1e6));
@@ -335,7 +337,14 @@ std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const
       const std::string job = st.string("job", "");
       st.declare("job", {{"type", "string"}, {"enum", {"start", "stop"}}});
       if (job != "start" && job != "stop") st.fail("\"start\" or \"stop\", got " + quote_value(job), "job");
-      step.action = models::rollout::Job{job == "start"};
+      models::rollout::Job action{job == "start"};
+      if (st.has("keys_per_run") || st.has("interval_s")) {
+        if (!action.start) st.fail("\"keys_per_run\" and \"interval_s\" only when the job starts");
+        action.settings = plan->cleanup;  // what the step leaves out is the scenario's
+        if (st.has("interval_s")) action.settings->interval = seconds_of(st.number("interval_s", 0.001, 1e6));
+        if (st.has("keys_per_run")) action.settings->keys_per_run = static_cast<std::uint64_t>(st.integer("keys_per_run", 1, 1'000'000));
+      }
+      step.action = action;
     } else {
       const std::string text = st.string("sql", "");
       models::rollout::Sql sql;
@@ -681,6 +690,10 @@ json effective_config(const Scenario& s) {
           one["rolling_s"] = std::chrono::duration<double>(d->rolling).count();
         } else if (const auto* j = std::get_if<models::rollout::Job>(&step.action)) {
           one["job"] = j->start ? "start" : "stop";
+          if (j->settings) {
+            one["keys_per_run"] = j->settings->keys_per_run;
+            one["interval_s"] = std::chrono::duration<double>(j->settings->interval).count();
+          }
         } else {
           const auto& sql = std::get<models::rollout::Sql>(step.action);
           one["sql"] = sql.statement.text;

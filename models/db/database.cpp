@@ -1,6 +1,7 @@
 #include "models/db/database.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <limits>
 #include <list>
 #include <set>
@@ -105,6 +106,9 @@ struct Table {
   };
   std::optional<Build> build{};
   std::list<sim::Promise<bool>> ddl_waiters{};
+  // A plain index on the key column that a unique one added over it covers: lookups and
+  // locks go by the unique one, and a DROP INDEX of either leaves the other.
+  std::string covered_plain{};
 };
 
 struct Undo {
@@ -701,10 +705,21 @@ struct Database::Impl {
       return out;
     }
     const std::uint64_t view = read_view(txn);
-    for (const auto& [id, row] : t.rows) {
+    const auto read = [&](std::int64_t id, const RowData& row) {
       const Version* v = visible(row, txn, view);
       if (v != nullptr && !v->deleted && matches(v->values, s.where)) out.push_back(row_of(id, v->values));
+    };
+    // A key the statement names: only its rows can match, and every version holding a key has
+    // its entry (kept until no version holds it), in id order as the scan would find them.
+    const auto named = std::find_if(s.where.begin(), s.where.end(), [&](const Condition& c) {
+      return c.op == Condition::Op::eq && !t.schema.key_column.empty() && c.column == t.schema.key_column;
+    });
+    if (named != s.where.end()) {
+      for (auto it = t.entries.lower_bound(Entry{named->value, kBeforeAll}); it != t.entries.end() && it->key == named->value; ++it)
+        read(it->id, t.rows.at(it->id));
+      return out;
     }
+    for (const auto& [id, row] : t.rows) read(id, row);
     return out;
   }
 
@@ -903,6 +918,15 @@ struct Database::Impl {
   }
 
   Result drop_index(Table& t, const Statement& st) {
+    if (!t.covered_plain.empty() && st.index == t.covered_plain) {
+      t.covered_plain.clear();
+      return {};
+    }
+    if (!t.covered_plain.empty() && indexed(t) && index_name(t) == st.index) {  // the plain one is back in use
+      t.schema.key_index = KeyIndex::non_unique;
+      t.schema.index_name = std::exchange(t.covered_plain, {});
+      return {};
+    }
     if (!indexed(t) || index_name(t) != st.index)
       return Result{.code = Code::no_such_index, .message = "Can't DROP INDEX `" + st.index + "`; check that it exists"};
     // The entries stay (the model keeps them for every key column) and so do the locks on
@@ -912,9 +936,13 @@ struct Database::Impl {
   }
 
   Result add_index(Table& t, const Statement& st) {
-    if (indexed(t) && index_name(t) == st.index)
+    if ((indexed(t) && index_name(t) == st.index) || st.index == t.covered_plain)
       return Result{.code = Code::duplicate_key_name, .message = "Duplicate key name '" + st.index + "'"};
-    if (indexed(t) || (!t.schema.key_column.empty() && st.column != t.schema.key_column))
+    // A unique index over a plain one on the same column (the fix of a legacy table) is
+    // modelled as the unique one taking the plain one's place once built.
+    const bool over_plain = st.unique && t.covered_plain.empty() && t.schema.key_index == KeyIndex::non_unique &&
+                            st.column == t.schema.key_column;
+    if ((indexed(t) && !over_plain) || (!t.schema.key_column.empty() && st.column != t.schema.key_column))
       throw sim::UsageError("models::db: an index on " + t.schema.name + "." + st.column +
                             " is not modelled: a table has at most one secondary index, on its key column (" +
                             (indexed(t) ? "it has " + index_name(t) : t.schema.key_column) + ")");
@@ -937,6 +965,7 @@ struct Database::Impl {
       if (!dup) dup = smallest_duplicate(t);
       if (dup) return fail(*dup);
     }
+    if (over_plain) t.covered_plain = index_name(t);
     t.schema.key_index = st.unique ? KeyIndex::unique : KeyIndex::non_unique;
     t.schema.index_name = st.index;
     return {};

@@ -26,7 +26,11 @@ std::string Step::text() const {
   if (const auto* d = std::get_if<Deploy>(&action))
     return d->rolling == sim::Duration{} ? "deploy " + d->strategy
                                          : fmt::format("deploy {} (rolling, {:g} s apart)", d->strategy, seconds(d->rolling));
-  if (const auto* j = std::get_if<Job>(&action)) return j->start ? "start the cleanup job" : "stop the cleanup job";
+  if (const auto* j = std::get_if<Job>(&action)) {
+    if (!j->start) return "stop the cleanup job";
+    if (!j->settings) return "start the cleanup job";
+    return fmt::format("start the cleanup job ({} keys a run, every {:g} s)", j->settings->keys_per_run, seconds(j->settings->interval));
+  }
   const Sql& s = std::get<Sql>(action);
   return s.retry == sim::Duration{} ? s.statement.text : fmt::format("{} (again every {:g} s while it fails)", s.statement.text, seconds(s.retry));
 }
@@ -138,14 +142,14 @@ void Rollout::apply(const Step& step) {
     if (j->start == job_running_) return;
     job_running_ = j->start;
     ++job_generation_;
-    if (j->start) node.spawn("rollout.cleanup", [this] { run_job(); });
+    if (j->start) node.spawn("rollout.cleanup", [this, settings = j->settings.value_or(plan_->cleanup)] { run_job(settings); });
   } else {
     const Sql* sql = &std::get<Sql>(step.action);
     node.spawn("rollout.sql", [this, sql] { run_sql(*sql); });
   }
 }
 
-void Rollout::run_job() {
+void Rollout::run_job(Cleanup settings) {
   const std::uint64_t generation = job_generation_;
   const std::string& table = plan_->table.name;
   const std::string& key_column = plan_->table.key_column;
@@ -166,7 +170,7 @@ void Rollout::run_job() {
       std::uint64_t keys = 0;
       for (const auto& [key, n] : rows) {
         if (n < 2) continue;
-        if (keys++ == plan_->cleanup.keys_per_run || job_generation_ != generation) break;
+        if (keys++ == settings.keys_per_run || job_generation_ != generation) break;
         try {
           log_.cleanup_deleted +=
               static_cast<std::uint64_t>(c.remove(table, {db::eq(key_column, key), db::gt("id", lowest.at(key))}));
@@ -176,7 +180,7 @@ void Rollout::run_job() {
       }
     } catch (const db::SqlError&) {  // no connection, or it timed out: the next run tries again
     }
-    sim::sleep_for(plan_->cleanup.interval);
+    sim::sleep_for(settings.interval);
   }
 }
 

@@ -18,6 +18,7 @@
 // run (checkers::RolloutLog), and the rollout checker reads it.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -36,9 +37,15 @@ struct Deploy {
   sim::Duration rolling{};
 };
 
-/// Starts or stops the cleanup job.
+struct Cleanup {
+  sim::Duration interval = std::chrono::minutes(1);  // the article's job: every minute,
+  std::uint64_t keys_per_run = 1000;                 // 1000 duplicated OpenIDs per run
+};
+
+/// Starts (with the plan's settings, or its own) or stops the cleanup job.
 struct Job {
   bool start = true;
+  std::optional<Cleanup> settings{};
 };
 
 /// Runs a statement (DDL, mostly); while it fails, again every `retry` (0: once) until the
@@ -53,11 +60,6 @@ struct Step {
   std::variant<Deploy, Job, Sql> action;
   /// "deploy redis-token-cas-unlock (rolling, 10 s apart)", "start the cleanup job", the SQL.
   std::string text() const;
-};
-
-struct Cleanup {
-  sim::Duration interval = std::chrono::minutes(1);  // the article's job: every minute,
-  std::uint64_t keys_per_run = 1000;                 // 1000 duplicated OpenIDs per run
 };
 
 struct Plan {
@@ -97,7 +99,7 @@ class Rollout : public strategies::Strategy {
  private:
   void drive();
   void apply(const Step& step);
-  void run_job();
+  void run_job(Cleanup settings);
   void run_sql(const Sql& sql);
   std::size_t code_index(const Deploy& deploy) const;
 

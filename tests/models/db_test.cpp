@@ -1924,6 +1924,34 @@ TEST_CASE("DROP INDEX of the unique index lets a duplicate in; ADD INDEX of an e
   CHECK(d.rows_with("a").size() == 2);
 }
 
+TEST_CASE("ADD UNIQUE INDEX over a plain index on the same column enforces uniqueness once built, and either can be dropped",
+          "[db][ddl]") {
+  // The fix of a legacy table (sources/003, section 3.3): its plain index stays in MariaDB
+  // beside the new unique one; the model looks up and locks by the unique one.
+  Db d(KeyIndex::non_unique);
+  d.server.database().load_row(kTable, account("a"));
+  auto& app = d.app();
+  Timed unique, duplicate, drop_plain, still_unique, drop_unique, allowed;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    unique = timed(c, add_index("uk_open_id", true));
+    duplicate = timed(c, db::Statement{.kind = db::Statement::Kind::insert, .table = kTable, .values = account("a")});
+    drop_plain = timed(c, drop_index("open_id"));
+    still_unique = timed(c, db::Statement{.kind = db::Statement::Kind::insert, .table = kTable, .values = account("a")});
+    drop_unique = timed(c, drop_index("uk_open_id"));
+    allowed = timed(c, db::Statement{.kind = db::Statement::Kind::insert, .table = kTable, .values = account("a")});
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(unique.result.ok());
+  CHECK(duplicate.result.code == Code::duplicate_key);
+  CHECK(duplicate.result.message == "Duplicate entry 'a' for key 'uk_open_id'");
+  CHECK(drop_plain.result.ok());
+  CHECK(still_unique.result.code == Code::duplicate_key);
+  CHECK(drop_unique.result.ok());
+  CHECK(allowed.result.ok());
+  CHECK(d.rows_with("a").size() == 2);
+}
+
 TEST_CASE("ALTER TABLE commits the session's open transaction first, as MySQL's implicit commit does", "[db][ddl]") {
   // MySQL: statements that cause an implicit commit (DDL) end the open transaction as COMMIT would.
   Altering d(10);
