@@ -278,7 +278,7 @@ std::string phases_table(const RunResults& r) {
     };
     out += fmt::format("rollout {} (means per trial over {} trials):\n", s.name, s.trials);
     out += fmt::format("  {:>5} {:>13} {:>12} {:>12} {:>9} {:>8} {:>11}  {}\n", "phase", "from-to s", "dups created",
-                       "dups left at", "ops", "failed", "worst p99", "steps as it begins");
+                       "left at end", "ops", "failed", "worst p99", "steps as it begins");
     out += fmt::format("  {:>5} {:>13} {:>12} {:>12} {:>9} {:>8} {:>11}\n", "start", "", "", fmt::format("{:.1f}", mean("left_after_phase.0")),
                        "", "", "");
     for (std::size_t k = 0; k < s.phases.size(); ++k) {

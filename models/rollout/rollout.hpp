@@ -10,8 +10,8 @@
 // The cleanup job is the article's scheduled task, running on app-1 with connections of its
 // own: every interval, one plain SELECT of the table, then for each of the first
 // `keys_per_run` duplicated keys (in key order) a DELETE of every row of the key but the
-// lowest id, each its own transaction, competing for locks with the traffic. DDL runs from
-// app-1 too, on a session without a statement timeout (a DBA's client).
+// lowest id, each its own transaction, competing for locks with the traffic. Statements run
+// from app-1 too, on a DBA's session whose client waits for one as long as the plan lasts.
 //
 // The plan's phases run from one step's time to the next; the rollout records where they
 // begin, the duplicates in the table at each phase's end, every DDL statement and cleanup
