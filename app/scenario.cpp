@@ -317,7 +317,7 @@ models::rollout::Plan rollout_base(const Reader& top, sim::Duration time_budget)
 std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const models::rollout::Plan& base) {
   auto plan = std::make_shared<models::rollout::Plan>(base);
   item.each("rollout", [&](const Reader& st) {
-    st.only({"at_s", "deploy", "params", "rolling_s", "job", "keys_per_run", "interval_s", "sql", "retry_s"});
+    st.only({"at_s", "deploy", "params", "rolling_s", "drain_s", "job", "keys_per_run", "interval_s", "sql", "retry_s"});
     st.require("at_s", "\"at_s\": when the step is taken, in seconds from the start");
     models::rollout::Step step;
     step.at = seconds_of(st.number("at_s", 0, 0, 1e6));
@@ -325,13 +325,17 @@ std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const
     if (!plan->steps.empty() && step.at < plan->steps.back().at) st.fail("steps in time order", "at_s");
     const int actions = (st.has("deploy") ? 1 : 0) + (st.has("job") ? 1 : 0) + (st.has("sql") ? 1 : 0);
     if (actions != 1) st.fail("one of \"deploy\" (a strategy), \"job\" (\"start\" or \"stop\") or \"sql\" (a statement)");
-    if ((st.has("params") || st.has("rolling_s")) && !st.has("deploy")) st.fail("\"params\" and \"rolling_s\" only with \"deploy\"");
+    if ((st.has("params") || st.has("rolling_s") || st.has("drain_s")) && !st.has("deploy"))
+      st.fail("\"params\", \"rolling_s\" and \"drain_s\" only with \"deploy\"");
     if (st.has("retry_s") && !st.has("sql")) st.fail("\"retry_s\" only with \"sql\"", "retry_s");
     if ((st.has("keys_per_run") || st.has("interval_s")) && !st.has("job"))
       st.fail("\"keys_per_run\" and \"interval_s\" only with \"job\"");
     if (st.has("deploy")) {
       models::rollout::Deploy d = deploy_of(st, "deploy");
       d.rolling = seconds_of(st.number("rolling_s", 0, 0, 1e6));
+      d.drain = seconds_of(st.number("drain_s", 0, 0, 1e6));
+      if (d.drain > sim::Duration{} && d.rolling == sim::Duration{})
+        st.fail("\"rolling_s\" above 0 with \"drain_s\": servers are drained one at a time", "drain_s");
       step.action = std::move(d);
     } else if (st.has("job")) {
       const std::string job = st.string("job", "");
@@ -688,6 +692,7 @@ json effective_config(const Scenario& s) {
           one["deploy"] = d->strategy;
           one["params"] = d->params;
           one["rolling_s"] = std::chrono::duration<double>(d->rolling).count();
+          one["drain_s"] = std::chrono::duration<double>(d->drain).count();
         } else if (const auto* j = std::get_if<models::rollout::Job>(&step.action)) {
           one["job"] = j->start ? "start" : "stop";
           if (j->settings) {

@@ -162,7 +162,7 @@ std::vector<json> exemplars() {
        {"strategies",
         {{{"as", "plan"},
           {"rollout",
-           {{{"at_s", 0}, {"deploy", "redis-token-cas-unlock"}, {"params", {{"ttl_ms", 5000}}}, {"rolling_s", 5}},
+           {{{"at_s", 0}, {"deploy", "redis-token-cas-unlock"}, {"params", {{"ttl_ms", 5000}}}, {"rolling_s", 5}, {"drain_s", 1}},
             {{"at_s", 10}, {"job", "start"}, {"keys_per_run", 10}, {"interval_s", 1}},
             {{"at_s", 20}, {"sql", "DELETE FROM t_account WHERE open_id = 'x'"}, {"retry_s", 5}},
             {{"at_s", 30}, {"job", "stop"}}}}}}}},

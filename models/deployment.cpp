@@ -42,6 +42,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
     services_.servers.push_back(app);
   }
   services_.network = &net;
+  services_.balancer = &world_.balancer();
 
   database_ = std::make_unique<db::Server>(net, add_node("db-1"), config.database.server);
   if (keep_log_) database_->keep_log();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/app/load_balancer.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -23,9 +25,12 @@ bool same_code(const Deploy& a, const Deploy& b) { return a.strategy == b.strate
 }  // namespace
 
 std::string Step::text() const {
-  if (const auto* d = std::get_if<Deploy>(&action))
-    return d->rolling == sim::Duration{} ? "deploy " + d->strategy
-                                         : fmt::format("deploy {} (rolling, {:g} s apart)", d->strategy, seconds(d->rolling));
+  if (const auto* d = std::get_if<Deploy>(&action)) {
+    if (d->rolling == sim::Duration{}) return "deploy " + d->strategy;
+    if (d->drain == sim::Duration{}) return fmt::format("deploy {} (rolling, {:g} s apart)", d->strategy, seconds(d->rolling));
+    return fmt::format("deploy {} (rolling, each server drained {:g} s, {:g} s apart)", d->strategy, seconds(d->drain),
+                       seconds(d->rolling));
+  }
   if (const auto* j = std::get_if<Job>(&action)) {
     if (!j->start) return "stop the cleanup job";
     if (!j->settings) return "start the cleanup job";
@@ -131,11 +136,17 @@ void Rollout::apply(const Step& step) {
       std::fill(deployed_.begin(), deployed_.end(), code);
       return;
     }
-    const sim::Duration rolling = d->rolling;
-    node.spawn("rollout.deploy", [this, code, rolling] {
+    node.spawn("rollout.deploy", [this, code, rolling = d->rolling, drain = d->drain] {
+      const auto& servers = env_.services().servers;
+      LoadBalancer& balancer = *env_.services().balancer;
       for (std::size_t i = 0; i < deployed_.size(); ++i) {
         if (i > 0) sim::sleep_for(rolling);
+        if (drain > sim::Duration{}) {
+          balancer.set_in_service(*servers[i], false);
+          sim::sleep_for(drain);
+        }
         deployed_[i] = code;
+        balancer.set_in_service(*servers[i], true);
       }
     });
   } else if (const auto* j = std::get_if<Job>(&step.action)) {

@@ -30,11 +30,14 @@
 namespace models::rollout {
 
 /// Deploys a strategy of the registry: on every app server at once, or one server at a time
-/// (app-1 first), `rolling` apart.
+/// (app-1 first), `rolling` apart. With `drain`, each server is first taken out of the load
+/// balancer for that long (the requests it runs finish on the old code, new ones go to the
+/// others), then switched and put back; the next begins `rolling` after that.
 struct Deploy {
   std::string strategy;
   strategies::Params params{};  // every parameter, defaults included
   sim::Duration rolling{};
+  sim::Duration drain{};
 };
 
 struct Cleanup {

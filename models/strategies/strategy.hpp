@@ -29,6 +29,10 @@
 #include "models/redis/sentinel.hpp"
 #include "models/strategies/lock_clients.hpp"
 
+namespace models {
+class LoadBalancer;
+}
+
 namespace models::strategies {
 
 using Params = std::map<std::string, double>;
@@ -103,6 +107,7 @@ db::TableSchema fence_table();
 /// only for peeking (the checkers' view) and for clients a strategy builds per node.
 struct Services {
   std::vector<AppServer*> servers{};
+  LoadBalancer* balancer = nullptr;  // in front of `servers` (a rolling deploy drains them)
   std::vector<db::Pool*> pools{};
   db::Server* database = nullptr;  // for sessions of its own (a rollout's jobs and DDL)
   std::vector<redis::Client*> redis{};        // to the master (through the sentinel when there is one)

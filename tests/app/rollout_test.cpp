@@ -90,6 +90,18 @@ TEST_CASE("a rolling deploy leaves old servers inserting without the lock until 
   CHECK(total(named(r, "rolling"), "created_in_phase.4") == 0);
 }
 
+TEST_CASE("a rolling deploy with a drain interval creates no duplicate once the last server is back") {
+  // Each server is out of the balancer for 5 s before it switches: app-1 at 15 s, app-2 at
+  // 35 s; a second after, nothing is created.
+  const auto r = run(scenario({plan("drained", {{{"at_s", 10}, {"deploy", "redis-token-cas-unlock"}, {"rolling_s", 15}, {"drain_s", 5}},
+                                                {{"at_s", 36}, {"job", "stop"}}})}));
+  const auto& s = named(r, "drained");
+  CHECK(s.phases[1].steps == std::vector<std::string>{"deploy redis-token-cas-unlock (rolling, each server drained 5 s, 15 s apart)"});
+  CHECK(total(s, "created_in_phase.1") > 0);
+  CHECK(total(s, "created_in_phase.3") == 0);
+  CHECK(total(s, "errors.rejected") == 0);
+}
+
 TEST_CASE("the cleanup job keeps the lowest id of each duplicated key and cleans at most keys_per_run keys a run") {
   models::DeploymentConfig config;
   config.clients.clients = 1;
@@ -139,6 +151,8 @@ TEST_CASE("a bad rollout plan is refused at load with its JSON path and what was
   CHECK_THAT(refusal(scenario({plan("p", {{{"at_s", 1}, {"sql", "DELET FROM t_account"}}})})),
              Catch::Contains("/strategies/0/rollout/0/sql: expected a statement the model runs: 1064"));
   CHECK_THAT(refusal(scenario({{{"rollout", {good}}}})), Catch::Contains("/strategies/0: expected \"as\": the plan's name"));
+  CHECK_THAT(refusal(scenario({plan("p", {{{"at_s", 1}, {"deploy", "unique-index"}, {"drain_s", 5}}})})),
+             Catch::Contains("/strategies/0/rollout/0/drain_s: expected \"rolling_s\" above 0"));
   CHECK_THAT(refusal(scenario({plan("p", {good})}, 2000)),
              Catch::Contains("/rollout/duration_s: expected a duration under half the trial's time budget"));
   json no_base = scenario({plan("p", {good})});

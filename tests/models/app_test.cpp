@@ -182,6 +182,39 @@ TEST_CASE("the load balancer spreads round-robin, sticks a key to one server, or
   CHECK(spread > 1);
 }
 
+TEST_CASE("a server taken out of the load balancer gets no new request until it is back, under every policy") {
+  // A rolling deploy drains a server: its keys go to the servers in service meanwhile.
+  RecordingHandler handler(1ms);
+  for (const auto balance : {models::Balance::round_robin, models::Balance::sticky, models::Balance::random}) {
+    auto c = small_world(3, 1);
+    c.balance = balance;
+    c.clients.clients = 30;
+    c.clients.keys = 5;
+    models::World world(c, handler);
+    world.balancer().set_in_service(world.server(1), false);
+    world.start();
+    REQUIRE(world.run().ok());
+    std::map<std::string, int> per_server;
+    for (const auto& h : handler.log) ++per_server[h.server];
+    handler.log.clear();
+    CHECK(per_server.count("app-2") == 0);
+    CHECK(per_server["app-1"] + per_server["app-3"] == 30);
+    if (balance == models::Balance::round_robin) CHECK(per_server["app-1"] == 15);
+  }
+  // Back in service, it takes its share again; every server out: requests go to them all.
+  auto c = small_world(3, 1);
+  c.clients.clients = 30;
+  models::World world(c, handler);
+  world.balancer().set_in_service(world.server(1), false);
+  world.balancer().set_in_service(world.server(1), true);
+  world.start();
+  REQUIRE(world.run().ok());
+  std::map<std::string, int> per_server;
+  for (const auto& h : handler.log) ++per_server[h.server];
+  handler.log.clear();
+  CHECK(per_server == std::map<std::string, int>{{"app-1", 10}, {"app-2", 10}, {"app-3", 10}});
+}
+
 TEST_CASE("arrivals: all at start within the spread, fixed in lockstep, or Poisson with the configured mean") {
   RecordingHandler handler(0ms);
   auto starts = [&](models::Arrival arrival, int clients, int operations) {
