@@ -226,6 +226,7 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
   for (const auto& b : t.bars)
     if (lost_at(b) >= 0) {
       out.push_back(lease_story(t, b));
+      if (!b.deleted_by.empty()) told.insert("wrong_unlocks");
       told.insert("lease_expiry_violations");
       told.insert("overlapping_holders");
       told.insert("max_concurrent_holders");
