@@ -214,8 +214,8 @@ std::string slug(const std::string& name) {
 
 // Holds as bars (the lease as a thin bar beside it, to where the service really ended it),
 // pauses and crashes as shaded bands, the inserts of duplicated keys as marks on their own
-// row, wrong unlocks (a DEL that removed this holder's lock) and renewals as marks on the
-// hold's row.
+// row, wrong unlocks (a DEL that removed this holder's lock), renewals and the holder's
+// COMMIT as marks on the hold's row.
 std::string timeline_data(const Timeline& t) {
   // gnuplot skips an empty block, so a block with nothing to draw holds a row below the picture.
   std::string out = "# holds: row, from s, to s\n";
@@ -248,6 +248,20 @@ std::string timeline_data(const Timeline& t) {
       any_renewal = true;
     }
   if (!any_renewal) out += "-1 -10\n";
+  // A commit on its holder's row: whether it came before the unlock is the lesson of a lock
+  // released before the transaction committed.
+  out += "\n\n# commits: s, row of the hold of the same attempt\n";
+  bool any_commit = false;
+  for (const auto& st : t.statements) {
+    if (st.sql != "COMMIT") continue;
+    for (std::size_t i = 0; i < t.bars.size(); ++i)
+      if (t.bars[i].row.ends_with("  " + st.who)) {
+        out += fmt::format("{:.6f} {}\n", st.to_s, i);
+        any_commit = true;
+        break;
+      }
+  }
+  if (!any_commit) out += "-1 -10\n";
   return out;
 }
 
@@ -295,7 +309,8 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
                       "title 'believes it holds the lock', "
                       "'' index 2 using 1:(-1) with points pt 7 ps 1.5 lc rgb '#d02020' title 'insert of a duplicated key', "
                       "'' index 3 using 1:2 with points pt 3 ps 2 lc rgb '#d02020' title 'lock deleted by another (wrong unlock)', "
-                      "'' index 4 using 1:($2+0.28) with points pt 9 ps 0.8 lc rgb '#404040' title 'lease renewed'",
+                      "'' index 4 using 1:($2+0.28) with points pt 9 ps 0.8 lc rgb '#404040' title 'lease renewed', "
+                      "'' index 5 using 1:2 with points pt 5 ps 1.2 lc rgb '#208040' title 'COMMIT of the holder'",
                       name);
   const std::string size = fmt::format("1100,{}", 260 + 28 * static_cast<int>(t.bars.size()));
   return both_formats(name, size, size, body);

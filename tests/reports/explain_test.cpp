@@ -180,3 +180,25 @@ TEST_CASE("report.html's sequence diagram marks the wrong unlock and ends the ro
   CHECK(html.find("held after its lock was deleted by app-1") != std::string::npos);
   CHECK(data.str().find("# wrong unlocks") != std::string::npos);
 }
+
+TEST_CASE("a lock released before its holder's COMMIT is drawn with the commit after the hold's end") {
+  auto s = locksim::load_scenario(locksim::scenario_path("lock-released-before-commit"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const auto folder = test::unique_temp_path("locksim-commit");
+  locksim::reports::write_report(results, folder.string());
+  std::ifstream dat(folder / "timeline-redis-retry-lock.dat");
+  std::stringstream data;
+  data << dat.rdbuf();
+  std::filesystem::remove_all(folder);
+  const std::string text = data.str();
+  const auto commits = text.find("# commits");
+  REQUIRE(commits != std::string::npos);
+  std::istringstream rows(text.substr(text.find('\n', commits) + 1));
+  double at = -1;
+  std::size_t row = 0;
+  REQUIRE(rows >> at >> row);
+  const Timeline::Bar& hold = results.strategies.front().timeline.bars.at(row);
+  CHECK(at > hold.to_s);  // the lesson: the lock went before the transaction committed
+  CHECK(hold.ended == "released");
+}
