@@ -22,7 +22,8 @@ struct adl_serializer<locksim::reports::Cell> {
 }  // namespace nlohmann
 
 namespace locksim::reports {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, row, from_s, to_s, lease_to_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, row, from_s, to_s, lease_to_s, ended, service_to_s, deleted_by, removed,
+                                   renewals_s, service)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Band, node, from_s, to_s, kind)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Mark, label, at_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, outcome, waits, waited_for, cycle, undone)

@@ -123,6 +123,44 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
 
 }  // namespace
 
+// A hold as a bar: as its holder believed it, with the lease to where the service really
+// ended it and why the hold ended, in words.
+reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const models::checkers::LockMonitor::Record& r,
+                           sim::Time end) {
+  using models::checkers::HoldEnd;
+  using models::checkers::LockService;
+  const sim::Time until = std::min(r.until, end);
+  reports::Timeline::Bar b{r.lock + "  " + r.who, seconds(r.from), seconds(until),
+                           r.lease_until == sim::kNever ? -1.0 : seconds(r.lease_until)};
+  const HoldEnd why = models::checkers::LockMonitor::end_of(r, end);
+  sim::Time service_end = r.service_until;
+  if (why == HoldEnd::expired && service_end == sim::kNever) service_end = r.lease_until;
+  if (service_end != sim::kNever && service_end < until) {
+    b.service_to_s = seconds(service_end);
+    b.lease_to_s = b.service_to_s;  // the lease ended there, whatever its TTL said
+  }
+  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd"};
+  b.service = kServices[static_cast<int>(r.service)];
+  if (r.deleted_by) b.deleted_by = locks.records()[*r.deleted_by].who;
+  if (r.removed) b.removed = locks.records()[*r.removed].who;
+  switch (why) {
+    case HoldEnd::held: break;
+    case HoldEnd::released: b.ended = "released"; break;
+    case HoldEnd::expired: b.ended = fmt::format("expired at t={:.3f} s", b.service_to_s); break;
+    case HoldEnd::deleted: b.ended = fmt::format("deleted by {} at t={:.3f} s (wrong unlock)", b.deleted_by, b.service_to_s); break;
+    case HoldEnd::session_lost:
+      b.ended = r.service == LockService::etcd ? "lease expired (etcd)" : "session expired (ZooKeeper)";
+      break;
+    case HoldEnd::lost: b.ended = "lost at the service"; break;
+    case HoldEnd::crashed: b.ended = "node crashed"; break;
+  }
+  for (const sim::Time t : r.renewals) b.renewals_s.push_back(seconds(t));
+  if (!r.renewals.empty())
+    b.ended += fmt::format("{}renewed {} time{}", b.ended.empty() ? "" : ", ", r.renewals.size(), r.renewals.size() == 1 ? "" : "s");
+  if (r.removed) b.ended += fmt::format("{}its DEL removed {}'s lock (wrong unlock)", b.ended.empty() ? "" : "; ", b.removed);
+  return b;
+}
+
 // The picture of one trial: holds as the holders believed them, pauses and crashes from the
 // trace, the inserts of duplicated keys, and the statements of the operations involved.
 reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
@@ -132,9 +170,7 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   t.seed = seed;
   const sim::Time end = engine.now();
   t.end_s = seconds(end);
-  for (const auto& r : locks.records())
-    t.bars.push_back({r.lock + "  " + r.who, seconds(r.from), seconds(std::min(r.until, end)),
-                      r.lease_until == sim::kNever ? -1.0 : seconds(r.lease_until)});
+  for (const auto& r : locks.records()) t.bars.push_back(bar(locks, r, end));
   std::map<std::uint32_t, sim::Time> down_since;
   for (const auto& e : engine.trace().events()) {
     const std::string node = engine.node_name(e.node);

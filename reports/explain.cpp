@@ -53,26 +53,56 @@ std::string band_words(const Timeline::Band& b) {
                             : fmt::format("down from {} to {}", at(b.from_s), at(b.to_s));
 }
 
-// Why a lease ran out under its holder: the holder's node paused or down across its end.
+// When the service ended a hold its holder still believed in (its lease ran out, another's
+// DEL removed it); < 0: the service granted it as long as the holder believed.
+double lost_at(const Timeline::Bar& b) {
+  if (b.service_to_s >= 0) return b.service_to_s;
+  return b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? b.lease_to_s : -1;
+}
+
+// Why a hold ended under its holder: another's DEL removed it, or its lease ran out while the
+// holder's node was paused or down.
 std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   const auto [lock, holder] = lock_and_holder(b);
-  std::string out = fmt::format("{}'s lease on {} ran out at the lock service at {}, while {} still believed it held the lock "
-                                "(until {}).",
-                                lane_of(holder), lock, at(b.lease_to_s), lane_of(holder), at(b.to_s));
-  if (const auto* band = band_at(t, node_of(lane_of(holder)), b.lease_to_s))
-    out += fmt::format(" Its node {} was {}: nothing ran on it, so it could neither renew the lease nor notice it ending.",
-                       band->node, band_words(*band));
-  std::vector<std::string> next;  // who took the lock in the gap
+  const double lost = lost_at(b);
+  std::string out;
+  if (!b.deleted_by.empty()) {
+    out = fmt::format("{}'s DEL at {} removed {}'s lock on {}: {} no longer held that lock, and a plain DEL removes whoever's "
+                      "lock is there (a wrong unlock; a compare-and-delete of its own value would have removed nothing). {} still "
+                      "believed it held the lock (until {}).",
+                      lane_of(b.deleted_by), at(lost), lane_of(holder), lock, lane_of(b.deleted_by), lane_of(holder), at(b.to_s));
+  } else {
+    out = fmt::format("{}'s lease on {} ran out at the lock service at {}, while {} still believed it held the lock "
+                      "(until {}).",
+                      lane_of(holder), lock, at(lost), lane_of(holder), at(b.to_s));
+    if (const auto* band = band_at(t, node_of(lane_of(holder)), lost))
+      out += fmt::format(" Its node {} was {}: nothing ran on it, so it could neither renew the lease nor notice it ending.",
+                         band->node, band_words(*band));
+  }
+  std::vector<std::string> next;  // who took the lock in the gap, and what they inserted
   for (const auto& other : t.bars) {
     const auto [other_lock, other_holder] = lock_and_holder(other);
-    if (&other != &b && other_lock == lock && other.from_s >= b.lease_to_s && other.from_s < b.to_s)
-      next.push_back(fmt::format("{} at {}", lane_of(other_holder), at(other.from_s)));
+    if (&other == &b || other_lock != lock || other.from_s < lost || other.from_s >= b.to_s) continue;
+    std::string took = fmt::format("{} at {}", lane_of(other_holder), at(other.from_s));
+    for (const auto& m : t.inserts)
+      if (lane_of(inserter(m)) == lane_of(other_holder) && other.from_s <= m.at_s && m.at_s <= other.to_s)
+        took += fmt::format(", which inserted at {}", at(m.at_s));
+    next.push_back(std::move(took));
   }
   if (!next.empty())
     out += fmt::format(" Meanwhile the service granted the lock again: to {}. For that while two clients each believed "
                        "they held it.",
                        fmt::join(next, ", "));
   return out;
+}
+
+// What a lock command looked like for a service, for the narration.
+std::string granted_words(const Timeline::Bar& b, const std::string& lock) {
+  if (b.service == "zookeeper") return fmt::format("its lock node under {} is the lowest: it holds the lock", lock);
+  if (b.service == "etcd") return fmt::format("its key under {} has the lowest create revision: it holds the lock", lock);
+  if (b.service == "redlock") return fmt::format("SET {} NX PX granted on a majority of the Redis instances: it holds the lock", lock);
+  if (b.service == "redis") return fmt::format("SET {} NX granted: it holds the lock", lock);
+  return "acquired it";
 }
 
 // The hold of `who` on any lock at `s`, if any.
@@ -94,9 +124,13 @@ std::string duplicate_story(const Timeline& t) {
       continue;
     }
     const auto [lock, holder] = lock_and_holder(*hold);
-    if (hold->lease_to_s >= 0 && hold->lease_to_s < m.at_s) {
-      out += fmt::format(" {} inserted believing it held {}, but its lease had run out at {}", lane, lock, at(hold->lease_to_s));
-      if (const auto* band = band_at(t, node_of(lane), hold->lease_to_s)) out += fmt::format(" while its node was {}", band_words(*band));
+    if (!hold->deleted_by.empty() && lost_at(*hold) < m.at_s) {
+      out += fmt::format(" {} inserted believing it held {}, but {}'s DEL had removed its lock at {}", lane, lock,
+                         lane_of(hold->deleted_by), at(lost_at(*hold)));
+      out += ": it went on still believing it held the lock, and inserted what another holder had inserted.";
+    } else if (lost_at(*hold) >= 0 && lost_at(*hold) < m.at_s) {
+      out += fmt::format(" {} inserted believing it held {}, but its lease had run out at {}", lane, lock, at(lost_at(*hold)));
+      if (const auto* band = band_at(t, node_of(lane), lost_at(*hold))) out += fmt::format(" while its node was {}", band_words(*band));
       out += ": it woke still believing it held the lock, and inserted again what another holder had inserted.";
     } else {
       out += fmt::format(" {} held {} when it inserted.", lane, lock);
@@ -128,10 +162,35 @@ std::vector<std::string> narrate(const Timeline& t) {
     lines.emplace_back(b.from_s, b.kind == "paused" ? fmt::format("{} paused {:.3f} s (a stop-the-world pause)", b.node, b.to_s - b.from_s)
                                                     : fmt::format("{} crashed; back at t={:.3f} s", b.node, b.to_s));
   for (const auto& b : t.bars) {
-    lines.emplace_back(b.from_s, fmt::format("{} acquired it", b.row));
-    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s)  // only a lease that ran out while its holder still held on
-      lines.emplace_back(b.lease_to_s, fmt::format("{}: its lease ran out at the lock service", b.row));
-    lines.emplace_back(b.to_s, fmt::format("{} stopped believing it holds it", b.row));
+    const auto [lock, holder] = lock_and_holder(b);
+    lines.emplace_back(b.from_s, b.service.empty() ? fmt::format("{} acquired it", b.row)
+                                                   : fmt::format("{}: {}", holder, granted_words(b, lock)));
+    // Renewals: the first few, then how many in all.
+    constexpr std::size_t kRenewalsTold = 3;
+    for (std::size_t i = 0; i < b.renewals_s.size() && i < kRenewalsTold; ++i)
+      lines.emplace_back(b.renewals_s[i], fmt::format("{}: the watchdog renewed the lease on {} (PEXPIRE)", holder, lock));
+    if (b.renewals_s.size() > kRenewalsTold)
+      lines.emplace_back(b.renewals_s.back(), fmt::format("{}: the watchdog renewed the lease on {} {} times in all", holder, lock,
+                                                          b.renewals_s.size()));
+    if (!b.deleted_by.empty())
+      lines.emplace_back(lost_at(b), fmt::format("{}: DEL {} removed {}'s lock (a wrong unlock); {} still believes it holds it",
+                                                 lane_of(b.deleted_by), lock, lane_of(holder), lane_of(holder)));
+    else if (lost_at(b) >= 0)  // only a lease that ran out while its holder still held on
+      lines.emplace_back(lost_at(b), fmt::format("{}: its lease ran out at the lock service", b.row));
+    std::string end = fmt::format("{} stopped believing it holds it", b.row);
+    if (b.ended.starts_with("released"))
+      end = fmt::format("{}: unlocked {}; its own lock was still there and went", holder, lock);
+    else if (!b.removed.empty())
+      end = fmt::format("{}: DEL {} removed {}'s lock, not its own (a wrong unlock)", holder, lock, lane_of(b.removed));
+    else if (b.ended.starts_with("session"))
+      end = fmt::format("{}: its ZooKeeper session had expired and its lock node with it; it let go of {}", holder, lock);
+    else if (b.ended.starts_with("lease expired"))
+      end = fmt::format("{}: its etcd lease had expired and its key with it; it let go of {}", holder, lock);
+    else if (b.ended.starts_with("node crashed"))
+      end = fmt::format("{}: its node crashed while it held {}", holder, lock);
+    else if (lost_at(b) >= 0)
+      end = fmt::format("{}: unlocked {}, which was no longer its own", holder, lock);
+    lines.emplace_back(b.to_s, std::move(end));
   }
   for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", m.label));
   for (const auto& st : t.statements) {
@@ -143,7 +202,15 @@ std::vector<std::string> narrate(const Timeline& t) {
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
-  for (const auto& [when, text] : lines) out.push_back(fmt::format("t={:.3f} s  {}", when, text));
+  // A long trial keeps its beginning and its end: what led to the violation, and how it ended.
+  const std::size_t head = lines.size() > kMostNarrated ? kMostNarrated * 3 / 4 : lines.size();
+  const std::size_t tail = lines.size() > kMostNarrated ? kMostNarrated - head - 1 : 0;
+  for (std::size_t i = 0; i < head; ++i) out.push_back(fmt::format("t={:.3f} s  {}", lines[i].first, lines[i].second));
+  if (tail > 0) {
+    out.push_back(fmt::format("... {} more events folded ...", lines.size() - head - tail));
+    for (std::size_t i = lines.size() - tail; i < lines.size(); ++i)
+      out.push_back(fmt::format("t={:.3f} s  {}", lines[i].first, lines[i].second));
+  }
   return out;
 }
 
@@ -157,8 +224,9 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
     told.insert("duplicate_keys");
   }
   for (const auto& b : t.bars)
-    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s) {
+    if (lost_at(b) >= 0) {
       out.push_back(lease_story(t, b));
+      if (!b.deleted_by.empty()) told.insert("wrong_unlocks");
       told.insert("lease_expiry_violations");
       told.insert("overlapping_holders");
       told.insert("max_concurrent_holders");
@@ -200,7 +268,7 @@ struct Row {
   std::string text;    // shown (cut to the lane's width)
   std::string full;    // the tooltip
   std::string colour;  // of its mark
-  std::vector<std::string> arrows_to{};  // lanes it waits behind
+  std::vector<std::string> arrows_to{};  // lanes it waits behind, or whose lock its DEL removed
 };
 
 }  // namespace
@@ -220,7 +288,10 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     see(lane_of(st.who), st.cycle.empty() && st.waits.empty() ? 1 : 50);
     for (const auto& w : st.waited_for) see(lane_of(w), 20);
   }
-  for (const auto& b : t.bars) see(lane_of(lock_and_holder(b).second), b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? 60 : 2);
+  for (const auto& b : t.bars) {
+    see(lane_of(lock_and_holder(b).second), lost_at(b) >= 0 ? 60 : 2);
+    if (!b.deleted_by.empty()) see(lane_of(b.deleted_by), 60);
+  }
   for (const auto& b : t.bands) {
     bool any = false;
     for (const auto& lane : order) any = any || node_of(lane) == b.node;
@@ -238,9 +309,20 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const auto [lock, holder] = lock_and_holder(b);
     const std::string lane = lane_of(holder);
     rows.push_back({b.from_s, lane, "acquired " + lock, b.row + " acquired", "#3060c0"});
-    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s)
-      rows.push_back({b.lease_to_s, lane, "lease ran out: " + lock, b.row + ": its lease ran out at the lock service", "#d08020"});
-    rows.push_back({b.to_s, lane, "let go of " + lock, b.row + ": no longer believes it holds it", "#3060c0"});
+    if (!b.deleted_by.empty()) {
+      // The wrong unlock: the DEL in the deleter's lane, pointing at the holder it robbed.
+      const std::string full = fmt::format("{}'s DEL removed {}'s lock on {} (a wrong unlock)", lane_of(b.deleted_by), lane, lock);
+      rows.push_back({lost_at(b), lane_of(b.deleted_by), "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}});
+      rows.push_back({lost_at(b), lane, "lock deleted by " + lane_of(b.deleted_by), full, "#d02020"});
+    } else if (lost_at(b) >= 0) {
+      rows.push_back({lost_at(b), lane, "lease ran out: " + lock, b.row + ": its lease ran out at the lock service", "#d08020"});
+    }
+    if (!b.renewals_s.empty())
+      rows.push_back({b.renewals_s.front(), lane, fmt::format("renewed {} ({}x)", lock, b.renewals_s.size()),
+                      fmt::format("{}: the lease renewed {} times", b.row, b.renewals_s.size()), "#3060c0"});
+    const bool own_wrong_unlock = !b.removed.empty();
+    rows.push_back({b.to_s, lane, own_wrong_unlock || b.ended.empty() || b.ended == "released" ? "let go of " + lock : "let go: " + b.ended,
+                    b.row + ": no longer believes it holds it" + (b.ended.empty() ? "" : " (" + b.ended + ")"), "#3060c0"});
   }
   for (const auto& st : t.statements) {
     std::string full = st.sql + " -> " + st.outcome;
@@ -312,11 +394,12 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const int y0 = y_of(first_row_at(b.from_s)), y1 = y_of(last_row_at(b.to_s));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#3060c0\" fill-opacity=\"0.35\"><title>{}</title></rect>\n",
                        x - 4, y0, std::max(2, y1 - y0), html::escape(b.row));
-    if (b.lease_to_s >= 0 && b.lease_to_s < b.to_s) {
-      const int yl = y_of(first_row_at(b.lease_to_s));
+    if (lost_at(b) >= 0) {
+      const int yl = y_of(first_row_at(lost_at(b)));
       svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#d08020\" fill-opacity=\"0.6\"><title>{}: held after "
-                         "its lease ran out</title></rect>\n",
-                         x - 4, yl, std::max(2, y1 - yl), html::escape(b.row));
+                         "{}</title></rect>\n",
+                         x - 4, yl, std::max(2, y1 - yl), html::escape(b.row),
+                         b.deleted_by.empty() ? "its lease ran out" : html::escape("its lock was deleted by " + lane_of(b.deleted_by)));
     }
   }
   // Pauses and crashes: a band across the node's lanes.
@@ -345,8 +428,9 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       if (!column.count(to) || to == r.lane) continue;
       const int x2 = x_of(to);
       svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d08020\" stroke-width=\"1.5\"/>"
-                         "<polygon points=\"{},{} {},{} {},{}\" fill=\"#d08020\"><title>waited behind {}</title></polygon>\n",
-                         x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4, html::escape(to));
+                         "<polygon points=\"{},{} {},{} {},{}\" fill=\"#d08020\"><title>{} {}</title></polygon>\n",
+                         x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4,
+                         r.colour == "#d02020" ? "removed the lock of" : "waited behind", html::escape(to));
     }
     svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n", x, y, r.colour);
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + 7, y + 4,

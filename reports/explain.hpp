@@ -14,14 +14,16 @@
 namespace locksim::reports {
 
 /// The trial's events in time order, one line each ("t=5.910 s  app-1 paused 6.000 s ..."):
-/// pauses and crashes, lock holds (acquired, the lease running out, no longer believed
-/// held), inserts of duplicated keys, statements with their outcomes, waits, deadlock cycles
-/// and rollbacks.
+/// pauses and crashes, lock holds (the grant in the service's words, renewals, the lease
+/// running out, a DEL removing another's lock, sessions expiring, the unlock and what it
+/// found), inserts of duplicated keys, statements with their outcomes, waits, deadlock cycles
+/// and rollbacks. Past `kMostNarrated` lines the middle is folded into one line.
+inline constexpr std::size_t kMostNarrated = 80;
 std::vector<std::string> narrate(const Timeline& timeline);
 
 /// Why each violation happened, a paragraph each, in plain words: duplicate inserts (who
 /// inserted, whether each held the lock then, a lease that ran out in a pause and who took
-/// the lock meanwhile), leases that ran out under their holder, deadlocks (the cycle, the
+/// the lock meanwhile), leases that ran out or locks another's DEL removed under their holder, deadlocks (the cycle, the
 /// victim, what it undid) and lock-wait timeouts. `fired`: the checkers that fired
 /// ("duplicate_rows 1"); one the timeline does not show gets a sentence of its own, with its
 /// meaning from `meanings` (metric name -> meaning) where it is there.

@@ -212,14 +212,16 @@ std::string slug(const std::string& name) {
 }
 
 
-// Holds as bars (the granted lease as a thin bar beside it), pauses and crashes as shaded
-// bands, the inserts of duplicated keys as marks on their own row.
+// Holds as bars (the lease as a thin bar beside it, to where the service really ended it),
+// pauses and crashes as shaded bands, the inserts of duplicated keys as marks on their own
+// row, wrong unlocks (a DEL that removed this holder's lock), renewals and the holder's
+// COMMIT as marks on the hold's row.
 std::string timeline_data(const Timeline& t) {
   // gnuplot skips an empty block, so a block with nothing to draw holds a row below the picture.
   std::string out = "# holds: row, from s, to s\n";
   for (std::size_t i = 0; i < t.bars.size(); ++i) out += fmt::format("{} {:.6f} {:.6f}\n", i, t.bars[i].from_s, t.bars[i].to_s);
   if (t.bars.empty()) out += "-10 0 0\n";
-  out += "\n\n# leases granted: row, from s, nominal end s\n";
+  out += "\n\n# leases granted: row, from s, end at the service s\n";
   bool any_lease = false;
   for (std::size_t i = 0; i < t.bars.size(); ++i)
     if (t.bars[i].lease_to_s >= 0) {
@@ -230,6 +232,36 @@ std::string timeline_data(const Timeline& t) {
   out += "\n\n# duplicate inserts: s\n";
   for (const auto& m : t.inserts) out += fmt::format("{:.6f}\n", m.at_s);
   if (t.inserts.empty()) out += "-1\n";
+  out += "\n\n# wrong unlocks: s, row of the hold whose lock a DEL removed\n";
+  bool any_wrong = false;
+  for (std::size_t i = 0; i < t.bars.size(); ++i)
+    if (!t.bars[i].deleted_by.empty()) {
+      out += fmt::format("{:.6f} {}\n", t.bars[i].service_to_s, i);
+      any_wrong = true;
+    }
+  if (!any_wrong) out += "-1 -10\n";
+  out += "\n\n# renewals: s, row\n";
+  bool any_renewal = false;
+  for (std::size_t i = 0; i < t.bars.size(); ++i)
+    for (const double at : t.bars[i].renewals_s) {
+      out += fmt::format("{:.6f} {}\n", at, i);
+      any_renewal = true;
+    }
+  if (!any_renewal) out += "-1 -10\n";
+  // A commit on its holder's row: whether it came before the unlock is the lesson of a lock
+  // released before the transaction committed.
+  out += "\n\n# commits: s, row of the hold of the same attempt\n";
+  bool any_commit = false;
+  for (const auto& st : t.statements) {
+    if (st.sql != "COMMIT") continue;
+    for (std::size_t i = 0; i < t.bars.size(); ++i)
+      if (t.bars[i].row.ends_with("  " + st.who)) {
+        out += fmt::format("{:.6f} {}\n", st.to_s, i);
+        any_commit = true;
+        break;
+      }
+  }
+  if (!any_commit) out += "-1 -10\n";
   return out;
 }
 
@@ -266,11 +298,19 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
                         ++n, b.from_s, b.to_s, colour);
     body += fmt::format("set label {} '{} {}' at {:.6f}, graph 0.97 font ',8' noenhanced\n", n, escape(b.node), b.kind, b.from_s);
   }
+  for (std::size_t i = 0; i < t.bars.size(); ++i)  // who removed the lock, beside the mark
+    if (!t.bars[i].deleted_by.empty())
+      body += fmt::format("set label {} 'DEL by {}' at {:.6f}, {:.2f} font ',8' tc rgb '#d02020' noenhanced\n", ++n,
+                          escape(t.bars[i].deleted_by.substr(0, t.bars[i].deleted_by.find(','))), t.bars[i].service_to_s,
+                          static_cast<double>(i) + 0.45);
   body += fmt::format("plot '{0}.dat' index 1 using 2:($1+0.28):2:3:($1+0.2):($1+0.36) with boxxyerror fs solid 0.3 "
-                      "lc rgb '#999999' title 'lease granted (nominal TTL)', "
+                      "lc rgb '#999999' title 'lease at the service (to its real end)', "
                       "'' index 0 using 2:1:2:3:($1-0.2):($1+0.2) with boxxyerror fs solid 0.8 lc rgb '#3060c0' "
                       "title 'believes it holds the lock', "
-                      "'' index 2 using 1:(-1) with points pt 7 ps 1.5 lc rgb '#d02020' title 'insert of a duplicated key'",
+                      "'' index 2 using 1:(-1) with points pt 7 ps 1.5 lc rgb '#d02020' title 'insert of a duplicated key', "
+                      "'' index 3 using 1:2 with points pt 3 ps 2 lc rgb '#d02020' title 'lock deleted by another (wrong unlock)', "
+                      "'' index 4 using 1:($2+0.28) with points pt 9 ps 0.8 lc rgb '#404040' title 'lease renewed', "
+                      "'' index 5 using 1:2 with points pt 5 ps 1.2 lc rgb '#208040' title 'COMMIT of the holder'",
                       name);
   const std::string size = fmt::format("1100,{}", 260 + 28 * static_cast<int>(t.bars.size()));
   return both_formats(name, size, size, body);

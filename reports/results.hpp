@@ -44,7 +44,16 @@ struct Timeline {
   struct Bar {
     std::string row;  // "lock:openid:0  app-1 worker 4, op 0"
     double from_s = 0, to_s = 0;
-    double lease_to_s = -1;  // the nominal end of the granted lease; < 0: not known
+    double lease_to_s = -1;  // the end of the granted lease at the service (renewed, expired or deleted); < 0: not known
+    /// How the hold ended, in words: "released", "expired at t=10.600 s", "deleted by app-1 worker 3
+    /// at t=5.900 s (wrong unlock)", "session expired", "node crashed", with ", renewed 3 times".
+    /// Empty: still believed when the trial ended.
+    std::string ended{};
+    double service_to_s = -1;  // when the service ended it, where before to_s (an expiry, another's DEL); < 0: not
+    std::string deleted_by{};  // whose DEL removed this holder's lock (a wrong unlock)
+    std::string removed{};     // whose lock this holder's DEL removed at to_s (a wrong unlock)
+    std::vector<double> renewals_s{};  // each renewal of the lease (a watchdog's PEXPIRE)
+    std::string service{};  // "redis", "redlock", "zookeeper", "etcd"; empty: not known
   };
   struct Band {
     std::string node;

@@ -8,6 +8,7 @@
 #include "models/redis/redlock.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/redis/server.hpp"
+#include "sim/engine.hpp"
 #include "sim/process.hpp"
 
 namespace models::checkers {
@@ -41,10 +42,27 @@ void Hold::release() {
   monitor_ = nullptr;
 }
 
-Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease) {
+Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease,
+                           LockService service) {
   const sim::Time now = sim::now();
-  records_.push_back({std::move(lock), std::move(who), now, sim::kNever, std::move(granted), lease ? now + *lease : sim::kNever});
+  Record r{std::move(lock), std::move(who), now, sim::kNever, std::move(granted), lease ? now + *lease : sim::kNever};
+  r.service = service;
+  records_.push_back(std::move(r));
   return Hold(*this, records_.size() - 1);
+}
+
+void LockMonitor::renewed(std::size_t index, sim::Duration lease) {
+  Record& r = records_[index];
+  const sim::Time now = sim::now();
+  r.renewals.push_back(now);
+  r.lease_until = now + lease;
+}
+
+HoldEnd LockMonitor::end_of(const Record& r, sim::Time end) {
+  if (r.end != HoldEnd::held) return r.end;
+  if (r.deleted_by) return HoldEnd::deleted;
+  if (r.lease_until != sim::kNever && r.lease_until < std::min(r.until, end)) return HoldEnd::expired;
+  return HoldEnd::held;
 }
 
 void LockMonitor::step(std::size_t index) {
@@ -67,12 +85,49 @@ void LockMonitor::unlocking_blindly(std::size_t index) {
     const Record& other = records_[i];
     if (i != index && other.lock == mine.lock && other.until == sim::kNever && other.granted()) {
       ++wrong_unlocks_;
+      records_[index].removed = i;
+      Record& victim = records_[i];
+      victim.deleted_by = index;
+      victim.service_until = sim::now();
       return;
     }
   }
 }
 
-void LockMonitor::release(std::size_t index) { records_[index].until = sim::now(); }
+void LockMonitor::release(std::size_t index) {
+  Record& r = records_[index];
+  const sim::Time now = sim::now();
+  r.until = now;
+  if (sim::this_process_killed()) {
+    // The process unwinds (its node crashed, or the run is over and the servers may be going
+    // too): no peek. What the service did before is known; the crash is the end otherwise.
+    if (r.deleted_by) {
+      r.end = HoldEnd::deleted;
+    } else if (r.lease_until != sim::kNever && r.lease_until < now) {
+      r.end = HoldEnd::expired;
+      r.service_until = r.lease_until;
+    } else if (!sim::engine().is_up(sim::this_node())) {
+      r.end = HoldEnd::crashed;
+    }
+    return;
+  }
+  if (r.granted()) {
+    r.end = HoldEnd::released;
+    return;
+  }
+  // The service ended the hold before its holder let go: by another's DEL, by expiry, or
+  // with the session (ZooKeeper) or the lease (etcd) it was bound to.
+  if (r.deleted_by) {
+    r.end = HoldEnd::deleted;
+  } else if (r.lease_until != sim::kNever && r.lease_until <= now) {
+    r.end = HoldEnd::expired;
+    r.service_until = r.lease_until;
+  } else if (r.service == LockService::zookeeper || r.service == LockService::etcd) {
+    r.end = HoldEnd::session_lost;
+  } else {
+    r.end = HoldEnd::lost;  // a failover or a restart lost it: no time the holder could see
+  }
+}
 
 LockFindings LockMonitor::findings(sim::Time end) const {
   LockFindings f;

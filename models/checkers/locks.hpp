@@ -71,6 +71,9 @@ class Hold {
   /// The holder no longer believes it holds the lock.
   void release();
   bool active() const { return monitor_ != nullptr; }
+  /// Where the monitor keeps this hold: a renewer that outlives the guard (Redisson's
+  /// watchdog) reports renewals through LockMonitor::renewed with it.
+  std::size_t index() const { return index_; }
 
  private:
   friend class LockMonitor;
@@ -93,11 +96,22 @@ struct LockFindings {
 /// A peek at the lock service for one hold: does it grant the lock to this holder now?
 using GrantedPeek = std::function<bool()>;
 
+/// The service a hold was taken at, which says how the service ends a hold on its own.
+enum class LockService { redis, redlock, zookeeper, etcd };
+
+/// Why a hold ended, as far as the holder and the service tell: the holder let go while the
+/// service still granted it (released), or the service had ended it first (expired, deleted
+/// by another holder's DEL, session or lease lost), or the holder's node crashed under it.
+enum class HoldEnd { held, released, expired, deleted, session_lost, lost, crashed };
+
 class LockMonitor {
  public:
   /// The holder `who` believes from now on that it holds `lock`; `granted` peeks at the
   /// lock service; `lease`, if known, is the TTL the service granted (for timelines).
-  Hold acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease = {});
+  Hold acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease = {},
+                LockService service = LockService::redis);
+  /// The hold at `index` had its lease renewed now for `lease` more (a watchdog's PEXPIRE).
+  void renewed(std::size_t index, sim::Duration lease);
 
   /// The findings once the run is over; holds still believed end at `end`.
   LockFindings findings(sim::Time end) const;
@@ -108,9 +122,19 @@ class LockMonitor {
     sim::Time from;
     sim::Time until = sim::kNever;  // kNever: still believed
     GrantedPeek granted;
-    sim::Time lease_until = sim::kNever;  // from + the granted TTL, when known
+    sim::Time lease_until = sim::kNever;  // from + the granted TTL (or the last renewal + it), when known
     bool wrote = false;
+    LockService service = LockService::redis;
+    HoldEnd end = HoldEnd::held;
+    /// When the service stopped granting it, where known and before `until` (an expiry, a
+    /// DEL of another holder); kNever otherwise.
+    sim::Time service_until = sim::kNever;
+    std::optional<std::size_t> deleted_by{};  // the hold whose DEL removed this one's lock
+    std::optional<std::size_t> removed{};     // the hold whose lock this one's DEL removed
+    std::vector<sim::Time> renewals{};        // each successful renewal of the lease
   };
+  /// Why `r` ended (or, still believed at `end`, whether its lease ran out before then).
+  static HoldEnd end_of(const Record& r, sim::Time end);
   const std::vector<Record>& records() const { return records_; }
 
  private:

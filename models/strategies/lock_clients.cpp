@@ -59,15 +59,16 @@ namespace {
 // Renews the lease every third of it while the holder holds; stops when the renewal finds
 // the lock no longer ours. It runs on the holder's node: a pause stops it too.
 void start_watchdog(Env& env, AppServer& server, std::string lock, std::string owner, sim::Duration lease,
-                    std::shared_ptr<bool> holding) {
+                    std::shared_ptr<bool> holding, checkers::LockMonitor& monitor, std::size_t hold) {
   server.node().spawn(
       "redisson-watchdog " + lock,
-      [&env, &server, lock = std::move(lock), owner = std::move(owner), lease, holding = std::move(holding)] {
+      [&env, &server, lock = std::move(lock), owner = std::move(owner), lease, holding = std::move(holding), &monitor, hold] {
         for (;;) {
           sim::sleep_for(lease / 3);
           if (!*holding) return;
           try {
             if (env.redis(server, redis::Command::hlock(redis::Op::hlock_renew, lock, owner, lease)).integer == 0) return;
+            monitor.renewed(hold, lease);
           } catch (const sim::Timeout&) {
             // Redisson logs the failure and tries again at the next period
           }
@@ -86,9 +87,10 @@ std::optional<LockGuard> LockClients::redisson(const std::string& key, const Red
     sim::sleep_for(options.pause);
   }
   checkers::LockObservations* seen = &env_.observed_;
-  checkers::Hold hold = seen->locks().acquired(key, who_, [seen, key, value = value_] { return seen->redis_grants(key, value); });
+  checkers::Hold hold =
+      seen->locks().acquired(key, who_, [seen, key, value = value_] { return seen->redis_grants(key, value); }, options.lease);
   auto holding = std::make_shared<bool>(true);
-  start_watchdog(env_, worker_.server, key, value_, options.lease, holding);
+  start_watchdog(env_, worker_.server, key, value_, options.lease, holding, seen->locks(), hold.index());
   Env* env = &env_;
   Worker* worker = &worker_;
   return guard(std::move(hold), [env, worker, key, value = value_, lease = options.lease, holding](checkers::Hold& h) {
@@ -106,7 +108,7 @@ std::optional<LockGuard> LockClients::redlock(const std::string& key, const redi
   checkers::LockObservations* seen = &env_.observed_;
   checkers::Hold hold = seen->locks().acquired(
       lock.resource, who_, [seen, resource = lock.resource, value = lock.value] { return seen->redlock_grants(resource, value); },
-      config.ttl);
+      config.ttl, checkers::LockService::redlock);
   return guard(std::move(hold), [redlock = &redlock, lock](checkers::Hold& h) {
     h.release();
     redlock->unlock(lock);
@@ -120,7 +122,8 @@ std::optional<LockGuard> LockClients::zookeeper(const std::string& path, zk::Loc
   env_.observed_.count_wakeups(mutex->wakeups());
   if (!held) return std::nullopt;
   checkers::LockObservations* seen = &env_.observed_;
-  checkers::Hold hold = seen->locks().acquired(path, who_, [seen, node = mutex->node()] { return seen->zookeeper_has(node); });
+  checkers::Hold hold = seen->locks().acquired(path, who_, [seen, node = mutex->node()] { return seen->zookeeper_has(node); },
+                                               std::nullopt, checkers::LockService::zookeeper);
   return guard(
       std::move(hold),
       [mutex](checkers::Hold& h) {
@@ -140,7 +143,8 @@ std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Durat
     if (!mutex->lock(wait)) return std::nullopt;
   }
   checkers::LockObservations* seen = &env_.observed_;
-  checkers::Hold hold = seen->locks().acquired(prefix, who_, [seen, key = mutex->key()] { return seen->etcd_has(key); });
+  checkers::Hold hold = seen->locks().acquired(prefix, who_, [seen, key = mutex->key()] { return seen->etcd_has(key); },
+                                               std::nullopt, checkers::LockService::etcd);
   return guard(
       std::move(hold),
       [mutex](checkers::Hold& h) {

@@ -77,3 +77,101 @@ TEST_CASE("a blind unlock while the service grants the lock to another believing
   });
   CHECK(m.findings(end).wrong_unlocks == 1);
 }
+
+// Why a hold ended, as the monitor records it for the timelines.
+using models::checkers::HoldEnd;
+using models::checkers::LockService;
+
+TEST_CASE("a hold let go while the service still grants it ends as released") {
+  LockMonitor m;
+  const sim::Time end = run_alone([&] {
+    Hold a = m.acquired("lock:1", "a", [] { return true; }, 10s);
+    sim::sleep_for(1s);
+    a.release();
+  });
+  CHECK(LockMonitor::end_of(m.records()[0], end) == HoldEnd::released);
+  CHECK(m.records()[0].service_until == sim::kNever);
+}
+
+TEST_CASE("a hold whose lease ran out before its holder let go ends as expired, at the lease's end") {
+  LockMonitor m;
+  bool granted = true;
+  const sim::Time end = run_alone([&] {
+    Hold a = m.acquired("lock:1", "a", [&] { return granted; }, 5s);
+    sim::sleep_for(7s);
+    granted = false;  // the key expired at the service meanwhile
+    a.release();
+  });
+  const auto& r = m.records()[0];
+  CHECK(LockMonitor::end_of(r, end) == HoldEnd::expired);
+  CHECK(r.service_until == at_ms(5000));
+  CHECK(r.until == at_ms(7000));
+}
+
+TEST_CASE("a blind DEL that removes another holder's lock ends that hold at the DEL, deleted by the unlocker") {
+  LockMonitor m;
+  bool b_granted = true;
+  run_alone([&] {
+    Hold a = m.acquired("lock:1", "a", [] { return false; }, 5s);
+    sim::sleep_for(6s);
+    Hold b = m.acquired("lock:1", "b", [&] { return b_granted; }, 5s);
+    sim::sleep_for(300ms);
+    a.unlocking_blindly();  // b's lock is there: a's DEL removes it
+    a.release();
+    b_granted = false;
+    sim::sleep_for(1s);
+    b.release();
+  });
+  const auto& a = m.records()[0];
+  const auto& b = m.records()[1];
+  CHECK(a.removed == std::optional<std::size_t>{1});
+  CHECK(b.deleted_by == std::optional<std::size_t>{0});
+  CHECK(b.end == HoldEnd::deleted);
+  CHECK(b.service_until == at_ms(6300));  // not its lease's nominal end at 11 s
+  CHECK(b.until == at_ms(7300));
+  CHECK(m.findings(at_ms(8000)).wrong_unlocks == 1);
+}
+
+TEST_CASE("a ZooKeeper or etcd hold whose lock node is gone when its holder lets go ends with the session") {
+  LockMonitor m;
+  run_alone([&] {
+    Hold zk = m.acquired("/locks/k", "a", [] { return false; }, std::nullopt, LockService::zookeeper);
+    Hold etcd = m.acquired("locks/k", "b", [] { return false; }, std::nullopt, LockService::etcd);
+    sim::sleep_for(1s);
+  });
+  CHECK(m.records()[0].end == HoldEnd::session_lost);
+  CHECK(m.records()[1].end == HoldEnd::session_lost);
+}
+
+TEST_CASE("a renewal moves the lease's end and is kept as an event of the hold") {
+  LockMonitor m;
+  const sim::Time end = run_alone([&] {
+    Hold a = m.acquired("lock:1", "a", [] { return true; }, 30s);
+    for (int i = 0; i < 3; ++i) {
+      sim::sleep_for(10s);
+      m.renewed(a.index(), 30s);
+    }
+    a.release();
+  });
+  const auto& r = m.records()[0];
+  CHECK(r.renewals.size() == 3);
+  CHECK(r.lease_until == at_ms(60000));
+  CHECK(LockMonitor::end_of(r, end) == HoldEnd::released);
+}
+
+TEST_CASE("a hold whose holder's node crashes ends as crashed") {
+  LockMonitor m;
+  sim::Engine engine(config());
+  const sim::NodeId node = engine.add_node("app-1");
+  engine.spawn(node, "holder", [&] {
+    Hold a = m.acquired("lock:1", "a", [] { return true; }, 30s);
+    sim::sleep_for(10s);
+  });
+  engine.spawn(sim::kWorld, "crasher", [&] {
+    sim::sleep_for(1s);
+    sim::engine().crash(node);
+  });
+  REQUIRE(engine.run().ok());
+  CHECK(m.records()[0].end == HoldEnd::crashed);
+  CHECK(m.records()[0].until == at_ms(1000));
+}

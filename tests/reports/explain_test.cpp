@@ -116,3 +116,89 @@ TEST_CASE("report.html stands alone and explains each failing strategy's first v
   CHECK(failing >= 4);
   CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\"") == failing);
 }
+
+namespace {
+
+// del-removes-another-lock's first trial of the plain DEL strategy: app-1 wakes from its pause
+// at 5.9 s and DELs the key, which is app-2's lock by then.
+const locksim::reports::StrategyResult& del_strategy(const locksim::reports::RunResults& results) {
+  for (const auto& st : results.strategies)
+    if (st.name == "redis-set-nx-ex-drop") return st;
+  FAIL("no redis-set-nx-ex-drop in del-removes-another-lock");
+  return results.strategies.front();
+}
+
+const Timeline::Bar* deleted_bar(const Timeline& t) {
+  for (const auto& b : t.bars)
+    if (!b.deleted_by.empty()) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a DEL that removed another holder's lock ends that holder's lease at the DEL, not at its TTL, and is marked") {
+  auto s = locksim::load_scenario(locksim::scenario_path("del-removes-another-lock"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const Timeline& t = del_strategy(results).timeline;
+  const Timeline::Bar* robbed = deleted_bar(t);
+  REQUIRE(robbed != nullptr);
+  CHECK(robbed->row.find("app-2") != std::string::npos);
+  CHECK(robbed->deleted_by.starts_with("app-1"));
+  CHECK(robbed->service_to_s == Approx(5.9).margin(0.05));  // app-1's DEL, not the nominal 10.6 s
+  CHECK(robbed->lease_to_s == robbed->service_to_s);
+  CHECK(robbed->ended.find("(wrong unlock)") != std::string::npos);
+  bool unlocker_marked = false;
+  for (const auto& b : t.bars) unlocker_marked = unlocker_marked || (b.removed.starts_with("app-2") && b.row.find("app-1") != std::string::npos);
+  CHECK(unlocker_marked);
+
+  const std::string story = joined(locksim::reports::narrate(t));
+  CHECK(story.find("DEL lock:openid:0 removed app-2") != std::string::npos);
+  CHECK(story.find("SET lock:openid:0 NX granted") != std::string::npos);
+  const std::string why = joined(locksim::reports::explain(t, {"wrong_unlocks 1"}));
+  CHECK(why.find("'s DEL at t=5.9") != std::string::npos);
+  CHECK(why.find("removed app-2") != std::string::npos);
+  CHECK(why.find("a wrong unlock") != std::string::npos);
+}
+
+TEST_CASE("report.html's sequence diagram marks the wrong unlock and ends the robbed hold at the DEL") {
+  auto s = locksim::load_scenario(locksim::scenario_path("del-removes-another-lock"));
+  s.trials = 2;
+  const auto results = locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true});
+  const auto folder = test::unique_temp_path("locksim-html");
+  locksim::reports::write_report(results, folder.string());
+  std::ifstream in(folder / "report.html");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string html = text.str();
+  std::ifstream dat(folder / "timeline-redis-set-nx-ex-drop.dat");
+  std::stringstream data;
+  data << dat.rdbuf();
+  std::filesystem::remove_all(folder);
+  CHECK(html.find("WRONG UNLOCK: DEL lock:openid:0") != std::string::npos);
+  CHECK(html.find("removed the lock of app-2") != std::string::npos);
+  CHECK(html.find("held after its lock was deleted by app-1") != std::string::npos);
+  CHECK(data.str().find("# wrong unlocks") != std::string::npos);
+}
+
+TEST_CASE("a lock released before its holder's COMMIT is drawn with the commit after the hold's end") {
+  auto s = locksim::load_scenario(locksim::scenario_path("lock-released-before-commit"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const auto folder = test::unique_temp_path("locksim-commit");
+  locksim::reports::write_report(results, folder.string());
+  std::ifstream dat(folder / "timeline-redis-retry-lock.dat");
+  std::stringstream data;
+  data << dat.rdbuf();
+  std::filesystem::remove_all(folder);
+  const std::string text = data.str();
+  const auto commits = text.find("# commits");
+  REQUIRE(commits != std::string::npos);
+  std::istringstream rows(text.substr(text.find('\n', commits) + 1));
+  double at = -1;
+  std::size_t row = 0;
+  REQUIRE(rows >> at >> row);
+  const Timeline::Bar& hold = results.strategies.front().timeline.bars.at(row);
+  CHECK(at > hold.to_s);  // the lesson: the lock went before the transaction committed
+  CHECK(hold.ended == "released");
+}
