@@ -128,6 +128,21 @@ std::string expected_value(const models::strategies::ParamInfo& info) {
   return "a number";
 }
 
+// A strategy's parameters: the object `params` (at `at` under `owner`) over `entry`'s defaults.
+models::strategies::Params params_over_defaults(const Reader& owner, const std::string& at, const models::strategies::Entry& entry,
+                                                const std::string& name, const json& params) {
+  models::strategies::Params out;
+  for (const auto& p : entry.info.params) out[p.name] = p.value;
+  if (!params.is_object()) owner.fail("an object of parameters", at);
+  for (const auto& [key, value] : params.items()) {
+    const models::strategies::ParamInfo* info = param_info(entry, key);
+    if (info == nullptr) owner.fail(fmt::format("a parameter of {}: {} (unknown parameter)", name, param_names(entry)), at + "/" + key);
+    if (!param_value_ok(*info, value)) owner.fail(expected_value(*info), at + "/" + key);
+    out[key] = param_value(*info, value);
+  }
+  return out;
+}
+
 // The keys a scenario file has at its top level.
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {"$schema", "name",       "description", "source",        "lesson",
@@ -267,19 +282,10 @@ models::rollout::Deploy deploy_of(const Reader& r, const std::string& key) {
   const models::strategies::Entry* entry = models::strategies::find(d.strategy);
   if (entry == nullptr || entry->workload() != std::string("account-bind"))
     r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(d.strategy), key);
-  for (const auto& p : entry->info.params) d.params[p.name] = p.value;
   r.declare("params", {{"type", "object"}});
   r.declare_names("params", "<param>");
   r.declare("params/<param>", {{"type", {"number", "boolean"}}});
-  if (!r.has("params")) return d;
-  const json& params = r.raw().at("params");
-  if (!params.is_object()) r.fail("an object of parameters", "params");
-  for (const auto& [name, value] : params.items()) {
-    const models::strategies::ParamInfo* info = param_info(*entry, name);
-    if (info == nullptr) r.fail(fmt::format("a parameter of {}: {} (unknown parameter)", d.strategy, param_names(*entry)), "params/" + name);
-    if (!param_value_ok(*info, value)) r.fail(expected_value(*info), "params/" + name);
-    d.params[name] = param_value(*info, value);
-  }
+  d.params = params_over_defaults(r, "params", *entry, d.strategy, r.has("params") ? r.raw().at("params") : json::object());
   return d;
 }
 
@@ -299,7 +305,7 @@ models::rollout::Plan rollout_base(const Reader& top, sim::Duration time_budget)
   const models::strategies::Entry* running = models::strategies::find(plan.running.strategy);
   if (running == nullptr || running->workload() != std::string("account-bind"))
     r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(plan.running.strategy), "running");
-  for (const auto& p : running->info.params) plan.running.params[p.name] = p.value;
+  plan.running.params = params_over_defaults(r, "running", *running, plan.running.strategy, json::object());
   plan.table.key_index = r.choice("index", "plain", {"none", "plain"}) == "none" ? models::db::KeyIndex::none
                                                                                 : models::db::KeyIndex::non_unique;
   plan.table.index_name = r.string("index_name", "idx_open_id");
@@ -1109,14 +1115,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     for (const auto& earlier : s.strategies)
       if (earlier.shown() == choice.shown())
         top.fail("each strategy once, or told apart with \"as\": \"a label\" (" + quote_value(choice.shown()) + " twice)", at);
-    for (const auto& p : entry->info.params) choice.params[p.name] = p.value;
-    if (!params.is_object()) top.fail("an object of parameters", at + "/params");
-    for (const auto& [key, value] : params.items()) {
-      const models::strategies::ParamInfo* info = param_info(*entry, key);
-      if (info == nullptr) top.fail(fmt::format("a parameter of {}: {} (unknown parameter)", name, param_names(*entry)), at + "/params/" + key);
-      if (!param_value_ok(*info, value)) top.fail(expected_value(*info), at + "/params/" + key);
-      choice.params[key] = param_value(*info, value);
-    }
+    choice.params = params_over_defaults(top, at + "/params", *entry, name, params);
     s.strategies.push_back(std::move(choice));
   }
   if (scripts_hash != 0) s.hash = fnv1a(fmt::format("{:016x} {:016x}", s.hash, scripts_hash));

@@ -181,13 +181,9 @@ std::string rollout_data(const RunResults& r, std::vector<std::string>& plans) {
   for (const auto& s : r.strategies) {
     if (s.phases.empty()) continue;
     plans.push_back(s.name);
-    const auto mean = [&](const std::string& name) {
-      auto it = s.counts.find(name);
-      return it == s.counts.end() ? 0.0 : it->second.mean;
-    };
-    out += fmt::format("# {}: time (s), duplicate rows in the table\n0 {:g}\n", s.name, mean("left_after_phase.0"));
+    out += fmt::format("# {}: time (s), duplicate rows in the table\n0 {:g}\n", s.name, mean_per_trial(s, "left_after_phase.0"));
     for (std::size_t k = 0; k < s.phases.size(); ++k)
-      out += fmt::format("{:g} {:g}\n", s.phases[k].to_s, mean("left_after_phase." + std::to_string(k + 1)));
+      out += fmt::format("{:g} {:g}\n", s.phases[k].to_s, mean_per_trial(s, "left_after_phase." + std::to_string(k + 1)));
     out += "\n\n";
   }
   return out;

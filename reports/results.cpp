@@ -264,14 +264,16 @@ std::string steps_table(const RunResults& r) {
   return out;
 }
 
+double mean_per_trial(const StrategyResult& strategy, const std::string& metric) {
+  auto it = strategy.counts.find(metric);
+  return it == strategy.counts.end() ? 0.0 : it->second.mean;
+}
+
 std::string phases_table(const RunResults& r) {
   std::string out;
   for (const auto& s : r.strategies) {
     if (s.phases.empty()) continue;
-    const auto mean = [&](const std::string& name) {
-      auto it = s.counts.find(name);
-      return it == s.counts.end() ? 0.0 : it->second.mean;
-    };
+    const auto mean = [&](const std::string& name) { return mean_per_trial(s, name); };
     const auto worst = [&](const std::string& name) {
       auto it = s.counts.find(name);
       return it == s.counts.end() ? std::string("-") : fmt::format("{:.0f}", it->second.total);

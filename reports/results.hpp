@@ -205,6 +205,8 @@ struct RunResults {
 /// The comparison table for a terminal.
 std::string table(const RunResults& results);
 /// The sessions workload's steps and final tables for a terminal (empty without steps).
+/// A count's mean per trial; 0 where no trial counted it.
+double mean_per_trial(const StrategyResult& strategy, const std::string& metric);
 std::string steps_table(const RunResults& results);
 /// Each rollout's phases with what its trials saw in them, and how the rollout ended; "" when
 /// no strategy is a rollout.

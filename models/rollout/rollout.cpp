@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/app/load_balancer.hpp"
+#include "models/checkers/duplicates.hpp"
 
 #include <algorithm>
 #include <map>
@@ -11,15 +12,6 @@ namespace models::rollout {
 
 namespace {
 double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
-
-// Rows beyond the first of their key.
-std::uint64_t duplicate_rows(const std::vector<db::RowRecord>& rows, const std::string& key_column) {
-  std::map<db::Value, std::uint64_t> per_key;
-  for (const auto& r : rows) ++per_key[r.row.values.at(key_column)];
-  std::uint64_t out = 0;
-  for (const auto& [key, n] : per_key) out += n - 1;
-  return out;
-}
 
 bool same_code(const Deploy& a, const Deploy& b) { return a.strategy == b.strategy && a.params == b.params; }
 }  // namespace
@@ -120,7 +112,8 @@ void Rollout::drive() {
   std::size_t next = 0;
   for (const sim::Time boundary : log_.boundaries) {
     sim::sleep_until(boundary);
-    log_.duplicates_at.push_back(duplicate_rows(database.committed_rows(plan_->table.name), plan_->table.key_column));
+    log_.duplicates_at.push_back(
+        checkers::find_duplicates(database.committed_rows(plan_->table.name), plan_->table.key_column, 0).duplicate_rows);
     if (boundary == log_.boundaries.back()) break;
     for (; next < plan_->steps.size() && sim::Time{plan_->steps[next].at} <= boundary; ++next) apply(plan_->steps[next]);
   }

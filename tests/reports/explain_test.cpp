@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +30,22 @@ Timeline paused_holder() {
   t.inserts.push_back({"row 1 by app-2 worker 1, client 0, op 1 attempt 1", 40.03});
   t.inserts.push_back({"row 2 by app-1 worker 4, client 0, op 0 attempt 1", 45.01});
   return t;
+}
+
+// The files write_report() writes for `results`, read back by name (the folder is removed).
+std::map<std::string, std::string> report_files(const locksim::reports::RunResults& results,
+                                                std::initializer_list<const char*> names) {
+  const auto folder = test::unique_temp_path("locksim-report");
+  locksim::reports::write_report(results, folder.string());
+  std::map<std::string, std::string> out;
+  for (const char* name : names) {
+    std::ifstream in(folder / name);
+    std::stringstream text;
+    text << in.rdbuf();
+    out[name] = text.str();
+  }
+  std::filesystem::remove_all(folder);
+  return out;
 }
 
 std::string joined(const std::vector<std::string>& paragraphs) {
@@ -96,13 +113,7 @@ TEST_CASE("report.html stands alone and explains each failing strategy's first v
   auto s = locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"));
   s.trials = 3;
   const auto results = locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true});
-  const auto folder = test::unique_temp_path("locksim-html");
-  locksim::reports::write_report(results, folder.string());
-  std::ifstream in(folder / "report.html");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string html = text.str();
-  std::filesystem::remove_all(folder);
+  const std::string html = report_files(results, {"report.html"})["report.html"];
   CHECK(html.starts_with("<!DOCTYPE html>"));
   CHECK(html.find(results.lesson.substr(0, 40)) != std::string::npos);
   // Nothing from elsewhere: no script, stylesheet, image or frame; the only address is SVG's namespace.
@@ -165,33 +176,19 @@ TEST_CASE("report.html's sequence diagram marks the wrong unlock and ends the ro
   auto s = locksim::load_scenario(locksim::scenario_path("del-removes-another-lock"));
   s.trials = 2;
   const auto results = locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true});
-  const auto folder = test::unique_temp_path("locksim-html");
-  locksim::reports::write_report(results, folder.string());
-  std::ifstream in(folder / "report.html");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string html = text.str();
-  std::ifstream dat(folder / "timeline-redis-set-nx-ex-drop.dat");
-  std::stringstream data;
-  data << dat.rdbuf();
-  std::filesystem::remove_all(folder);
+  auto files = report_files(results, {"report.html", "timeline-redis-set-nx-ex-drop.dat"});
+  const std::string& html = files["report.html"];
   CHECK(html.find("WRONG UNLOCK: DEL lock:openid:0") != std::string::npos);
   CHECK(html.find("removed the lock of app-2") != std::string::npos);
   CHECK(html.find("held after its lock was deleted by app-1") != std::string::npos);
-  CHECK(data.str().find("# wrong unlocks") != std::string::npos);
+  CHECK(files["timeline-redis-set-nx-ex-drop.dat"].find("# wrong unlocks") != std::string::npos);
 }
 
 TEST_CASE("a lock released before its holder's COMMIT is drawn with the commit after the hold's end") {
   auto s = locksim::load_scenario(locksim::scenario_path("lock-released-before-commit"));
   s.trials = 1;
   const auto results = locksim::run_scenario(s, {.jobs = 1});
-  const auto folder = test::unique_temp_path("locksim-commit");
-  locksim::reports::write_report(results, folder.string());
-  std::ifstream dat(folder / "timeline-redis-retry-lock.dat");
-  std::stringstream data;
-  data << dat.rdbuf();
-  std::filesystem::remove_all(folder);
-  const std::string text = data.str();
+  const std::string text = report_files(results, {"timeline-redis-retry-lock.dat"})["timeline-redis-retry-lock.dat"];
   const auto commits = text.find("# commits");
   REQUIRE(commits != std::string::npos);
   std::istringstream rows(text.substr(text.find('\n', commits) + 1));
