@@ -32,6 +32,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
         return wc;
       }(), handler_) {
   Network& net = world_.network();
+  if (keep_log_) net.keep_calls();
   surface_.engine = &world_.engine();
   surface_.network = &net;
   surface_.drawn_faults = &drawn_faults_;

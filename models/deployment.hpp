@@ -107,6 +107,8 @@ class Deployment {
   const db::Database& database() const { return database_->database(); }
   /// The statements db-1 ran, kept when the trial keeps its whole trace (a replay).
   const std::vector<db::LoggedStatement>& statements() const { return database_->log(); }
+  /// The calls between clients, app workers and lock services, kept likewise; null otherwise.
+  const CallLog* calls() { return world_.network().calls(); }
   const RemoteService* remote() const { return remote_.get(); }
   std::vector<const redis::Server*> redis_instances() const;
   const FaultSurface& fault_surface() const { return surface_; }

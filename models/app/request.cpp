@@ -1,5 +1,7 @@
 #include "models/app/request.hpp"
 
+#include <fmt/format.h>
+
 namespace models {
 
 const char* to_string(ErrorKind kind) {
@@ -17,6 +19,12 @@ const char* to_string(ErrorKind kind) {
   }
   return "?";
 }
+
+std::string call_text(const Request& r) { return fmt::format("op {} attempt {} (key {})", r.operation, r.attempt, r.key); }
+
+std::string call_caller(const Request& r) { return fmt::format("client {}", r.client); }
+
+std::string reply_text(const Response& r) { return r.ok() ? "ok" : to_string(r.error); }
 
 TimeSpentIn::TimeSpentIn(TimeSpent& spent, sim::Duration TimeSpent::*part)
     : spent_(spent), part_(part), start_(sim::now()), before_(spent.total()) {}

@@ -2,6 +2,7 @@
 // What clients send to app servers and what they get back.
 
 #include <cstdint>
+#include <string>
 
 #include "sim/sim.hpp"
 
@@ -74,5 +75,11 @@ struct Response {
   TimeSpent time{};
   bool ok() const { return error == ErrorKind::none; }
 };
+
+// How a trial's call log tells an attempt (net/call_log.hpp): "op 7 attempt 2 (key 3)" from
+// "client 7", answered "ok" or with its error.
+std::string call_text(const Request& request);
+std::string call_caller(const Request& request);
+std::string reply_text(const Response& response);
 
 }  // namespace models

@@ -35,6 +35,7 @@ void AppServer::spawn_workers() {
       Worker worker{*this, w, stream};
       while (auto next = queue_.get_unless_killed()) {
         Job& job = *next;
+        job.reply.taken();
         ++busy_;
         worker.time = TimeSpent{.queue = node_.engine().now() - job.accepted};
         Response response;

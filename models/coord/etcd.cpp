@@ -1,6 +1,55 @@
 #include "models/coord/etcd.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace models::etcd {
+
+namespace {
+
+std::string operation_text(const Operation& o) {
+  if (o.kind == Operation::Kind::del) return "del " + o.key;
+  return fmt::format("put {} {}{}", o.key, o.value, o.lease == 0 ? "" : fmt::format(" --lease={}", o.lease));
+}
+
+std::string compare_text(const Compare& c) {
+  static constexpr const char* kTargets[] = {"create_revision", "mod_revision", "version", "value"};
+  static constexpr const char* kResults[] = {"=", "<", ">", "!="};
+  return fmt::format("{}({}) {} {}", kTargets[static_cast<int>(c.target)], c.key, kResults[static_cast<int>(c.result)],
+                     c.target == Compare::Target::value ? c.value : std::to_string(c.number));
+}
+
+}  // namespace
+
+std::string call_text(const Request& r) {
+  switch (r.kind) {
+    case Request::Kind::grant: return fmt::format("lease grant {} ms", std::chrono::duration_cast<std::chrono::milliseconds>(r.ttl).count());
+    case Request::Kind::keep_alive: return fmt::format("lease keep-alive {}", r.lease);
+    case Request::Kind::revoke: return fmt::format("lease revoke {}", r.lease);
+    case Request::Kind::get: return "get " + r.key;
+    case Request::Kind::range: return fmt::format("get {} --prefix", r.key);
+    case Request::Kind::put: return operation_text({Operation::Kind::put, r.key, r.value, r.lease});
+    case Request::Kind::del: return "del " + r.key;
+    case Request::Kind::txn: {
+      std::vector<std::string> compares, success, failure;
+      for (const auto& c : r.compares) compares.push_back(compare_text(c));
+      for (const auto& o : r.success) success.push_back(operation_text(o));
+      for (const auto& o : r.failure) failure.push_back(operation_text(o));
+      return fmt::format("txn if ({}) then ({}) else ({})", fmt::join(compares, " && "), fmt::join(success, "; "),
+                         fmt::join(failure, "; "));
+    }
+    case Request::Kind::watch: return fmt::format("watch {}", r.key);
+  }
+  return "?";
+}
+
+std::string reply_text(const Response& r) {
+  std::string out = fmt::format("{}, revision {}", r.ok ? "ok" : "failed", r.revision);
+  if (r.lease != 0) out += fmt::format(", lease {}", r.lease);
+  if (r.kv) out += fmt::format(", {} = {} (created at revision {})", r.kv->key, r.kv->value, r.kv->create_revision);
+  if (!r.kvs.empty()) out += fmt::format(", {} keys, the first {} created at revision {}", r.kvs.size(), r.kvs.front().key, r.kvs.front().create_revision);
+  return out;
+}
 
 Server::Server(Network& net, Node& node, ServerConfig config)
     : net_(net), node_(node), config_(std::move(config)), inbox_(node.name() + ".etcd") {}

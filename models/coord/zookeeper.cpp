@@ -1,5 +1,8 @@
 #include "models/coord/zookeeper.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 namespace models::zk {
@@ -14,6 +17,31 @@ const char* to_string(Code code) {
     case Code::session_expired: return "SessionExpired";
   }
   return "?";
+}
+
+std::string call_text(const Request& r) {
+  switch (r.kind) {
+    case Request::Kind::open_session: return fmt::format("connect (session timeout {} ms)", std::chrono::duration_cast<std::chrono::milliseconds>(r.session_timeout).count());
+    case Request::Kind::ping: return "ping";
+    case Request::Kind::create: {
+      const bool ephemeral = r.mode == CreateMode::ephemeral || r.mode == CreateMode::ephemeral_sequential;
+      const bool sequential = r.mode == CreateMode::persistent_sequential || r.mode == CreateMode::ephemeral_sequential;
+      return fmt::format("create{}{} {}{}", ephemeral ? " -e" : "", sequential ? " -s" : "", r.path, r.data.empty() ? "" : " " + r.data);
+    }
+    case Request::Kind::remove: return fmt::format("delete {}{}", r.path, r.version < 0 ? "" : fmt::format(" -v {}", r.version));
+    case Request::Kind::exists: return fmt::format("exists {}{}", r.path, r.watch ? " watch" : "");
+    case Request::Kind::get_data: return fmt::format("get {}{}", r.path, r.watch ? " watch" : "");
+    case Request::Kind::set_data: return fmt::format("set {} '{}'", r.path, r.data);
+    case Request::Kind::get_children: return fmt::format("ls {}{}", r.path, r.watch ? " watch" : "");
+  }
+  return "?";
+}
+
+std::string reply_text(const Response& r) {
+  if (r.code != Code::ok) return to_string(r.code);
+  if (!r.path.empty()) return "ok " + r.path;
+  if (!r.children.empty()) return fmt::format("[{}]", fmt::join(r.children, ", "));
+  return "ok";
 }
 
 const char* to_string(WatchEvent::Type type) {

@@ -93,6 +93,11 @@ struct Response {
   std::vector<Notification> unacknowledged;  // ping: sent but not yet acknowledged
 };
 
+// How a trial's call log tells them (net/call_log.hpp), as zkCli would: "create -e -s
+// /locks/k/lock- app-1-3", answered "ok /locks/k/lock-0000000002" or "NodeExists".
+std::string call_text(const Request& request);
+std::string reply_text(const Response& response);
+
 struct ServerConfig {
   sim::Duration tick_time = std::chrono::seconds(2);  // zoo.cfg default
   /// The leader's time per request: writes are pipelined, so a write occupies it far

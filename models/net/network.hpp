@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
+#include "models/net/call_log.hpp"
 #include "sim/sim.hpp"
 
 namespace models {
@@ -62,6 +64,13 @@ class Network {
   /// Sends a message: `deliver` runs on `to` after the link's latency, unless lost.
   void send(sim::NodeId from, sim::NodeId to, sim::Callback deliver);
 
+  /// From now on, keeps the request/reply calls made over this network (rpc.hpp), to tell a trial.
+  void keep_calls() {
+    if (!calls_) calls_ = std::make_unique<CallLog>();
+  }
+  /// The calls kept; null unless keep_calls() was called.
+  CallLog* calls() const { return calls_.get(); }
+
   std::uint64_t sent() const { return sent_; }
   std::uint64_t lost() const { return lost_; }
   sim::Engine& engine() const { return engine_; }
@@ -101,6 +110,7 @@ class Network {
   std::vector<Slowdown> slowdowns_;  // in force or past; dropped as they end
   std::uint64_t sent_ = 0;
   std::uint64_t lost_ = 0;
+  std::unique_ptr<CallLog> calls_;
 };
 
 }  // namespace models

@@ -6,33 +6,74 @@
 // the server acted (the root of the production case, ../shared/sources/003 section 2). A
 // reply arriving after the caller gave up is dropped unread.
 
+#include <concepts>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "models/net/network.hpp"
 
 namespace models {
 
+/// A message type told in a trial's call log: it has a `call_text` overload (call_log.hpp).
+template <class T>
+concept Told = requires(const T& message) {
+  { call_text(message) } -> std::convertible_to<std::string>;
+};
+/// A reply type told in the call log: it has a `reply_text` overload.
+template <class T>
+concept ToldReply = requires(const T& reply) {
+  { reply_text(reply) } -> std::convertible_to<std::string>;
+};
+
+/// Who made a call, as the call log names it: the calling process, unless the request names
+/// its caller (an overload of call_caller in its namespace).
+template <class Req>
+std::string call_caller(const Req&) {
+  return sim::this_process_name();
+}
+
 /// How a server answers one request, once, over the network back to its caller.
 template <class Resp>
 class ReplyTo {
  public:
-  ReplyTo(Network& net, sim::NodeId server, sim::NodeId caller, sim::Promise<Resp> promise)
-      : net_(&net), server_(server), caller_(caller), promise_(std::move(promise)) {}
+  ReplyTo(Network& net, sim::NodeId server, sim::NodeId caller, sim::Promise<Resp> promise, std::size_t call = CallLog::kNone)
+      : net_(&net), server_(server), caller_(caller), promise_(std::move(promise)), call_(call) {}
 
   /// Sends `response` to the caller (it may be lost or arrive after the caller gave up).
   void send(Resp response) {
-    net_->send(server_, caller_, [promise = promise_, response = std::move(response)]() mutable {
+    std::size_t call = CallLog::kNone;
+    if (CallRecord* record = logged()) {
+      record->answered = net_->engine().now();
+      if constexpr (ToldReply<Resp>) record->reply = reply_text(response);
+      call = call_;
+    }
+    net_->send(server_, caller_, [net = net_, call, promise = promise_, response = std::move(response)]() mutable {
+      if (call != CallLog::kNone && net->calls() != nullptr)
+        if (CallRecord* record = net->calls()->find(call)) record->returned = net->engine().now();
       if (!promise.satisfied()) promise.set_value(std::move(response));
     });
+  }
+  /// The calling process takes the request up (an app server's worker out of its queue): the
+  /// call log names it as the callee from now on.
+  void taken() {
+    if (CallRecord* record = logged()) {
+      record->callee = sim::this_process_name();
+      record->taken = net_->engine().now();
+    }
   }
   sim::NodeId caller() const { return caller_; }
 
  private:
+  CallRecord* logged() const {
+    return call_ != CallLog::kNone && net_->calls() != nullptr ? net_->calls()->find(call_) : nullptr;
+  }
+
   Network* net_;
   sim::NodeId server_;
   sim::NodeId caller_;
   sim::Promise<Resp> promise_;
+  std::size_t call_;  // in the network's call log; kNone: not kept
 };
 
 /// A call's timeout that never ends (a person at a terminal waits for the answer).
@@ -46,10 +87,21 @@ std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req
                              Arrive arrive) {
   sim::Promise<Resp> promise("reply");
   sim::Future<Resp> answer = promise.get_future();
-  net.send(from, to, [reply = ReplyTo<Resp>(net, to, from, std::move(promise)), request = std::move(request),
-                      arrive = std::move(arrive)]() mutable { arrive(std::move(request), std::move(reply)); });
-  if (timeout == kNoTimeout) return answer.try_get_until(sim::kNever);
-  return answer.try_get_for(timeout);
+  std::size_t call = CallLog::kNone;
+  if constexpr (Told<Req>)
+    if (CallLog* log = net.calls())
+      call = log->open(net.engine().node_name(from), call_caller(request), net.engine().node_name(to), call_text(request),
+                       net.engine().now());
+  net.send(from, to, [&net, call, reply = ReplyTo<Resp>(net, to, from, std::move(promise), call), request = std::move(request),
+                      arrive = std::move(arrive)]() mutable {
+    if (call != CallLog::kNone && net.calls() != nullptr)
+      if (CallRecord* record = net.calls()->find(call)) record->arrived = net.engine().now();
+    arrive(std::move(request), std::move(reply));
+  });
+  std::optional<Resp> reply = timeout == kNoTimeout ? answer.try_get_until(sim::kNever) : answer.try_get_for(timeout);
+  if (!reply && call != CallLog::kNone)
+    if (CallRecord* record = net.calls()->find(call)) record->gave_up = net.engine().now();
+  return reply;
 }
 
 /// try_call(), throwing sim::Timeout when no reply came in time.

@@ -1,5 +1,9 @@
 #include "models/redis/command.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
+
 namespace models::redis {
 
 const char* to_string(Op op) {
@@ -20,5 +24,40 @@ const char* to_string(Op op) {
 }
 
 bool is_write(Op op) { return op != Op::get && op != Op::pttl; }
+
+std::string call_text(const Command& c) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(c.ttl).count();
+  std::string out = fmt::format("{} {}", to_string(c.op), c.key);
+  switch (c.op) {
+    case Op::set:
+      out += " " + c.value;
+      if (c.nx) out += " NX";
+      if (c.xx) out += " XX";
+      if (c.ttl > sim::Duration::zero()) out += fmt::format(" PX {}", ms);
+      break;
+    case Op::pexpire: out += fmt::format(" {}", ms); break;
+    case Op::cas_del: out += " " + c.value; break;
+    case Op::cas_pexpire:
+    case Op::hlock_acquire:
+    case Op::hlock_renew: out += fmt::format(" {} {}", c.value, ms); break;
+    case Op::hlock_release: out += " " + c.value; break;
+    case Op::get:
+    case Op::del:
+    case Op::pttl:
+    case Op::incr: break;
+  }
+  return out;
+}
+
+std::string reply_text(const Reply& r) {
+  switch (r.kind) {
+    case Reply::Kind::ok: return "OK";
+    case Reply::Kind::nil: return "(nil)";
+    case Reply::Kind::integer: return fmt::format("(integer) {}", r.integer);
+    case Reply::Kind::bulk: return fmt::format("\"{}\"", r.text);
+    case Reply::Kind::error: return "(error) " + r.text;
+  }
+  return "?";
+}
 
 }  // namespace models::redis

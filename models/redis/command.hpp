@@ -72,4 +72,9 @@ struct Reply {
   bool operator==(const Reply&) const = default;
 };
 
+// How a trial's call log tells them (net/call_log.hpp), as redis-cli would show them:
+// "SET lock:openid:0 app-1-3-7-1 NX PX 10000", answered "OK", "(nil)", "(integer) 1".
+std::string call_text(const Command& command);
+std::string reply_text(const Reply& reply);
+
 }  // namespace models::redis

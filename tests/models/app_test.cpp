@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <string>
+#include <tuple>
 #include <set>
 
 #include "handlers.hpp"
@@ -33,6 +36,55 @@ TEST_CASE("a request delayed past the client's timeout is retried, and both copi
   CHECK(records[0].attempts == 2);
   CHECK(records[0].outcome == Outcome::gave_up);  // the server did the work twice; the client saw two timeouts
   CHECK(records[0].last_error == ErrorKind::timeout);
+}
+
+TEST_CASE("the call log keeps each attempt: the worker that took it up, the client's timeout and the answer too late to read") {
+  const auto run = [](bool keep_calls) {
+    RecordingHandler handler(150ms);
+    auto c = small_world(1, 2);
+    c.clients.retry.attempt_timeout = 100ms;
+    c.clients.retry.max_attempts = 2;
+    auto world = std::make_unique<models::World>(c, handler);
+    if (keep_calls) world->network().keep_calls();
+    world->start();
+    const sim::RunResult result = world->run();
+    REQUIRE(result.ok());
+    std::vector<models::CallRecord> calls;
+    if (keep_calls) calls = world->network().calls()->calls();
+    std::map<std::uint32_t, int> worker_of;  // attempt -> the worker that handled it
+    for (const auto& h : handler.log) worker_of[h.attempt] = h.worker;
+    return std::tuple{result.trace_hash, calls, worker_of};
+  };
+  const auto [hash, calls, worker_of] = run(true);
+  CHECK(hash == std::get<0>(run(false)));  // keeping the log changes nothing in the trial
+
+  REQUIRE(calls.size() == 2);
+  const models::CallRecord& first = calls[0];
+  CHECK(first.caller == "client 0");
+  CHECK(first.request == "op 0 attempt 1 (key 0)");
+  CHECK(first.callee_node == "app-1");
+  CHECK(first.callee == "app-1.worker-" + std::to_string(worker_of.at(1)));
+  CHECK(first.sent == at_ms(0));
+  CHECK(first.arrived == at_ms(1));
+  CHECK(first.taken == at_ms(1));
+  CHECK(first.gave_up == at_ms(100));     // the client's timeout
+  CHECK(first.answered == at_ms(151));    // the worker finished anyway
+  CHECK(first.returned == at_ms(152));    // and its answer came after the client stopped waiting
+  CHECK(first.reply == "ok");
+  const models::CallRecord& retry = calls[1];
+  CHECK(retry.request == "op 0 attempt 2 (key 0)");
+  CHECK(retry.sent == at_ms(100));
+  CHECK(retry.callee == "app-1.worker-" + std::to_string(worker_of.at(2)));
+  CHECK(retry.callee != first.callee);  // the first worker was still on attempt 1
+  CHECK(retry.gave_up == at_ms(200));
+}
+
+TEST_CASE("without keep_calls the network keeps no call log") {
+  RecordingHandler handler(1ms);
+  models::World world(small_world(1, 1), handler);
+  world.start();
+  REQUIRE(world.run().ok());
+  CHECK(world.network().calls() == nullptr);
 }
 
 TEST_CASE("with workers saturated, requests queue, and queued copies of one key are handled concurrently by different workers") {
