@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -121,6 +123,94 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
   return out;
 }
 
+// A participant's lane, as the diagram names it: an app server's worker "app-1.worker-3" is
+// "app-1 worker 4" (as in a connection's origin), another process "<node>.<name>" is
+// "<node> <name>", and a caller a request named ("client 7") keeps its name.
+std::string lane_of_process(const std::string& node, const std::string& process) {
+  const std::string worker = node + ".worker-";
+  if (process.starts_with(worker)) {
+    const std::string index = process.substr(worker.size());
+    if (!index.empty() && std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      return fmt::format("{} worker {}", node, std::stoi(index) + 1);
+  }
+  if (process.starts_with(node + ".")) return node + " " + process.substr(node.size() + 1);
+  if (process.starts_with(node) || node == "clients") return process;
+  return node + " " + process;
+}
+
+// The logical operation a participant's origin names: "op 7" of "app-1 worker 4, client 7,
+// op 7 attempt 1"; empty for another origin.
+std::string operation_of(const std::string& who) {
+  const auto at = who.find(", op ");
+  if (at == std::string::npos) return "";
+  const auto end = who.find(" attempt", at);
+  return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+}
+
+// The operations involved in what went wrong: those that inserted a duplicated key, ran a
+// statement that waited or failed, or held a lock the service ended under them or whose DEL
+// removed another's.
+std::set<std::string> involved_operations(const reports::Timeline& t) {
+  std::set<std::string> ops;
+  const auto add = [&](const std::string& who) {
+    if (std::string op = operation_of(who); !op.empty()) ops.insert(std::move(op));
+  };
+  for (const auto& m : t.inserts) add(m.label);
+  for (const auto& st : t.statements) add(st.who);
+  for (const auto& b : t.bars)
+    if (b.service_to_s >= 0 || !b.deleted_by.empty() || !b.removed.empty()) {
+      add(b.row);
+      add(b.deleted_by);
+    }
+  return ops;
+}
+
+// The calls of the involved operations: each attempt a client sent, and the calls the worker
+// that took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests). At
+// most 400, the first ones.
+std::vector<reports::Timeline::Message> involved_messages(const models::CallLog& log, const std::set<std::string>& ops, sim::Time end) {
+  constexpr std::size_t kMost = 400;
+  const auto secs = [](sim::Time t) { return t == sim::kNever ? -1.0 : seconds(t); };
+  const auto message = [&](const models::CallRecord& c) {
+    return reports::Timeline::Message{lane_of_process(c.caller_node, c.caller),
+                                      c.callee.empty() ? c.callee_node : lane_of_process(c.callee_node, c.callee),
+                                      c.request,
+                                      c.reply,
+                                      seconds(c.sent),
+                                      secs(c.taken != sim::kNever ? c.taken : c.arrived),
+                                      secs(c.answered),
+                                      secs(c.returned),
+                                      secs(c.gave_up)};
+  };
+  // The attempts of the involved operations, and when their workers worked on them: per
+  // worker, in the order it took them up (one at a time).
+  std::map<std::string, std::vector<std::pair<sim::Time, sim::Time>>> windows;
+  std::set<std::size_t> kept;
+  const auto& calls = log.calls();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& c = calls[i];
+    if (!c.request.starts_with("op ") || !ops.count(c.request.substr(0, c.request.find(" attempt")))) continue;
+    kept.insert(i);
+    if (!c.callee.empty()) windows[lane_of_process(c.callee_node, c.callee)].emplace_back(c.taken, std::min(c.answered, end));
+  }
+  for (auto& [lane, w] : windows) std::sort(w.begin(), w.end());
+  for (std::size_t i = 0; i < calls.size() && !windows.empty(); ++i) {
+    const auto& c = calls[i];
+    const auto it = windows.find(lane_of_process(c.caller_node, c.caller));
+    if (it == windows.end()) continue;
+    // The last attempt the worker took up at or before the call: the call is its if it was still on it.
+    const auto& w = it->second;
+    const auto after = std::upper_bound(w.begin(), w.end(), c.sent, [](sim::Time t, const auto& x) { return t < x.first; });
+    if (after != w.begin() && c.sent <= std::prev(after)->second) kept.insert(i);
+  }
+  std::vector<reports::Timeline::Message> out;
+  for (const std::size_t i : kept) {
+    if (out.size() == kMost) break;
+    out.push_back(message(calls[i]));
+  }
+  return out;
+}
+
 }  // namespace
 
 // A hold as a bar: as its holder believed it, with the lease to where the service really
@@ -165,7 +255,7 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
 // trace, the inserts of duplicated keys, and the statements of the operations involved.
 reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
                            const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
-                           std::uint64_t seed) {
+                           const models::CallLog* calls, std::uint64_t seed) {
   reports::Timeline t;
   t.seed = seed;
   const sim::Time end = engine.now();
@@ -193,6 +283,7 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
       inserted_duplicates.insert(row.origin.who);
     }
   t.statements = involved_statements(log, inserted_duplicates);
+  if (calls != nullptr) t.messages = involved_messages(*calls, involved_operations(t), end);
   return t;
 }
 
@@ -388,7 +479,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   out.db_statements = deployment.database().stats().statements;
   out.redis_commands = env.observed().redis_commands();
   if (kept == TraceKept::timeline)
-    out.timeline = timeline(deployment.engine(), env.observed().locks(), accounts, deployment.statements(), seed);
+    out.timeline = timeline(deployment.engine(), env.observed().locks(), accounts, deployment.statements(), deployment.calls(), seed);
   return out;
 }
 

@@ -76,6 +76,19 @@ struct Timeline {
     std::vector<std::string> cycle{};  // 1213: who was on the cycle, the victim first
     std::string undone{};              // what its failure rolled back
   };
+  /// A request and its reply between two participants: a client's attempt and the app worker
+  /// that took it up, a worker's command and the Redis node, ZooKeeper or etcd it went to.
+  struct Message {
+    std::string from;     // the caller's lane: "client 7", "app-1 worker 4"
+    std::string to;       // the callee's lane: the worker that took the attempt up, "redis-1"
+    std::string request;  // "op 7 attempt 1 (key 3)", "SET lock:openid:3 app-1-3-7-1 NX PX 10000"
+    std::string reply{};  // "ok", "duplicate_key", "(nil)", "OK"; empty: none was sent
+    double sent_s = 0;
+    double arrived_s = -1;   // taken up by the callee (a worker out of its queue); < 0: never
+    double replied_s = -1;   // the reply sent; < 0: never
+    double returned_s = -1;  // the reply reached the caller; < 0: lost, or still on its way
+    double gave_up_s = -1;   // the caller stopped waiting (its timeout) before a reply; < 0: it did not
+  };
   std::uint64_t seed = 0;
   /// How the trial's simultaneous events were ordered when not by its seed alone, as its
   /// title says it: "dfs: choice 9 takes option 1", "pct, depth 3", and whether it was shrunk.
@@ -85,6 +98,9 @@ struct Timeline {
   std::vector<Band> bands;
   std::vector<Mark> inserts;  // of duplicated keys
   std::vector<Statement> statements{};
+  /// The calls of the operations involved in what went wrong (every call of a trial with no
+  /// violation, up to a bound), in the order they were sent.
+  std::vector<Message> messages{};
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };
 

@@ -30,6 +30,7 @@ void check_same(const locksim::TrialOutcome& a, const locksim::TrialOutcome& b) 
   CHECK(a.step_outcomes == b.step_outcomes);
   CHECK(a.timeline.bars.size() == b.timeline.bars.size());
   CHECK(a.timeline.statements.size() == b.timeline.statements.size());
+  CHECK(a.timeline.messages.size() == b.timeline.messages.size());
   CHECK(a.steps.size() == b.steps.size());
   CHECK(a.tables.size() == b.tables.size());
   CHECK(locksim::encode(b) == locksim::encode(a));  // and everything else: the same bytes again
@@ -41,8 +42,13 @@ TEST_CASE("a client trial's outcome, timeline and latencies included, decodes to
   const locksim::TrialOutcome o = first_trial("del-removes-another-lock");
   REQUIRE(o.latency.count() > 0);
   REQUIRE(!o.timeline.bars.empty());
+  REQUIRE(!o.timeline.messages.empty());
   const locksim::TrialOutcome back = locksim::decode_outcome(locksim::encode(o));
   check_same(o, back);
+  for (std::size_t i = 0; i < o.timeline.messages.size(); ++i) {
+    CHECK(back.timeline.messages[i].request == o.timeline.messages[i].request);
+    CHECK(back.timeline.messages[i].gave_up_s == o.timeline.messages[i].gave_up_s);
+  }
   for (std::size_t i = 0; i < o.timeline.bars.size(); ++i) {
     CHECK(back.timeline.bars[i].row == o.timeline.bars[i].row);
     CHECK(back.timeline.bars[i].from_s == o.timeline.bars[i].from_s);  // exact, not close
