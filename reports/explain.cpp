@@ -112,6 +112,84 @@ const Timeline::Bar* held_at(const Timeline& t, const std::string& lane, double 
   return nullptr;
 }
 
+// A client's attempt (its request names its operation), not a call to a lock service.
+bool is_attempt(const Timeline::Message& m) { return m.from.starts_with("client ") && m.request.starts_with("op "); }
+
+// Whether the reply reached the caller while it still waited.
+bool answered_in_time(const Timeline::Message& m) { return m.returned_s >= 0 && (m.gave_up_s < 0 || m.returned_s <= m.gave_up_s); }
+
+// What a reply meant, where the command alone does not say: a SET NX answered (nil) was refused.
+std::string reply_words(const Timeline::Message& m) {
+  if (m.request.starts_with("SET ") && m.request.find(" NX") != std::string::npos && m.reply == "(nil)")
+    return "(nil): refused, another holds the key";
+  return m.reply;
+}
+
+// A message told once for it and the ones like it its caller sent next (a lock's retry loop,
+// keep-alives): the same callee, request and reply.
+struct Folded {
+  const Timeline::Message* message;
+  std::size_t times = 1;
+  double last_s = 0;  // the last one's sending
+};
+
+std::vector<Folded> fold_messages(const Timeline& t) {
+  std::vector<Folded> out;
+  std::map<std::string, std::size_t> last;  // a caller's latest entry
+  for (const auto& m : t.messages) {
+    const auto it = last.find(m.from);
+    if (it != last.end()) {
+      Folded& f = out[it->second];
+      const Timeline::Message& before = *f.message;
+      if (!is_attempt(m) && before.to == m.to && before.request == m.request && before.reply == m.reply &&
+          (before.gave_up_s < 0) == (m.gave_up_s < 0)) {
+        ++f.times;
+        f.last_s = m.sent_s;
+        continue;
+      }
+    }
+    last[m.from] = out.size();
+    out.push_back({&m, 1, m.sent_s});
+  }
+  return out;
+}
+
+// The attempts a client sent for operation `op` ("op 7"), in order.
+std::vector<const Timeline::Message*> attempts_of(const Timeline& t, const std::string& op) {
+  std::vector<const Timeline::Message*> out;
+  for (const auto& m : t.messages)
+    if (is_attempt(m) && m.request.starts_with(op + " attempt ")) out.push_back(&m);
+  return out;
+}
+
+// The operation an origin names: "op 7" of "app-1 worker 4, client 7, op 7 attempt 1".
+std::string operation_of(const std::string& who) {
+  const auto at = who.find(", op ");
+  if (at == std::string::npos) return "";
+  const auto end = who.find(" attempt", at);
+  return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+}
+
+// An operation retried after a timeout whose attempts both went on: each attempt, who took it
+// up and when, and when the client gave up on it.
+std::string retry_story(const Timeline& t, const std::string& op) {
+  const auto attempts = attempts_of(t, op);
+  if (attempts.size() < 2) return "";
+  std::vector<std::string> told;
+  for (const auto* m : attempts) {
+    const std::string attempt = m->request.substr(0, m->request.find(" ("));
+    std::string part = fmt::format("{} at {}", attempt.substr(attempt.find("attempt")), at(m->sent_s));
+    if (m->arrived_s >= 0) part += fmt::format(", taken up by {} at {}", m->to, at(m->arrived_s));
+    if (m->gave_up_s >= 0)
+      part += fmt::format("; the client got no answer in {:.3f} s and gave up on it at {}{}", m->gave_up_s - m->sent_s, at(m->gave_up_s),
+                          m->replied_s < 0 || m->replied_s > m->gave_up_s ? fmt::format(", while {} still worked on it", m->to) : "");
+    told.push_back(std::move(part));
+  }
+  return fmt::format(" {} sent {} {} times: {}. Each attempt is a request of its own to the servers: an attempt its client "
+                     "gave up on goes on beside its retry.",
+                     attempts.front()->from, op, attempts.size(), fmt::join(told, "; "));
+}
+
 std::string duplicate_story(const Timeline& t) {
   std::vector<std::string> parts;
   for (const auto& m : t.inserts) parts.push_back(fmt::format("{} at {}", m.label, at(m.at_s)));
@@ -136,6 +214,10 @@ std::string duplicate_story(const Timeline& t) {
       out += fmt::format(" {} held {} when it inserted.", lane, lock);
     }
   }
+  std::set<std::string> ops;
+  for (const auto& m : t.inserts) ops.insert(operation_of(inserter(m)));
+  for (const auto& op : ops)
+    if (!op.empty()) out += retry_story(t, op);
   if (t.inserts.size() > 1 && t.statements.empty())
     out += " Nothing in the database refused the second insert: no unique index on the key stood behind the lock.";
   return out;
@@ -193,6 +275,29 @@ std::vector<std::string> narrate(const Timeline& t) {
     lines.emplace_back(b.to_s, std::move(end));
   }
   for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", m.label));
+  for (const auto& f : fold_messages(t)) {
+    const Timeline::Message& m = *f.message;
+    if (is_attempt(m)) {
+      lines.emplace_back(m.sent_s, fmt::format("{} sends {} to {}", m.from, m.request, node_of(m.to)));
+      if (m.arrived_s >= 0)
+        lines.emplace_back(m.arrived_s, fmt::format("{} takes up {} from {} ({:.3f} s after it was sent)", m.to, m.request, m.from,
+                                                    m.arrived_s - m.sent_s));
+      if (m.gave_up_s >= 0)
+        lines.emplace_back(m.gave_up_s, fmt::format("{}: no answer to {} in {:.3f} s: it gives up on that attempt", m.from, m.request,
+                                                    m.gave_up_s - m.sent_s));
+      if (m.replied_s >= 0)
+        lines.emplace_back(m.replied_s, fmt::format("{} answers {}: {}{}", m.to, m.request, m.reply,
+                                                    answered_in_time(m) ? "" : fmt::format(", but {} is no longer waiting", m.from)));
+      continue;
+    }
+    std::string line = fmt::format("{} -> {}: {}", m.from, m.to, m.request);
+    if (answered_in_time(m))
+      line += " -> " + reply_words(m);
+    else if (m.gave_up_s >= 0)
+      line += fmt::format(" -> no answer in {:.3f} s{}", m.gave_up_s - m.sent_s, m.replied_s >= 0 ? " (the service did act on it)" : "");
+    if (f.times > 1) line += fmt::format(" ({} times in all, the last at {})", f.times, at(f.last_s));
+    lines.emplace_back(m.sent_s, std::move(line));
+  }
   for (const auto& st : t.statements) {
     std::string line = fmt::format("{}: {} -> {}", st.who, st.sql, st.outcome);
     if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", st.undone);
@@ -269,6 +374,21 @@ struct Row {
   std::string full;    // the tooltip
   std::string colour;  // of its mark
   std::vector<std::string> arrows_to{};  // lanes it waits behind, or whose lock its DEL removed
+  // A message's end: `link` numbers the message (a request or a reply), drawn as an arrow from
+  // the row that sends it to the row that receives it.
+  std::size_t link = kNoLink;
+  bool receives = false;
+  std::string to_lane{};  // set where a message's sending and receiving fell on one row
+  bool round_trip = false;  // and its reply came back on it too
+  static constexpr std::size_t kNoLink = ~std::size_t{0};
+};
+
+// The lane a message is received in.
+struct Link {
+  std::string from, to;
+  std::string colour;
+  bool reply = false;
+  std::string title;
 };
 
 }  // namespace
@@ -297,10 +417,22 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     for (const auto& lane : order) any = any || node_of(lane) == b.node;
     if (!any) see(b.node, 10);
   }
+  const std::vector<Folded> messages = fold_messages(t);
+  std::set<std::string> services;  // lanes that only answer calls: Redis nodes, ZooKeeper, etcd
+  for (const auto& f : messages) {
+    const Timeline::Message& m = *f.message;
+    see(m.from, is_attempt(m) ? 40 : 1);
+    see(m.to, is_attempt(m) ? 1 : 30);
+    if (!is_attempt(m)) services.insert(m.to);
+  }
+  for (const auto& f : messages) services.erase(f.message->from);
   std::vector<std::string> lanes = order;
   std::stable_sort(lanes.begin(), lanes.end(), [&](const auto& a, const auto& b) { return weight[a] > weight[b]; });
   const std::size_t folded_lanes = lanes.size() > max_lanes ? lanes.size() - max_lanes : 0;
   lanes.resize(std::min(lanes.size(), max_lanes));
+  // Left to right as calls go: clients, then the workers and sessions, then the services they call.
+  const auto place = [&](const std::string& lane) { return lane.starts_with("client ") ? 0 : services.count(lane) ? 2 : 1; };
+  std::stable_sort(lanes.begin(), lanes.end(), [&](const auto& a, const auto& b) { return place(a) < place(b); });
   std::map<std::string, std::size_t> column;
   for (std::size_t i = 0; i < lanes.size(); ++i) column[lanes[i]] = i;
 
@@ -336,6 +468,54 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     rows.push_back(std::move(r));
   }
   for (const auto& m : t.inserts) rows.push_back({m.at_s, lane_of(inserter(m)), "DUPLICATE: " + m.label, m.label + ": a duplicated key", "#d02020"});
+  // Messages: a client's attempt and its answer, a call to a lock service and its reply; a
+  // client's timeout as a band from the attempt to when it gave up.
+  std::vector<Link> links;
+  struct Waiting {  // a caller waiting in vain, between two times
+    std::string lane;
+    double from_s, to_s;
+    std::string title;
+  };
+  std::vector<Waiting> waits;
+  for (const auto& f : messages) {
+    const Timeline::Message& m = *f.message;
+    const std::string times = f.times > 1 ? fmt::format(" (x{})", f.times) : "";
+    const std::size_t request = links.size();
+    links.push_back({m.from, m.to, "#5070a0", false, m.from + " -> " + m.to + ": " + m.request + times});
+    if (!is_attempt(m) && answered_in_time(m) && m.returned_s - m.sent_s < 0.001) {
+      // A call answered within a millisecond: one row, there and back.
+      const std::string reply = reply_words(m).substr(0, reply_words(m).find(':')) + times;
+      Row r{m.sent_s, m.from, cut(m.request, std::max<std::size_t>(12, 32 - reply.size())) + " -> " + reply,
+            fmt::format("{} -> {}: {} -> {}{}", m.from, m.to, m.request, reply_words(m), times), "#5070a0", {}, request};
+      r.to_lane = m.to;
+      r.round_trip = true;
+      rows.push_back(std::move(r));
+      continue;
+    }
+    const std::string short_request = is_attempt(m) ? m.request.substr(0, m.request.find(" (")) : m.request;
+    rows.push_back({m.sent_s, m.from, (is_attempt(m) ? "sends " : "") + short_request + times,
+                    fmt::format("{} sends {} to {}{}", m.from, m.request, m.to, times), "#5070a0", {}, request});
+    if (m.arrived_s >= 0)
+      rows.push_back({m.arrived_s, m.to, is_attempt(m) ? "takes up " + short_request : "",
+                      fmt::format("{} takes up {} ({:.3f} s after it was sent)", m.to, m.request, m.arrived_s - m.sent_s), "#5070a0", {},
+                      request, true});
+    if (m.replied_s >= 0) {
+      const std::size_t reply = links.size();
+      const bool late = !answered_in_time(m);
+      links.push_back({m.to, m.from, late ? "#d08020" : "#50a070", true, m.to + " -> " + m.from + ": " + m.reply});
+      rows.push_back({m.replied_s, m.to, is_attempt(m) ? "answers " + m.reply : "", fmt::format("{} answers {}: {}", m.to, m.request, m.reply),
+                      "#50a070", {}, reply});
+      if (m.returned_s >= 0)
+        rows.push_back({m.returned_s, m.from, late ? "too late, unread: " + m.reply : "answer: " + reply_words(m),
+                        fmt::format("{} gets the answer to {}: {}{}", m.from, m.request, m.reply, late ? " (after it gave up: unread)" : ""),
+                        late ? "#d08020" : "#50a070", {}, reply, true});
+    }
+    if (m.gave_up_s >= 0) {
+      const std::string title = fmt::format("{}: no answer to {} in {:.3f} s", m.from, m.request, m.gave_up_s - m.sent_s);
+      rows.push_back({m.gave_up_s, m.from, fmt::format("timed out after {:.3f} s", m.gave_up_s - m.sent_s), title, "#d08020"});
+      waits.push_back({m.from, m.sent_s, m.gave_up_s, title});
+    }
+  }
   struct Span {  // a band across a node's lanes, between two rows
     std::string node, kind;
     double from_s, to_s;
@@ -361,6 +541,24 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       continue;
     }
     shown.push_back(std::move(r));
+  }
+
+  // A message received as it was sent (to the millisecond shown), with nothing shown between,
+  // is one row with a level arrow.
+  {
+    std::vector<Row> merged;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      Row r = std::move(shown[i]);
+      if (r.link != Row::kNoLink && !r.receives && i + 1 < shown.size() && shown[i + 1].link == r.link && shown[i + 1].receives &&
+          shown[i + 1].at_s - r.at_s < 0.0005) {
+        r.to_lane = shown[i + 1].lane;
+        if (r.text.empty()) r.text = shown[i + 1].text;
+        r.full += "; " + shown[i + 1].full;
+        ++i;
+      }
+      merged.push_back(std::move(r));
+    }
+    shown = std::move(merged);
   }
 
   constexpr int kLeft = 90, kLane = 230, kRow = 24, kTop = 58;
@@ -412,6 +610,55 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
                            x_of(lane) - kLane / 2 + 2, y0, kLane - 4, std::max(2, y1 - y0), s.kind == "down" ? "#f4a6a6" : "#c9c9f4",
                            html::escape(s.node), s.kind);
   }
+  // A client waiting for an answer that did not come in time: a band in its lane.
+  for (const auto& w : waits) {
+    if (shown.empty() || !column.count(w.lane)) continue;
+    const int y0 = y_of(first_row_at(w.from_s)), y1 = y_of(last_row_at(w.to_s));
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f6d9a8\" fill-opacity=\"0.5\"><title>{}</title></rect>\n",
+                       x_of(w.lane) - kLane / 2 + 10, y0, kLane - 20, std::max(2, y1 - y0), html::escape(w.title));
+  }
+  // Messages: an arrow from the row that sends to the row that receives (a level one where they
+  // share a row); one whose receiving is not shown stops short, crossed where it never arrived.
+  {
+    std::map<std::size_t, std::size_t> sent_at, received_at;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      if (shown[i].link == Row::kNoLink) continue;
+      if (shown[i].receives)
+        received_at[shown[i].link] = i;
+      else
+        sent_at[shown[i].link] = i;
+    }
+    for (const auto& [link, from_row] : sent_at) {
+      const Link& l = links[link];
+      if (!column.count(l.to) || l.to == l.from) continue;
+      const int x1 = x_of(l.from), y1 = y_of(from_row), x2 = x_of(l.to);
+      int y2 = y1;
+      bool arrives = true;
+      if (shown[from_row].to_lane.empty()) {
+        const auto it = received_at.find(link);
+        if (it != received_at.end())
+          y2 = y_of(it->second);
+        else
+          arrives = false;
+      }
+      const int dir = x2 > x1 ? 1 : -1;
+      const int xe = arrives ? x2 - dir * 5 : x1 + dir * (kLane / 3);
+      svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.2\"{}><title>{}</title></line>\n", x1,
+                         y1, xe, arrives ? y2 : y1 + kRow / 3, l.colour, l.reply ? " stroke-dasharray=\"5 3\"" : "", html::escape(l.title));
+      if (!arrives)
+        svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" text-anchor=\"middle\"><title>not received</title>x</text>\n", xe,
+                           y1 + kRow / 3 + 4, l.colour);
+      else
+        svg += fmt::format("<polygon points=\"{},{} {},{} {},{}\" fill=\"{}\"/>\n", x2 - dir * 4, y2, x2 - dir * 11, y2 - 4, x2 - dir * 11,
+                           y2 + 4, l.colour);
+      if (shown[from_row].round_trip) {  // the reply, dashed, back on the same row just below
+        const int yb = y1 + 4;
+        svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#50a070\" stroke-width=\"1.2\" stroke-dasharray=\"5 3\"/>"
+                           "<polygon points=\"{},{} {},{} {},{}\" fill=\"#50a070\"/>\n",
+                           x2, yb, x1 + dir * 5, yb, x1 + dir * 4, yb, x1 + dir * 11, yb - 4, x1 + dir * 11, yb + 4);
+      }
+    }
+  }
   // Lanes: a head and a line.
   for (const auto& lane : lanes) {
     const int x = x_of(lane);
@@ -432,14 +679,14 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
                          x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4,
                          r.colour == "#d02020" ? "removed the lock of" : "waited behind", html::escape(to));
     }
-    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>\n", x, y, r.colour);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + 7, y + 4,
+    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"/>\n", x, y, r.text.empty() ? 2 : 4, r.colour);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + 7, r.link != Row::kNoLink && !r.receives ? y - 4 : y + 4,
                        r.colour == "#d02020" ? "#b01010" : "#222222", html::escape(r.full), html::escape(cut(r.text, 36)));
   }
   std::string folded;
   if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
   if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
-  if (shown.empty()) folded = "nothing to draw: no lock holds, statements, pauses or duplicate inserts were recorded";
+  if (shown.empty()) folded = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";
   if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, html::escape(folded));
   svg += "</svg>\n";
   return svg;

@@ -163,7 +163,14 @@ TEST_CASE("a DEL that removed another holder's lock ends that holder's lease at 
   for (const auto& b : t.bars) unlocker_marked = unlocker_marked || (b.removed.starts_with("app-2") && b.row.find("app-1") != std::string::npos);
   CHECK(unlocker_marked);
 
+  // The commands on the wire: app-1's late DEL found a lock to delete, app-2's later one none.
+  std::vector<std::string> dels;
+  for (const auto& m : t.messages)
+    if (m.request == "DEL lock:openid:0") dels.push_back(m.from + " " + m.reply);
+  CHECK(dels == std::vector<std::string>{"app-1 worker 4 (integer) 1", "app-2 worker 4 (integer) 0"});
+
   const std::string story = joined(locksim::reports::narrate(t));
+  CHECK(story.find("app-1 worker 4 -> redis-1: DEL lock:openid:0 -> (integer) 1") != std::string::npos);
   CHECK(story.find("DEL lock:openid:0 removed app-2") != std::string::npos);
   CHECK(story.find("SET lock:openid:0 NX granted") != std::string::npos);
   const std::string why = joined(locksim::reports::explain(t, {"wrong_unlocks 1"}));
@@ -198,4 +205,64 @@ TEST_CASE("a lock released before its holder's COMMIT is drawn with the commit a
   const Timeline::Bar& hold = results.strategies.front().timeline.bars.at(row);
   CHECK(at > hold.to_s);  // the lesson: the lock went before the transaction committed
   CHECK(hold.ended == "released");
+}
+
+namespace {
+
+// A client's retry: attempt 1 waits in app-1's queue past the client's 0.3 s timeout, the
+// client sends attempt 2, and both attempts insert.
+Timeline retried_request() {
+  Timeline t;
+  t.end_s = 1;
+  t.messages.push_back({"client 7", "app-1 worker 2", "op 7 attempt 1 (key 7)", "ok", 0.1, 0.5, 0.8, 0.801, 0.4});
+  t.messages.push_back({"client 7", "app-1 worker 3", "op 7 attempt 2 (key 7)", "ok", 0.45, 0.46, 0.9, 0.901, -1});
+  t.inserts.push_back({"row 1 by app-1 worker 2, client 7, op 7 attempt 1", 0.7});
+  t.inserts.push_back({"row 2 by app-1 worker 3, client 7, op 7 attempt 2", 0.85});
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a duplicate from a retry is explained by the attempt the client gave up on while a worker still worked on it") {
+  const Timeline t = retried_request();
+  const std::string why = joined(locksim::reports::explain(t, {"duplicate_rows 1"}));
+  CHECK(why.find("client 7 sent op 7 2 times") != std::string::npos);
+  CHECK(why.find("attempt 1 at t=0.100 s, taken up by app-1 worker 2 at t=0.500 s") != std::string::npos);
+  CHECK(why.find("gave up on it at t=0.400 s, while app-1 worker 2 still worked on it") != std::string::npos);
+  CHECK(why.find("attempt 2 at t=0.450 s, taken up by app-1 worker 3 at t=0.460 s") != std::string::npos);
+
+  const std::string story = joined(locksim::reports::narrate(t));
+  CHECK(story.find("t=0.400 s  client 7: no answer to op 7 attempt 1 (key 7) in 0.300 s") != std::string::npos);
+  CHECK(story.find("t=0.500 s  app-1 worker 2 takes up op 7 attempt 1 (key 7) from client 7 (0.400 s after it was sent)") !=
+        std::string::npos);
+  CHECK(story.find("t=0.800 s  app-1 worker 2 answers op 7 attempt 1 (key 7): ok, but client 7 is no longer waiting") !=
+        std::string::npos);
+}
+
+TEST_CASE("the sequence diagram draws attempts and answers as arrows, and the client's timeout as a band") {
+  const std::string svg = locksim::reports::sequence_svg(retried_request(), "one trial");
+  CHECK(svg.find(">client 7</text>") < svg.find(">app-1 worker 2</text>"));  // the client's lane comes first
+  CHECK(svg.find("<title>client 7 -&gt; app-1 worker 2: op 7 attempt 1 (key 7)</title></line>") != std::string::npos);
+  CHECK(svg.find("<title>app-1 worker 2 -&gt; client 7: ok</title></line>") != std::string::npos);
+  CHECK(svg.find("fill=\"#f6d9a8\" fill-opacity=\"0.5\"><title>client 7: no answer to op 7 attempt 1 (key 7) in 0.300 s</title>") !=
+        std::string::npos);
+  CHECK(svg.find(">timed out after 0.300 s</text>") != std::string::npos);
+  CHECK(svg.find(">too late, unread: ok</text>") != std::string::npos);
+}
+
+TEST_CASE("a refused SET NX is told as refused, and a retry loop once with how many times it went round") {
+  Timeline t;
+  t.end_s = 1;
+  for (int i = 0; i < 5; ++i)
+    t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "(nil)", 0.1 * i, 0.1 * i + 0.0002,
+                          0.1 * i + 0.0003, 0.1 * i + 0.0005, -1});
+  t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "OK", 0.5, 0.5002, 0.5003, 0.5005, -1});
+  const std::string story = joined(locksim::reports::narrate(t));
+  CHECK(story.find("t=0.000 s  app-1 worker 1 -> redis-1: SET lock:k app-1-0-3-1 NX PX 5000 -> (nil): refused, another holds the key (5 "
+                   "times in all, the last at t=0.400 s)") != std::string::npos);
+  CHECK(story.find("t=0.500 s  app-1 worker 1 -> redis-1: SET lock:k app-1-0-3-1 NX PX 5000 -> OK") != std::string::npos);
+  const std::string svg = locksim::reports::sequence_svg(t, "one trial");
+  CHECK(svg.find("-&gt; (nil) (x5)</text>") != std::string::npos);  // one row, there and back
+  CHECK(count(svg, "<title>app-1 worker 1 -&gt; redis-1: SET lock:k app-1-0-3-1 NX PX 5000 (x5)</title></line>") == 1);
+  CHECK(count(svg, "<title>app-1 worker 1 -&gt; redis-1: SET lock:k app-1-0-3-1 NX PX 5000</title></line>") == 1);
 }
