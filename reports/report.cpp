@@ -279,9 +279,13 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
   const double pad = std::max((last - first) * 0.05, 1e-3);
   const double from = std::max(0.0, first - pad), to = last + pad;
   const bool cut = std::any_of(t.bars.begin(), t.bars.end(), [&](const auto& b) { return b.lease_to_s > to; });
+  // The key, six entries in two rows of three, is centred on the picture and not on the plot: long
+  // row names push the plot to the right, and a key below it ran off the right edge. It sits in a
+  // bottom margin kept for it, under the x axis's label.
   std::string body = fmt::format("set title 'One trial of {} (seed {}{}): who held which lock{}' noenhanced\n"
                                  "set xlabel 'time (s)'\nset xrange [{:.6f}:{:.6f}]\nset yrange [-1.7:{:.1f}]\nset grid xtics\n"
-                                 "set key below horizontal font ',9' samplen 2 width -4\n",
+                                 "set key at screen 0.5, character 1 center bottom horizontal maxcols 3 font ',9' samplen 2 width -4\n"
+                                 "set bmargin 6\n",
                                  escape(strategy), t.seed, t.schedule.empty() ? "" : "; " + escape(t.schedule),
                                  cut ? " (leases cut at the right edge)" : "", from, to, top - 0.3);
   std::string tics = "set ytics ('duplicate inserts' -1";
@@ -308,7 +312,7 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
                       "'' index 4 using 1:($2+0.28) with points pt 9 ps 0.8 lc rgb '#404040' title 'lease renewed', "
                       "'' index 5 using 1:2 with points pt 5 ps 1.2 lc rgb '#208040' title 'COMMIT of the holder'",
                       name);
-  const std::string size = fmt::format("1100,{}", 260 + 28 * static_cast<int>(t.bars.size()));
+  const std::string size = fmt::format("1100,{}", 276 + 28 * static_cast<int>(t.bars.size()));  // 16 px for the key's margin
   return both_formats(name, size, size, body);
 }
 

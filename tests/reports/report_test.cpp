@@ -130,6 +130,36 @@ TEST_CASE("a timeline without lock holds still draws its duplicate inserts: no b
   CHECK(data.find("0.200000") != std::string::npos);
 }
 
+// Its row names are long, so the plot starts far to the right: a key centred below the plot ran
+// off the picture's right edge, and the last titles with it.
+TEST_CASE("the timeline's key asks for rows of at most three titles, centred on the picture, in a margin of its own") {
+  locksim::reports::Timeline t;
+  t.seed = 1;
+  t.end_s = 1;
+  t.bars = {{"lock:openid:0  app-1 worker 4, client 0, op 0 attempt 1", 0.1, 0.5, 0.7},
+            {"lock:openid:0  app-2 worker 4, client 0, op 1 attempt 1", 0.6, 0.9, 1.2}};
+  TempFolder folder;
+  locksim::reports::write_replay_report(t, "redis-set-nx-ex-drop", folder.path.string());
+  const std::string script = read(folder.path / "timeline-redis-set-nx-ex-drop.gp");
+  const auto plot = script.find("\nplot ");
+  REQUIRE(plot != std::string::npos);
+  const std::string line = script.substr(plot + 1, script.find('\n', plot + 1) - plot - 1);
+  std::size_t titles = 0;
+  for (auto at = line.find(" title '"); at != std::string::npos; at = line.find(" title '", at + 1)) ++titles;
+  CHECK(titles == 6);
+  const auto key_at = script.find("\nset key ");
+  REQUIRE(key_at != std::string::npos);
+  const std::string key = script.substr(key_at + 1, script.find('\n', key_at + 1) - key_at - 1);
+  CHECK(key.find(" at screen 0.5,") != std::string::npos);  // the picture's centre, wherever the plot is
+  const auto maxcols = key.find(" maxcols ");
+  REQUIRE(maxcols != std::string::npos);
+  const std::size_t columns = std::stoul(key.substr(maxcols + 9));
+  CHECK(columns >= 2);
+  CHECK(columns <= 3);                         // three of the longest title fit across 1100 px
+  CHECK((titles + columns - 1) / columns > 1);  // so more than one row
+  CHECK(script.find("\nset bmargin ") != std::string::npos);  // room kept below for those rows
+}
+
 TEST_CASE("without gnuplot the report is still written, with a note saying why there are no pictures") {
   const auto results = small_run();
   TempFolder folder;
