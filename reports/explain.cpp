@@ -680,7 +680,10 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
                          r.colour == "#d02020" ? "removed the lock of" : "waited behind", html::escape(to));
     }
     svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"/>\n", x, y, r.text.empty() ? 2 : 4, r.colour);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + 7, r.link != Row::kNoLink && !r.receives ? y - 4 : y + 4,
+    // A message arriving from the right ends at the mark, over where its words begin: they move on.
+    const bool from_right = r.receives && column.count(links[r.link].from) && column.at(links[r.link].from) > column.at(r.lane);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + (from_right ? 14 : 7),
+                       r.link != Row::kNoLink && !r.receives ? y - 4 : y + 4,
                        r.colour == "#d02020" ? "#b01010" : "#222222", html::escape(r.full), html::escape(cut(r.text, 36)));
   }
   std::string folded;
