@@ -239,7 +239,9 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
     case HoldEnd::expired: b.ended = fmt::format("expired at t={:.3f} s", b.service_to_s); break;
     case HoldEnd::deleted: b.ended = fmt::format("deleted by {} at t={:.3f} s (wrong unlock)", b.deleted_by, b.service_to_s); break;
     case HoldEnd::session_lost:
-      b.ended = r.service == LockService::etcd ? "lease expired (etcd)" : "session expired (ZooKeeper)";
+      b.ended = fmt::format("{}{} ({})", r.service == LockService::etcd ? "lease expired" : "session expired",
+                            b.service_to_s >= 0 ? fmt::format(" at t={:.3f} s", b.service_to_s) : "",
+                            r.service == LockService::etcd ? "etcd" : "ZooKeeper");
       break;
     case HoldEnd::lost: b.ended = "lost at the service"; break;
     case HoldEnd::crashed: b.ended = "node crashed"; break;

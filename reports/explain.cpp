@@ -60,6 +60,14 @@ double lost_at(const Timeline::Bar& b) {
   return b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? b.lease_to_s : -1;
 }
 
+// How the service ended a hold on its own, in words: a Redis key's TTL, a ZooKeeper session
+// taking its lock node with it, an etcd lease taking its key.
+std::string lost_words(const Timeline::Bar& b) {
+  if (b.service == "zookeeper") return "its ZooKeeper session expired at the service, and its lock node with it";
+  if (b.service == "etcd") return "its etcd lease expired at the service, and its key with it";
+  return "its lease ran out at the lock service";
+}
+
 // Why a hold ended under its holder: another's DEL removed it, or its lease ran out while the
 // holder's node was paused or down.
 std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
@@ -72,9 +80,11 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
                       "believed it held the lock (until {}).",
                       lane_of(b.deleted_by), at(lost), lane_of(holder), lock, lane_of(b.deleted_by), lane_of(holder), at(b.to_s));
   } else {
-    out = fmt::format("{}'s lease on {} ran out at the lock service at {}, while {} still believed it held the lock "
-                      "(until {}).",
-                      lane_of(holder), lock, at(lost), lane_of(holder), at(b.to_s));
+    const std::string what = b.service == "zookeeper" ? fmt::format("ZooKeeper session expired at {}, and its lock node under {} went with it", at(lost), lock)
+                             : b.service == "etcd"    ? fmt::format("etcd lease expired at {}, and its key under {} went with it", at(lost), lock)
+                                                      : fmt::format("lease on {} ran out at the lock service at {}", lock, at(lost));
+    out = fmt::format("{}'s {}, while {} still believed it held the lock (until {}).", lane_of(holder), what, lane_of(holder),
+                      at(b.to_s));
     if (const auto* band = band_at(t, node_of(lane_of(holder)), lost))
       out += fmt::format(" Its node {} was {}: nothing ran on it, so it could neither renew the lease nor notice it ending.",
                          band->node, band_words(*band));
@@ -207,7 +217,10 @@ std::string duplicate_story(const Timeline& t) {
                          lane_of(hold->deleted_by), at(lost_at(*hold)));
       out += ": it went on still believing it held the lock, and inserted what another holder had inserted.";
     } else if (lost_at(*hold) >= 0 && lost_at(*hold) < m.at_s) {
-      out += fmt::format(" {} inserted believing it held {}, but its lease had run out at {}", lane, lock, at(lost_at(*hold)));
+      const char* lost = hold->service == "zookeeper" ? "its ZooKeeper session had expired"
+                         : hold->service == "etcd"    ? "its etcd lease had expired"
+                                                      : "its lease had run out";
+      out += fmt::format(" {} inserted believing it held {}, but {} at {}", lane, lock, lost, at(lost_at(*hold)));
       if (const auto* band = band_at(t, node_of(lane), lost_at(*hold))) out += fmt::format(" while its node was {}", band_words(*band));
       out += ": it woke still believing it held the lock, and inserted again what another holder had inserted.";
     } else {
@@ -258,7 +271,7 @@ std::vector<std::string> narrate(const Timeline& t) {
       lines.emplace_back(lost_at(b), fmt::format("{}: DEL {} removed {}'s lock (a wrong unlock); {} still believes it holds it",
                                                  lane_of(b.deleted_by), lock, lane_of(holder), lane_of(holder)));
     else if (lost_at(b) >= 0)  // only a lease that ran out while its holder still held on
-      lines.emplace_back(lost_at(b), fmt::format("{}: its lease ran out at the lock service", b.row));
+      lines.emplace_back(lost_at(b), fmt::format("{}: {}", b.row, lost_words(b)));
     std::string end = fmt::format("{} stopped believing it holds it", b.row);
     if (b.ended.starts_with("released"))
       end = fmt::format("{}: unlocked {}; its own lock was still there and went", holder, lock);
@@ -447,7 +460,8 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       rows.push_back({lost_at(b), lane_of(b.deleted_by), "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}});
       rows.push_back({lost_at(b), lane, "lock deleted by " + lane_of(b.deleted_by), full, "#d02020"});
     } else if (lost_at(b) >= 0) {
-      rows.push_back({lost_at(b), lane, "lease ran out: " + lock, b.row + ": its lease ran out at the lock service", "#d08020"});
+      const std::string what = b.service == "zookeeper" ? "session expired" : b.service == "etcd" ? "lease expired" : "lease ran out";
+      rows.push_back({lost_at(b), lane, what + ": " + lock, b.row + ": " + lost_words(b), "#d08020"});
     }
     if (!b.renewals_s.empty())
       rows.push_back({b.renewals_s.front(), lane, fmt::format("renewed {} ({}x)", lock, b.renewals_s.size()),

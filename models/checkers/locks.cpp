@@ -43,10 +43,11 @@ void Hold::release() {
 }
 
 Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease,
-                           LockService service) {
+                           LockService service, EndedPeek ended) {
   const sim::Time now = sim::now();
   Record r{std::move(lock), std::move(who), now, sim::kNever, std::move(granted), lease ? now + *lease : sim::kNever};
   r.service = service;
+  r.ended = std::move(ended);
   records_.push_back(std::move(r));
   return Hold(*this, records_.size() - 1);
 }
@@ -124,6 +125,7 @@ void LockMonitor::release(std::size_t index) {
     r.service_until = r.lease_until;
   } else if (r.service == LockService::zookeeper || r.service == LockService::etcd) {
     r.end = HoldEnd::session_lost;
+    if (r.ended) r.service_until = std::min(r.ended(), now);
   } else {
     r.end = HoldEnd::lost;  // a failover or a restart lost it: no time the holder could see
   }
@@ -192,6 +194,14 @@ bool LockObservations::zookeeper_has(const std::string& path) const {
 
 bool LockObservations::etcd_has(const std::string& key) const {
   return servers_.etcd != nullptr && servers_.etcd->find(key) != nullptr;
+}
+
+sim::Time LockObservations::zookeeper_removed_at(const std::string& path) const {
+  return servers_.zookeeper != nullptr ? servers_.zookeeper->removed_at(path) : sim::kNever;
+}
+
+sim::Time LockObservations::etcd_removed_at(const std::string& key) const {
+  return servers_.etcd != nullptr ? servers_.etcd->removed_at(key) : sim::kNever;
 }
 
 }  // namespace models::checkers

@@ -95,6 +95,9 @@ struct LockFindings {
 
 /// A peek at the lock service for one hold: does it grant the lock to this holder now?
 using GrantedPeek = std::function<bool()>;
+/// A peek at when the lock service ended a hold on its own (a lock node gone with its
+/// ZooKeeper session, a key with its etcd lease); kNever while it has not.
+using EndedPeek = std::function<sim::Time()>;
 
 /// The service a hold was taken at, which says how the service ends a hold on its own.
 enum class LockService { redis, redlock, zookeeper, etcd };
@@ -108,8 +111,9 @@ class LockMonitor {
  public:
   /// The holder `who` believes from now on that it holds `lock`; `granted` peeks at the
   /// lock service; `lease`, if known, is the TTL the service granted (for timelines).
+  /// `ended`, if given, tells when the service ended the hold on its own (for timelines).
   Hold acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease = {},
-                LockService service = LockService::redis);
+                LockService service = LockService::redis, EndedPeek ended = {});
   /// The hold at `index` had its lease renewed now for `lease` more (a watchdog's PEXPIRE).
   void renewed(std::size_t index, sim::Duration lease);
 
@@ -132,6 +136,7 @@ class LockMonitor {
     std::optional<std::size_t> deleted_by{};  // the hold whose DEL removed this one's lock
     std::optional<std::size_t> removed{};     // the hold whose lock this one's DEL removed
     std::vector<sim::Time> renewals{};        // each successful renewal of the lease
+    EndedPeek ended{};                        // when the service ended it on its own, where it can tell
   };
   /// Why `r` ended (or, still believed at `end`, whether its lease ran out before then).
   static HoldEnd end_of(const Record& r, sim::Time end);
@@ -191,6 +196,9 @@ class LockObservations {
   bool zookeeper_has(const std::string& path) const;
   /// Whether etcd holds `key` now (a lock key lives as long as its lease).
   bool etcd_has(const std::string& key) const;
+  /// When ZooKeeper removed znode `path` / etcd deleted `key` (kNever: not, or no such server).
+  sim::Time zookeeper_removed_at(const std::string& path) const;
+  sim::Time etcd_removed_at(const std::string& key) const;
 
   // What the lock clients write.
   LockMonitor& locks() { return locks_; }

@@ -88,6 +88,7 @@ void Server::serve() {
 
 void Server::remove(const std::string& key) {
   if (keys_.erase(key) == 0) return;
+  removed_[key] = node_.engine().now();
   ++revision_;
   publish(Event{Event::Type::del, KeyValue{.key = key, .mod_revision = revision_}});
 }

@@ -107,6 +107,11 @@ class Server {
   std::int64_t revision() const { return revision_; }
   /// The key's current state, if present and its lease not expired (for checkers).
   const KeyValue* find(const std::string& key) const;
+  /// When `key` was last deleted (by a delete, or with its lease); kNever if it never was.
+  sim::Time removed_at(const std::string& key) const {
+    const auto it = removed_.find(key);
+    return it == removed_.end() ? sim::kNever : it->second;
+  }
 
  private:
   struct Lease {
@@ -141,6 +146,7 @@ class Server {
   std::int64_t revision_ = 1;
   std::int64_t next_lease_ = 1;
   std::map<std::string, KeyValue> keys_;
+  std::map<std::string, sim::Time> removed_;  // when each deleted key went, for checkers
   std::map<std::int64_t, Lease> leases_;
   std::vector<Event> history_;  // every change, in revision order (never compacted)
   std::vector<Watcher> watchers_;

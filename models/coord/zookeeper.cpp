@@ -129,6 +129,7 @@ void Server::expire(SessionId session) {
                         static_cast<std::int64_t>(ephemerals.size()));
   for (const auto& path : ephemerals) {
     nodes_.erase(path);
+    removed_[path] = node_.engine().now();
     ++nodes_[parent_of(path)].cversion;
     trigger(data_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
     trigger(child_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
@@ -200,6 +201,7 @@ Code Server::remove(const std::string& path, std::int32_t version) {
   if (!children_of(path).empty()) return Code::not_empty;
   ++zxid_;
   nodes_.erase(it);
+  removed_[path] = node_.engine().now();
   ++nodes_[parent_of(path)].cversion;
   trigger(data_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
   trigger(child_watches_, {WatchEvent::Type::node_deleted, path, zxid_});

@@ -126,6 +126,11 @@ class Server {
   bool exists(const std::string& path) const { return nodes_.count(path) > 0; }
   std::optional<Stat> stat(const std::string& path) const;
   bool session_alive(SessionId session) const { return sessions_.count(session) > 0; }
+  /// When znode `path` was last removed (deleted, or with its session); kNever if it never was.
+  sim::Time removed_at(const std::string& path) const {
+    const auto it = removed_.find(path);
+    return it == removed_.end() ? sim::kNever : it->second;
+  }
   /// Watch notifications sent so far (the herd effect shows here).
   std::uint64_t notifications() const { return notifications_; }
 
@@ -169,6 +174,7 @@ class Server {
   std::uint64_t notifications_ = 0;
   std::map<std::string, ZNode> nodes_;
   std::map<SessionId, Session> sessions_;
+  std::map<std::string, sim::Time> removed_;  // when each removed znode went, for checkers
   std::map<std::string, std::set<SessionId>> data_watches_;   // exists / getData
   std::map<std::string, std::set<SessionId>> child_watches_;  // getChildren
 };

@@ -122,8 +122,9 @@ std::optional<LockGuard> LockClients::zookeeper(const std::string& path, zk::Loc
   env_.observed_.count_wakeups(mutex->wakeups());
   if (!held) return std::nullopt;
   checkers::LockObservations* seen = &env_.observed_;
-  checkers::Hold hold = seen->locks().acquired(path, who_, [seen, node = mutex->node()] { return seen->zookeeper_has(node); },
-                                               std::nullopt, checkers::LockService::zookeeper);
+  checkers::Hold hold = seen->locks().acquired(
+      path, who_, [seen, node = mutex->node()] { return seen->zookeeper_has(node); }, std::nullopt, checkers::LockService::zookeeper,
+      [seen, node = mutex->node()] { return seen->zookeeper_removed_at(node); });
   return guard(
       std::move(hold),
       [mutex](checkers::Hold& h) {
@@ -143,8 +144,9 @@ std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Durat
     if (!mutex->lock(wait)) return std::nullopt;
   }
   checkers::LockObservations* seen = &env_.observed_;
-  checkers::Hold hold = seen->locks().acquired(prefix, who_, [seen, key = mutex->key()] { return seen->etcd_has(key); },
-                                               std::nullopt, checkers::LockService::etcd);
+  checkers::Hold hold = seen->locks().acquired(
+      prefix, who_, [seen, key = mutex->key()] { return seen->etcd_has(key); }, std::nullopt, checkers::LockService::etcd,
+      [seen, key = mutex->key()] { return seen->etcd_removed_at(key); });
   return guard(
       std::move(hold),
       [mutex](checkers::Hold& h) {

@@ -143,6 +143,22 @@ TEST_CASE("a ZooKeeper or etcd hold whose lock node is gone when its holder lets
   CHECK(m.records()[1].end == HoldEnd::session_lost);
 }
 
+TEST_CASE("a ZooKeeper or etcd hold lost with its session ends, at the service, when its lock node went") {
+  LockMonitor m;
+  sim::Time removed = sim::kNever;
+  run_alone([&] {
+    Hold zk = m.acquired("/locks/k", "a", [&] { return removed == sim::kNever; }, std::nullopt, LockService::zookeeper,
+                         [&] { return removed; });
+    sim::sleep_for(4s);
+    removed = sim::now();  // the session expired and took the lock node with it
+    sim::sleep_for(3s);
+  });
+  const auto& r = m.records()[0];
+  CHECK(r.end == HoldEnd::session_lost);
+  CHECK(r.service_until == at_ms(4000));
+  CHECK(r.until == at_ms(7000));
+}
+
 TEST_CASE("a renewal moves the lease's end and is kept as an event of the hold") {
   LockMonitor m;
   const sim::Time end = run_alone([&] {

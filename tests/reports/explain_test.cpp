@@ -3,6 +3,7 @@
 // alone.
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <map>
@@ -265,4 +266,23 @@ TEST_CASE("a refused SET NX is told as refused, and a retry loop once with how m
   CHECK(svg.find("-&gt; (nil) (x5)</text>") != std::string::npos);  // one row, there and back
   CHECK(count(svg, "<title>app-1 worker 1 -&gt; redis-1: SET lock:k app-1-0-3-1 NX PX 5000 (x5)</title></line>") == 1);
   CHECK(count(svg, "<title>app-1 worker 1 -&gt; redis-1: SET lock:k app-1-0-3-1 NX PX 5000</title></line>") == 1);
+}
+
+TEST_CASE("a ZooKeeper lock node gone with its session ends the hold's lease where the session expired, and is told so") {
+  auto s = locksim::load_scenario(locksim::scenario_path("zk-session-expiry-during-pause"));
+  s.trials = 1;
+  s.strategies.erase(s.strategies.begin() + 1, s.strategies.end());  // zookeeper-recipe alone
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const Timeline& t = results.strategies.front().timeline;
+  const Timeline::Bar* lost = nullptr;
+  for (const auto& b : t.bars)
+    if (b.ended.starts_with("session expired at t=")) lost = &b;
+  REQUIRE(lost != nullptr);
+  CHECK(lost->service == "zookeeper");
+  CHECK(lost->from_s < lost->service_to_s);
+  CHECK(lost->service_to_s < lost->to_s);  // the holder let go later, when it woke
+  CHECK(lost->lease_to_s == lost->service_to_s);
+  const std::string why = joined(locksim::reports::explain(t, {"lease_expiry_violations 1"}));
+  CHECK(why.find(fmt::format("ZooKeeper session expired at t={:.3f} s, and its lock node under /locks/openid:0 went with it",
+                             lost->service_to_s)) != std::string::npos);
 }
