@@ -98,11 +98,12 @@ std::string outcome_text(const models::db::Statement& st, const models::db::Resu
 }
 
 // The statements of the operations involved in what went wrong: every statement of an
-// operation (a connection's origin) that waited for a lock, failed, or inserted a duplicated
-// key; with `all`, every statement. At most 200, the first ones.
+// operation (a connection's origin) that waited for a lock, failed, or is in `origins` (it
+// inserted a duplicated key, or held a lock that went wrong); with `all`, every statement. At
+// most 200, the first ones.
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
-                                                              const std::set<std::string>& inserted_duplicates, bool all = false) {
-  std::set<std::string> involved = inserted_duplicates;
+                                                              const std::set<std::string>& origins, bool all = false) {
+  std::set<std::string> involved = origins;
   for (const auto& s : log)
     if (!s.result.ok() || !s.result.waits.empty()) involved.insert(s.who);
   std::vector<reports::Timeline::Statement> out;
@@ -147,27 +148,40 @@ std::string operation_of(const std::string& who) {
   return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
 }
 
-// The operations involved in what went wrong: those that inserted a duplicated key, ran a
-// statement that waited or failed, or held a lock the service ended under them or whose DEL
-// removed another's.
-std::set<std::string> involved_operations(const reports::Timeline& t) {
+// The holders involved in what went wrong (their origins): those whose lock the service ended
+// under them or whose DEL removed another's, and those the service granted a lock to while its
+// earlier holder still believed it held it.
+std::set<std::string> involved_holders(const reports::Timeline& t) {
+  std::set<std::string> out;
+  const auto holder = [](const reports::Timeline::Bar& b) { return b.row.substr(b.row.find("  ") + 2); };
+  for (const auto& b : t.bars) {
+    if (b.service_to_s < 0 && b.deleted_by.empty() && b.removed.empty()) continue;
+    out.insert(holder(b));
+    if (!b.deleted_by.empty()) out.insert(b.deleted_by);
+    const std::string lock = b.row.substr(0, b.row.find("  "));
+    for (const auto& other : t.bars)
+      if (b.service_to_s >= 0 && other.row.starts_with(lock + "  ") && b.service_to_s <= other.from_s && other.from_s < b.to_s)
+        out.insert(holder(other));
+  }
+  return out;
+}
+
+// The operations involved in what went wrong: those of the involved holders, of the inserts of
+// duplicated keys and of the statements involved.
+std::set<std::string> involved_operations(const reports::Timeline& t, const std::set<std::string>& holders) {
   std::set<std::string> ops;
   const auto add = [&](const std::string& who) {
     if (std::string op = operation_of(who); !op.empty()) ops.insert(std::move(op));
   };
+  for (const auto& who : holders) add(who);
   for (const auto& m : t.inserts) add(m.label);
   for (const auto& st : t.statements) add(st.who);
-  for (const auto& b : t.bars)
-    if (b.service_to_s >= 0 || !b.deleted_by.empty() || !b.removed.empty()) {
-      add(b.row);
-      add(b.deleted_by);
-    }
   return ops;
 }
 
-// The calls of the involved operations: each attempt a client sent, and the calls the worker
-// that took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests). At
-// most 400, the first ones.
+// The calls of the involved operations: each attempt a client sent, the calls the worker that
+// took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests), and the
+// background calls on its node meanwhile. At most 400, the first ones.
 std::vector<reports::Timeline::Message> involved_messages(const models::CallLog& log, const std::set<std::string>& ops, sim::Time end) {
   constexpr std::size_t kMost = 400;
   const auto secs = [](sim::Time t) { return t == sim::kNever ? -1.0 : seconds(t); };
@@ -193,9 +207,27 @@ std::vector<reports::Timeline::Message> involved_messages(const models::CallLog&
     kept.insert(i);
     if (!c.callee.empty()) windows[lane_of_process(c.callee_node, c.callee)].emplace_back(c.taken, std::min(c.answered, end));
   }
-  for (auto& [lane, w] : windows) std::sort(w.begin(), w.end());
+  // On the nodes of those workers, from the first attempt taken up to the last answered: the
+  // background calls that keep their locks and sessions alive (ZooKeeper pings, etcd
+  // keep-alives, a watchdog's renewals).
+  std::map<std::string, std::pair<sim::Time, sim::Time>> busy;  // node -> span
+  for (auto& [lane, w] : windows) {
+    std::sort(w.begin(), w.end());
+    const std::string node = lane.substr(0, lane.find(' '));
+    auto [it, fresh] = busy.try_emplace(node, w.front().first, w.front().second);
+    for (const auto& [from, to] : w) {
+      it->second.first = std::min(it->second.first, from);
+      it->second.second = std::max(it->second.second, to);
+    }
+  }
   for (std::size_t i = 0; i < calls.size() && !windows.empty(); ++i) {
     const auto& c = calls[i];
+    const auto node = busy.find(c.caller_node);
+    if (node != busy.end() && !c.caller.starts_with(c.caller_node + ".worker-") && node->second.first <= c.sent &&
+        c.sent <= node->second.second) {
+      kept.insert(i);
+      continue;
+    }
     const auto it = windows.find(lane_of_process(c.caller_node, c.caller));
     if (it == windows.end()) continue;
     // The last attempt the worker took up at or before the call: the call is its if it was still on it.
@@ -284,8 +316,11 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
       t.inserts.push_back({fmt::format("row {} by {}", row.row.id, row.origin.who), seconds(row.origin.inserted_at)});
       inserted_duplicates.insert(row.origin.who);
     }
-  t.statements = involved_statements(log, inserted_duplicates);
-  if (calls != nullptr) t.messages = involved_messages(*calls, involved_operations(t), end);
+  const std::set<std::string> holders = involved_holders(t);
+  std::set<std::string> origins = inserted_duplicates;
+  origins.insert(holders.begin(), holders.end());
+  t.statements = involved_statements(log, origins);
+  if (calls != nullptr) t.messages = involved_messages(*calls, involved_operations(t, holders), end);
   return t;
 }
 

@@ -9,7 +9,7 @@ namespace {
 
 std::string operation_text(const Operation& o) {
   if (o.kind == Operation::Kind::del) return "del " + o.key;
-  return fmt::format("put {} {}{}", o.key, o.value, o.lease == 0 ? "" : fmt::format(" --lease={}", o.lease));
+  return fmt::format("put {} \"{}\"{}", o.key, o.value, o.lease == 0 ? "" : fmt::format(" --lease={}", o.lease));
 }
 
 std::string compare_text(const Compare& c) {
@@ -46,7 +46,7 @@ std::string call_text(const Request& r) {
 std::string reply_text(const Response& r) {
   std::string out = fmt::format("{}, revision {}", r.ok ? "ok" : "failed", r.revision);
   if (r.lease != 0) out += fmt::format(", lease {}", r.lease);
-  if (r.kv) out += fmt::format(", {} = {} (created at revision {})", r.kv->key, r.kv->value, r.kv->create_revision);
+  if (r.kv) out += fmt::format(", {} = \"{}\" (created at revision {})", r.kv->key, r.kv->value, r.kv->create_revision);
   if (!r.kvs.empty()) out += fmt::format(", {} keys, the first {} created at revision {}", r.kvs.size(), r.kvs.front().key, r.kvs.front().create_revision);
   return out;
 }
