@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Opens report.html pages in headless Chromium: they render without a console message, and
-the diagrams and plots are in the page Chromium built. Keeps a screenshot of each.
+the diagrams (with the arrows of the calls they draw) and plots are in the page Chromium built.
+Keeps a screenshot of each.
 
 Usage: check_in_browser.py LOCKSIM SCENARIO_DIR SCREENSHOT_DIR
 
@@ -37,7 +38,7 @@ def chromium(page, *extra):
     return p.returncode, p.stdout, p.stderr
 
 
-def open_page(name, page, sequences, plots):
+def open_page(name, page, sequences, plots, calls=0):
     if not os.path.exists(page):
         check(name, False, f"{page} was not written")
         return
@@ -46,6 +47,8 @@ def open_page(name, page, sequences, plots):
     check(f"{name}: renders without a console message", code == 0 and not console, f"exit {code}: {console[:3]}")
     found = len(re.findall(r'<svg[^>]*class="sequence"', dom))
     check(f"{name}: {sequences} sequence diagram(s) or more in the rendered page", found >= sequences, f"{found} found")
+    found = len(re.findall(r'<line [^>]*><title>[^<]* -&gt; [^<]*</title></line>', dom))
+    check(f"{name}: {calls} call arrow(s) or more in its diagrams", found >= calls, f"{found} found")
     found = len(re.findall(r'<div class="plot"', dom))
     check(f"{name}: {plots} plot(s) or more in the rendered page", found >= plots, f"{found} found")
     shot = os.path.join(SHOTS, name.replace(" ", "-") + ".png")
@@ -63,13 +66,13 @@ def main():
             return subprocess.run([LOCKSIM, *args], cwd=work, capture_output=True, text=True, timeout=300)
 
         locksim("run", os.path.join(SCENARIOS, "gc-pause-longer-than-lease.json"), "--trials", "5")
-        open_page("gc-pause-longer-than-lease report", os.path.join(work, "reports/out/gc-pause-longer-than-lease/report.html"), 4, 2)
+        open_page("gc-pause-longer-than-lease report", os.path.join(work, "reports/out/gc-pause-longer-than-lease/report.html"), 4, 2, 8)
         locksim("run", os.path.join(SCENARIOS, "three-inserts-one-rollback.json"), "--trials", "3")
         open_page("three-inserts-one-rollback report", os.path.join(work, "reports/out/three-inserts-one-rollback/report.html"), 1, 0)
         found = locksim("explore", os.path.join(SCENARIOS, "select-for-update-deadlock.json"), "--strategy", "select-for-update",
                         "--mode", "pct")
         check("explore finds the deadlock to replay", found.returncode == 3, found.stderr.strip()[-300:])
-        open_page("select-for-update-deadlock replay", os.path.join(work, "reports/out/select-for-update-deadlock/replay/report.html"), 1, 0)
+        open_page("select-for-update-deadlock replay", os.path.join(work, "reports/out/select-for-update-deadlock/replay/report.html"), 1, 0, 2)
     print(f"browser: {len(failures)} of the checks failed" if failures else "browser: every check passed")
     return 1 if failures else 0
 
