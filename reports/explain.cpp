@@ -396,12 +396,12 @@ struct Row {
   static constexpr std::size_t kNoLink = ~std::size_t{0};
 };
 
-// The lane a message is received in.
+// A message drawn as an arrow: from the sender's lane to the receiver's, dashed for a reply.
 struct Link {
-  std::string from, to;
+  std::string from, to;  // lanes
   std::string colour;
   bool reply = false;
-  std::string title;
+  std::string title;  // the arrow's tooltip
 };
 
 }  // namespace

@@ -1,8 +1,9 @@
 #pragma once
 // One trial told and drawn for a reader: the events in order (narrate), a paragraph per
 // violation saying why it happened (explain), and a sequence diagram (sequence_svg): a lane per
-// participant, an event a row, lock holds as spans, statements with their outcomes and lock
-// waits, pauses and crashes as bands, the duplicate inserts marked. All of it from the trial's
+// participant, an event a row, requests and replies as arrows between lanes, a client's timeout
+// as a band, lock holds as spans, statements with their outcomes and lock waits, pauses and
+// crashes as bands, the duplicate inserts marked. All of it from the trial's
 // Timeline alone, so a run's report, a replay and a test draw the same picture of a trial.
 
 #include <map>
@@ -16,14 +17,16 @@ namespace locksim::reports {
 /// The trial's events in time order, one line each ("t=5.910 s  app-1 paused 6.000 s ..."):
 /// pauses and crashes, lock holds (the grant in the service's words, renewals, the lease
 /// running out, a DEL removing another's lock, sessions expiring, the unlock and what it
-/// found), inserts of duplicated keys, statements with their outcomes, waits, deadlock cycles
-/// and rollbacks. Past `kMostNarrated` lines the middle is folded into one line.
+/// found), calls (a client's attempts, who took each up, its answer or the client's timeout;
+/// commands to lock services with their replies, a repeated one once with how many times),
+/// inserts of duplicated keys, statements with their outcomes, waits, deadlock cycles and
+/// rollbacks. Past `kMostNarrated` lines the middle is folded into one line.
 inline constexpr std::size_t kMostNarrated = 80;
 std::vector<std::string> narrate(const Timeline& timeline);
 
 /// Why each violation happened, a paragraph each, in plain words: duplicate inserts (who
 /// inserted, whether each held the lock then, a lease that ran out in a pause and who took
-/// the lock meanwhile), leases that ran out or locks another's DEL removed under their holder, deadlocks (the cycle, the
+/// the lock meanwhile, a request sent again after a timeout while its first attempt went on), leases that ran out or locks another's DEL removed under their holder, deadlocks (the cycle, the
 /// victim, what it undid) and lock-wait timeouts. `fired`: the checkers that fired
 /// ("duplicate_rows 1"); one the timeline does not show gets a sentence of its own, with its
 /// meaning from `meanings` (metric name -> meaning) where it is there.

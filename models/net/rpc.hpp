@@ -17,12 +17,12 @@ namespace models {
 
 /// A message type told in a trial's call log: it has a `call_text` overload (call_log.hpp).
 template <class T>
-concept Told = requires(const T& message) {
+concept LoggedRequest = requires(const T& message) {
   { call_text(message) } -> std::convertible_to<std::string>;
 };
 /// A reply type told in the call log: it has a `reply_text` overload.
 template <class T>
-concept ToldReply = requires(const T& reply) {
+concept LoggedReply = requires(const T& reply) {
   { reply_text(reply) } -> std::convertible_to<std::string>;
 };
 
@@ -45,7 +45,7 @@ class ReplyTo {
     std::size_t call = CallLog::kNone;
     if (CallRecord* record = logged()) {
       record->answered = net_->engine().now();
-      if constexpr (ToldReply<Resp>) record->reply = reply_text(response);
+      if constexpr (LoggedReply<Resp>) record->reply = reply_text(response);
       call = call_;
     }
     net_->send(server_, caller_, [net = net_, call, promise = promise_, response = std::move(response)]() mutable {
@@ -88,7 +88,7 @@ std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req
   sim::Promise<Resp> promise("reply");
   sim::Future<Resp> answer = promise.get_future();
   std::size_t call = CallLog::kNone;
-  if constexpr (Told<Req>)
+  if constexpr (LoggedRequest<Req>)
     if (CallLog* log = net.calls())
       call = log->open(net.engine().node_name(from), call_caller(request), net.engine().node_name(to), call_text(request),
                        net.engine().now());
