@@ -294,3 +294,12 @@ TEST_CASE("a ZooKeeper lock node gone with its session ends the hold's lease whe
   CHECK(why.find(fmt::format("ZooKeeper session expired at t={:.3f} s, and its lock node under /locks/openid:0 went with it",
                              lost->service_to_s)) != std::string::npos);
 }
+
+TEST_CASE("report.html, its calls and diagrams included, is the same bytes for a seed whether one thread or two ran it") {
+  auto s = locksim::load_scenario(locksim::scenario_path("del-removes-another-lock"));
+  s.trials = 4;
+  const auto one = report_files(locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true}), {"report.html"});
+  const auto two = report_files(locksim::run_scenario(s, {.jobs = 2, .draw_first_violation = true}), {"report.html"});
+  REQUIRE(one.at("report.html").find(" -&gt; redis-1: SET lock:openid:0") != std::string::npos);
+  CHECK(one.at("report.html") == two.at("report.html"));
+}
