@@ -182,7 +182,7 @@ std::set<std::string> involved_operations(const reports::Timeline& t, const std:
 // The calls of the involved operations: each attempt a client sent, the calls the worker that
 // took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests), and the
 // background calls on its node meanwhile. At most 400, the first ones.
-std::vector<reports::Timeline::Message> involved_messages(const models::CallLog& log, const std::set<std::string>& ops, sim::Time end) {
+void add_involved_messages(reports::Timeline& t, const models::CallLog& log, const std::set<std::string>& ops, sim::Time end) {
   constexpr std::size_t kMost = 400;
   const auto secs = [](sim::Time t) { return t == sim::kNever ? -1.0 : seconds(t); };
   const auto message = [&](const models::CallRecord& c) {
@@ -191,7 +191,8 @@ std::vector<reports::Timeline::Message> involved_messages(const models::CallLog&
                                       c.request,
                                       c.reply,
                                       seconds(c.sent),
-                                      secs(c.taken != sim::kNever ? c.taken : c.arrived),
+                                      secs(c.arrived),
+                                      secs(c.taken),
                                       secs(c.answered),
                                       secs(c.returned),
                                       secs(c.gave_up)};
@@ -213,8 +214,11 @@ std::vector<reports::Timeline::Message> involved_messages(const models::CallLog&
   std::map<std::string, std::pair<sim::Time, sim::Time>> busy;  // node -> span
   for (auto& [lane, w] : windows) {
     std::sort(w.begin(), w.end());
+    // A worker killed on an attempt never answered it: its window ends where the worker of its
+    // name (restarted) took up the next one.
+    for (std::size_t k = 0; k + 1 < w.size(); ++k) w[k].second = std::min(w[k].second, w[k + 1].first);
     const std::string node = lane.substr(0, lane.find(' '));
-    auto [it, fresh] = busy.try_emplace(node, w.front().first, w.front().second);
+    const auto it = busy.try_emplace(node, w.front().first, w.front().second).first;
     for (const auto& [from, to] : w) {
       it->second.first = std::min(it->second.first, from);
       it->second.second = std::max(it->second.second, to);
@@ -235,12 +239,11 @@ std::vector<reports::Timeline::Message> involved_messages(const models::CallLog&
     const auto after = std::upper_bound(w.begin(), w.end(), c.sent, [](sim::Time t, const auto& x) { return t < x.first; });
     if (after != w.begin() && c.sent <= std::prev(after)->second) kept.insert(i);
   }
-  std::vector<reports::Timeline::Message> out;
   for (const std::size_t i : kept) {
-    if (out.size() == kMost) break;
-    out.push_back(message(calls[i]));
+    if (t.messages.size() == kMost) break;
+    t.messages.push_back(message(calls[i]));
   }
-  return out;
+  t.calls_left_out = kept.size() - t.messages.size() + log.dropped();
 }
 
 }  // namespace
@@ -320,7 +323,7 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   std::set<std::string> origins = inserted_duplicates;
   origins.insert(holders.begin(), holders.end());
   t.statements = involved_statements(log, origins);
-  if (calls != nullptr) t.messages = involved_messages(*calls, involved_operations(t, holders), end);
+  if (calls != nullptr) add_involved_messages(t, *calls, involved_operations(t, holders), end);
   return t;
 }
 

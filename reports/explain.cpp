@@ -186,18 +186,24 @@ std::string retry_story(const Timeline& t, const std::string& op) {
   const auto attempts = attempts_of(t, op);
   if (attempts.size() < 2) return "";
   std::vector<std::string> told;
+  bool any_went_on = false;
   for (const auto* m : attempts) {
     const std::string attempt = m->request.substr(0, m->request.find(" ("));
     std::string part = fmt::format("{} at {}", attempt.substr(attempt.find("attempt")), at(m->sent_s));
-    if (m->arrived_s >= 0) part += fmt::format(", taken up by {} at {}", m->to, at(m->arrived_s));
+    if (m->taken_s >= 0) part += fmt::format(", taken up by {} at {}", m->to, at(m->taken_s));
+    const bool went_on = m->taken_s >= 0 && m->gave_up_s >= 0 && (m->replied_s < 0 || m->replied_s > m->gave_up_s);
     if (m->gave_up_s >= 0)
       part += fmt::format("; the client got no answer in {:.3f} s and gave up on it at {}{}", m->gave_up_s - m->sent_s, at(m->gave_up_s),
-                          m->replied_s < 0 || m->replied_s > m->gave_up_s ? fmt::format(", while {} still worked on it", m->to) : "");
+                          went_on ? fmt::format(", while {} still worked on it", m->to) : "");
+    else if (!m->reply.empty() && m->reply != "ok")
+      part += fmt::format(", answered {}", m->reply);
+    any_went_on = any_went_on || went_on;
     told.push_back(std::move(part));
   }
-  return fmt::format(" {} sent {} {} times: {}. Each attempt is a request of its own to the servers: an attempt its client "
-                     "gave up on goes on beside its retry.",
-                     attempts.front()->from, op, attempts.size(), fmt::join(told, "; "));
+  return fmt::format(" {} sent {} {} times: {}.{}", attempts.front()->from, op, attempts.size(), fmt::join(told, "; "),
+                     any_went_on ? " Each attempt is a request of its own to the servers: an attempt its client gave up on went on "
+                                   "beside its retry."
+                                 : "");
 }
 
 std::string duplicate_story(const Timeline& t) {
@@ -292,9 +298,11 @@ std::vector<std::string> narrate(const Timeline& t) {
     const Timeline::Message& m = *f.message;
     if (is_attempt(m)) {
       lines.emplace_back(m.sent_s, fmt::format("{} sends {} to {}", m.from, m.request, node_of(m.to)));
-      if (m.arrived_s >= 0)
-        lines.emplace_back(m.arrived_s, fmt::format("{} takes up {} from {} ({:.3f} s after it was sent)", m.to, m.request, m.from,
-                                                    m.arrived_s - m.sent_s));
+      if (m.taken_s >= 0)
+        lines.emplace_back(m.taken_s, fmt::format("{} takes up {} from {} ({:.3f} s after it was sent)", m.to, m.request, m.from,
+                                                  m.taken_s - m.sent_s));
+      else if (m.arrived_s >= 0)
+        lines.emplace_back(m.arrived_s, fmt::format("{} receives {} from {}; no worker takes it up", m.to, m.request, m.from));
       if (m.gave_up_s >= 0)
         lines.emplace_back(m.gave_up_s, fmt::format("{}: no answer to {} in {:.3f} s: it gives up on that attempt", m.from, m.request,
                                                     m.gave_up_s - m.sent_s));
@@ -401,6 +409,7 @@ struct Link {
   std::string from, to;  // lanes
   std::string colour;
   bool reply = false;
+  bool lost = false;  // never received: lost, held past the trial, or never taken up
   std::string title;  // the arrow's tooltip
 };
 
@@ -495,11 +504,12 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const Timeline::Message& m = *f.message;
     const std::string times = f.times > 1 ? fmt::format(" (x{})", f.times) : "";
     const std::size_t request = links.size();
-    links.push_back({m.from, m.to, "#5070a0", false, m.from + " -> " + m.to + ": " + m.request + times});
+    const double received = is_attempt(m) && m.taken_s >= 0 ? m.taken_s : m.arrived_s;
+    links.push_back({m.from, m.to, "#5070a0", false, received < 0, m.from + " -> " + m.to + ": " + m.request + times});
     if (!is_attempt(m) && answered_in_time(m) && m.returned_s - m.sent_s < 0.001) {
       // A call answered within a millisecond: one row, there and back.
       const std::string reply = reply_words(m).substr(0, reply_words(m).find(':')) + times;
-      Row r{m.sent_s, m.from, cut(m.request, std::max<std::size_t>(12, 32 - reply.size())) + " -> " + reply,
+      Row r{m.sent_s, m.from, cut(m.request, reply.size() < 20 ? 32 - reply.size() : 12) + " -> " + reply,
             fmt::format("{} -> {}: {} -> {}{}", m.from, m.to, m.request, reply_words(m), times), "#5070a0", {}, request};
       r.to_lane = m.to;
       r.round_trip = true;
@@ -509,14 +519,17 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const std::string short_request = is_attempt(m) ? m.request.substr(0, m.request.find(" (")) : m.request;
     rows.push_back({m.sent_s, m.from, (is_attempt(m) ? "sends " : "") + short_request + times,
                     fmt::format("{} sends {} to {}{}", m.from, m.request, m.to, times), "#5070a0", {}, request});
-    if (m.arrived_s >= 0)
-      rows.push_back({m.arrived_s, m.to, is_attempt(m) ? "takes up " + short_request : "",
-                      fmt::format("{} takes up {} ({:.3f} s after it was sent)", m.to, m.request, m.arrived_s - m.sent_s), "#5070a0", {},
-                      request, true});
+    if (received >= 0) {
+      const bool taken = is_attempt(m) && m.taken_s >= 0;
+      rows.push_back({received, m.to, !is_attempt(m) ? "" : taken ? "takes up " + short_request : "receives " + short_request,
+                      fmt::format("{} {} {} ({:.3f} s after it was sent){}", m.to, taken ? "takes up" : "receives", m.request,
+                                  received - m.sent_s, is_attempt(m) && !taken ? "; no worker takes it up" : ""),
+                      "#5070a0", {}, request, true});
+    }
     if (m.replied_s >= 0) {
       const std::size_t reply = links.size();
       const bool late = !answered_in_time(m);
-      links.push_back({m.to, m.from, late ? "#d08020" : "#50a070", true, m.to + " -> " + m.from + ": " + m.reply});
+      links.push_back({m.to, m.from, late ? "#d08020" : "#50a070", true, m.returned_s < 0, m.to + " -> " + m.from + ": " + m.reply});
       rows.push_back({m.replied_s, m.to, is_attempt(m) ? "answers " + m.reply : "", fmt::format("{} answers {}: {}", m.to, m.request, m.reply),
                       "#50a070", {}, reply});
       if (m.returned_s >= 0)
@@ -659,10 +672,10 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       const int xe = arrives ? x2 - dir * 5 : x1 + dir * (kLane / 3);
       svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.2\"{}><title>{}</title></line>\n", x1,
                          y1, xe, arrives ? y2 : y1 + kRow / 3, l.colour, l.reply ? " stroke-dasharray=\"5 3\"" : "", html::escape(l.title));
-      if (!arrives)
+      if (!arrives && l.lost)  // crossed where it never arrived; one received past the rows shown just stops short
         svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" text-anchor=\"middle\"><title>not received</title>x</text>\n", xe,
                            y1 + kRow / 3 + 4, l.colour);
-      else
+      else if (arrives)
         svg += fmt::format("<polygon points=\"{},{} {},{} {},{}\" fill=\"{}\"/>\n", x2 - dir * 4, y2, x2 - dir * 11, y2 - 4, x2 - dir * 11,
                            y2 + 4, l.colour);
       if (shown[from_row].round_trip) {  // the reply, dashed, back on the same row just below
@@ -703,6 +716,8 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   std::string folded;
   if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
   if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
+  if (t.calls_left_out > 0)
+    folded += fmt::format("{}{} call{} not kept", folded.empty() ? "" : "; ", t.calls_left_out, t.calls_left_out == 1 ? "" : "s");
   if (shown.empty()) folded = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";
   if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, html::escape(folded));
   svg += "</svg>\n";

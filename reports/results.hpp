@@ -84,7 +84,8 @@ struct Timeline {
     std::string request;  // "op 7 attempt 1 (key 3)", "SET lock:openid:3 app-1-3-7-1 NX PX 10000"
     std::string reply{};  // "ok", "duplicate_key", "(nil)", "OK"; empty: none was sent
     double sent_s = 0;
-    double arrived_s = -1;   // taken up by the callee (a worker out of its queue); < 0: never
+    double arrived_s = -1;   // at the callee's node; < 0: lost, or held past the trial
+    double taken_s = -1;     // an attempt: taken up by the worker `to` names; < 0: no worker took it up
     double replied_s = -1;   // the reply sent; < 0: never
     double returned_s = -1;  // the reply reached the caller; < 0: lost, or still on its way
     double gave_up_s = -1;   // the caller stopped waiting (its timeout) before a reply; < 0: it did not
@@ -98,9 +99,12 @@ struct Timeline {
   std::vector<Band> bands;
   std::vector<Mark> inserts;  // of duplicated keys
   std::vector<Statement> statements{};
-  /// The calls of the operations involved in what went wrong (every call of a trial with no
-  /// violation, up to a bound), in the order they were sent.
+  /// The calls of the operations involved in what went wrong, in the order they were sent;
+  /// at most 400, the first ones.
   std::vector<Message> messages{};
+  /// Calls `messages` leaves out: involved ones past its bound, and any the trial's call log
+  /// did not keep (past its own bound of kept calls), to say so.
+  std::uint64_t calls_left_out = 0;
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };
 

@@ -125,7 +125,7 @@ void LockMonitor::release(std::size_t index) {
     r.service_until = r.lease_until;
   } else if (r.service == LockService::zookeeper || r.service == LockService::etcd) {
     r.end = HoldEnd::session_lost;
-    if (r.ended) r.service_until = std::min(r.ended(), now);
+    if (r.ended && r.ended() <= now) r.service_until = r.ended();
   } else {
     r.end = HoldEnd::lost;  // a failover or a restart lost it: no time the holder could see
   }

@@ -84,8 +84,9 @@ struct Response {
   std::vector<KeyValue> kvs;   // range: every key with the prefix, in key order
 };
 
-// How a trial's call log tells them (net/call_log.hpp), as etcdctl would: "put k v --lease=3",
-// "txn (create_revision(k) = 0) put k v", answered "ok, revision 7" or "failed, revision 7".
+// How a trial's call log tells them (net/call_log.hpp), as etcdctl would: "put k \"v\" --lease=3",
+// "txn if (create_revision(k) = 0) then (put k \"v\") else ()", answered "ok, revision 7" or
+// "failed, revision 7".
 std::string call_text(const Request& request);
 std::string reply_text(const Response& response);
 

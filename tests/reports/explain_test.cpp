@@ -218,8 +218,8 @@ namespace {
 Timeline retried_request() {
   Timeline t;
   t.end_s = 1;
-  t.messages.push_back({"client 7", "app-1 worker 2", "op 7 attempt 1 (key 7)", "ok", 0.1, 0.5, 0.8, 0.801, 0.4});
-  t.messages.push_back({"client 7", "app-1 worker 3", "op 7 attempt 2 (key 7)", "ok", 0.45, 0.46, 0.9, 0.901, -1});
+  t.messages.push_back({"client 7", "app-1 worker 2", "op 7 attempt 1 (key 7)", "ok", 0.1, 0.101, 0.5, 0.8, 0.801, 0.4});
+  t.messages.push_back({"client 7", "app-1 worker 3", "op 7 attempt 2 (key 7)", "ok", 0.45, 0.451, 0.46, 0.9, 0.901, -1});
   t.inserts.push_back({"row 1 by app-1 worker 2, client 7, op 7 attempt 1", 0.7});
   t.inserts.push_back({"row 2 by app-1 worker 3, client 7, op 7 attempt 2", 0.85});
   return t;
@@ -258,9 +258,9 @@ TEST_CASE("a refused SET NX is told as refused, and a retry loop once with how m
   Timeline t;
   t.end_s = 1;
   for (int i = 0; i < 5; ++i)
-    t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "(nil)", 0.1 * i, 0.1 * i + 0.0002,
+    t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "(nil)", 0.1 * i, 0.1 * i + 0.0002, -1,
                           0.1 * i + 0.0003, 0.1 * i + 0.0005, -1});
-  t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "OK", 0.5, 0.5002, 0.5003, 0.5005, -1});
+  t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "OK", 0.5, 0.5002, -1, 0.5003, 0.5005, -1});
   const std::string story = joined(locksim::reports::narrate(t));
   CHECK(story.find("t=0.000 s  app-1 worker 1 -> redis-1: SET lock:k app-1-0-3-1 NX PX 5000 -> (nil): refused, another holds the key (5 "
                    "times in all, the last at t=0.400 s)") != std::string::npos);
@@ -302,4 +302,21 @@ TEST_CASE("report.html, its calls and diagrams included, is the same bytes for a
   const auto two = report_files(locksim::run_scenario(s, {.jobs = 2, .draw_first_violation = true}), {"report.html"});
   REQUIRE(one.at("report.html").find(" -&gt; redis-1: SET lock:openid:0") != std::string::npos);
   CHECK(one.at("report.html") == two.at("report.html"));
+}
+
+TEST_CASE("an attempt no worker took up is told as received, and its retry story does not say it went on") {
+  Timeline t;
+  t.end_s = 1;
+  // attempt 1 reached app-1, whose queue was full: rejected at once; attempt 2 was taken up and inserted twice over
+  t.messages.push_back({"client 3", "app-1", "op 3 attempt 1 (key 3)", "rejected", 0.1, 0.101, -1, 0.101, 0.102, -1});
+  t.messages.push_back({"client 3", "app-1 worker 1", "op 3 attempt 2 (key 3)", "ok", 0.2, 0.201, 0.201, 0.3, 0.301, -1});
+  t.inserts.push_back({"row 1 by app-1 worker 1, client 3, op 3 attempt 2", 0.25});
+  t.inserts.push_back({"row 2 by app-2 worker 1, client 9, op 9 attempt 1", 0.26});
+  const std::string story = joined(locksim::reports::narrate(t));
+  CHECK(story.find("app-1 receives op 3 attempt 1 (key 3) from client 3; no worker takes it up") != std::string::npos);
+  CHECK(story.find("app-1 takes up op 3 attempt 1") == std::string::npos);
+  const std::string why = joined(locksim::reports::explain(t, {"duplicate_rows 1"}));
+  CHECK(why.find("client 3 sent op 3 2 times: attempt 1 at t=0.100 s, answered rejected; attempt 2 at t=0.200 s, taken up by app-1 "
+                 "worker 1 at t=0.201 s.") != std::string::npos);
+  CHECK(why.find("went on beside its retry") == std::string::npos);
 }
