@@ -23,6 +23,7 @@
 #include "models/rollout/rollout.hpp"
 #include "models/deployment.hpp"
 #include "models/strategies/script.hpp"
+#include "reports/explain.hpp"
 
 namespace locksim {
 
@@ -139,15 +140,6 @@ std::string lane_of_process(const std::string& node, const std::string& process)
   return node + " " + process;
 }
 
-// The logical operation a participant's origin names: "op 7" of "app-1 worker 4, client 7,
-// op 7 attempt 1"; empty for another origin.
-std::string operation_of(const std::string& who) {
-  const auto at = who.find(", op ");
-  if (at == std::string::npos) return "";
-  const auto end = who.find(" attempt", at);
-  return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
-}
-
 // The holders involved in what went wrong (their origins): those whose lock the service ended
 // under them or whose DEL removed another's, and those the service granted a lock to while its
 // earlier holder still believed it held it.
@@ -171,7 +163,7 @@ std::set<std::string> involved_holders(const reports::Timeline& t) {
 std::set<std::string> involved_operations(const reports::Timeline& t, const std::set<std::string>& holders) {
   std::set<std::string> ops;
   const auto add = [&](const std::string& who) {
-    if (std::string op = operation_of(who); !op.empty()) ops.insert(std::move(op));
+    if (std::string op = reports::operation_of(who); !op.empty()) ops.insert(std::move(op));
   };
   for (const auto& who : holders) add(who);
   for (const auto& m : t.inserts) add(m.label);
@@ -227,8 +219,8 @@ void add_involved_messages(reports::Timeline& t, const models::CallLog& log, con
   for (std::size_t i = 0; i < calls.size() && !windows.empty(); ++i) {
     const auto& c = calls[i];
     const auto node = busy.find(c.caller_node);
-    if (node != busy.end() && !c.caller.starts_with(c.caller_node + ".worker-") && node->second.first <= c.sent &&
-        c.sent <= node->second.second) {
+    if (node == busy.end()) continue;  // no involved worker on the caller's node
+    if (!c.caller.starts_with(c.caller_node + ".worker-") && node->second.first <= c.sent && c.sent <= node->second.second) {
       kept.insert(i);
       continue;
     }

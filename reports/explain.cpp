@@ -172,14 +172,6 @@ std::vector<const Timeline::Message*> attempts_of(const Timeline& t, const std::
   return out;
 }
 
-// The operation an origin names: "op 7" of "app-1 worker 4, client 7, op 7 attempt 1".
-std::string operation_of(const std::string& who) {
-  const auto at = who.find(", op ");
-  if (at == std::string::npos) return "";
-  const auto end = who.find(" attempt", at);
-  return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
-}
-
 // An operation retried after a timeout whose attempts both went on: each attempt, who took it
 // up and when, and when the client gave up on it.
 std::string retry_story(const Timeline& t, const std::string& op) {
@@ -256,6 +248,13 @@ std::string deadlock_story(const Timeline::Statement& st) {
 }
 
 }  // namespace
+
+std::string operation_of(const std::string& who) {
+  const auto at = who.find(", op ");
+  if (at == std::string::npos) return "";
+  const auto end = who.find(" attempt", at);
+  return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+}
 
 std::vector<std::string> narrate(const Timeline& t) {
   std::vector<std::pair<double, std::string>> lines;

@@ -14,6 +14,10 @@
 
 namespace locksim::reports {
 
+/// The logical operation a participant's origin names: "op 7" of "app-1 worker 4, client 7,
+/// op 7 attempt 1"; empty for another origin (a session, the cleanup job).
+std::string operation_of(const std::string& who);
+
 /// The trial's events in time order, one line each ("t=5.910 s  app-1 paused 6.000 s ..."):
 /// pauses and crashes, lock holds (the grant in the service's words, renewals, the lease
 /// running out, a DEL removing another's lock, sessions expiring, the unlock and what it

@@ -54,6 +54,10 @@ class ReplyTo {
       if (!promise.satisfied()) promise.set_value(std::move(response));
     });
   }
+  /// The request reached the server's node (try_call's delivery marks it in the call log).
+  void arrived() {
+    if (CallRecord* record = logged()) record->arrived = net_->engine().now();
+  }
   /// The calling process takes the request up (an app server's worker out of its queue): the
   /// call log names it as the callee from now on.
   void taken() {
@@ -92,10 +96,9 @@ std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req
     if (CallLog* log = net.calls())
       call = log->open(net.engine().node_name(from), call_caller(request), net.engine().node_name(to), call_text(request),
                        net.engine().now());
-  net.send(from, to, [&net, call, reply = ReplyTo<Resp>(net, to, from, std::move(promise), call), request = std::move(request),
+  net.send(from, to, [reply = ReplyTo<Resp>(net, to, from, std::move(promise), call), request = std::move(request),
                       arrive = std::move(arrive)]() mutable {
-    if (call != CallLog::kNone && net.calls() != nullptr)
-      if (CallRecord* record = net.calls()->find(call)) record->arrived = net.engine().now();
+    reply.arrived();
     arrive(std::move(request), std::move(reply));
   });
   std::optional<Resp> reply = timeout == kNoTimeout ? answer.try_get_until(sim::kNever) : answer.try_get_for(timeout);
