@@ -46,8 +46,8 @@ with tempfile.TemporaryDirectory(prefix="locksim-conformance-inputs-") as d:
     refused("a step of no known kind", [driver, script("v", {"name": "v", "steps": [{"wait": 1}]})], "/steps/0")
 
     bad_dir = os.path.join(d, "bad")
-    os.makedirs(os.path.join(bad_dir, "sql"))
-    with open(os.path.join(bad_dir, "sql", "n.json"), "w") as f:
+    os.makedirs(os.path.join(bad_dir, "sql-scripts"))
+    with open(os.path.join(bad_dir, "sql-scripts", "n.json"), "w") as f:
         json.dump({"name": "other", "steps": [{"session": "s1", "sql": "BEGIN"}]}, f)
     refused("a script named apart from its file", [sys.executable, suite, locksim, "--scripts", bad_dir], "must be its file name")
     refused("an unknown flag", [sys.executable, suite, locksim, "--no-such-flag"], "--no-such-flag")

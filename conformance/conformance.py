@@ -14,7 +14,7 @@ A script is a scenario file of the sessions workload (docs/scenario.md) with one
     "ignore_ids": true             # insert ids and the id column are left out of the comparison
   }
 
-A Redis script (conformance/redis/) has `redis` steps instead, run by the Redis driver on the
+A Redis script (conformance/redis-scripts/) has `redis` steps instead, run by the Redis driver on the
 model and by redis-py on the real server.
 
 The real MariaDB and Redis are started here, each with a private data folder under one
@@ -44,10 +44,11 @@ import threading
 import time
 import zlib
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SETTLE_S = 0.4          # how long a step is given before the next is issued
-WAIT_S = 0.2            # a statement that ran longer on the server has waited for a lock (one released by
-                        # a later step has waited at least SETTLE_S; one that did not wait takes a few ms)
+HERE = os.path.dirname(os.path.realpath(__file__))
+# Python puts the script's folder first on its path: nothing here may stand in for a client module.
+sys.path = [p for p in sys.path if os.path.realpath(p or os.curdir) != HERE]
+CLIENTS = {"sql": "pymysql", "redis": "redis"}  # the module each kind of script's real side is driven with
+REEXEC = "LOCKSIM_CONFORMANCE_INTERPRETER"       # set when this script has started itself again elsewhere
 MODEL_WAIT_MS = 50      # a step of the model that waited this long for a lock has waited
 STEP_LIMIT_S = 20       # no statement or command may take longer
 START_LIMIT_S = 30      # server start-up
@@ -56,6 +57,64 @@ SCRIPT_LIMIT_S = 60     # one script on the real server
 
 class BadInput(Exception):
     pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The interpreter: one whose clients import
+
+
+CLIENT_PROBE = ("import importlib, json, sys\n"
+                "found = {}\n"
+                "for m in sys.argv[1:]:\n"
+                "    try:\n"
+                "        mod = importlib.import_module(m)\n"
+                "        found[m] = getattr(mod, '__version__', '?') if getattr(mod, '__file__', None) else None\n"
+                "    except Exception:\n"
+                "        found[m] = None\n"
+                "print(json.dumps(found))\n")
+
+
+def clients_of(python):
+    """{module: version or None} for the client modules under the interpreter `python`, each imported as a
+    real package (a bare folder of that name is none), run from an empty folder so that nothing there stands in."""
+    with tempfile.TemporaryDirectory(prefix="locksim-conformance-probe-") as empty:
+        try:
+            p = subprocess.run([python, "-c", CLIENT_PROBE, *CLIENTS.values()], cwd=empty, capture_output=True,
+                               text=True, timeout=30)
+            return json.loads(p.stdout) if p.returncode == 0 else {}
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            return {}
+
+
+def interpreters():
+    """Debian's python3 first (scripts/setup installs its python3-pymysql and python3-redis), then every
+    python3 on the PATH."""
+    seen, out = set(), []
+    for path in ["/usr/bin/python3", *(os.path.join(d, "python3") for d in os.environ.get("PATH", "").split(os.pathsep))]:
+        real = os.path.realpath(path)
+        if real not in seen and os.access(real, os.X_OK):
+            seen.add(real)
+            out.append(path)
+    return out
+
+
+def choose_interpreter(needed):
+    """Says which interpreter drives the real servers, and with which clients. When this one lacks a client
+    the kinds in `needed` require and another python3 has them all, the suite starts itself again there;
+    otherwise it goes on here and the kinds without a client run the model side alone."""
+    mine = clients_of(sys.executable)
+    if all(mine.get(CLIENTS[k]) for k in needed) or os.environ.get(REEXEC):
+        return mine
+    for python in interpreters():
+        if os.path.realpath(python) == os.path.realpath(sys.executable):
+            continue
+        theirs = clients_of(python)
+        if all(theirs.get(CLIENTS[k]) for k in needed):
+            lacking = ", ".join(CLIENTS[k] for k in needed if not mine.get(CLIENTS[k]))
+            print(f"conformance: {sys.executable} has no {lacking}; running under {python}", flush=True)
+            os.environ[REEXEC] = python
+            os.execv(python, [python, os.path.abspath(__file__), *sys.argv[1:]])
+    return mine
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,7 +181,7 @@ def is_alter(sql):
 def load_scripts(folder, only):
     scripts = []
     for sub in ("sql", "redis"):
-        d = os.path.join(folder, sub)
+        d = os.path.join(folder, f"{sub}-scripts")
         if not os.path.isdir(d):
             continue
         for name in sorted(os.listdir(d)):
@@ -195,6 +254,7 @@ def model_sql(locksim, script, workdir):
     strategy = results["strategies"][0]
     ignore = script.get("conformance", {}).get("ignore_ids", False)
     outcomes = []
+    timeline = [(st["issued_ms"], st["finished_ms"]) for st in strategy["steps"]]
     for st in strategy["steps"]:
         if st["issued_ms"] is None:
             outcomes.append(sql_outcome("not issued"))
@@ -210,7 +270,7 @@ def model_sql(locksim, script, workdir):
     tables = {}
     for name, t in strategy["tables"].items():
         tables[name] = table_text(t["columns"], t["rows"], ignore)
-    return outcomes, tables
+    return outcomes, tables, timeline
 
 
 BIG_TABLE = 1000  # rows: a larger table compares by its count and a digest of its rows
@@ -417,8 +477,20 @@ class SqlSession(threading.Thread):
         with self.conn.cursor() as c:
             c.execute(f"SET SESSION innodb_lock_wait_timeout = {lock_wait_s}")
             c.execute(f"SET SESSION TRANSACTION ISOLATION LEVEL {isolation}")
+            c.execute("SELECT CONNECTION_ID()")
+            self.connection_id = c.fetchone()[0]
+        self.current = None  # the record of the statement running now, if any
+        self.issued = []     # the records of every statement issued to it
         self.jobs = queue.Queue()
         self.start()
+
+    def issue(self, sql, args, record):
+        """A statement issued while the session still runs an earlier one waits for it, as on the model:
+        blocked from the start, so the next step comes at once."""
+        if any(not r["done"].is_set() for r in self.issued):
+            record["blocked"].set()
+        self.issued.append(record)
+        self.jobs.put((sql, args, record))
 
     def run(self):
         while True:
@@ -427,7 +499,7 @@ class SqlSession(threading.Thread):
                 return
             sql, args, record = job
             import pymysql
-            record["started"] = time.monotonic()
+            self.current = record
             try:
                 with self.conn.cursor() as c:
                     c.execute(sql, args or None)
@@ -441,11 +513,64 @@ class SqlSession(threading.Thread):
             except Exception as e:  # the connection lost: counts as the step's outcome
                 record["error"] = -1
                 record["message"] = str(e)
-            record["finished"] = time.monotonic()
+            self.current = None
             record["done"].set()
 
     def close(self):
         self.jobs.put(None)
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+class LockWaits(threading.Thread):
+    """Watches the server for the sessions' statements that wait for a lock, as the server itself says:
+    a row or table lock (information_schema.INNODB_TRX, `LOCK WAIT`) or a metadata lock (the process
+    list's `Waiting for ... lock`). A step has waited when it was seen waiting for a row or table lock
+    at two polls in a row: a statement the server checks for a deadlock and refuses at once is not
+    seen twice, and one that waits until a later step releases it is, since that step is issued only
+    once this one is seen blocked. No clock decides it, so a busy machine changes nothing."""
+
+    # InnoDB refills INNODB_TRX from its transactions only when the table was last read more than 0.1 s
+    # before (trx_i_s_possibly_fetch_data_into_cache): polled faster, it would show the same rows forever.
+    POLL_S = 0.12
+
+    def __init__(self, server, sessions):
+        super().__init__(daemon=True)
+        self.conn = server.connect()
+        self.sessions = sessions
+        self.stopping = threading.Event()
+        self.start()
+
+    def run(self):
+        streak = {}
+        while not self.stopping.is_set():
+            running = {s.connection_id: s.current for s in list(self.sessions.values()) if s.current}
+            waiting = {}
+            if running:
+                with self.conn.cursor() as c:
+                    c.execute("SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX "
+                              "WHERE trx_state = 'LOCK WAIT'")
+                    waiting.update((row[0], "row") for row in c.fetchall())
+                    c.execute("SELECT ID FROM information_schema.PROCESSLIST "
+                              "WHERE STATE LIKE 'Waiting for%lock%'")
+                    waiting.update((row[0], "metadata") for row in c.fetchall() if row[0] not in waiting)
+            for cid, record in running.items():
+                kind = waiting.get(cid)
+                if not kind or record["done"].is_set():
+                    streak.pop(id(record), None)
+                    continue
+                streak[id(record)] = streak.get(id(record), 0) + 1
+                if streak[id(record)] >= 2:
+                    if kind == "row":
+                        record["waited"] = True
+                    record["blocked"].set()
+            self.stopping.wait(self.POLL_S)
+
+    def close(self):
+        self.stopping.set()
+        self.join(STEP_LIMIT_S)
         try:
             self.conn.close()
         except Exception:
@@ -473,7 +598,26 @@ def pymysql_placeholders(sql):
     return "".join(out)
 
 
-def real_sql(server, script, number, locksim, workdir):
+def place_timed_step(script, i, records, model_timeline, deadline):
+    """A step with at_ms is issued at its time, and only once every step the model had finished by then
+    has finished on the server too: a busy server that runs late keeps the model's order. A step the
+    model had still building then (an online ALTER, whose time is work, not a wait) must still build on
+    the server; when it has already finished (a server much faster than the script's timing allows), the
+    step cannot be placed and the script says so."""
+    issued = model_timeline[i][0]
+    for j, record in enumerate(records):
+        finished = model_timeline[j][1]
+        if finished is not None and finished <= issued:
+            record["done"].wait(max(0.0, deadline - time.monotonic()))
+    for j, record in enumerate(records):
+        began, finished = model_timeline[j]
+        if is_alter(record["sql"]) and began is not None and began <= issued and (finished is None or finished > issued) \
+                and record["done"].is_set():
+            raise RuntimeError(f"step {i + 1} is placed inside step {j + 1}, which this server had already "
+                               f"finished at {script['steps'][i]['at_ms']} ms: its timing is too fast for the script")
+
+
+def real_sql(server, script, number, locksim, workdir, model_timeline):
     db = f"c{number}"
     admin = server.connect()
     with admin.cursor() as c:
@@ -495,28 +639,30 @@ def real_sql(server, script, number, locksim, workdir):
     ignore = script.get("conformance", {}).get("ignore_ids", False)
     sessions = {}
     records = []
+    monitor = LockWaits(server, sessions)
     start = time.monotonic()
     deadline = start + SCRIPT_LIMIT_S
     try:
-        for step in script["steps"]:
+        for i, step in enumerate(script["steps"]):
             name = step["session"]
             if name not in sessions:
                 sessions[name] = SqlSession(server, db, isolation, lock_wait_s)
-            at = step.get("at_ms")
-            if isinstance(at, (int, float)):
-                time.sleep(max(0.0, start + at / 1000 - time.monotonic()))
+            if isinstance(step.get("at_ms"), (int, float)):
+                time.sleep(max(0.0, start + step["at_ms"] / 1000 - time.monotonic()))
+                place_timed_step(script, i, records, model_timeline, deadline)
             sql = step["sql"]
             args = step.get("args")
-            record = {"done": threading.Event(), "issued": time.monotonic(), "sql": sql}
+            record = {"done": threading.Event(), "blocked": threading.Event(), "sql": sql}
             records.append(record)
-            sessions[name].jobs.put((pymysql_placeholders(sql) if args else sql, args, record))
-            # The next step comes once this one has finished or had SETTLE_S; one with at_ms comes at
-            # its time, whether this one has finished or not, as the model issues it.
-            settle = SETTLE_S
-            following = script["steps"][len(records)] if len(records) < len(script["steps"]) else {}
+            sessions[name].issue(pymysql_placeholders(sql) if args else sql, args, record)
+            # The next step comes once this one has finished or the server says it waits for a lock;
+            # one with at_ms comes at its time, whether this one has finished or not, as the model issues it.
+            following = script["steps"][i + 1] if i + 1 < len(script["steps"]) else {}
+            until = deadline
             if isinstance(following.get("at_ms"), (int, float)):
-                settle = max(0.0, min(SETTLE_S, start + following["at_ms"] / 1000 - time.monotonic()))
-            record["done"].wait(settle)
+                until = min(deadline, start + following["at_ms"] / 1000)
+            while not (record["done"].is_set() or record["blocked"].is_set()) and time.monotonic() < until:
+                record["done"].wait(0.01)
         for record in records:
             record["done"].wait(max(0.0, deadline - time.monotonic()))
         outcomes = []
@@ -524,10 +670,8 @@ def real_sql(server, script, number, locksim, workdir):
             if not record["done"].is_set():
                 outcomes.append(sql_outcome("still waiting", waited=True))
                 continue
-            # It waited for a lock if it took longer than a statement on a local server ever does
-            # (a step queued behind its own session's earlier one has not waited itself).
             sql = record["sql"]
-            waited = record["finished"] - record["started"] > WAIT_S and not is_alter(sql)
+            waited = record.get("waited", False) and not is_alter(sql)
             kind = "rows" if record.get("rows") is not None and is_select(sql) else (
                 "write" if is_write(sql) else "ok")
             outcomes.append(sql_outcome(kind, error=record.get("error"), rows=record.get("rows"),
@@ -535,6 +679,7 @@ def real_sql(server, script, number, locksim, workdir):
                                         warnings=record.get("warnings", 0), waited=waited, ignore_ids=ignore,
                                         sql=sql, message=record.get("message", "")))
     finally:
+        monitor.close()
         for s in sessions.values():
             s.close()
     tables = {}
@@ -644,7 +789,7 @@ def real_redis(server, script):
 
 
 def compare(script, model, real):
-    (m_steps, m_tables), (r_steps, r_tables) = model, real
+    (m_steps, m_tables), (r_steps, r_tables) = model[:2], real
     groups = script.get("conformance", {}).get("interchangeable", [])
     in_group = {i: g for g in groups for i in g}
     for i in range(1, len(m_steps) + 1):
@@ -698,18 +843,21 @@ def main():
         return 2
 
     have = {"sql": program("mariadbd") and program("mariadb-install-db"), "redis": program("redis-server")}
-    clients = {"sql": "pymysql", "redis": "redis"}
+    needed = [kind for kind in ("sql", "redis") if have[kind] and not a.model_only
+              and any(s["_kind"] == kind for s in scripts) and (kind == "sql" or a.redis_driver)]
+    versions = choose_interpreter(needed) if needed else {}
+    if needed:
+        print(f"conformance: python {sys.executable}: "
+              + ", ".join(f"{CLIENTS[k]} {versions.get(CLIENTS[k]) or 'missing'}" for k in needed), flush=True)
     skipped = {}
     for kind in ("sql", "redis"):
         if a.model_only:
             skipped[kind] = "--model-only"
         elif not have[kind]:
             skipped[kind] = f"no {'mariadbd' if kind == 'sql' else 'redis-server'}: scripts/setup installs it"
-        else:
-            try:
-                __import__(clients[kind])
-            except ImportError:
-                skipped[kind] = f"no Python module {clients[kind]}"
+        elif not versions.get(CLIENTS[kind]):
+            skipped[kind] = (f"no Python module {CLIENTS[kind]} under {sys.executable} or any python3 on the PATH: "
+                             f"scripts/setup installs Debian's python3-{CLIENTS[kind]}")
     if not a.redis_driver and any(s["_kind"] == "redis" for s in scripts):
         print("conformance: the Redis scripts were not run (no --redis-driver)")
         scripts = [s for s in scripts if s["_kind"] != "redis"]
@@ -738,7 +886,7 @@ def main():
                 print(f"{name}: model ran ({len(model[0])} steps); real side skipped", flush=True)
                 continue
             try:
-                real = (real_sql(servers["sql"], script, n, a.locksim, root) if kind == "sql"
+                real = (real_sql(servers["sql"], script, n, a.locksim, root, model[2]) if kind == "sql"
                         else real_redis(servers["redis"], script))
             except Exception as e:  # this script's real side: reported, the others still run
                 print(f"{name}: failed on the server: {type(e).__name__}: {e}", flush=True)
