@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""The conformance suite's own inputs: bad ones get one line and exit 2, and without servers the
-model side runs alone and the report says the real side was skipped.
+"""The conformance suite's own inputs: bad ones get one line and exit 2, without servers the model
+side runs alone and the report says the real side was skipped, and started by a python3 without
+the clients the suite runs under one that has them.
 
 usage: check_inputs.py LOCKSIM REDIS_DRIVER SOURCE_DIR
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,6 +61,22 @@ rc, out, err = run([sys.executable, suite, locksim, "--redis-driver", driver, "-
 if rc != 0 or "real side skipped" not in out or "the real side of the sql scripts was skipped" not in out \
         or not out.strip().endswith("not compared (the real side was skipped)"):
     failures.append(f"--model-only: expected the model side alone and the skip said, got {rc}: {out!r} {err!r}")
+
+# Started by a python3 without the clients (a virtualenv without the system's packages), the suite
+# starts itself again under one that has them, says so, and runs the real side.
+if shutil.which("redis-server", path=os.environ.get("PATH", "") + os.pathsep + "/usr/sbin"):
+    with tempfile.TemporaryDirectory(prefix="locksim-conformance-venv-") as venv:
+        made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], capture_output=True, text=True)
+        bare = os.path.join(venv, "bin", "python3")
+        if made.returncode != 0 or run([bare, "-c", "import redis"])[0] == 0:
+            failures.append(f"could not make a python3 without the clients: {made.stderr.strip()!r}")
+        else:
+            rc, out, err = run([bare, suite, locksim, "--redis-driver", driver, "--only", "incr-counter"])
+            if rc != 0 or "has no redis; running under /usr/bin/python3" not in out or "incr-counter: agree" not in out \
+                    or not out.strip().endswith("1 of 1 scripts agree"):
+                failures.append(f"a python3 without the clients: expected the suite under another, got {rc}: {out!r} {err!r}")
+else:
+    print("no redis-server: the run under a python3 without the clients was not tried (scripts/setup installs it)")
 
 for f in failures:
     print(f)

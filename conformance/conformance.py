@@ -91,9 +91,9 @@ def interpreters():
     python3 on the PATH."""
     seen, out = set(), []
     for path in ["/usr/bin/python3", *(os.path.join(d, "python3") for d in os.environ.get("PATH", "").split(os.pathsep))]:
-        real = os.path.realpath(path)
-        if real not in seen and os.access(real, os.X_OK):
-            seen.add(real)
+        path = os.path.abspath(path)  # not resolved: a virtualenv's link to the system's python3 has other modules
+        if path not in seen and os.access(path, os.X_OK):
+            seen.add(path)
             out.append(path)
     return out
 
@@ -106,8 +106,6 @@ def choose_interpreter(needed):
     if all(mine.get(CLIENTS[k]) for k in needed) or os.environ.get(REEXEC):
         return mine
     for python in interpreters():
-        if os.path.realpath(python) == os.path.realpath(sys.executable):
-            continue
         theirs = clients_of(python)
         if all(theirs.get(CLIENTS[k]) for k in needed):
             lacking = ", ".join(CLIENTS[k] for k in needed if not mine.get(CLIENTS[k]))
