@@ -301,3 +301,15 @@ TEST_CASE("a pattern that could backtrack past any budget is refused; ordinary p
                 "assert(('k=v'):match('(%w+)=(%w+)') == 'k')\nlocal n = 0\nfor w in ('a b c'):gmatch('%a') do n = n + 1 end\n"
                 "assert(n == 3)\nassert(('x?y'):find('?', 1, true) == 2)\ndescription = 'd'\nfunction bind(req) end") == "");
 }
+
+TEST_CASE("a script's needs come from its calls, read by Lua's lexical rules in one pass, however they are spaced") {
+  // Each script takes a Redis lock: the world must hold Redis for its commands to reach one.
+  const auto redis_ops = [](const std::string& call) {
+    TempScript script(std::string(kHeader) + "function bind(req)\n  db.query(\"SELECT id FROM t_account WHERE open_id = '-- in a string'\")  local lock = " +
+                      call + "('lock:' .. req.open_id, {ttl_ms = 1000})\nend\n");
+    return run(script).figures.at("redis_ops_per_op");
+  };
+  CHECK(redis_ops("locks.redis") > 0);
+  CHECK(redis_ops("locks" + std::string(20'000, ' ') + ".redis") > 0);
+  CHECK(redis_ops("locks --[==[ a long comment ]] still ]==]\n  .\n  redis") > 0);
+}
