@@ -6,6 +6,7 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
@@ -181,6 +182,9 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
       const std::int64_t given = id != row.values.end() && std::holds_alternative<std::int64_t>(id->second)
                                      ? std::get<std::int64_t>(id->second)
                                      : next_id;
+      if (given == std::numeric_limits<std::int64_t>::max())
+        database.fail(fmt::format("listed rows of {} that leave ids for its legacy rows (one has BIGINT's largest id)", legacy->table),
+                      "legacy");
       next_id = std::max(next_id, given + 1);
     }
     std::vector<models::SeedRow> generated = legacy_rows(*legacy, next_id);
@@ -414,7 +418,7 @@ std::string rows_sql(const models::DatabaseSetup& setup) {
     const std::int64_t id = given != row.values.end() && std::holds_alternative<std::int64_t>(given->second)
                                 ? std::get<std::int64_t>(given->second)
                                 : next;
-    next = std::max(next, id + 1);
+    if (id < std::numeric_limits<std::int64_t>::max()) next = std::max(next, id + 1);  // the last id: no next one
     by_id[row.table][id] = &row.values;
   }
   std::string out;

@@ -20,6 +20,7 @@ const char* to_string(Isolation isolation) {
 const char* to_string(Code code) {
   switch (code) {
     case Code::ok: return "ok";
+    case Code::out_of_range: return "167 Out of range value";
     case Code::duplicate_key_name: return "1061 Duplicate key name";
     case Code::duplicate_key: return "1062 Duplicate entry";
     case Code::no_such_index: return "1091 Can't DROP INDEX";
@@ -90,13 +91,37 @@ bool has_to_wait(const Lock& req, const Lock& other) {
   return req.record && other.record && req.at == other.at;  // a gap request never waits
 }
 
+// A statement's error, as the statement functions throw it.
+struct Failure {
+  Code code = Code::ok;
+  std::string message{};
+  std::vector<std::string> cycle{};  // 1213: the transactions on the cycle, the victim first
+  std::int64_t undone_rows = 0;      // 1213: the row changes the rollback undid
+};
+
 struct Table {
   TableSchema schema;
   std::map<std::int64_t, RowData> rows;
   // The secondary index: (key, id) for every key a version of a row holds. Whether an
   // entry is there now is read from its row (Impl::live_entry).
   std::set<Entry> entries;
+  // The AUTO_INCREMENT counter. It stops at BIGINT's maximum: once an id has taken that value, an
+  // insert that needs a new one fails with 167, as InnoDB's does (conformance:
+  // auto-increment-exhausted).
   std::int64_t next_id = 1;
+  bool ids_exhausted = false;
+  void took_id(std::int64_t id) {
+    if (id == std::numeric_limits<std::int64_t>::max())
+      ids_exhausted = true;
+    else
+      next_id = std::max(next_id, id + 1);
+  }
+  std::int64_t new_id() {
+    if (ids_exhausted) throw Failure{Code::out_of_range, "Out of range value for column 'id' at row 1"};
+    const std::int64_t id = next_id;
+    took_id(id);
+    return id;
+  }
   std::list<Lock> locks[2];
   // An online ADD INDEX in progress: the table's metadata lock is held, and a later ALTER
   // waits for it in `ddl_waiters`, in order.
@@ -142,14 +167,6 @@ struct SessionState {
 
 // What a statement's lock request came to.
 enum class Got { at_once, after_wait };
-
-// A statement's error, as the statement functions throw it.
-struct Failure {
-  Code code = Code::ok;
-  std::string message{};
-  std::vector<std::string> cycle{};  // 1213: the transactions on the cycle, the victim first
-  std::int64_t undone_rows = 0;      // 1213: the row changes the rollback undid
-};
 
 const char* const kDeadlockMessage = "Deadlock found when trying to get lock; try restarting transaction";
 const char* const kLockWaitTimeoutMessage = "Lock wait timeout exceeded; try restarting transaction";
@@ -759,12 +776,13 @@ struct Database::Impl {
     Table& t = table(name);
     std::optional<std::int64_t> explicit_id;
     Values values = row_values(t, given, explicit_id);
+    if (!explicit_id && t.ids_exhausted) throw sim::UsageError("Out of range value for column 'id' at row 1");
     const std::int64_t id = explicit_id.value_or(t.next_id);
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Value{id}, "PRIMARY"));
     const std::optional<Value> key = key_of(t, values);
     if (key && indexed(t) && t.schema.key_index == KeyIndex::unique && !entries_with(t, *key).empty())
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
-    t.next_id = std::max(t.next_id, id + 1);
+    t.took_id(id);
     values["id"] = Value{id};
     RowData& row = t.rows[id];
     row.versions.push_back(Version{0, ++commits, false, std::move(values)});
@@ -792,8 +810,8 @@ struct Database::Impl {
     Values values = row_values(t, s.values, explicit_id);
     const std::optional<Value> key = key_of(t, values);
     // The counter's next value is taken now, and lost if the insert fails.
-    const std::int64_t id = explicit_id ? *explicit_id : t.next_id++;
-    if (explicit_id) t.next_id = std::max(t.next_id, id + 1);
+    const std::int64_t id = explicit_id ? *explicit_id : t.new_id();
+    if (explicit_id) t.took_id(id);
     out.insert_id = id;
     const bool unique = indexed(t) && t.schema.key_index == KeyIndex::unique;
     const bool rr = txn.isolation == Isolation::repeatable_read;

@@ -138,9 +138,10 @@ std::string to_string(const Statement& statement);
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
 /// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
 /// `duplicate_key_name` (1061): ADD INDEX of a name the table has; `no_such_index` (1091):
-/// DROP INDEX of a name it has not.
+/// DROP INDEX of a name it has not. `out_of_range` (167): an AUTO_INCREMENT id past BIGINT's maximum.
 enum class Code : int {
   ok = 0,
+  out_of_range = 167,
   duplicate_key_name = 1061,
   duplicate_key = 1062,
   no_such_index = 1091,

@@ -219,6 +219,7 @@ Response Strategy::handle(const Request& request, Worker& worker) {
       case db::Code::duplicate_key: return Response{ErrorKind::duplicate_key};
       case db::Code::deadlock: return Response{ErrorKind::deadlock};
       case db::Code::lock_wait_timeout: return Response{ErrorKind::lock_wait_timeout};
+      case db::Code::out_of_range: return Response{ErrorKind::internal};  // 167: the table ran out of ids
       default: return Response{ErrorKind::timeout};  // the pool or the connection timed out
     }
   } catch (const sim::Timeout&) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
@@ -2004,4 +2005,26 @@ TEST_CASE("an index on a column other than the key column, or a second index, is
   database.create_table({.name = "u", .key_column = "k", .key_index = KeyIndex::unique, .index_name = "uk"});
   db::Statement second{.kind = db::Statement::Kind::add_index, .table = "u", .index = "ik", .column = "k"};
   CHECK_THROWS_AS(database.execute(session, second), sim::UsageError);
+}
+
+TEST_CASE("the AUTO_INCREMENT counter stops at BIGINT's largest id: the next insert needing an id fails with 167, nothing wraps",
+          "[db]") {
+  // Pins conformance/sql-scripts/auto-increment-exhausted.json, as MariaDB 10.11 answers it.
+  constexpr std::int64_t kLargest = std::numeric_limits<std::int64_t>::max();
+  Db d(KeyIndex::unique);
+  auto& app = d.app();
+  std::vector<Code> codes;
+  app.node.spawn("session", [&] {
+    auto c = app.pool.acquire();
+    codes.push_back(code_of([&] { c.insert(kTable, account("a", {{"id", kLargest - 1}})); }));
+    codes.push_back(code_of([&] { c.insert(kTable, account("b")); }));  // takes the largest id
+    codes.push_back(code_of([&] { c.insert(kTable, account("c")); }));
+    codes.push_back(code_of([&] { c.insert(kTable, account("d", {{"id", 5}})); }));
+    codes.push_back(code_of([&] { c.insert(kTable, account("e")); }));
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(codes == std::vector<Code>{Code::ok, Code::ok, Code::out_of_range, Code::ok, Code::out_of_range});
+  std::vector<std::int64_t> ids;
+  for (const auto& row : d.rows()) ids.push_back(row.id);
+  CHECK(ids == std::vector<std::int64_t>{5, kLargest - 1, kLargest});
 }
