@@ -1,36 +1,17 @@
 #include "bench/cluster_bench.hpp"
 
 #include <fmt/format.h>
-#include <sys/wait.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <vector>
+
+#include "bench/commands.hpp"
 
 #ifndef LOCKSIM_BIN
 #define LOCKSIM_BIN "locksim"
 #endif
 
 namespace bench {
-namespace {
-
-// The wall seconds of `command`, none when it fails. It writes its report under a folder of
-// its own in /tmp, so the repository's reports/out/ is left alone.
-std::optional<double> timed(const std::string& command) {
-  const auto start = std::chrono::steady_clock::now();
-  const int status = std::system(command.c_str());
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::optional<double> median(std::vector<double> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
 
 ClusterFigures cluster_bench(int trials, int repeats) {
   ClusterFigures f;
@@ -48,15 +29,15 @@ ClusterFigures cluster_bench(int trials, int repeats) {
   };
   std::vector<double> ones, twos, ones_fixed, twos_fixed;
   for (int i = 0; i < repeats; ++i) {  // alternating, so drift in the machine's speed hits both alike
-    if (const auto t = timed(command(1, trials))) ones.push_back(*t);
-    if (const auto t = timed(command(2, trials))) twos.push_back(*t);
-    if (const auto t = timed(command(1, 1))) ones_fixed.push_back(*t);
-    if (const auto t = timed(command(2, 1))) twos_fixed.push_back(*t);
+    if (const auto t = timed_command(command(1, trials))) ones.push_back(*t);
+    if (const auto t = timed_command(command(2, trials))) twos.push_back(*t);
+    if (const auto t = timed_command(command(1, 1))) ones_fixed.push_back(*t);
+    if (const auto t = timed_command(command(2, 1))) twos_fixed.push_back(*t);
   }
-  f.one_process_s = median(ones);
-  f.two_ranks_s = median(twos);
-  f.one_process_fixed_s = median(ones_fixed);
-  f.two_ranks_fixed_s = median(twos_fixed);
+  f.one_process_s = median_of(ones);
+  f.two_ranks_s = median_of(twos);
+  f.one_process_fixed_s = median_of(ones_fixed);
+  f.two_ranks_fixed_s = median_of(twos_fixed);
   if (!f.two_ranks_s) f.why_missing = "mpirun -n 2 failed";
   std::system(fmt::format("rm -rf {}", folder).c_str());
   return f;

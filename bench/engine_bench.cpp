@@ -20,6 +20,7 @@
 #include "bench/explore_bench.hpp"
 #include "bench/figures.hpp"
 #include "bench/peers.hpp"
+#include "bench/scaling_bench.hpp"
 #include "bench/scenario_bench.hpp"
 #include "bench/script_bench.hpp"
 #include "bench/world_bench.hpp"
@@ -34,6 +35,9 @@ constexpr int kRepeats = 5;
 // account-bind trials per strategy in the MPI figures: about 8 s of trials on one thread, so
 // that mpirun's own start (about half a second) weighs little.
 constexpr int kClusterTrials = 200;
+// `locksim run account-bind --trials N`, timed at --jobs 1 and 2: long enough that the trials, not
+// the start and the report, are most of the command.
+constexpr int kScalingTrials = 100;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -420,8 +424,15 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 1 && args[0] == "scenario") {
     const bench::ScenarioFigures f = bench::scenario_bench(100);
-    fmt::print("scenario.account_bind.trials_per_s: {:.1f}\njobs.trials_per_s_2: {:.1f}\njobs.speedup_2_vs_1: {:.3f}\n",
-               f.trials_per_s_1, f.trials_per_s_2, f.trials_per_s_2 / f.trials_per_s_1);
+    fmt::print("scenario.account_bind.trials_per_s: {:.1f}\n", f.trials_per_s_1);
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "scaling") {
+    const bench::ScalingFigures f = bench::scaling_bench(kScalingTrials, 3);
+    const auto show = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("failed"); };
+    fmt::print("jobs.run_s: {} / {}\njobs.speedup_2_vs_1: {}\n", show(f.run.first_s), show(f.run.second_s), show(f.run.speedup()));
+    fmt::print("explore.dfs_s: {} / {}\nexplore.dfs_speedup_all_cores: {} ({} cores)\n", show(f.explore.first_s),
+               show(f.explore.second_s), show(f.explore.speedup()), f.cores);
     return 0;
   }
   if (args.size() == 1 && args[0] == "scripts") {
@@ -434,8 +445,7 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 1 && args[0] == "explore") {
     const bench::ExploreFigures f = bench::explore_bench();
-    fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_runs_per_s_all_cores: {:.1f} ({} cores)\n", f.dfs_runs_per_s,
-               f.dfs_runs_per_s_all, f.cores);
+    fmt::print("explore.dfs_runs_per_s: {:.1f}\n", f.dfs_runs_per_s);
     return 0;
   }
   if (args.size() == 1 && args[0] == "cluster") {
@@ -452,7 +462,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!args.empty()) {
-    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scripts | explore | cluster]\n");
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scaling | scripts | explore | cluster]\n");
     return 2;
   }
   // First, while the heap is small and no stack block is cached yet, each in a child of its
@@ -480,6 +490,7 @@ int main(int argc, char** argv) {
   const bench::WorldFigures world = bench::world_bench(kRepeats);
   const bench::ScenarioFigures scenario = bench::scenario_bench(100);
   const bench::ExploreFigures explore = bench::explore_bench();
+  const bench::ScalingFigures scaling = bench::scaling_bench(kScalingTrials, 3);
   const bench::ScriptFigures scripts = bench::script_bench(100, 3);
   const bench::ClusterFigures cluster = bench::cluster_bench(kClusterTrials, 3);
   const std::optional<double> mpi_speedup =
@@ -526,15 +537,23 @@ int main(int argc, char** argv) {
       figure("scenario.account_bind.events_per_s_per_core", "account-bind, every strategy: simulated events/s, one thread",
              scenario.events_per_s_per_core, ">=", 1e6),
       figure("scenario.account_bind.trials_per_s", "account-bind: trials/s, --jobs 1", scenario.trials_per_s_1),
-      figure("jobs.trials_per_s_2", "account-bind: trials/s, --jobs 2", scenario.trials_per_s_2),
-      figure("jobs.speedup_2_vs_1", "--jobs 2 / --jobs 1", scenario.trials_per_s_2 / scenario.trials_per_s_1, ">=", 1.8),
+      figure("jobs.run_s_1", fmt::format("`{}`, --jobs 1: wall s, whole command", scaling.run_command), scaling.run.first_s, nullptr, 0,
+             "the command failed"),
+      figure("jobs.run_s_2", "the same, --jobs 2", scaling.run.second_s, nullptr, 0, "the command failed"),
+      figure("jobs.speedup_2_vs_1", "--jobs 1 / --jobs 2, whole commands (median of 3, alternating)", scaling.run.speedup(), ">=", 1.7,
+             "the command failed"),
       figure("explore.dfs_runs_per_s",
              fmt::format("explore --mode dfs, two-clients-pause, SET NX EX, bound 3: runs/s, one thread ({:.0f} runs of "
                          "{:.0f} events)",
                          explore.dfs_runs, explore.dfs_events_per_run),
              explore.dfs_runs_per_s, ">=", 50'000),
-      figure("explore.dfs_speedup_all_cores", fmt::format("the same on {} cores (--jobs {}) / one thread", explore.cores, explore.cores),
-             explore.dfs_runs_per_s_all / explore.dfs_runs_per_s),
+      figure("explore.dfs_s_1", fmt::format("`{}`, --jobs 1: wall s, whole command", scaling.explore_command), scaling.explore.first_s,
+             nullptr, 0, "the command failed"),
+      figure("explore.dfs_s_all_cores", fmt::format("the same, --jobs {}", scaling.cores), scaling.explore.second_s, nullptr, 0,
+             "the command failed"),
+      figure("explore.dfs_speedup_all_cores",
+             fmt::format("--jobs 1 / --jobs {}, whole commands (median of 3, alternating)", scaling.cores), scaling.explore.speedup(),
+             nullptr, 0, "the command failed"),
       figure("explore.first_gc_violation_s.random", "wall s from a cold start to the GC-pause violation, --mode random",
              explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,

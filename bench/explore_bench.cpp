@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <cstdio>
 #include <string>
 
@@ -58,10 +57,6 @@ ExploreFigures explore_bench() {
   f.dfs_runs = static_cast<double>(finding.runs);
   f.dfs_runs_per_s = static_cast<double>(finding.runs) / finding.wall_s;
   f.dfs_events_per_run = static_cast<double>(finding.events) / static_cast<double>(finding.runs);
-  f.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  o.jobs = f.cores;
-  const auto parallel = locksim::explore(o);
-  f.dfs_runs_per_s_all = static_cast<double>(parallel.runs) / parallel.wall_s;
   f.first_gc_violation_random_s = first_violation("random");
   f.first_gc_violation_pct_s = first_violation("pct");
   return f;

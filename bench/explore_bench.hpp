@@ -1,6 +1,6 @@
 #pragma once
 // The model checker measured: dfs runs per second on two-clients-pause (SET NX EX), on one
-// thread and on every core, side by side, and the wall time from a cold start (a new locksim
+// thread (the command's scaling over threads is scaling_bench's), and the wall time from a cold start (a new locksim
 // process) to the first GC-pause violation.
 
 #include <optional>
@@ -9,8 +9,6 @@ namespace bench {
 
 struct ExploreFigures {
   double dfs_runs_per_s = 0;  // one thread
-  double dfs_runs_per_s_all = 0;  // every core (--jobs)
-  int cores = 1;
   double dfs_runs = 0;        // explored in the measurement
   double dfs_events_per_run = 0;
   std::optional<double> first_gc_violation_random_s;  // none: the search failed

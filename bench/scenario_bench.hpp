@@ -1,11 +1,11 @@
 #pragma once
-// The main job measured: account-bind with every strategy, with one thread and with two.
+// The main job measured in the process: account-bind with every strategy on one thread (the
+// commands' scaling over threads is scaling_bench's).
 
 namespace bench {
 
 struct ScenarioFigures {
   double trials_per_s_1 = 0;  // every strategy's trials, one thread
-  double trials_per_s_2 = 0;  // the same, two threads
   double events_per_s_per_core = 0;  // simulated events per second of one thread
 };
 
