@@ -464,8 +464,43 @@ StatePtr new_state(Runtime& rt) {
   return L;
 }
 
-// The text of the error at the top of L's stack, for a message.
+// A script's error text as a terminal should show it: control bytes (a newline, a CR, an ANSI
+// escape) written as \xNN, so that a message is one line and moves no cursor.
+std::string escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7F)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
+  }
+  return out;
+}
+
+std::string error_text_of(lua_State* L, const Runtime& rt);
+
+// Whether `text` begins with a position as Lua writes one, "source:line:" (a long file name cut
+// to its end: "...tail/s.lua:12:").
+bool has_position(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon > LUA_IDSIZE) return false;
+  std::size_t i = colon + 1;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  return i > colon + 1 && i < text.size() && text[i] == ':';
+}
+
+// The text of the error at the top of L's stack, for a message: one line, naming the script's file
+// (an error Lua raises from C, "C stack overflow" say, has no position of its own).
 std::string error_text(lua_State* L, const Runtime& rt) {
+  std::string text = escaped(error_text_of(L, rt));
+  if (text.empty()) text = "an error with an empty message";
+  if (!text.starts_with(rt.file + ":") && !has_position(text)) text = rt.file + ": " + text;
+  return text;
+}
+
+std::string error_text_of(lua_State* L, const Runtime& rt) {
   if (lua_touserdata(L, -1) == &fatal_sentinel && rt.over_budget)
     return fmt::format("{}: the instruction budget of {} per trial ran out (an endless loop?)",
                        rt.budget_where.empty() ? rt.file : rt.budget_where, rt.limits.instructions);
@@ -803,6 +838,14 @@ sim::Duration ms(double value) {
   return std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::milli>(value));
 }
 
+// A duration a script gives, in ms, checked as a scenario file's are: a finite number from 0 (above 0
+// where `above_zero`) to 1e12 ms, about 31 years. Past that a TTL would overflow the simulated clock.
+sim::Duration script_ms(double value, const std::string& what, bool above_zero = false) {
+  if (!std::isfinite(value) || value < 0 || (above_zero && value == 0) || value > 1e12)
+    throw Misuse{fmt::format("{}: expected milliseconds {} 0 to 1e12, got {}", what, above_zero ? "above" : "from", value)};
+  return ms(value);
+}
+
 // The strategy: its Lua state, and the API's bodies (which reach Strategy's helpers).
 class ScriptStrategy : public Strategy {
  public:
@@ -960,6 +1003,7 @@ class ScriptStrategy : public Strategy {
         if (number && code == 1062) return ErrorKind::duplicate_key;
         if (number && code == 1213) return ErrorKind::deadlock;
         if (number && code == 1205) return ErrorKind::lock_wait_timeout;
+        if (number && code == 167) return ErrorKind::internal;  // the table ran out of AUTO_INCREMENT ids
         // A statement the script got wrong (1064, 1146, 1054, 1366) is the script's error.
         if (number && code != 1064 && code != 1146 && code != 1054 && code != 1366)
           return ErrorKind::timeout;  // the pool or the connection timed out
@@ -1219,7 +1263,8 @@ class ScriptStrategy : public Strategy {
     if (name == "PEXPIRE" || name == "EXPIRE") {
       want(2, "a key and a time");
       const std::int64_t t = integer(3);
-      return push_reply(L, send(inv, redis::Command::pexpire(arg_text(L, 2, "the key"), ms(name == "EXPIRE" ? t * 1000.0 : t))));
+      const sim::Duration ttl = script_ms(name == "EXPIRE" ? static_cast<double>(t) * 1000.0 : static_cast<double>(t), "redis.call: " + name);
+      return push_reply(L, send(inv, redis::Command::pexpire(arg_text(L, 2, "the key"), ttl)));
     }
     if (name == "SETNX") {
       want(2, "a key and a value");
@@ -1238,7 +1283,7 @@ class ScriptStrategy : public Strategy {
         } else if ((option == "PX" || option == "EX") && i < n) {
           const std::int64_t t = integer(++i);
           if (t == 0) throw Misuse{"redis.call: SET: invalid expire time (0)"};
-          c.ttl = ms(option == "EX" ? t * 1000.0 : t);
+          c.ttl = script_ms(option == "EX" ? static_cast<double>(t) * 1000.0 : static_cast<double>(t), "redis.call: SET " + option);
         } else {
           throw Misuse{fmt::format("redis.call: SET: expected NX, XX, PX ms or EX s, got {}", option)};
         }
@@ -1261,7 +1306,8 @@ class ScriptStrategy : public Strategy {
       const db::Value t = arg_value(L, 4, 3);
       const auto* x = std::get_if<std::int64_t>(&t);
       if (x == nullptr || *x <= 0) throw Misuse{"redis.script: compare_and_pexpire: expected milliseconds above 0"};
-      return push_reply(L, send(inv, redis::Command::cas_pexpire(arg_text(L, 2, "the key"), arg_text(L, 3, "the value"), ms(*x))));
+      const sim::Duration ttl = script_ms(static_cast<double>(*x), "redis.script: compare_and_pexpire", true);
+      return push_reply(L, send(inv, redis::Command::cas_pexpire(arg_text(L, 2, "the key"), arg_text(L, 3, "the value"), ttl)));
     }
     throw Misuse{fmt::format("redis.script: the model's scripts are compare_and_delete and compare_and_pexpire, not {}", name)};
   }
@@ -1361,8 +1407,8 @@ class ScriptStrategy : public Strategy {
     const std::string value = arg_text(L, 2, "hold: the value");
     std::optional<sim::Duration> lease;
     if (!lua_isnoneornil(L, 3)) {
-      if (lua_type(L, 3) != LUA_TNUMBER || lua_tonumber(L, 3) <= 0) throw Misuse{"hold: the lease, when given, is milliseconds above 0"};
-      lease = ms(lua_tonumber(L, 3));
+      if (lua_type(L, 3) != LUA_TNUMBER) throw Misuse{"hold: the lease, when given, is milliseconds above 0"};
+      lease = script_ms(lua_tonumber(L, 3), "hold: the lease", true);
     }
     return push_lock(L, inv, inv.strategy->clients(inv).redis_hold(key, value, lease));
   }
@@ -1410,9 +1456,8 @@ class ScriptStrategy : public Strategy {
     return 0;
   }
   static int do_sleep(lua_State* L, Invocation&) {
-    if (lua_type(L, 1) != LUA_TNUMBER || !(lua_tonumber(L, 1) >= 0) || lua_tonumber(L, 1) > 1e12)
-      throw Misuse{"sleep: expected milliseconds from 0 to 1e12"};
-    sim::sleep_for(ms(lua_tonumber(L, 1)));
+    if (lua_type(L, 1) != LUA_TNUMBER) throw Misuse{"sleep: expected milliseconds from 0 to 1e12"};
+    sim::sleep_for(script_ms(lua_tonumber(L, 1), "sleep"));
     return 0;
   }
   static int now_ms(lua_State* L, Invocation& inv) {

@@ -176,6 +176,7 @@ TEST_CASE("runaway recursion, in Lua or through C, is a clean script error and n
   const auto b = run(c_recursion);
   CHECK(total(b, "script_errors") == 8);
   CHECK_THAT(b.examples.front(), Catch::Contains("stack overflow"));
+  CHECK_THAT(b.examples.front(), Catch::Contains(c_recursion.path + ":"));  // Lua gives no position from C: the file all the same
 }
 
 TEST_CASE("a script's results depend on the seed alone: pairs, next and table.sort take a fixed order, math.random the worker's "
@@ -312,4 +313,25 @@ TEST_CASE("a script's needs come from its calls, read by Lua's lexical rules in 
   CHECK(redis_ops("locks.redis") > 0);
   CHECK(redis_ops("locks" + std::string(20'000, ' ') + ".redis") > 0);
   CHECK(redis_ops("locks --[==[ a long comment ]] still ]==]\n  .\n  redis") > 0);
+}
+
+TEST_CASE("a duration a script gives is checked as a scenario file's: NaN, 1e300 ms and a TTL past 1e12 ms are script errors at their line") {
+  for (const std::string call : {"hold('k', 'v', 0/0)", "hold('k', 'v', 1e300)", "hold('k', 'v', -1)", "redis.call('SET', 'k', 'v', 'PX', 1e15)",
+                                 "redis.call('PEXPIRE', 'k', 1e13)", "redis.script('compare_and_pexpire', 'k', 'v', 1e13)", "sleep(0/0)"}) {
+    INFO(call);
+    TempScript script(std::string(kHeader) + "uses = {'redis'}\nfunction bind(req)\n  " + call + "\nend\n");
+    const auto r = run(script);
+    CHECK(total(r, "script_errors") == 8);
+    REQUIRE(!r.examples.empty());
+    CHECK_THAT(r.examples.front(), Catch::Contains(script.path + ":4: ") && Catch::Contains("expected milliseconds"));
+  }
+}
+
+TEST_CASE("a script's error text reaches the terminal as one line, its control bytes escaped") {
+  TempScript script(std::string(kHeader) + "function bind(req)\n  error('red \\27[31m\\nsecond line\\r')\nend\n");
+  const auto r = run(script);
+  REQUIRE(!r.examples.empty());
+  CHECK_THAT(r.examples.front(), Catch::Contains(script.path + ":3: red \\x1b[31m\\x0asecond line\\x0d"));
+  CHECK(r.examples.front().find_first_of("\n\r\x1b") == std::string::npos);
+  CHECK_THAT(refusal("error('at load\\n\\27[2J')"), Catch::EndsWith("at load\\x0a\\x1b[2J"));
 }
