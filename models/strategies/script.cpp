@@ -349,6 +349,8 @@ int safe_format(lua_State* L) {
 // case, about (subject length + 1)^(quantifiers + 1), passes kMaxPatternSteps.
 constexpr double kMaxPatternSteps = 1e8;
 
+int charged(lua_State* L, const char* name);
+
 int bounded_pattern(lua_State* L, const char* name) {
   std::size_t subject = 0, length = 0;
   if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) lua_tolstring(L, 1, &subject);
@@ -372,6 +374,69 @@ int bounded_pattern(lua_State* L, const char* name) {
       return luaL_error(L, "%s", why);
     }
   }
+  return charged(L, name);
+}
+
+// Lua's library functions run in C, where the count hook does not reach: a plain find of a long
+// needle in a long subject, or inserts at the front of a long list, would run for minutes inside
+// one instruction. Each such function is charged to the instruction budget, before it runs, for
+// the work its arguments ask: one instruction per kBytesPerInstruction bytes it may compare or
+// move, one per element it may shift. Past the budget the trial ends as any endless loop does.
+// (table.sort is the prelude's merge sort, in Lua: the hook counts it.)
+constexpr double kBytesPerInstruction = 8;
+
+void charge(lua_State* L, double instructions) {
+  Runtime& rt = runtime(L);
+  const double room = static_cast<double>(rt.limits.instructions) - static_cast<double>(rt.instructions);
+  if (instructions <= room) {
+    rt.instructions += static_cast<std::uint64_t>(instructions);
+    return;
+  }
+  rt.instructions = rt.limits.instructions + 1;
+  if (!rt.over_budget) {
+    rt.over_budget = true;
+    lua_Debug ar;
+    if (lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0)
+      rt.budget_where = fmt::format("{}:{}", ar.short_src, ar.currentline);
+  }
+  lua_pushlightuserdata(L, &fatal_sentinel);
+  lua_error(L);
+}
+
+// The length of argument i as a string function reads it; a number is at most a few dozen bytes.
+double text_length(lua_State* L, int i) {
+  if (lua_type(L, i) == LUA_TSTRING) return static_cast<double>(lua_rawlen(L, i));
+  return lua_type(L, i) == LUA_TNUMBER ? 48 : 0;
+}
+
+double list_length(lua_State* L, int i) { return lua_type(L, i) == LUA_TTABLE ? static_cast<double>(lua_rawlen(L, i)) : 0; }
+
+// The cost of the library function `name` called with the arguments on L's stack.
+double work_of(lua_State* L, std::string_view name) {
+  if (name == "string.find" || name == "string.match" || name == "string.gmatch" || name == "string.gsub") {
+    // A search tries the pattern at each position of the subject: at worst its length each time.
+    double work = (text_length(L, 1) + 1) * (text_length(L, 2) + 1);
+    if (name == "string.gsub") work += (text_length(L, 1) + 1) * (text_length(L, 3) + 1);  // what it writes
+    return work / kBytesPerInstruction;
+  }
+  if (name == "string.rep") {
+    // What it writes; past the memory cap the allocation fails first, as not enough memory.
+    const double n = lua_isinteger(L, 2) != 0 ? static_cast<double>(lua_tointeger(L, 2)) : 0;
+    const double bytes = std::max(0.0, n) * (text_length(L, 1) + text_length(L, 3));
+    return std::min(bytes, static_cast<double>(runtime(L).limits.memory_bytes)) / kBytesPerInstruction;
+  }
+  if (name == "table.concat" || name == "table.insert" || name == "table.remove") return list_length(L, 1);
+  if (name == "table.move") {
+    const double from = lua_isinteger(L, 2) != 0 ? static_cast<double>(lua_tointeger(L, 2)) : 0;
+    const double to = lua_isinteger(L, 3) != 0 ? static_cast<double>(lua_tointeger(L, 3)) : 0;
+    return std::max(0.0, to - from + 1);
+  }
+  return 0;
+}
+
+// Charges the library function `name` for its work, then calls it (upvalue 1).
+int charged(lua_State* L, const char* name) {
+  charge(L, work_of(L, name));
   return call_original(L, name);
 }
 
@@ -416,6 +481,13 @@ int open_sandbox(lua_State* L) {
   bound("match", [](lua_State* S) { return bounded_pattern(S, "string.match"); });
   bound("gmatch", [](lua_State* S) { return bounded_pattern(S, "string.gmatch"); });
   bound("gsub", [](lua_State* S) { return bounded_pattern(S, "string.gsub"); });
+  bound("rep", [](lua_State* S) { return charged(S, "string.rep"); });
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_TABLIBNAME);
+  bound("concat", [](lua_State* S) { return charged(S, "table.concat"); });
+  bound("insert", [](lua_State* S) { return charged(S, "table.insert"); });
+  bound("remove", [](lua_State* S) { return charged(S, "table.remove"); });
+  bound("move", [](lua_State* S) { return charged(S, "table.move"); });
   lua_pop(L, 1);
   lua_getglobal(L, LUA_MATHLIBNAME);
   lua_pushnil(L);

@@ -335,3 +335,24 @@ TEST_CASE("a script's error text reaches the terminal as one line, its control b
   CHECK(r.examples.front().find_first_of("\n\r\x1b") == std::string::npos);
   CHECK_THAT(refusal("error('at load\\n\\27[2J')"), Catch::EndsWith("at load\\x0a\\x1b[2J"));
 }
+
+TEST_CASE("Lua's library functions that run in C are charged to the instruction budget for their work") {
+  // Each runs seconds to minutes inside one Lua instruction, where the count hook does not look.
+  for (const std::string call : {"local s = ('a'):rep(2^19) local n = s:sub(2, 2^18) .. 'b' s:find(n, 1, true)",
+                                 "local t = {} for i = 1, 200000 do table.insert(t, 1, i) end",
+                                 "local t = {} for i = 1, 200000 do t[i] = i end for i = 1, 200000 do table.remove(t, 1) end"}) {
+    INFO(call);
+    TempScript script(std::string(kHeader) + "function bind(req)\n  " + call + "\nend\n");
+    const auto r = run(script, small_world(1));
+    CHECK(total(r, "unfinished_runs") == 1);
+    REQUIRE(!r.examples.empty());
+    CHECK_THAT(r.examples.front(), Catch::Contains("the instruction budget of") && Catch::Contains(script.path + ":3"));
+  }
+  // What ordinary code does stays far inside it.
+  TempScript ordinary(std::string(kHeader) +
+                      "function bind(req)\n  local t = {}\n  for i = 1, 100 do table.insert(t, tostring(i)) end\n"
+                      "  assert(table.concat(t, ','):find('99,100', 1, true))\n  assert(('ab'):rep(3, '-') == 'ab-ab-ab')\nend\n");
+  const auto ok = run(ordinary);
+  CHECK(total(ok, "unfinished_runs") == 0);
+  CHECK(total(ok, "script_errors") == 0);
+}
