@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -345,10 +346,13 @@ ProcessId Engine::spawn(NodeId node, std::string name, std::function<void()> bod
 }
 
 void Engine::run_body(Process* p) {
-  record_engine(trace_kind::process_start, p->node, p->id);
+  // Nothing may leave a process's stack but through failure_: an exception there ends the program.
   try {
+    record_engine(trace_kind::process_start, p->node, p->id);
     if (!p->killed) p->body();
   } catch (const Killed&) {
+  } catch (const std::bad_alloc&) {
+    failure_ = std::current_exception();  // out of memory stays itself: the command says so in one line
   } catch (const std::exception& e) {
     failure_ = std::make_exception_ptr(ProcessError(fmt::format("process '{}' (node {}) failed at {}: {}",
                                                                 process_names_[p->id], nodes_[p->node]->name,
@@ -358,7 +362,11 @@ void Engine::run_body(Process* p) {
                                                                 process_names_[p->id], nodes_[p->node]->name,
                                                                 format_time(now()))));
   }
-  record_engine(p->killed ? trace_kind::process_killed : trace_kind::process_exit, p->node, p->id);
+  try {
+    record_engine(p->killed ? trace_kind::process_killed : trace_kind::process_exit, p->node, p->id);
+  } catch (const std::bad_alloc&) {
+    if (!failure_) failure_ = std::current_exception();
+  }
   // Captured state is released inside the process, where its destructors may still use sim.
   p->body = nullptr;
 }
