@@ -9,7 +9,7 @@
 //   {"sleep_ms": 400}                                                  time passes
 //   {"kill": true}                                                     kill -9 of the Redis process
 //   {"restart": true}                                                  the process starts again
-// Commands: GET, SET key value [NX | XX] [PX ms], DEL, PEXPIRE, PTTL, INCR, and the lock
+// Commands: GET, SET key value [NX] [XX] [PX ms], DEL, PEXPIRE key ms (0 or less deletes), PTTL, INCR, and the lock
 // scripts CAS_DEL key value (compare-and-delete) and CAS_PEXPIRE key value ms.
 // Prints {"steps": [outcome, ...], "keys": "<the live keys and values as sorted JSON>"}; an
 // outcome is "OK", "nil", "(integer) N", a JSON string, or "error". Bad input: one line, exit 2.
@@ -82,11 +82,18 @@ Command parse_command(const json& words, const std::string& where) {
     if (w.size() != n) throw BadInput(fmt::format("{}: {} takes {} arguments", where, op, n - 1));
   };
   const auto ms = [&](std::size_t i) { return sim::Duration(std::chrono::milliseconds(milliseconds(w[i], where))); };
+  // PEXPIRE takes any integer: 0 or less deletes the key, as on Redis.
+  const auto expire_ms = [&](std::size_t i) {
+    const std::string text = w[i].starts_with('-') ? w[i].substr(1) : w[i];
+    if (text == "0") return sim::Duration::zero();
+    const std::int64_t n = milliseconds(text, where);
+    return sim::Duration(std::chrono::milliseconds(w[i].starts_with('-') ? -n : n));
+  };
   if (op == "GET") return want(2), Command::get(w[1]);
   if (op == "DEL") return want(2), Command::del(w[1]);
   if (op == "PTTL") return want(2), Command::pttl(w[1]);
   if (op == "INCR") return want(2), Command::incr(w[1]);
-  if (op == "PEXPIRE") return want(3), Command::pexpire(w[1], ms(2));
+  if (op == "PEXPIRE") return want(3), Command::pexpire(w[1], expire_ms(2));
   if (op == "CAS_DEL") return want(3), Command::cas_del(w[1], w[2]);
   if (op == "CAS_PEXPIRE") return want(4), Command::cas_pexpire(w[1], w[2], ms(3));
   if (op == "SET") {

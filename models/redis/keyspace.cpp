@@ -1,12 +1,28 @@
 #include "models/redis/keyspace.hpp"
 
 #include <charconv>
+#include <limits>
+#include <optional>
 
 namespace models::redis {
 
 namespace {
 const char* const kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
 std::int64_t ms_ceil(sim::Duration d) { return (d.count() + 999'999) / 1'000'000; }
+
+// A value INCR takes as a number, as Redis reads one (util.c, string2ll): an optional minus, then
+// digits without a leading zero ("0" alone aside), within a signed 64-bit integer. "007", "+5",
+// " 5" and "-0" are not numbers to Redis.
+std::optional<std::int64_t> redis_integer(const std::string& text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  if (text == "0") return 0;
+  const std::size_t digits = text[0] == '-' ? 1 : 0;
+  if (digits >= text.size() || text[digits] < '1' || text[digits] > '9') return std::nullopt;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
 }  // namespace
 
 Value* Keyspace::live(const std::string& key, sim::Time now) {
@@ -46,6 +62,7 @@ Reply Keyspace::execute(const Command& c, sim::Time now, std::vector<Change>* ch
       if (v->is_hash) return Reply::error(kWrongType);
       return Reply::bulk(v->text);
     case Op::set:
+      if (c.nx && c.xx) return Reply::error("ERR syntax error");  // Redis refuses the pair, whatever the key holds
       if ((c.nx && v != nullptr) || (c.xx && v == nullptr)) return Reply::nil();
       data_[c.key] = Value{false, c.value, {}, expiry(c.ttl)};
       changed();
@@ -69,10 +86,11 @@ Reply Keyspace::execute(const Command& c, sim::Time now, std::vector<Change>* ch
       std::int64_t n = 0;
       if (v != nullptr) {
         if (v->is_hash) return Reply::error(kWrongType);
-        const auto [end, ec] = std::from_chars(v->text.data(), v->text.data() + v->text.size(), n);
-        if (ec != std::errc() || end != v->text.data() + v->text.size() || v->text.empty())
-          return Reply::error("ERR value is not an integer or out of range");
+        const std::optional<std::int64_t> read = redis_integer(v->text);
+        if (!read) return Reply::error("ERR value is not an integer or out of range");
+        n = *read;
       }
+      if (n == std::numeric_limits<std::int64_t>::max()) return Reply::error("ERR increment or decrement would overflow");
       ++n;
       Value& slot = data_[c.key];
       slot.text = std::to_string(n);

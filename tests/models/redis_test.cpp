@@ -265,3 +265,30 @@ TEST_CASE("the Redisson hash lock re-enters for its owner, renews only for its o
   CHECK(replies[7] == Reply::number(1));
   CHECK(replies[8].is_nil());
 }
+
+TEST_CASE("INCR reads a value as Redis does and refuses to wrap; SET NX XX is a syntax error; PEXPIRE 0 deletes") {
+  // Pins conformance/redis-scripts/incr-edge-values, set-nx-xx-syntax-error and pexpire-zero-deletes.
+  Cluster c;
+  auto& app = c.node("app-1");
+  auto& redis = c.redis("redis-1");
+  models::redis::Client client(c.net, app, redis);
+  std::vector<std::string> seen;
+  const auto show = [](const Reply& r) {
+    return r.kind == Reply::Kind::error ? "error" : r.kind == Reply::Kind::integer ? std::to_string(r.integer) : r.kind == Reply::Kind::nil ? "nil" : "ok";
+  };
+  c.at(at_ms(0), app, [&] {
+    for (const std::string value : {"007", "+5", " 5", "-0", "-5", "9223372036854775807"}) {
+      client.run(Command::set("n", value));
+      seen.push_back(show(client.run(Command::incr("n"))));
+    }
+    Command both = Command::set("k", "v");
+    both.nx = both.xx = true;
+    seen.push_back(show(client.run(both)));
+    seen.push_back(show(client.run(Command::get("k"))));
+    client.run(Command::set("k", "v"));
+    seen.push_back(show(client.run(Command::pexpire("k", 0ms))));
+    seen.push_back(show(client.run(Command::get("k"))));
+  });
+  REQUIRE(c.engine.run().ok());
+  CHECK(seen == std::vector<std::string>{"error", "error", "error", "error", "-4", "error", "error", "nil", "1", "nil"});
+}
