@@ -101,7 +101,7 @@ inline Condition lt(std::string column, Value v) { return {Condition::Op::lt, st
 inline Condition gt(std::string column, Value v) { return {Condition::Op::gt, std::move(column), std::move(v)}; }
 using Where = std::vector<Condition>;
 
-enum class ReadLock { none, share, update };  // plain, FOR SHARE, FOR UPDATE
+enum class ReadLock { none, share, update };  // plain, LOCK IN SHARE MODE, FOR UPDATE
 enum class OnDuplicate { error, ignore, update, replace };
 
 /// A statement in typed form; models/db/sql.hpp parses SQL text into it.
@@ -111,7 +111,7 @@ struct Statement {
     commit,
     rollback,
     set_isolation,     // SET [SESSION] TRANSACTION ISOLATION LEVEL ...
-    select,            // SELECT ... WHERE [FOR SHARE | FOR UPDATE]
+    select,            // SELECT ... WHERE [LOCK IN SHARE MODE | FOR UPDATE]
     insert,            // INSERT / INSERT IGNORE / ... ON DUPLICATE KEY UPDATE / REPLACE
     insert_if_absent,  // INSERT INTO t SELECT ... WHERE NOT EXISTS (SELECT 1 FROM t WHERE <where>)
     update,            // UPDATE t SET <set> WHERE <where>

@@ -4,7 +4,7 @@
 //
 // Supported (keywords in any case; identifiers optionally in backquotes; strings in single
 // quotes with '' and backslash escapes; 64-bit integers, optionally negative):
-//   SELECT cols | * | 1 FROM t [WHERE cond [AND cond ...]] [FOR UPDATE | FOR SHARE | LOCK IN SHARE MODE]
+//   SELECT cols | * | 1 FROM t [WHERE cond [AND cond ...]] [FOR UPDATE | LOCK IN SHARE MODE]
 //   INSERT [IGNORE] [INTO] t (cols) VALUES (v, ...) [ON DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...]
 //   REPLACE [INTO] t (cols) VALUES (v, ...)
 //   INSERT [IGNORE] [INTO] t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE cond [AND ...]])

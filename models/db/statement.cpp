@@ -52,7 +52,7 @@ std::string to_string(const Statement& s) {
       return fmt::format("SET {}TRANSACTION ISOLATION LEVEL {}", s.next_transaction_only ? "" : "SESSION ", to_string(s.isolation));
     case K::select:
       return fmt::format("SELECT * FROM {}{}{}", s.table, where_text(s.where),
-                         s.lock == ReadLock::update ? " FOR UPDATE" : s.lock == ReadLock::share ? " FOR SHARE" : "");
+                         s.lock == ReadLock::update ? " FOR UPDATE" : s.lock == ReadLock::share ? " LOCK IN SHARE MODE" : "");
     case K::insert: {
       const char* verb = s.on_duplicate == OnDuplicate::replace  ? "REPLACE"
                          : s.on_duplicate == OnDuplicate::ignore ? "INSERT IGNORE"

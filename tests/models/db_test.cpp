@@ -364,7 +364,7 @@ TEST_CASE("under REPEATABLE READ, SELECT FOR UPDATE of an absent key succeeds in
   // once; one row results." (and Database: "SELECT ... FOR UPDATE on missing row under RR: ... deadlock 1213").
   const ReadLock lock = GENERATE(ReadLock::update, ReadLock::share);
   const KeyIndex index = GENERATE(KeyIndex::unique, KeyIndex::non_unique);
-  INFO((lock == ReadLock::update ? "FOR UPDATE, " : "FOR SHARE, ") << name(index));
+  INFO((lock == ReadLock::update ? "FOR UPDATE, " : "LOCK IN SHARE MODE, ") << name(index));
   Db d(index);
   auto& a = d.app();
   auto& b = d.app();
@@ -818,7 +818,7 @@ TEST_CASE("under READ COMMITTED, INSERT ... WHERE NOT EXISTS reads a snapshot: t
 
 namespace {
 // A transaction reads k (absent), another session inserts and commits k, the transaction's
-// insert of k gets 1062, then it reads k again plainly, FOR SHARE and FOR UPDATE.
+// insert of k gets 1062, then it reads k again plainly, LOCK IN SHARE MODE and FOR UPDATE.
 struct AfterDuplicate {
   std::size_t before = 9, plain = 9, share = 9, update = 9;
   Code code = Code::ok;
