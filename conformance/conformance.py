@@ -596,17 +596,23 @@ def pymysql_placeholders(sql):
     return "".join(out)
 
 
-def place_timed_step(script, i, records, model_timeline, deadline):
-    """A step with at_ms is issued at its time, and only once every step the model had finished by then
-    has finished on the server too: a busy server that runs late keeps the model's order. A step the
-    model had still building then (an online ALTER, whose time is work, not a wait) must still build on
-    the server; when it has already finished (a server much faster than the script's timing allows), the
-    step cannot be placed and the script says so."""
+def follow_model(script, i, records, model_timeline, deadline):
+    """Step i is issued only once every step the model had finished by its issue time has finished on
+    the server too, or the server shows that step waiting for a lock (a divergence its outcome will
+    show): a busy server that runs late keeps the model's order. A step the model had still building
+    then (an online ALTER, whose time is work, not a wait) must still build on the server; when the
+    server has already finished it (a server much faster than the script's timing allows), the step
+    cannot be placed and the script says so."""
     issued = model_timeline[i][0]
+    if issued is None:
+        return
     for j, record in enumerate(records):
         finished = model_timeline[j][1]
         if finished is not None and finished <= issued:
-            record["done"].wait(max(0.0, deadline - time.monotonic()))
+            while not (record["done"].is_set() or record["blocked"].is_set()) and time.monotonic() < deadline:
+                record["done"].wait(0.01)
+    if not isinstance(script["steps"][i].get("at_ms"), (int, float)):
+        return
     for j, record in enumerate(records):
         began, finished = model_timeline[j]
         if is_alter(record["sql"]) and began is not None and began <= issued and (finished is None or finished > issued) \
@@ -647,7 +653,7 @@ def real_sql(server, script, number, locksim, workdir, model_timeline):
                 sessions[name] = SqlSession(server, db, isolation, lock_wait_s)
             if isinstance(step.get("at_ms"), (int, float)):
                 time.sleep(max(0.0, start + step["at_ms"] / 1000 - time.monotonic()))
-                place_timed_step(script, i, records, model_timeline, deadline)
+            follow_model(script, i, records, model_timeline, deadline)
             sql = step["sql"]
             args = step.get("args")
             record = {"done": threading.Event(), "blocked": threading.Event(), "sql": sql}
