@@ -33,7 +33,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, seed, schedule, end_s, bars, bands,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, step, session, sql, issued_ms, finished_ms, columns, rows, affected, insert_id,
                                    warnings, error, message, waited_for, waited_ms, waits, deadlock_cycle, undone, undone_rows,
                                    outcomes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TableResult, name, columns, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TableResult, name, columns, rows, row_count, checksum)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Histogram::State, counts, max_ms)
 }  // namespace locksim::reports
 

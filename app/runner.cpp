@@ -2,6 +2,7 @@
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <optional>
 #include <set>
 
@@ -396,6 +398,29 @@ reports::StepResult step_result(const models::sessions::StepRecord& r) {
   return out;
 }
 
+// A table at the end of the trial as the results keep it: its first rows, the count of all and
+// their digest (reports::TableResult).
+reports::TableResult table_result(const models::sessions::TableContents& t) {
+  reports::TableResult table{t.table, t.columns, {}, t.rows.size(), 0};
+  std::string joined;
+  for (const auto& row : t.rows) {
+    std::vector<reports::Cell> cells;
+    joined.clear();
+    for (const auto& column : t.columns) {
+      auto it = row.row.values.find(column);
+      cells.push_back(it == row.row.values.end() ? reports::Cell{row.row.id} : cell(it->second));
+      if (&column != &t.columns.front()) joined += ',';
+      joined += std::visit([](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
+        else return std::to_string(v);
+      }, cells.back());
+    }
+    table.checksum += ::crc32(0, reinterpret_cast<const Bytef*>(joined.data()), static_cast<uInt>(joined.size()));
+    if (table.rows.size() < reports::kTableRowsKept) table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
 // The sessions workload's trial: the script on its sessions, then the tables as they are.
 // `in_full`: keep every step's record and the tables (the first trial's, for the report).
 TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, bool in_full) {
@@ -425,18 +450,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
     out.timeline.end_s = seconds(deployment.engine().now());
     out.timeline.statements = involved_statements(deployment.statements(), {}, true);
     for (const auto& r : records) out.steps.push_back(step_result(r));
-    for (const auto& t : tables) {
-      reports::TableResult table{t.table, t.columns, {}};
-      for (const auto& row : t.rows) {
-        std::vector<reports::Cell> cells;
-        for (const auto& column : t.columns) {
-          auto it = row.row.values.find(column);
-          cells.push_back(it == row.row.values.end() ? reports::Cell{row.row.id} : cell(it->second));
-        }
-        table.rows.push_back(std::move(cells));
-      }
-      out.tables.push_back(std::move(table));
-    }
+    for (const auto& t : tables) out.tables.push_back(table_result(t));
   }
   return out;
 }

@@ -267,7 +267,12 @@ def model_sql(locksim, script, workdir):
                                         ignore_ids=ignore, sql=st["sql"], message=st.get("message", "")))
     tables = {}
     for name, t in strategy["tables"].items():
-        tables[name] = table_text(t["columns"], t["rows"], ignore)
+        if t["row_count"] > BIG_TABLE:  # the model keeps its first rows, the count of all and their digest
+            if ignore:
+                raise BadInput(f"{script['_path']}: ignore_ids over a table of more than {BIG_TABLE} rows is not compared")
+            tables[name] = big_table_text(t["row_count"], t["checksum"])
+        else:
+            tables[name] = table_text(t["columns"], t["rows"], ignore)
     return outcomes, tables, timeline
 
 

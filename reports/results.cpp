@@ -253,12 +253,15 @@ std::string steps_table(const RunResults& r) {
     for (const auto& t : s.tables) {
       std::string cols;
       for (const auto& c : t.columns) cols += (cols.empty() ? "" : ", ") + c;
-      out += fmt::format("  table {} at the end ({}): {} row{}\n", t.name, cols, t.rows.size(), t.rows.size() == 1 ? "" : "s");
-      for (const auto& row : t.rows) {
+      out += fmt::format("  table {} at the end ({}): {} row{}\n", t.name, cols, t.row_count, t.row_count == 1 ? "" : "s");
+      for (std::size_t i = 0; i < t.rows.size() && i < kTableRowsShown; ++i) {
         std::string cells;
-        for (const auto& c : row) cells += (cells.empty() ? "" : ", ") + to_text(c);
+        for (const auto& c : t.rows[i]) cells += (cells.empty() ? "" : ", ") + to_text(c);
         out += "    (" + cells + ")\n";
       }
+      if (t.row_count > kTableRowsShown)
+        out += fmt::format("    ... and {} more rows (checksum {}; results.json has the first {})\n", t.row_count - kTableRowsShown,
+                           t.checksum, std::min<std::uint64_t>(t.row_count, kTableRowsKept));
     }
   }
   return out;
@@ -389,7 +392,8 @@ std::string to_json(const RunResults& r) {
       }
       j["steps"] = steps;
       json tables = json::object();
-      for (const auto& t : s.tables) tables[t.name] = {{"columns", t.columns}, {"rows", rows(t.rows)}};
+      for (const auto& t : s.tables)
+        tables[t.name] = {{"columns", t.columns}, {"rows", rows(t.rows)}, {"row_count", t.row_count}, {"checksum", t.checksum}};
       j["tables"] = tables;
     }
     const auto histogram = [](const Histogram& h) {

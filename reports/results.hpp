@@ -135,11 +135,20 @@ struct StepResult {
 };
 
 /// A table's committed rows at the end of the first trial.
+/// A table at the end of a trial. A table of seeded rows can hold millions: past kTableRowsKept
+/// rows only the first are kept, with the count of all and a digest of all.
 struct TableResult {
   std::string name;
   std::vector<std::string> columns;
-  std::vector<std::vector<Cell>> rows;
+  std::vector<std::vector<Cell>> rows;  // in id order; the first kTableRowsKept
+  std::uint64_t row_count = 0;          // every row
+  /// The sum of each row's CRC32 of its cells joined by commas, as MariaDB's
+  /// SUM(CRC32(CONCAT_WS(',', ...))) computes it over the same table (conformance/).
+  std::uint64_t checksum = 0;
 };
+inline constexpr std::size_t kTableRowsKept = 1000;
+/// Rows of a table a terminal and report.md list; the rest are counted.
+inline constexpr std::size_t kTableRowsShown = 20;
 
 /// A metric `expect` checks in every trial: its value in the first, and its range.
 struct EachValue {

@@ -242,3 +242,21 @@ TEST_CASE("an ALTER step that would index another column or add a second index i
   CHECK(step_of(r, 2).error == 0);
   CHECK(step_of(r, 3).error == 1061);
 }
+
+TEST_CASE("a table of seeded rows at the end is kept as its first rows, the count of all and their digest, and listed as 20") {
+  const char* kPlain = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL)";
+  const auto r = run(sessions(json::array({step("s1", "SELECT id FROM t WHERE id = 1")}),
+                              {{"tables", {kPlain}}, {"legacy", {{"table", "t"}, {"column", "k"}, {"keys", 2500}, {"duplicated_share", 0}}}}));
+  REQUIRE(r.strategies.front().tables.size() == 1);
+  const auto& t = r.strategies.front().tables.front();
+  CHECK(t.row_count == 2500);
+  CHECK(t.rows.size() == locksim::reports::kTableRowsKept);
+  // The digest is MariaDB's SUM(CRC32(CONCAT_WS(',', id, k))): that of row (1, 'legacy:1') alone is known.
+  const auto one = run(sessions(json::array({step("s1", "SELECT id FROM t WHERE id = 1")}),
+                                {{"tables", {kPlain}}, {"legacy", {{"table", "t"}, {"column", "k"}, {"keys", 1}, {"duplicated_share", 0}}}}));
+  CHECK(one.strategies.front().tables.front().checksum == 0xe9d3921full);  // Python: zlib.crc32(b"1,legacy:1")
+  const std::string text = locksim::reports::steps_table(r);
+  CHECK(text.find("table t at the end (id, k): 2500 rows") != std::string::npos);
+  CHECK(text.find("... and 2480 more rows (checksum ") != std::string::npos);
+  CHECK(text.find("(21, 'legacy:21')") == std::string::npos);
+}
