@@ -474,6 +474,8 @@ class Redis:
 
 
 class SqlSession(threading.Thread):
+    last_finish = 0.0  # when a statement of any session last returned: locks change only then
+
     def __init__(self, server, db, isolation, lock_wait_s):
         super().__init__(daemon=True)
         self.conn = server.connect(db)
@@ -517,6 +519,7 @@ class SqlSession(threading.Thread):
                 record["error"] = -1
                 record["message"] = str(e)
             self.current = None
+            SqlSession.last_finish = time.monotonic()
             record["done"].set()
 
     def close(self):
@@ -549,6 +552,7 @@ class LockWaits(threading.Thread):
     def run(self):
         streak = {}
         while not self.stopping.is_set():
+            polled = time.monotonic()
             running = {s.connection_id: s.current for s in list(self.sessions.values()) if s.current}
             waiting = {}
             if running:
@@ -563,11 +567,13 @@ class LockWaits(threading.Thread):
                 kind = waiting.get(cid)
                 if not kind or record["done"].is_set():
                     streak.pop(id(record), None)
+                    record["lock_wait_seen"] = None
                     continue
                 streak[id(record)] = streak.get(id(record), 0) + 1
                 if streak[id(record)] >= 2:
                     if kind == "row":
                         record["waited"] = True
+                    record["lock_wait_seen"] = polled
                     record["blocked"].set()
             self.stopping.wait(self.POLL_S)
 
@@ -601,10 +607,22 @@ def pymysql_placeholders(sql):
     return "".join(out)
 
 
+def waits_for_a_lock(record):
+    """Whether the server shows the step waiting for a lock now, itself or behind its session's
+    statement that does (the server gave the lock the model gave another session: interchangeable
+    steps). Now: seen waiting at a poll begun after any statement last returned, since only a
+    statement's end (a commit, a rollback, a timeout) releases a lock."""
+    def seen_now(r):
+        return r is not None and r.get("lock_wait_seen") is not None and r["lock_wait_seen"] > SqlSession.last_finish
+    running = record["session"].current
+    return seen_now(record) or (running is not record and seen_now(running))
+
+
 def follow_model(script, i, records, model_timeline, deadline):
     """Step i is issued only once every step the model had finished by its issue time has finished on
-    the server too, or the server shows that step waiting for a lock (a divergence its outcome will
-    show): a busy server that runs late keeps the model's order. A step the model had still building
+    the server too, or the server shows that step itself waiting for a lock (a divergence its outcome
+    will show; waiting for its busy session does not count): a busy server that runs late keeps the
+    model's order. A step the model had still building
     then (an online ALTER, whose time is work, not a wait) must still build on the server; when the
     server has already finished it (a server much faster than the script's timing allows), the step
     cannot be placed and the script says so."""
@@ -614,7 +632,7 @@ def follow_model(script, i, records, model_timeline, deadline):
     for j, record in enumerate(records):
         finished = model_timeline[j][1]
         if finished is not None and finished <= issued:
-            while not (record["done"].is_set() or record["blocked"].is_set()) and time.monotonic() < deadline:
+            while not (record["done"].is_set() or waits_for_a_lock(record)) and time.monotonic() < deadline:
                 record["done"].wait(0.01)
     if not isinstance(script["steps"][i].get("at_ms"), (int, float)):
         return
@@ -661,7 +679,10 @@ def real_sql(server, script, number, locksim, workdir, model_timeline):
             follow_model(script, i, records, model_timeline, deadline)
             sql = step["sql"]
             args = step.get("args")
-            record = {"done": threading.Event(), "blocked": threading.Event(), "sql": sql}
+            # blocked: the next step may come (the step waits for a lock, or for its busy session);
+            # lock_wait_seen: when the server last showed this step itself waiting for a lock.
+            record = {"done": threading.Event(), "blocked": threading.Event(), "lock_wait_seen": None, "sql": sql,
+                      "session": sessions[name]}
             records.append(record)
             sessions[name].issue(pymysql_placeholders(sql) if args else sql, args, record)
             # The next step comes once this one has finished or the server says it waits for a lock;

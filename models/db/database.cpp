@@ -4,6 +4,7 @@
 #include <utility>
 #include <limits>
 #include <list>
+#include <map>
 #include <set>
 
 namespace models::db {
@@ -77,6 +78,56 @@ struct Lock {
   std::optional<Entry> lo{}, hi{};  // nullopt: the infimum (lo), the supremum (hi)
   bool granted = false;
   std::optional<sim::Promise<Code>> wake{};  // while waiting: ok when granted, deadlock for a victim
+  std::uint64_t seq = 0;  // its place in its queue: later requests have larger ones
+};
+
+// The locks and requests on one index of one table, first come first, as InnoDB's lock hash
+// keeps them per page. Beside the queue, each entry's locks in the same order: a record request
+// only ever waits for locks on its own entry, so a scan that locks a million rows looks at each
+// row's few locks, not at every lock the table has (which made a locking scan quadratic).
+class LockQueue {
+ public:
+  using List = std::list<Lock>;
+
+  Lock& add(Lock lock) {
+    lock.seq = ++last_seq_;
+    Lock& added = list_.emplace_back(std::move(lock));
+    by_entry_[added.at].push_back(&added);
+    return added;
+  }
+  void remove(const Lock* lock) {
+    unindex(*lock);
+    list_.remove_if([&](const Lock& l) { return &l == lock; });
+  }
+  template <class Pred>
+  std::size_t erase_if(Pred pred) {
+    return std::erase_if(list_, [&](const Lock& l) {
+      if (!pred(l)) return false;
+      unindex(l);
+      return true;
+    });
+  }
+  /// The locks and requests on `entry` (a gap lock's entry is its `at`), in queue order.
+  const std::vector<Lock*>& on(const Entry& entry) const {
+    static const std::vector<Lock*> none;
+    const auto it = by_entry_.find(entry);
+    return it == by_entry_.end() ? none : it->second;
+  }
+  List::iterator begin() { return list_.begin(); }
+  List::iterator end() { return list_.end(); }
+  List::const_iterator begin() const { return list_.begin(); }
+  List::const_iterator end() const { return list_.end(); }
+  std::size_t size() const { return list_.size(); }
+
+ private:
+  void unindex(const Lock& lock) {
+    auto it = by_entry_.find(lock.at);
+    std::erase(it->second, &lock);
+    if (it->second.empty()) by_entry_.erase(it);
+  }
+  List list_;
+  std::map<Entry, std::vector<Lock*>> by_entry_;
+  std::uint64_t last_seq_ = 0;
 };
 
 bool covers_gap(const Lock& l, const Entry& position) {
@@ -122,7 +173,7 @@ struct Table {
     took_id(id);
     return id;
   }
-  std::list<Lock> locks[2];
+  LockQueue locks[2];
   // An online ADD INDEX in progress: the table's metadata lock is held, and a later ALTER
   // waits for it in `ddl_waiters`, in order.
   struct Build {
@@ -307,31 +358,36 @@ struct Database::Impl {
   // --- Locks ---------------------------------------------------------------
 
   bool holds(const Table& t, int index, const Lock& want) const {
-    for (const Lock& l : t.locks[index]) {
-      if (l.txn != want.txn || !l.granted || l.insert_intention != want.insert_intention) continue;
-      if (want.exclusive && !l.exclusive) continue;
-      if (want.record && !(l.record && l.at == want.at)) continue;
-      if (want.gap && !(l.gap && l.lo == want.lo && l.hi == want.hi)) continue;
-      if (want.insert_intention && l.at != want.at) continue;
+    const auto covers = [&](const Lock& l) {
+      if (l.txn != want.txn || !l.granted || l.insert_intention != want.insert_intention) return false;
+      if (want.exclusive && !l.exclusive) return false;
+      if (want.record && !(l.record && l.at == want.at)) return false;
+      if (want.gap && !(l.gap && l.lo == want.lo && l.hi == want.hi)) return false;
+      if (want.insert_intention && l.at != want.at) return false;
       return true;
+    };
+    if (want.record || want.insert_intention) {  // only a lock on the same entry can cover it
+      const auto& here = t.locks[index].on(want.at);
+      return std::any_of(here.begin(), here.end(), [&](const Lock* l) { return covers(*l); });
     }
-    return false;
+    return std::any_of(t.locks[index].begin(), t.locks[index].end(), covers);
   }
 
   // Whether `req` must wait: a conflicting granted lock anywhere in its queue, or a
   // conflicting request waiting ahead of it (first come, first served).
-  bool must_wait(const std::list<Lock>& queue, const Lock& req) const { return !blockers(queue, req).empty(); }
+  bool must_wait(const LockQueue& queue, const Lock& req) const { return !blockers(queue, req).empty(); }
 
-  std::vector<TxnId> blockers(const std::list<Lock>& queue, const Lock& req) const {
+  std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req) const {
     std::set<TxnId> out;
-    bool ahead = true;
-    for (const Lock& l : queue) {
-      if (&l == &req) {
-        ahead = false;
-        continue;
-      }
-      if (l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l)) out.insert(l.txn);
-    }
+    const auto consider = [&](const Lock& l) {
+      const bool ahead = l.seq < req.seq;
+      if (&l != &req && l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l)) out.insert(l.txn);
+    };
+    if (req.insert_intention) {  // any gap covering its position: look through them all
+      for (const Lock& l : queue) consider(l);
+    } else if (req.record) {  // only a record lock on its own entry (has_to_wait)
+      for (const Lock* l : queue.on(req.at)) consider(*l);
+    }  // a gap request never waits
     return {out.begin(), out.end()};
   }
 
@@ -358,7 +414,7 @@ struct Database::Impl {
     return found;
   }
 
-  void regrant(std::list<Lock>& queue) {
+  void regrant(LockQueue& queue) {
     for (Lock& l : queue) {
       if (l.granted || must_wait(queue, l)) continue;
       l.granted = true;
@@ -373,9 +429,7 @@ struct Database::Impl {
   void release_locks(Txn& txn) {
     for (auto& [name, t] : tables)
       for (auto& queue : t.locks) {
-        const auto before = queue.size();
-        std::erase_if(queue, [&](const Lock& l) { return l.txn == txn.id && l.granted; });
-        if (queue.size() != before) regrant(queue);
+        if (queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(queue);
       }
   }
 
@@ -400,11 +454,11 @@ struct Database::Impl {
   Got lock(Txn& txn, Table& t, int index, Lock want) {
     want.txn = txn.id;
     if (holds(t, index, want)) return Got::at_once;
-    std::list<Lock>& queue = t.locks[index];
-    Lock& req = queue.emplace_back(std::move(want));
+    LockQueue& queue = t.locks[index];
+    Lock& req = queue.add(std::move(want));
     if (!must_wait(queue, req)) {
       req.granted = true;
-      if (req.insert_intention) queue.pop_back();  // it only had to get past the gaps
+      if (req.insert_intention) queue.remove(&req);  // it only had to get past the gaps
       return Got::at_once;
     }
     ++stats.lock_waits;
@@ -457,7 +511,7 @@ struct Database::Impl {
     }
     txn.waiting = nullptr;
     if (req.insert_intention) {
-      queue.remove_if([&](const Lock& l) { return &l == &req; });
+      queue.remove(&req);
       regrant(queue);
     }
     return Got::after_wait;
@@ -465,9 +519,8 @@ struct Database::Impl {
 
   void drop_waiting(Txn& txn) {
     if (txn.waiting == nullptr) return;
-    std::list<Lock>& queue = txn.waiting_table->locks[txn.waiting_index];
-    Lock* req = txn.waiting;
-    queue.remove_if([&](const Lock& l) { return &l == req; });
+    LockQueue& queue = txn.waiting_table->locks[txn.waiting_index];
+    queue.remove(txn.waiting);
     txn.waiting = nullptr;
     regrant(queue);
   }
@@ -477,9 +530,7 @@ struct Database::Impl {
   // gives them to the next entry. The owner's own record lock (its insert's) just goes.
   void inherit_to_gap(Table& t, int index, const Entry& gone, TxnId owner) {
     const std::optional<Entry> lo = before(t, index, gone), hi = after(t, index, gone);
-    std::erase_if(t.locks[index], [&](const Lock& l) {
-      return l.txn == owner && l.granted && l.record && !l.gap && l.at == gone;
-    });
+    t.locks[index].erase_if([&](const Lock& l) { return l.txn == owner && l.granted && l.record && !l.gap && l.at == gone; });
     for (Lock& l : t.locks[index]) {
       if (l.insert_intention) continue;
       if (l.record && l.at == gone) {
@@ -624,7 +675,7 @@ struct Database::Impl {
   // Drops this transaction's record lock on `at` (READ COMMITTED lets go of rows that do
   // not match).
   void unlock_record(Txn& txn, Table& t, int index, const Entry& at) {
-    std::erase_if(t.locks[index], [&](const Lock& l) { return l.txn == txn.id && l.granted && l.record && !l.gap && l.at == at; });
+    t.locks[index].erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted && l.record && !l.gap && l.at == at; });
     regrant(t.locks[index]);
   }
 
@@ -655,8 +706,8 @@ struct Database::Impl {
           const Version* committed = latest_committed(row);
           Lock probe = record_lock(row_entry, exclusive);
           probe.txn = txn.id;
-          const bool busy = std::any_of(t.locks[kPrimary].begin(), t.locks[kPrimary].end(),
-                                        [&](const Lock& l) { return l.txn != txn.id && has_to_wait(probe, l); });
+          const auto& here = t.locks[kPrimary].on(row_entry);  // a record probe waits only for its own entry's locks
+          const bool busy = std::any_of(here.begin(), here.end(), [&](const Lock* l) { return l->txn != txn.id && has_to_wait(probe, *l); });
           if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) continue;
         }
         Lock mine = record_lock(row_entry, exclusive);
@@ -852,10 +903,10 @@ struct Database::Impl {
     Lock x = record_lock(primary_entry(id), true);
     x.txn = txn.id;
     x.granted = true;
-    t.locks[kPrimary].push_back(x);
+    t.locks[kPrimary].add(x);
     if (auto key = key_of(t, values); key && indexed(t)) {
       x.at = Entry{*key, id};
-      t.locks[kKey].push_back(x);
+      t.locks[kKey].add(x);
     }
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
     const std::optional<Value> key = key_of(t, values);
