@@ -21,6 +21,7 @@
 #include "bench/figures.hpp"
 #include "bench/peers.hpp"
 #include "bench/scaling_bench.hpp"
+#include "bench/scan_bench.hpp"
 #include "bench/scenario_bench.hpp"
 #include "bench/script_bench.hpp"
 #include "bench/world_bench.hpp"
@@ -435,6 +436,12 @@ int main(int argc, char** argv) {
                show(f.explore.second_s), show(f.explore.speedup()), f.cores);
     return 0;
   }
+  if (args.size() == 1 && args[0] == "scan") {
+    const bench::ScanFigures f = bench::scan_bench(3);
+    const auto show = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("failed"); };
+    fmt::print("db.delete_10k_rows_s: {}\ndb.delete_100k_rows_s: {}\n", show(f.delete_10k_s), show(f.delete_100k_s));
+    return 0;
+  }
   if (args.size() == 1 && args[0] == "scripts") {
     const bench::ScriptFigures f = bench::script_bench(100, 3);
     for (const auto& t : f.twins)
@@ -462,7 +469,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!args.empty()) {
-    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scaling | scripts | explore | cluster]\n");
+    std::fprintf(stderr, "usage: locksim_bench [engine [sleep|rpc] | memory | scenario | scaling | scan | scripts | explore | cluster]\n");
     return 2;
   }
   // First, while the heap is small and no stack block is cached yet, each in a child of its
@@ -491,6 +498,7 @@ int main(int argc, char** argv) {
   const bench::ScenarioFigures scenario = bench::scenario_bench(100);
   const bench::ExploreFigures explore = bench::explore_bench();
   const bench::ScalingFigures scaling = bench::scaling_bench(kScalingTrials, 3);
+  const bench::ScanFigures scan = bench::scan_bench(3);
   const bench::ScriptFigures scripts = bench::script_bench(100, 3);
   const bench::ClusterFigures cluster = bench::cluster_bench(kClusterTrials, 3);
   const std::optional<double> mpi_speedup =
@@ -554,6 +562,10 @@ int main(int argc, char** argv) {
       figure("explore.dfs_speedup_all_cores",
              fmt::format("--jobs 1 / --jobs {}, whole commands (median of 3, alternating)", scaling.cores), scaling.explore.speedup(),
              nullptr, 0, "the command failed"),
+      figure("db.delete_10k_rows_s", "`locksim run` of one transaction deleting 10,000 seeded rows: wall s, whole command", scan.delete_10k_s,
+             nullptr, 0, "the command failed"),
+      figure("db.delete_100k_rows_s", "the same over 100,000 rows (linear: about 10x the above, not 100x)", scan.delete_100k_s, "<", 5,
+             "the command failed"),
       figure("explore.first_gc_violation_s.random", "wall s from a cold start to the GC-pause violation, --mode random",
              explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,

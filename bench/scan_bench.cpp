@@ -1,0 +1,40 @@
+#include "bench/scan_bench.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+
+#include "bench/commands.hpp"
+
+#ifndef LOCKSIM_BIN
+#define LOCKSIM_BIN "locksim"
+#endif
+
+namespace bench {
+namespace {
+
+std::optional<double> delete_all(int rows, int repeats) {
+  const std::string folder = "/tmp/locksim-bench-scan";
+  const std::string file = fmt::format("{}/delete-{}.json", folder, rows);
+  std::system(fmt::format("mkdir -p {}", folder).c_str());
+  std::ofstream(file) << fmt::format(
+      R"json({{"name": "delete-{0}", "workload": "sessions", "trials": 1,
+  "database": {{"tables": ["CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL)"],
+               "legacy": {{"table": "t", "column": "k", "keys": {0}, "duplicated_share": 0}}}},
+  "steps": [{{"session": "s1", "sql": "BEGIN"}}, {{"session": "s1", "sql": "DELETE FROM t WHERE k <> 'none'"}},
+            {{"session": "s1", "sql": "COMMIT"}}]}})json",
+      rows);
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i)
+    if (const auto t = timed_command(in_scratch_folder("scan", fmt::format("'{}' run '{}' > /dev/null 2>&1", LOCKSIM_BIN, file))))
+      times.push_back(*t);
+  return median_of(times);
+}
+
+}  // namespace
+
+ScanFigures scan_bench(int repeats) { return {delete_all(10'000, repeats), delete_all(100'000, repeats)}; }
+
+}  // namespace bench
