@@ -123,6 +123,13 @@ LegacyRows load_legacy(const Reader& r, const models::DatabaseSetup& setup) {
   return l;
 }
 
+// Every column an expression reads goes to `check` (VALUES(col) names one of the INSERT's).
+template <class Check>
+void check_columns(const models::db::Expr& e, const Check& check) {
+  if (e.kind == models::db::Expr::Kind::column || e.kind == models::db::Expr::Kind::inserted) check(e.column);
+  for (const auto& a : e.args) check_columns(a, check);
+}
+
 }  // namespace
 
 void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl,
@@ -298,7 +305,9 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
                        true, t.key_index == models::db::KeyIndex::non_unique};
   for (std::size_t i = 0; i < script.steps.size(); ++i) {
     const models::db::Statement& st = script.steps[i].sql.statement;
-    if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation) continue;
+    if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation ||
+        st.kind == Kind::set_lock_wait_timeout)
+      continue;
     const std::string at = fmt::format("steps/{}/sql", i);
     auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });
     if (t == setup.tables.end())
@@ -331,11 +340,19 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
         top.fail(fmt::format("a column of {} (1054 Unknown column '{}')", t->name, shown(column, 64)), at);
     };
     for (const auto& c : st.where) check(c.column);
+    for (const auto& e : st.filter) check_columns(e, check);
+    for (const auto& [column, e] : st.assign) {
+      check(column);
+      check_columns(e, check);
+    }
     for (const auto& [column, value] : st.values) check(column);
+    for (const auto& row : st.more_rows)
+      for (const auto& [column, value] : row) check(column);
     // The model moves no row to another place in an index: refused here, not failed in the run.
     if (st.kind == Kind::update)
       for (const std::string& moved : {std::string("id"), t->key_column})
-        if (!moved.empty() && st.values.count(moved))
+        if (!moved.empty() && (st.values.count(moved) || std::any_of(st.assign.begin(), st.assign.end(),
+                                                                      [&](const auto& a) { return a.first == moved; })))
           top.fail(fmt::format("an UPDATE that leaves {} as it is (changing the primary key or the indexed column is not modelled: "
                                "docs/sql.md)", moved),
                    at);

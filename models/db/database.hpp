@@ -61,13 +61,13 @@
 #include <variant>
 #include <vector>
 
+#include "models/db/expr.hpp"
 #include "sim/sim.hpp"
 
 namespace models::db {
 
-using Value = std::variant<std::int64_t, std::string>;
-/// Column values by column name. `id` is the primary key.
-using Values = std::map<std::string, Value>;
+// Value (an integer or a string) and Values (column values by name; `id` is the primary key)
+// are models/db/expr.hpp's.
 std::string to_string(const Value& value);
 
 enum class KeyIndex { none, non_unique, unique };
@@ -84,9 +84,14 @@ struct TableSchema {
   /// Every column, `id` first, in the order CREATE TABLE lists them (for display); empty:
   /// id, the key column, then the others by name.
   std::vector<std::string> column_order{};
+  /// Whether `id` is AUTO_INCREMENT: without it an INSERT must give an id (1364 otherwise).
+  bool auto_increment = true;
 };
 
-enum class Isolation { read_committed, repeatable_read };
+/// The four levels as InnoDB runs them: READ UNCOMMITTED reads the latest version of a row,
+/// committed or not, and otherwise locks as READ COMMITTED; SERIALIZABLE locks as REPEATABLE
+/// READ and turns a plain SELECT inside an explicit transaction into LOCK IN SHARE MODE.
+enum class Isolation { read_uncommitted, read_committed, repeatable_read, serializable };
 const char* to_string(Isolation isolation);
 
 /// One term of a WHERE clause; a statement's terms all hold (AND).
@@ -111,6 +116,7 @@ struct Statement {
     commit,
     rollback,
     set_isolation,     // SET [SESSION] TRANSACTION ISOLATION LEVEL ...
+    set_lock_wait_timeout,  // SET [SESSION] innodb_lock_wait_timeout = <seconds>
     select,            // SELECT ... WHERE [LOCK IN SHARE MODE | FOR UPDATE]
     insert,            // INSERT / INSERT IGNORE / ... ON DUPLICATE KEY UPDATE / REPLACE
     insert_if_absent,  // INSERT INTO t SELECT ... WHERE NOT EXISTS (SELECT 1 FROM t WHERE <where>)
@@ -131,6 +137,19 @@ struct Statement {
   std::string index{};   // add_index, drop_index: the index's name
   std::string column{};  // add_index: the column it indexes
   bool unique = false;   // add_index: UNIQUE
+  bool consistent_snapshot = false;  // begin: START TRANSACTION WITH CONSISTENT SNAPSHOT
+  std::int64_t seconds = 0;          // set_lock_wait_timeout: the session's timeout
+  /// WHERE terms other than `column op value` (IN, BETWEEN, OR, arithmetic, ...): a row
+  /// matches when every term of `where` and of `filter` is true.
+  std::vector<Expr> filter{};
+  /// UPDATE's SET, or ON DUPLICATE KEY UPDATE's, when a value is computed (`v = v + 1`,
+  /// `c = VALUES(c)`): every assignment in order, each seeing the ones before it, as MySQL
+  /// runs them. `values` (UPDATE) or `on_update` is then empty.
+  std::vector<std::pair<std::string, Expr>> assign{};
+  /// The values of the `?`s inside `filter` and `assign`, by Expr::param.
+  std::vector<Value> args{};
+  /// A multi-row INSERT: the rows after `values`, each inserted in turn by the one statement.
+  std::vector<Values> more_rows{};
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
 std::string to_string(const Statement& statement);
@@ -139,15 +158,22 @@ std::string to_string(const Statement& statement);
 /// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
 /// `duplicate_key_name` (1061): ADD INDEX of a name the table has; `no_such_index` (1091):
 /// DROP INDEX of a name it has not. `out_of_range` (167): an AUTO_INCREMENT id past BIGINT's maximum.
+/// `bad_null` (1048): an assignment computed NULL for a column; `bad_field` (1054): an expression names a column the table lacks; `no_default` (1364): an
+/// INSERT without an id into a table whose id is not AUTO_INCREMENT; `value_out_of_range`
+/// (1690): arithmetic past BIGINT's range.
 enum class Code : int {
   ok = 0,
   out_of_range = 167,
+  bad_null = 1048,
+  bad_field = 1054,
   duplicate_key_name = 1061,
   duplicate_key = 1062,
   no_such_index = 1091,
   lock_wait_timeout = 1205,
+  no_default = 1364,
   deadlock = 1213,
   transaction_in_progress = 1568,
+  value_out_of_range = 1690,
   connection_timeout = -1
 };
 const char* to_string(Code code);

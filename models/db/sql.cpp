@@ -75,13 +75,24 @@ class Lexer {
   explicit Lexer(std::string_view text) : text_(text) {}
 
   Token next() {
+    Token t = read();
+    // A `-` right after an operand is subtraction (`v-1`), elsewhere a negative number's sign.
+    operand_before_ = t.kind == Token::Kind::number || t.kind == Token::Kind::string || t.kind == Token::Kind::quoted_word ||
+                      (t.kind == Token::Kind::word && !reserved(t.text)) ||
+                      (t.kind == Token::Kind::symbol && (t.text == ")" || t.text == "?"));
+    return t;
+  }
+
+ private:
+  Token read() {
     while (at_ < text_.size() && is_space(text_[at_])) ++at_;
     Token t{.position = at_};
     if (at_ == text_.size()) return t;
     const char c = text_[at_];
     if (c == '`') return quoted(std::move(t), '`', Token::Kind::quoted_word, "the name's closing `");
     if (c == '\'') return quoted(std::move(t), '\'', Token::Kind::string, "the string's closing '");
-    if (is_digit(c) || (c == '-' && at_ + 1 < text_.size() && is_digit(text_[at_ + 1]))) return number(std::move(t));
+    if (is_digit(c) || (c == '-' && !operand_before_ && at_ + 1 < text_.size() && is_digit(text_[at_ + 1])))
+      return number(std::move(t));
     if (is_word_char(c)) {
       while (at_ < text_.size() && is_word_char(text_[at_])) ++at_;
       t.kind = Token::Kind::word;
@@ -96,7 +107,6 @@ class Lexer {
     return t;
   }
 
- private:
   [[noreturn]] void fail(std::size_t position, std::string expected) const { refuse(text_, position, std::move(expected)); }
 
   Token number(Token t) {
@@ -160,6 +170,7 @@ class Lexer {
 
   std::string_view text_;
   std::size_t at_ = 0;
+  bool operand_before_ = false;
 };
 
 // One definition of CREATE TABLE's secondary index: on which column, from where in the text.
@@ -198,7 +209,14 @@ class Parser {
     } else if (accept("START")) {
       expect("TRANSACTION");
       out_.statement.kind = Statement::Kind::begin;
-      finish("");
+      if (accept("WITH")) {
+        expect("CONSISTENT");
+        expect("SNAPSHOT");
+        out_.statement.consistent_snapshot = true;
+        finish("");
+      } else {
+        finish("WITH CONSISTENT SNAPSHOT or ");
+      }
     } else if (accept("SET")) {
       set_isolation();
     } else if (accept("CREATE")) {
@@ -215,6 +233,12 @@ class Parser {
   // --- Tokens ----------------------------------------------------------------
 
   void advance() { token_ = lexer_.next(); }
+  // Whether the token after the current one is `symbol` (one token of lookahead).
+  bool next_is_symbol(std::string_view symbol) const {
+    Lexer ahead = lexer_;
+    const Token t = ahead.next();
+    return t.kind == Token::Kind::symbol && t.text == symbol;
+  }
   bool at_end() const { return token_.kind == Token::Kind::end; }
   bool is(std::string_view keyword) const { return token_.kind == Token::Kind::word && iequals(token_.text, keyword); }
   bool is_symbol(std::string_view symbol) const { return token_.kind == Token::Kind::symbol && token_.text == symbol; }
@@ -280,25 +304,270 @@ class Parser {
     fail(kValue);
   }
 
-  void conditions(Where& where) {
-    do {
-      check_count(where.size(), "conditions");
-      Condition c;
-      c.column = name("a column name");
-      c.op = comparison();
-      c.value = value(Param{.in = Param::In::where, .where_index = where.size()});
-      where.push_back(std::move(c));
-    } while (accept("AND"));
-    if (is("OR")) fail("AND (OR is not modelled: a WHERE is conditions joined by AND)");
+  // --- Expressions -------------------------------------------------------------
+  //
+  // MySQL's precedence, loosest first: OR, AND, NOT, comparisons (= <> < <= > >= IS LIKE IN
+  // BETWEEN), + -, * DIV % MOD, unary -. Nesting is bounded (kMaxDepth).
+
+  Expr expression() {
+    const Depth depth(*this);
+    return chain(Expr::Kind::logical_or, "OR", &Parser::conjunction);
   }
 
-  Condition::Op comparison() {
-    using Op = Condition::Op;
+  Expr conjunction() { return chain(Expr::Kind::logical_and, "AND", &Parser::negation); }
+
+  // `a OR b OR c` as one node with three operands, so a long chain stays one level deep.
+  Expr chain(Expr::Kind kind, std::string_view keyword, Expr (Parser::*operand)()) {
+    Expr first = (this->*operand)();
+    if (!is(keyword)) return first;
+    Expr e{.kind = kind};
+    e.args.push_back(std::move(first));
+    while (accept(keyword)) {
+      check_count(e.args.size(), "conditions");
+      e.args.push_back((this->*operand)());
+    }
+    return grown(std::move(e));
+  }
+
+  Expr negation() {
+    if (!accept("NOT")) return predicate();
+    const Depth depth(*this);
+    return unary(Expr::Kind::logical_not, negation());
+  }
+
+  Expr predicate() {
+    using K = Expr::Kind;
+    Expr e = additive();
+    for (;;) {
+      if (const auto op = comparison()) {
+        e = binary(K::compare, *op, std::move(e), additive());
+        continue;
+      }
+      if (accept("IS")) {
+        Expr test = unary(K::is_null, std::move(e));
+        test.negated = accept("NOT");
+        expect("NULL");
+        e = std::move(test);
+        continue;
+      }
+      const bool negated = accept("NOT");
+      if (accept("IN")) {
+        Expr in = unary(K::in, std::move(e));
+        expect_symbol("(", "( and the list of values");
+        do {
+          check_count(in.args.size(), "values in an IN list");
+          in.args.push_back(additive());
+        } while (accept_symbol(","));
+        expect_symbol(")", ", or )");
+        e = grown(std::move(in));
+      } else if (accept("BETWEEN")) {
+        Expr between = unary(K::between, std::move(e));
+        between.args.push_back(additive());
+        expect("AND");
+        between.args.push_back(additive());
+        e = grown(std::move(between));
+      } else if (accept("LIKE")) {
+        e = binary(K::like, Expr::Op::eq, std::move(e), additive());
+        if (is("ESCAPE")) fail("the end of LIKE (ESCAPE is not modelled: \\ escapes % and _)");
+      } else {
+        if (negated) fail("IN, BETWEEN or LIKE after NOT");
+        return e;
+      }
+      e.negated = negated;
+    }
+  }
+
+  std::optional<Expr::Op> comparison() {
+    using Op = Expr::Op;
     static constexpr std::array<std::pair<std::string_view, Op>, 7> kOps = {
         {{"=", Op::eq}, {"!=", Op::ne}, {"<>", Op::ne}, {"<", Op::lt}, {"<=", Op::le}, {">", Op::gt}, {">=", Op::ge}}};
     for (const auto& [symbol, op] : kOps)
       if (accept_symbol(symbol)) return op;
-    fail("a comparison (=, !=, <>, <, <=, > or >=)");
+    return std::nullopt;
+  }
+
+  Expr additive() {
+    Expr e = multiplicative();
+    for (;;) {
+      if (accept_symbol("+")) {
+        e = binary(Expr::Kind::arith, Expr::Op::add, std::move(e), multiplicative());
+      } else if (accept_symbol("-")) {
+        e = binary(Expr::Kind::arith, Expr::Op::sub, std::move(e), multiplicative());
+      } else {
+        return e;
+      }
+    }
+  }
+
+  Expr multiplicative() {
+    Expr e = signed_term();
+    for (;;) {
+      std::optional<Expr::Op> op;
+      if (accept_symbol("*")) op = Expr::Op::mul;
+      else if (accept("DIV")) op = Expr::Op::div;
+      else if (accept_symbol("%") || accept("MOD")) op = Expr::Op::mod;
+      else if (is_symbol("/")) fail("DIV, the integer division (/ gives a decimal, which the model does not have)");
+      if (!op) return e;
+      e = binary(Expr::Kind::arith, *op, std::move(e), signed_term());
+    }
+  }
+
+  Expr signed_term() {
+    if (accept_symbol("+")) return signed_term();
+    if (!accept_symbol("-")) return primary();
+    const Depth depth(*this);
+    return unary(Expr::Kind::negate, signed_term());
+  }
+
+  Expr primary() {
+    using K = Expr::Kind;
+    if (accept_symbol("(")) {
+      Expr e = expression();
+      expect_symbol(")");
+      return e;
+    }
+    if (is_symbol("?")) return param_expr();
+    if (token_.kind == Token::Kind::number || token_.kind == Token::Kind::string) {
+      Expr e{.kind = K::literal, .value = token_.kind == Token::Kind::number ? Value{token_.number} : Value{token_.text}};
+      advance();
+      return e;
+    }
+    if (accept("NULL")) return Expr{.kind = K::null};
+    if (accept("TRUE")) return Expr{.kind = K::literal, .value = std::int64_t{1}};
+    if (accept("FALSE")) return Expr{.kind = K::literal, .value = std::int64_t{0}};
+    if ((is("VALUES") || is("VALUE")) && next_is_symbol("(")) {  // VALUES(col); `value` alone is a column
+      advance();
+      expect_symbol("(");
+      Expr e{.kind = K::inserted, .column = name("a column name")};
+      expect_symbol(")");
+      return e;
+    }
+    const std::size_t at = token_.position;
+    std::string column = name("a value, a column or (");
+    if (is_symbol("(")) fail_at(at, "a value, a column or ( (functions such as " + column + "() are not modelled yet)");
+    if (accept_symbol(".")) {  // t.col: the one table a statement reads
+      column = name("a column name");
+    }
+    return Expr{.kind = K::column, .column = std::move(column)};
+  }
+
+  // A `?` inside an expression: its value goes to Statement::args when bound.
+  Expr param_expr() {
+    check_count(out_.params.size(), "parameters");
+    const std::size_t slot = out_.statement.args.size();
+    out_.params.push_back(Param{.in = Param::In::args, .arg = slot});
+    out_.statement.args.emplace_back(std::int64_t{0});  // a placeholder until bind()
+    advance();
+    return Expr{.kind = Expr::Kind::param, .param = slot};
+  }
+
+  Expr unary(Expr::Kind kind, Expr operand) {
+    Expr e{.kind = kind};
+    e.args.push_back(std::move(operand));
+    return grown(std::move(e));
+  }
+  Expr binary(Expr::Kind kind, Expr::Op op, Expr a, Expr b) {
+    Expr e{.kind = kind, .op = op};
+    e.args.push_back(std::move(a));
+    e.args.push_back(std::move(b));
+    return grown(std::move(e));
+  }
+  // A node with its operands: its height, bounded (an IN list or BETWEEN adds operands later
+  // and is measured again by the node above it).
+  Expr grown(Expr e) {
+    for (const Expr& a : e.args) e.height = std::max(e.height, a.height + 1);
+    if (e.height > kMaxHeight) fail("at most " + std::to_string(kMaxHeight) + " levels of nested expressions");
+    return e;
+  }
+
+  // Bounds the parser's recursion: past kMaxDepth levels of nesting, one clear error.
+  struct Depth {
+    explicit Depth(Parser& p) : parser(p) {
+      if (++parser.depth_ > kMaxDepth) parser.fail("at most " + std::to_string(kMaxDepth) + " levels of nested expressions");
+    }
+    ~Depth() { --parser.depth_; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+    Parser& parser;
+  };
+
+  // WHERE's expression, split at its top-level ANDs: each `column op value` term goes to
+  // Statement::where (where the model finds index paths), every other term to `filter`.
+  void where_clause() {
+    Statement& s = out_.statement;
+    std::vector<Expr> terms;
+    split_and(expression(), terms);
+    for (Expr& term : terms) {
+      if (auto c = simple_condition(term)) {
+        check_count(s.where.size(), "conditions");
+        if (term.args[1].kind == Expr::Kind::param)
+          out_.params[param_index(term.args[1].param)] = Param{.in = Param::In::where, .where_index = s.where.size()};
+        s.where.push_back(std::move(*c));
+      } else {
+        s.filter.push_back(std::move(term));
+      }
+    }
+  }
+
+  static void split_and(Expr e, std::vector<Expr>& out) {
+    if (e.kind != Expr::Kind::logical_and) {
+      out.push_back(std::move(e));
+      return;
+    }
+    for (Expr& term : e.args) split_and(std::move(term), out);
+  }
+
+  static std::optional<Condition> simple_condition(const Expr& e) {
+    using K = Expr::Kind;
+    if (e.kind != K::compare || e.args[0].kind != K::column || (e.args[1].kind != K::literal && e.args[1].kind != K::param))
+      return std::nullopt;
+    static constexpr Condition::Op kOps[] = {Condition::Op::eq, Condition::Op::ne, Condition::Op::lt,
+                                             Condition::Op::le, Condition::Op::gt, Condition::Op::ge};
+    return Condition{kOps[static_cast<int>(e.op)], e.args[0].column, e.args[1].value};
+  }
+
+  // Where the `?` bound to args slot `slot` is in Prepared::params.
+  std::size_t param_index(std::size_t slot) const {
+    for (std::size_t i = 0; i < out_.params.size(); ++i)
+      if (out_.params[i].in == Param::In::args && out_.params[i].arg == slot) return i;
+    return out_.params.size();  // unreachable: every slot has its param
+  }
+
+  // `column = expression, ...` (UPDATE's SET, ON DUPLICATE KEY UPDATE): literal values and
+  // `?`s into `literal` (their params to `in`), or, when one is computed, every one in order
+  // into Statement::assign.
+  void assignments(Values& literal, Param::In in, const std::vector<std::string>& inserted) {
+    Statement& s = out_.statement;
+    std::vector<std::pair<std::string, Expr>> all;
+    do {
+      check_count(all.size(), "assignments");
+      const std::size_t at = token_.position;
+      std::string column = name("a column name");
+      if (std::any_of(all.begin(), all.end(), [&](const auto& a) { return a.first == column; }))
+        fail_at(at, "a column not assigned already");
+      expect_symbol("=");
+      all.emplace_back(std::move(column), expression());
+    } while (accept_symbol(","));
+    const auto simple = [&](const std::pair<std::string, Expr>& a) {
+      const Expr& e = a.second;
+      if (e.kind == Expr::Kind::literal || e.kind == Expr::Kind::param) return true;
+      // ON DUPLICATE KEY UPDATE c = VALUES(c) of a column the INSERT lists: the value bind() copies.
+      return in == Param::In::on_update && e.kind == Expr::Kind::inserted && e.column == a.first &&
+             std::find(inserted.begin(), inserted.end(), a.first) != inserted.end();
+    };
+    if (!std::all_of(all.begin(), all.end(), simple)) {
+      s.assign = std::move(all);
+      return;
+    }
+    for (auto& [column, e] : all) {
+      if (e.kind == Expr::Kind::inserted) {
+        literal[column] = s.values.at(column);
+        out_.from_values.push_back(column);
+      } else {
+        if (e.kind == Expr::Kind::param) out_.params[param_index(e.param)] = Param{.in = in, .column = column};
+        literal[column] = std::move(e.value);
+      }
+    }
   }
 
   // A list of column names in parentheses, each once; the `(` is taken.
@@ -347,8 +616,8 @@ class Parser {
     if (is_symbol(",")) unsupported();
     std::string more = "WHERE, FOR UPDATE, LOCK IN SHARE MODE or ";
     if (accept("WHERE")) {
-      conditions(s.where);
-      more = "AND, FOR UPDATE, LOCK IN SHARE MODE or ";
+      where_clause();
+      more = "AND, OR, FOR UPDATE, LOCK IN SHARE MODE or ";
     }
     if (accept("FOR")) {
       // MySQL 8.0's FOR SHARE is not MariaDB 10.11's: the server refuses it with 1064, and so
@@ -378,27 +647,41 @@ class Parser {
     }
     accept("INTO");
     s.table = name("a table name");
-    expect_symbol("(", "the column list: (column, ...)");
+    if (accept("SET")) {  // INSERT ... SET c = v, ...: one row, as VALUES would give it
+      std::vector<std::string> columns;
+      do {
+        check_count(columns.size(), "columns");
+        const std::size_t at = token_.position;
+        std::string column = name("a column name");
+        if (s.values.count(column)) fail_at(at, "a column not assigned already");
+        expect_symbol("=");
+        s.values[column] = value(Param{.in = Param::In::values, .column = column});
+        columns.push_back(std::move(column));
+      } while (accept_symbol(","));
+      rest_of_insert(columns, replace);
+      return;
+    }
+    expect_symbol("(", "the column list: (column, ...), or SET");
     const std::vector<std::string> columns = column_list();
-    const std::size_t values_at = token_.position;
+    const std::size_t keyword_at = token_.position;
     if (accept("VALUES") || accept("VALUE")) {
-      expect_symbol("(");
-      std::vector<Value> values;
-      if (!is_symbol(")")) {
-        do {
-          check_count(values.size(), "values");
-          values.push_back(value(Param{.in = Param::In::values, .column = column_at(columns, values.size())}));
-        } while (accept_symbol(","));
-      }
-      expect_symbol(")", ", or )");
-      fill_values(columns, std::move(values), values_at);
-      if (is_symbol(",")) fail("ON DUPLICATE KEY UPDATE or the end of the statement (one row per INSERT)");
-      if (!replace && accept("ON")) {
-        on_duplicate_key_update(columns);
-        finish(", or ");
-      } else {
-        finish(replace ? "" : "ON DUPLICATE KEY UPDATE or ");
-      }
+      std::size_t row = 0;
+      do {
+        check_count(row, "rows");
+        const std::size_t values_at = row == 0 ? keyword_at : token_.position;
+        expect_symbol("(");
+        std::vector<Value> values;
+        if (!is_symbol(")")) {
+          do {
+            check_count(values.size(), "values");
+            values.push_back(value(Param{.in = Param::In::values, .column = column_at(columns, values.size()), .row = row}));
+          } while (accept_symbol(","));
+        }
+        expect_symbol(")", ", or )");
+        fill_values(columns, std::move(values), values_at, row);
+        ++row;
+      } while (accept_symbol(","));
+      rest_of_insert(columns, replace);
     } else if (!replace && is("SELECT")) {
       insert_select(columns);
     } else {
@@ -410,40 +693,35 @@ class Parser {
     return i < columns.size() ? columns[i] : std::string();
   }
 
-  void fill_values(const std::vector<std::string>& columns, std::vector<Value> values, std::size_t at) {
+  // The values of row `row` (0: Statement::values, n: more_rows[n - 1]).
+  void fill_values(const std::vector<std::string>& columns, std::vector<Value> values, std::size_t at, std::size_t row = 0) {
     if (values.size() != columns.size())
       fail_at(at, "as many values as columns (" + count_of(columns.size(), "column", "columns") + ", " +
                       count_of(values.size(), "value", "values") + ")");
-    for (std::size_t i = 0; i < columns.size(); ++i) out_.statement.values[columns[i]] = std::move(values[i]);
+    Statement& s = out_.statement;
+    Values& into = row == 0 ? s.values : s.more_rows.emplace_back();
+    for (std::size_t i = 0; i < columns.size(); ++i) into[columns[i]] = std::move(values[i]);
   }
 
-  // ON has been taken: DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...
+  // After an INSERT's rows: ON DUPLICATE KEY UPDATE, then the end.
+  void rest_of_insert(const std::vector<std::string>& columns, bool replace) {
+    if (!replace && accept("ON")) {
+      on_duplicate_key_update(columns);
+      finish(", or ");
+    } else {
+      finish(replace ? ", or " : ", ON DUPLICATE KEY UPDATE or ");
+    }
+  }
+
+  // ON has been taken: DUPLICATE KEY UPDATE c = expression, ...
   void on_duplicate_key_update(const std::vector<std::string>& columns) {
     Statement& s = out_.statement;
     expect("DUPLICATE");
     expect("KEY");
     expect("UPDATE");
     s.on_duplicate = OnDuplicate::update;
-    do {
-      check_count(s.on_update.size(), "assignments");
-      const std::size_t at = token_.position;
-      std::string column = name("a column name");
-      if (s.on_update.count(column)) fail_at(at, "a column not assigned already");
-      expect_symbol("=");
-      if (accept("VALUES")) {
-        expect_symbol("(");
-        const std::size_t inner_at = token_.position;
-        const std::string inner = name("a column name");
-        if (inner != column) fail_at(inner_at, column + " (VALUES() of the column assigned: the model copies a column's own inserted value)");
-        if (std::find(columns.begin(), columns.end(), column) == columns.end())
-          fail_at(inner_at, "a column the INSERT lists (VALUES() of another is NULL, which is not modelled)");
-        expect_symbol(")");
-        s.on_update[column] = s.values.at(column);
-        out_.from_values.push_back(column);
-      } else {
-        s.on_update[column] = value(Param{.in = Param::In::on_update, .column = column});
-      }
-    } while (accept_symbol(","));
+    if (!s.more_rows.empty()) fail_at(token_.position, "one row (ON DUPLICATE KEY UPDATE of a multi-row INSERT is not modelled)");
+    assignments(s.on_update, Param::In::on_update, columns);
   }
 
   // INSERT INTO t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE ...])
@@ -468,8 +746,9 @@ class Parser {
     expect("FROM");
     const std::size_t table_at = token_.position;
     if (name("a table name") != s.table) fail_at(table_at, s.table + " (NOT EXISTS checks the table the INSERT writes)");
-    if (accept("WHERE")) conditions(s.where);
-    expect_symbol(")", s.where.empty() ? "WHERE or )" : "AND or )");
+    const bool where = accept("WHERE");
+    if (where) where_clause();
+    expect_symbol(")", where ? "AND, OR or )" : "WHERE or )");
     finish("");
   }
 
@@ -478,17 +757,10 @@ class Parser {
     s.kind = Statement::Kind::update;
     s.table = name("a table name");
     expect("SET");
-    do {
-      check_count(s.values.size(), "assignments");
-      const std::size_t at = token_.position;
-      std::string column = name("a column name");
-      if (s.values.count(column)) fail_at(at, "a column not assigned already");
-      expect_symbol("=");
-      s.values[column] = value(Param{.in = Param::In::values, .column = column});
-    } while (accept_symbol(","));
+    assignments(s.values, Param::In::values, {});
     if (accept("WHERE")) {
-      conditions(s.where);
-      finish("AND or ");
+      where_clause();
+      finish("AND, OR or ");
     } else {
       finish(", WHERE or ");
     }
@@ -500,35 +772,54 @@ class Parser {
     expect("FROM");
     s.table = name("a table name");
     if (accept("WHERE")) {
-      conditions(s.where);
-      finish("AND or ");
+      where_clause();
+      finish("AND, OR or ");
     } else {
       finish("WHERE or ");
     }
   }
 
   // SET has been taken.
+  // SET has been taken: [SESSION] TRANSACTION ISOLATION LEVEL ..., or
+  // [SESSION] innodb_lock_wait_timeout = seconds.
   void set_isolation() {
     Statement& s = out_.statement;
     s.kind = Statement::Kind::set_isolation;
-    const bool session = accept("SESSION");
+    const bool session = accept("SESSION") || accept("LOCAL");
+    if (accept_symbol("@")) {  // @@session.innodb_lock_wait_timeout, @@innodb_lock_wait_timeout
+      expect_symbol("@");
+      if (accept("SESSION") || accept("LOCAL")) expect_symbol(".");
+    }
+    if (is("innodb_lock_wait_timeout")) {
+      advance();
+      expect_symbol("=");
+      if (token_.kind != Token::Kind::number || token_.number < 1 || token_.number > 1073741824)
+        fail("a number of seconds from 1 to 1073741824");
+      s.kind = Statement::Kind::set_lock_wait_timeout;
+      s.seconds = token_.number;
+      advance();
+      finish("");
+      return;
+    }
     if (!session && !is("TRANSACTION")) unsupported();
     s.next_transaction_only = !session;
     expect("TRANSACTION");
     expect("ISOLATION");
     expect("LEVEL");
-    const std::size_t level_at = token_.position;
     if (accept("READ")) {
-      if (is("UNCOMMITTED")) fail_at(level_at, "READ COMMITTED or REPEATABLE READ (READ UNCOMMITTED is not modelled)");
-      expect("COMMITTED");
-      s.isolation = Isolation::read_committed;
+      if (accept("UNCOMMITTED")) {
+        s.isolation = Isolation::read_uncommitted;
+      } else {
+        expect("COMMITTED");
+        s.isolation = Isolation::read_committed;
+      }
     } else if (accept("REPEATABLE")) {
       expect("READ");
       s.isolation = Isolation::repeatable_read;
-    } else if (is("SERIALIZABLE")) {
-      fail("READ COMMITTED or REPEATABLE READ (SERIALIZABLE is not modelled)");
+    } else if (accept("SERIALIZABLE")) {
+      s.isolation = Isolation::serializable;
     } else {
-      fail("READ COMMITTED or REPEATABLE READ");
+      fail("READ UNCOMMITTED, READ COMMITTED, REPEATABLE READ or SERIALIZABLE");
     }
     finish("");
   }
@@ -591,7 +882,7 @@ class Parser {
         expect("KEY");
         expect_symbol("(");
         const std::size_t column_at = token_.position;
-        if (name("a column name") != "id") fail_at(column_at, "id (the primary key is the auto-increment id)");
+        if (name("a column name") != "id") fail_at(column_at, "id (the primary key is the integer column id)");
         expect_symbol(")", ") (the primary key is id alone)");
         has_primary = true;
       } else if (is("UNIQUE") || is("KEY") || is("INDEX")) {
@@ -603,7 +894,7 @@ class Parser {
         if (column == "id") {
           if (has_id) fail_at(at, "a column not defined already");
           has_id = true;
-          has_primary = id_definition() || has_primary;
+          has_primary = id_definition(schema.auto_increment) || has_primary;
           columns.push_back({column, std::int64_t{0}});
         } else {
           std::optional<std::size_t> unique_at;
@@ -653,15 +944,16 @@ class Parser {
     return def;
   }
 
-  // The rest of `id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT [PRIMARY KEY]`; returns
-  // whether it says PRIMARY KEY.
-  bool id_definition() {
+  // The rest of `id BIGINT|INT [UNSIGNED] [NOT NULL] [AUTO_INCREMENT] [PRIMARY KEY]`; returns
+  // whether it says PRIMARY KEY, and sets `auto_increment`.
+  bool id_definition(bool& auto_increment) {
     const std::size_t type_at = token_.position;
     if (!(accept("BIGINT") || accept("INT") || accept("INTEGER")))
-      fail_at(type_at, "BIGINT or INT (id is the auto-increment primary key)");
+      fail_at(type_at, "BIGINT or INT (id is the integer primary key)");
     display_width();
     accept("UNSIGNED");
-    bool auto_increment = false, primary = false;
+    bool primary = false;
+    auto_increment = false;
     for (;;) {
       if (accept("NOT")) {
         expect("NULL");
@@ -677,7 +969,6 @@ class Parser {
       }
     }
     if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, AUTO_INCREMENT, PRIMARY KEY, COMMENT, , or )");
-    if (!auto_increment) fail("AUTO_INCREMENT (id is the auto-increment primary key)");
     return primary;
   }
 
@@ -792,10 +1083,13 @@ class Parser {
     finish("");
   }
 
+  static constexpr int kMaxDepth = 64;   // nested parentheses, NOTs and signs
+  static constexpr int kMaxHeight = 32;  // levels of an expression's tree
   std::string_view text_;
   Lexer lexer_;
   Token token_{};
   Prepared out_{};
+  int depth_ = 0;
 };
 
 }  // namespace
@@ -832,8 +1126,9 @@ Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
     const Param& p = prepared.params[i];
     switch (p.in) {
       case Param::In::where: s.where[p.where_index].value = args[i]; break;
-      case Param::In::values: s.values[p.column] = args[i]; break;
+      case Param::In::values: (p.row == 0 ? s.values : s.more_rows[p.row - 1])[p.column] = args[i]; break;
       case Param::In::on_update: s.on_update[p.column] = args[i]; break;
+      case Param::In::args: s.args[p.arg] = args[i]; break;
     }
   }
   for (const std::string& column : prepared.from_values) s.on_update[column] = s.values.at(column);

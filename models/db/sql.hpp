@@ -60,9 +60,11 @@ class Error : public std::runtime_error {
 
 /// Where a `?` goes when the statement is bound.
 struct Param {
-  enum class In { where, values, on_update } in = In::where;
+  enum class In { where, values, on_update, args } in = In::where;
   std::size_t where_index = 0;  // In::where: the condition's index in Statement::where
   std::string column{};         // In::values / In::on_update: the column
+  std::size_t row = 0;          // In::values: 0 for Statement::values, n for more_rows[n - 1]
+  std::size_t arg = 0;          // In::args: the slot in Statement::args (a `?` inside an expression)
 };
 
 /// A parsed statement: a Statement with its `?` left to bind, or a table definition.

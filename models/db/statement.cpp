@@ -19,24 +19,44 @@ const char* op_text(Condition::Op op) {
   return "?";
 }
 
-std::string where_text(const Where& where) {
-  std::string out;
-  for (const Condition& c : where) out += fmt::format("{}{} {} {}", out.empty() ? " WHERE " : " AND ", c.column, op_text(c.op), to_string(c.value));
+// A `?` inside an expression is shown as its bound value.
+Expr bound(const Expr& e, const std::vector<Value>& args) {
+  if (e.kind == Expr::Kind::param) return Expr{.kind = Expr::Kind::literal, .value = args.at(e.param)};
+  Expr out = e;
+  for (Expr& a : out.args) a = bound(a, args);
   return out;
 }
 
-std::string assignments(const Values& values) {
+std::string where_text(const Statement& s) {
+  std::string out;
+  for (const Condition& c : s.where)
+    out += fmt::format("{}{} {} {}", out.empty() ? " WHERE " : " AND ", c.column, op_text(c.op), to_string(c.value));
+  for (const Expr& e : s.filter) {
+    const bool bare = e.kind != Expr::Kind::logical_or;
+    out += fmt::format("{}{}", out.empty() ? " WHERE " : " AND ", bare ? to_string(bound(e, s.args)) : "(" + to_string(bound(e, s.args)) + ")");
+  }
+  return out;
+}
+
+std::string assignments(const Values& values, const Statement& s) {
   std::string out;
   for (const auto& [column, value] : values) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", column, to_string(value));
+  for (const auto& [column, e] : s.assign) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", column, to_string(bound(e, s.args)));
   return out;
 }
 
-// "(a, b)" and "('x', 1)".
-std::pair<std::string, std::string> columns_and_values(const Values& values) {
+// "(a, b)" and "('x', 1)", and for more rows "('x', 1), ('y', 2)".
+std::pair<std::string, std::string> columns_and_values(const Statement& s) {
   std::string columns, list;
-  for (const auto& [column, value] : values) {
+  for (const auto& [column, value] : s.values) {
     columns += (columns.empty() ? "" : ", ") + column;
     list += (list.empty() ? "" : ", ") + to_string(value);
+  }
+  for (const Values& row : s.more_rows) {
+    list += "), (";
+    std::string one;
+    for (const auto& [column, value] : row) one += (one.empty() ? "" : ", ") + to_string(value);
+    list += one;
   }
   return {"(" + columns + ")", list};
 }
@@ -45,30 +65,31 @@ std::pair<std::string, std::string> columns_and_values(const Values& values) {
 std::string to_string(const Statement& s) {
   using K = Statement::Kind;
   switch (s.kind) {
-    case K::begin: return "BEGIN";
+    case K::begin: return s.consistent_snapshot ? "START TRANSACTION WITH CONSISTENT SNAPSHOT" : "BEGIN";
+    case K::set_lock_wait_timeout: return fmt::format("SET SESSION innodb_lock_wait_timeout = {}", s.seconds);
     case K::commit: return "COMMIT";
     case K::rollback: return "ROLLBACK";
     case K::set_isolation:
       return fmt::format("SET {}TRANSACTION ISOLATION LEVEL {}", s.next_transaction_only ? "" : "SESSION ", to_string(s.isolation));
     case K::select:
-      return fmt::format("SELECT * FROM {}{}{}", s.table, where_text(s.where),
+      return fmt::format("SELECT * FROM {}{}{}", s.table, where_text(s),
                          s.lock == ReadLock::update ? " FOR UPDATE" : s.lock == ReadLock::share ? " LOCK IN SHARE MODE" : "");
     case K::insert: {
       const char* verb = s.on_duplicate == OnDuplicate::replace  ? "REPLACE"
                          : s.on_duplicate == OnDuplicate::ignore ? "INSERT IGNORE"
                                                                  : "INSERT";
-      const auto [columns, values] = columns_and_values(s.values);
+      const auto [columns, values] = columns_and_values(s);
       std::string out = fmt::format("{} INTO {} {} VALUES ({})", verb, s.table, columns, values);
-      if (s.on_duplicate == OnDuplicate::update) out += " ON DUPLICATE KEY UPDATE " + assignments(s.on_update);
+      if (s.on_duplicate == OnDuplicate::update) out += " ON DUPLICATE KEY UPDATE " + assignments(s.on_update, s);
       return out;
     }
     case K::insert_if_absent: {
-      const auto [columns, values] = columns_and_values(s.values);
+      const auto [columns, values] = columns_and_values(s);
       return fmt::format("INSERT INTO {} {} SELECT {} FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM {}{})", s.table, columns, values,
-                         s.table, where_text(s.where));
+                         s.table, where_text(s));
     }
-    case K::update: return fmt::format("UPDATE {} SET {}{}", s.table, assignments(s.values), where_text(s.where));
-    case K::remove: return fmt::format("DELETE FROM {}{}", s.table, where_text(s.where));
+    case K::update: return fmt::format("UPDATE {} SET {}{}", s.table, assignments(s.values, s), where_text(s));
+    case K::remove: return fmt::format("DELETE FROM {}{}", s.table, where_text(s));
     case K::add_index: return fmt::format("ALTER TABLE {} ADD {}INDEX {} ({})", s.table, s.unique ? "UNIQUE " : "", s.index, s.column);
     case K::drop_index: return fmt::format("ALTER TABLE {} DROP INDEX {}", s.table, s.index);
   }

@@ -1,0 +1,293 @@
+#include "models/db/expr.hpp"
+
+#include <charconv>
+#include <limits>
+
+namespace models::db {
+namespace {
+
+using Int = std::int64_t;
+
+// MySQL's string-to-number conversion in a numeric context: the leading integer, 0 for none.
+Int as_number(const Value& v) {
+  if (const Int* n = std::get_if<Int>(&v)) return *n;
+  const std::string& s = std::get<std::string>(v);
+  std::size_t at = 0;
+  while (at < s.size() && (s[at] == ' ' || s[at] == '\t' || s[at] == '\n')) ++at;
+  Int n = 0;
+  const auto [end, error] = std::from_chars(s.data() + at, s.data() + s.size(), n);
+  if (error == std::errc::result_out_of_range)
+    return s[at] == '-' ? std::numeric_limits<Int>::min() : std::numeric_limits<Int>::max();
+  return error == std::errc() ? n : 0;
+}
+
+// MySQL compares two strings as strings, and anything else as numbers.
+int compare(const Value& a, const Value& b) {
+  if (std::holds_alternative<std::string>(a) && std::holds_alternative<std::string>(b)) {
+    const int c = std::get<std::string>(a).compare(std::get<std::string>(b));
+    return (c > 0) - (c < 0);
+  }
+  const Int x = as_number(a), y = as_number(b);
+  return (x > y) - (x < y);
+}
+
+bool truth(const Value& v) { return as_number(v) != 0; }
+Value boolean(bool b) { return Int{b ? 1 : 0}; }
+
+const char* op_text(Expr::Op op) {
+  switch (op) {
+    case Expr::Op::eq: return "=";
+    case Expr::Op::ne: return "<>";
+    case Expr::Op::lt: return "<";
+    case Expr::Op::le: return "<=";
+    case Expr::Op::gt: return ">";
+    case Expr::Op::ge: return ">=";
+    case Expr::Op::add: return "+";
+    case Expr::Op::sub: return "-";
+    case Expr::Op::mul: return "*";
+    case Expr::Op::div: return "DIV";
+    case Expr::Op::mod: return "%";
+  }
+  return "?";
+}
+
+[[noreturn]] void out_of_range(const Expr& e) {
+  throw ExprError{1690, "BIGINT value is out of range in '" + to_string(e) + "'"};
+}
+
+std::optional<Value> arith(const Expr& e, Int x, Int y) {
+  Int r = 0;
+  switch (e.op) {
+    case Expr::Op::add:
+      if (__builtin_add_overflow(x, y, &r)) out_of_range(e);
+      return r;
+    case Expr::Op::sub:
+      if (__builtin_sub_overflow(x, y, &r)) out_of_range(e);
+      return r;
+    case Expr::Op::mul:
+      if (__builtin_mul_overflow(x, y, &r)) out_of_range(e);
+      return r;
+    case Expr::Op::div:
+      if (y == 0) return std::nullopt;
+      if (x == std::numeric_limits<Int>::min() && y == -1) out_of_range(e);
+      return x / y;
+    case Expr::Op::mod:
+      if (y == 0) return std::nullopt;
+      if (y == -1) return Int{0};
+      return x % y;  // the sign of x, as MySQL's
+    default: return std::nullopt;
+  }
+}
+
+// LIKE over bytes: `%` any run, `_` one byte, `\` takes the next byte as it is.
+bool like(std::string_view s, std::string_view p) {
+  std::size_t si = 0, pi = 0, star_p = std::string_view::npos, star_s = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && p[pi] == '%') {
+      star_p = ++pi;
+      star_s = si;
+      continue;
+    }
+    if (pi < p.size()) {
+      const bool escaped = p[pi] == '\\' && pi + 1 < p.size();
+      const char want = escaped ? p[pi + 1] : p[pi];
+      if ((!escaped && want == '_') || want == s[si]) {
+        pi += escaped ? 2 : 1;
+        ++si;
+        continue;
+      }
+    }
+    if (star_p == std::string_view::npos) return false;
+    pi = star_p;
+    si = ++star_s;
+  }
+  while (pi < p.size() && p[pi] == '%') ++pi;
+  return pi == p.size();
+}
+
+std::string quoted(const Value& v) {
+  if (const Int* n = std::get_if<Int>(&v)) return std::to_string(*n);
+  return "'" + std::get<std::string>(v) + "'";
+}
+
+// One node's value from its operands' values (`v`, in order).
+std::optional<Value> apply(const Expr& e, const std::optional<Value>* v, const Scope& scope) {
+  using K = Expr::Kind;
+  switch (e.kind) {
+    case K::literal: return e.value;
+    case K::null: return std::nullopt;
+    case K::param: return scope.args.at(e.param);
+    case K::column:
+    case K::inserted: {
+      const Values* from = e.kind == K::column ? &scope.row : scope.inserted;
+      if (from == nullptr) return std::nullopt;  // VALUES() outside ON DUPLICATE KEY UPDATE: NULL
+      const auto it = from->find(e.column);
+      if (it == from->end()) throw ExprError{1054, "Unknown column '" + e.column + "' in 'where clause'"};
+      return it->second;
+    }
+    case K::negate: {
+      if (!v[0]) return std::nullopt;
+      const Int n = as_number(*v[0]);
+      if (n == std::numeric_limits<Int>::min()) out_of_range(e);
+      return Value{-n};
+    }
+    case K::logical_not: {
+      if (!v[0]) return std::nullopt;
+      return boolean(!truth(*v[0]));
+    }
+    case K::logical_and:
+    case K::logical_or: {
+      // AND: false if one is false, else NULL if one is NULL; OR the same with true.
+      const bool decisive = e.kind == K::logical_or;
+      bool unknown = false;
+      for (std::size_t i = 0; i < e.args.size(); ++i) {
+        if (!v[i]) unknown = true;
+        else if (truth(*v[i]) == decisive) return boolean(decisive);
+      }
+      if (unknown) return std::nullopt;
+      return boolean(!decisive);
+    }
+    case K::compare: {
+      if (!v[0] || !v[1]) return std::nullopt;
+      const int c = compare(*v[0], *v[1]);
+      switch (e.op) {
+        case Expr::Op::eq: return boolean(c == 0);
+        case Expr::Op::ne: return boolean(c != 0);
+        case Expr::Op::lt: return boolean(c < 0);
+        case Expr::Op::le: return boolean(c <= 0);
+        case Expr::Op::gt: return boolean(c > 0);
+        case Expr::Op::ge: return boolean(c >= 0);
+        default: return std::nullopt;
+      }
+    }
+    case K::arith: {
+      if (!v[0] || !v[1]) return std::nullopt;
+      return arith(e, as_number(*v[0]), as_number(*v[1]));
+    }
+    case K::in: {
+      // x IN (a, b): true if one equals x, else NULL if x or one of them is NULL, else false.
+      const auto& x = v[0];
+      if (!x) return std::nullopt;
+      bool unknown = false;
+      for (std::size_t i = 1; i < e.args.size(); ++i) {
+        if (!v[i]) {
+          unknown = true;
+        } else if (compare(*x, *v[i]) == 0) {
+          return boolean(!e.negated);
+        }
+      }
+      if (unknown) return std::nullopt;
+      return boolean(e.negated);
+    }
+    case K::between: {
+      const auto &x = v[0], &lo = v[1], &hi = v[2];
+      // x BETWEEN lo AND hi is lo <= x AND x <= hi, with AND's NULL rules.
+      const std::optional<bool> above = (x && lo) ? std::optional<bool>(compare(*x, *lo) >= 0) : std::nullopt;
+      const std::optional<bool> below = (x && hi) ? std::optional<bool>(compare(*x, *hi) <= 0) : std::nullopt;
+      if ((above && !*above) || (below && !*below)) return boolean(e.negated);
+      if (!above || !below) return std::nullopt;
+      return boolean(!e.negated);
+    }
+    case K::like: {
+      const auto &s = v[0], &p = v[1];
+      if (!s || !p) return std::nullopt;
+      const std::string text = std::holds_alternative<std::string>(*s) ? std::get<std::string>(*s) : quoted(*s);
+      const std::string pattern = std::holds_alternative<std::string>(*p) ? std::get<std::string>(*p) : quoted(*p);
+      return boolean(like(text, pattern) != e.negated);
+    }
+    case K::is_null: return boolean(!v[0].has_value() != e.negated);
+  }
+  return std::nullopt;
+}
+
+// How tightly an operator binds, as MySQL parses it: OR loosest, then AND, NOT, the
+// comparisons, + -, * DIV %, unary -; operands bind tightest.
+int precedence(const Expr& e) {
+  switch (e.kind) {
+    case Expr::Kind::logical_or: return 1;
+    case Expr::Kind::logical_and: return 2;
+    case Expr::Kind::logical_not: return 3;
+    case Expr::Kind::compare:
+    case Expr::Kind::in:
+    case Expr::Kind::between:
+    case Expr::Kind::like:
+    case Expr::Kind::is_null: return 4;
+    case Expr::Kind::arith: return e.op == Expr::Op::add || e.op == Expr::Op::sub ? 5 : 6;
+    case Expr::Kind::negate: return 7;
+    default: return 8;
+  }
+}
+
+}  // namespace
+
+// Post-order over an explicit stack: simulated processes run on small stacks, so nothing
+// here recurses.
+std::optional<Value> evaluate(const Expr& root, const Scope& scope) {
+  struct Visit {
+    const Expr* e;
+    std::size_t next = 0;
+  };
+  std::vector<Visit> todo{{&root}};
+  std::vector<std::optional<Value>> done;
+  while (!todo.empty()) {
+    Visit& at = todo.back();
+    if (at.next < at.e->args.size()) {
+      const Expr* child = &at.e->args[at.next++];
+      todo.push_back({child});
+      continue;
+    }
+    const Expr& e = *at.e;
+    todo.pop_back();
+    const std::size_t first = done.size() - e.args.size();
+    std::optional<Value> value = apply(e, done.data() + first, scope);
+    done.resize(first);
+    done.push_back(std::move(value));
+  }
+  return std::move(done.back());
+}
+
+bool holds(const Expr& e, const Scope& scope) {
+  const auto v = evaluate(e, scope);
+  return v && truth(*v);
+}
+
+std::string to_string(const Expr& e) {
+  using K = Expr::Kind;
+  // An operand in parentheses only where MySQL's precedence needs them.
+  const auto arg = [&](std::size_t i) {
+    const Expr& a = e.args[i];
+    const int mine = precedence(e), theirs = precedence(a);
+    const bool right_of_binary = i > 0 && (e.kind == K::arith || e.kind == K::compare);
+    return theirs < mine || (theirs == mine && (right_of_binary || e.kind == K::compare)) ? "(" + to_string(a) + ")"
+                                                                                          : to_string(a);
+  };
+  const std::string maybe_not = e.negated ? "NOT " : "";
+  switch (e.kind) {
+    case K::literal: return quoted(e.value);
+    case K::null: return "NULL";
+    case K::param: return "?";
+    case K::column: return e.column;
+    case K::inserted: return "VALUES(" + e.column + ")";
+    case K::negate: return "-" + arg(0);
+    case K::logical_not: return "NOT " + arg(0);
+    case K::logical_and:
+    case K::logical_or: {
+      std::string out;
+      for (std::size_t i = 0; i < e.args.size(); ++i) out += (i ? (e.kind == K::logical_and ? " AND " : " OR ") : "") + arg(i);
+      return out;
+    }
+    case K::compare:
+    case K::arith: return arg(0) + " " + op_text(e.op) + " " + arg(1);
+    case K::in: {
+      std::string out = arg(0) + " " + maybe_not + "IN (";
+      for (std::size_t i = 1; i < e.args.size(); ++i) out += (i > 1 ? ", " : "") + arg(i);
+      return out + ")";
+    }
+    case K::between: return arg(0) + " " + maybe_not + "BETWEEN " + arg(1) + " AND " + arg(2);
+    case K::like: return arg(0) + " " + maybe_not + "LIKE " + arg(1);
+    case K::is_null: return arg(0) + (e.negated ? " IS NOT NULL" : " IS NULL");
+  }
+  return "?";
+}
+
+}  // namespace models::db

@@ -1,0 +1,77 @@
+#pragma once
+// SQL expressions over one row, as a WHERE clause, an UPDATE's SET or an ON DUPLICATE KEY
+// UPDATE computes them: arithmetic, comparisons, AND / OR / NOT, IN, BETWEEN and LIKE, with
+// SQL's NULL and its three-valued logic (a row matches only where the WHERE is true).
+//
+// Values are MySQL's integers and strings (models/db/database.hpp). Integer arithmetic that
+// leaves BIGINT's range fails with MySQL's 1690; `x DIV 0` and `x % 0` are NULL, as MySQL's
+// are. A string meets a number as MySQL converts it: its leading integer, 0 for none.
+// Strings compare byte by byte (a binary collation; MariaDB's default one ignores case), and
+// LIKE's `%` and `_` match bytes, `\` escaping them.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace models::db {
+
+using Value = std::variant<std::int64_t, std::string>;
+using Values = std::map<std::string, Value>;
+
+struct Expr {
+  enum class Kind {
+    literal,      // value
+    null,         // NULL
+    param,        // a `?`: Scope::args[param]
+    column,       // the row's column
+    inserted,     // VALUES(column) in ON DUPLICATE KEY UPDATE: the value the INSERT gave it
+    negate,       // -args[0]
+    logical_not,  // NOT args[0]
+    logical_and,  // args[0] AND args[1] AND ...
+    logical_or,   // args[0] OR args[1] OR ...
+    compare,      // args[0] op args[1]
+    arith,        // args[0] op args[1]
+    in,           // args[0] [NOT] IN (args[1], ...)
+    between,      // args[0] [NOT] BETWEEN args[1] AND args[2]
+    like,         // args[0] [NOT] LIKE args[1]
+    is_null,      // args[0] IS [NOT] NULL
+  } kind = Kind::literal;
+  enum class Op { eq, ne, lt, le, gt, ge, add, sub, mul, div, mod } op = Op::eq;
+  bool negated = false;  // NOT IN, NOT BETWEEN, NOT LIKE, IS NOT NULL
+  Value value{};
+  std::size_t param = 0;
+  std::string column{};
+  std::vector<Expr> args{};
+  /// Levels of the tree below and including this node (a literal's is 1). The parser bounds
+  /// it, so the recursive copy, comparison and narration of an expression stay shallow.
+  int height = 1;
+};
+
+/// What an expression reads: the row, the statement's bound `?`s, and for VALUES(col) the
+/// row an INSERT tried to add.
+struct Scope {
+  const Values& row;
+  const std::vector<Value>& args;
+  const Values* inserted = nullptr;
+};
+
+/// An expression's value; nullopt is NULL. Throws ExprError.
+std::optional<Value> evaluate(const Expr& e, const Scope& scope);
+/// Whether a WHERE term is true for the row (NULL and false are not).
+bool holds(const Expr& e, const Scope& scope);
+
+/// An error evaluating an expression, with MySQL's number: 1054 for a column the table lacks,
+/// 1690 for arithmetic out of BIGINT's range.
+struct ExprError {
+  int code = 0;
+  std::string message;
+};
+
+/// The expression as SQL, for narration: "value % 3 = 0".
+std::string to_string(const Expr& e);
+
+}  // namespace models::db
