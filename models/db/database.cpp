@@ -667,19 +667,107 @@ struct Database::Impl {
 
   // --- Statements ------------------------------------------------------------
 
-  // The access path a WHERE clause gives: a point on the primary key, a point on the key
-  // index, or a scan of the clustered index.
+  // One range of an index's keys: [lo, hi], each end open or closed, or absent (unbounded).
+  struct Range {
+    std::optional<Value> lo{}, hi{};
+    bool lo_closed = true, hi_closed = true;
+    bool contains_above_lo(const Value& v) const { return !lo || (lo_closed ? v >= *lo : v > *lo); }
+    bool below_hi(const Value& v) const { return !hi || (hi_closed ? v <= *hi : v < *hi); }
+  };
+
+  // The access path a WHERE clause gives, as docs/sql.md describes the model's choice:
+  // `id = v`, then `key = v` (a point on the primary key or the key index); `id IN (...)`
+  // (points on the primary key); `key IN (...)` (ranges of one key each on the key index);
+  // a range of id, then of the key (from <, <=, >, >= and BETWEEN); else a scan of the
+  // clustered index.
   struct Path {
     int index = kPrimary;
-    std::optional<Value> key;
+    std::optional<Value> key{};     // a point
+    enum class By { point_or_scan, points, ranges } by = By::point_or_scan;
+    std::vector<Value> points{};    // By::points: primary-key points, in order, each once
+    std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
   };
-  Path path_for(const Table& t, const Where& where) const {
-    for (const Condition& c : where)
+  Path path_for(const Table& t, const Statement& s) const {
+    for (const Condition& c : s.where)
       if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, c.value};
     if (indexed(t))
-      for (const Condition& c : where)
+      for (const Condition& c : s.where)
         if (c.op == Condition::Op::eq && c.column == t.schema.key_column) return {kKey, c.value};
+    if (auto in = in_list(s, "id")) {
+      std::vector<Value> ids;
+      for (const Value& v : *in)
+        if (std::holds_alternative<std::int64_t>(v)) ids.push_back(v);  // another can match no id
+      return {.index = kPrimary, .by = Path::By::points, .points = std::move(ids)};
+    }
+    if (indexed(t))
+      if (auto in = in_list(s, t.schema.key_column)) {
+        Path p{.index = kKey, .by = Path::By::ranges};
+        for (const Value& v : *in) p.ranges.push_back(Range{v, v});
+        return p;
+      }
+    if (auto r = range_of(s, "id")) return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
+    if (indexed(t))
+      if (auto r = range_of(s, t.schema.key_column)) return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}};
     return {kPrimary, std::nullopt};
+  }
+
+  // `column IN (v, ...)` among the WHERE's terms, its values sorted and each once (a value
+  // of the other type than the column's never matches a row the index could find).
+  static std::optional<std::vector<Value>> in_list(const Statement& s, const std::string& column) {
+    for (const Expr& e : s.filter) {
+      if (e.kind != Expr::Kind::in || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
+      std::vector<Value> values;
+      bool constant = true;
+      for (std::size_t i = 1; i < e.args.size(); ++i) {
+        const Expr& a = e.args[i];
+        if (a.kind == Expr::Kind::literal) values.push_back(a.value);
+        else if (a.kind == Expr::Kind::param) values.push_back(s.args.at(a.param));
+        else if (a.kind != Expr::Kind::null) constant = false;  // NULL matches nothing
+      }
+      if (!constant) continue;
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      return values;
+    }
+    return std::nullopt;
+  }
+
+  // The range `column`'s comparisons and BETWEENs give, if any.
+  static std::optional<Range> range_of(const Statement& s, const std::string& column) {
+    Range r;
+    bool any = false;
+    const auto lower = [&](const Value& v, bool closed) {
+      if (!r.lo || v > *r.lo || (v == *r.lo && !closed)) r.lo = v, r.lo_closed = closed;
+      any = true;
+    };
+    const auto upper = [&](const Value& v, bool closed) {
+      if (!r.hi || v < *r.hi || (v == *r.hi && !closed)) r.hi = v, r.hi_closed = closed;
+      any = true;
+    };
+    for (const Condition& c : s.where) {
+      if (c.column != column) continue;
+      switch (c.op) {
+        case Condition::Op::gt: lower(c.value, false); break;
+        case Condition::Op::ge: lower(c.value, true); break;
+        case Condition::Op::lt: upper(c.value, false); break;
+        case Condition::Op::le: upper(c.value, true); break;
+        default: break;
+      }
+    }
+    const auto constant = [&](const Expr& a) -> std::optional<Value> {
+      if (a.kind == Expr::Kind::literal) return a.value;
+      if (a.kind == Expr::Kind::param) return s.args.at(a.param);
+      return std::nullopt;
+    };
+    for (const Expr& e : s.filter) {
+      if (e.kind != Expr::Kind::between || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
+      const auto lo = constant(e.args[1]), hi = constant(e.args[2]);
+      if (!lo || !hi) continue;
+      lower(*lo, true);
+      upper(*hi, true);
+    }
+    if (!any) return std::nullopt;
+    return r;
   }
 
   // The entries a search by `p` visits, in index order.
@@ -731,70 +819,160 @@ struct Database::Impl {
     regrant(t.locks[index]);
   }
 
-  // Locks what a locking read or DML finds by `where`, as InnoDB's row_search_mvcc does,
+  // Locks what a locking read or DML finds by its WHERE, as InnoDB's row_search_mvcc does,
   // then returns the rows whose latest version matches:
   // - a unique search (id, or the key on a unique index) that finds a row locks that
-  //   record only (on the secondary index, unless the row is delete-marked);
+  //   record only (on the secondary index, unless the row is delete-marked); `id IN (...)`
+  //   is such a search for each id;
   // - otherwise, under REPEATABLE READ, each entry visited gets a next-key lock and the gap
   //   after the last one a gap lock (an absent key: the gap it would go in; a scan: the gap
   //   before the supremum); a row found on the secondary index is locked on the primary too;
+  // - a range (and each key of `key IN (...)`) locks its entries next-key, except an id
+  //   equal to a closed lower bound (its record only), and the first entry past its end
+  //   next-key too (on the secondary index that entry only, not its row), or the gap before
+  //   the supremum when nothing is past it (conformance range-*-rr, in-*-rr);
   // - READ COMMITTED takes record locks only, lets go of rows that do not match and, for a
   //   DML statement, skips a row another transaction has locked when its latest committed
   //   version does not match (semi-consistent read).
   std::vector<std::int64_t> locate_locked(Txn& txn, Table& t, const Statement& where, bool exclusive, bool dml) {
     take_table_lock(txn, &t, exclusive);
-    const bool rr = gap_locking(txn.isolation);
-    const Path p = path_for(t, where.where);
-    const bool unique_search = p.key && (p.index == kPrimary || t.schema.key_index == KeyIndex::unique);
+    const Path p = path_for(t, where);
     for (;;) {
-      bool waited = false;
-      bool found_unique = false;  // a unique search found its row: no gap to lock
-      const std::vector<Entry> entries = visited(t, p);
       std::vector<std::int64_t> kept;
-      for (const Entry& e : entries) {
-        const std::int64_t id = e.id;
-        const RowData& row = t.rows.at(id);
-        const Entry row_entry = primary_entry(id);
-        if (!rr && dml) {
-          const Version* committed = latest_committed(row);
-          Lock probe = record_lock(row_entry, exclusive);
-          probe.txn = txn.id;
-          const auto& here = t.locks[kPrimary].on(row_entry);  // a record probe waits only for its own entry's locks
-          const bool busy = std::any_of(here.begin(), here.end(), [&](const Lock* l) { return l->txn != txn.id && has_to_wait(probe, *l); });
-          if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) continue;
-        }
-        Lock mine = record_lock(row_entry, exclusive);
-        mine.txn = txn.id;
-        const bool held_before = holds(t, kPrimary, mine);
-        Lock on_key = record_lock(e, exclusive);
-        on_key.txn = txn.id;
-        const bool key_held_before = p.index == kKey && holds(t, kKey, on_key);
-        const bool delete_marked = current(row)->deleted;
-        if (p.index == kKey) {
-          const bool record_only = !rr || (unique_search && !delete_marked);
-          waited |= lock(txn, t, kKey, record_lock(e, exclusive, !record_only, before(t, kKey, e))) == Got::after_wait;
-          if (!waited) waited |= lock(txn, t, kPrimary, record_lock(row_entry, exclusive)) == Got::after_wait;
-          found_unique |= unique_search && !delete_marked;
-        } else {
-          const bool record_only = !rr || unique_search;
-          waited |= lock(txn, t, kPrimary, record_lock(e, exclusive, !record_only, before(t, kPrimary, e))) ==
-                    Got::after_wait;
-          found_unique |= unique_search;
-        }
-        if (waited) break;
-        const Version* v = t.rows.count(id) ? current(t.rows.at(id)) : nullptr;
-        const bool match = v != nullptr && !v->deleted && matches(v->values, where);
-        if (match) {
-          kept.push_back(id);
-        } else if (!rr) {
-          if (!held_before) unlock_record(txn, t, kPrimary, row_entry);
-          if (p.index == kKey && !key_held_before) unlock_record(txn, t, kKey, e);
-        }
+      bool waited = false;
+      switch (p.by) {
+        case Path::By::ranges:
+          for (const Range& r : p.ranges)
+            if ((waited = scan_range(txn, t, p.index, r, where, exclusive, dml, kept))) break;
+          break;
+        case Path::By::points:
+          for (const Value& id : p.points)
+            if ((waited = search(txn, t, Path{kPrimary, id}, where, exclusive, dml, kept))) break;
+          break;
+        case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
       }
       if (waited) continue;  // the rows may have changed while we waited: look again
-      if (rr && !found_unique) lock(txn, t, p.index, gap_after(t, p, entries, exclusive));  // never waits
+      std::sort(kept.begin(), kept.end());
+      kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
       return kept;
     }
+  }
+
+  // Locks the visited entry `e` of `index` (and, on the secondary index, its row) for a
+  // locking read or DML, record only or next-key; keeps its id when its latest version
+  // matches. Returns whether a lock was waited for (the caller looks again).
+  bool visit(Txn& txn, Table& t, int index, const Entry& e, bool record_only, const Statement& where, bool exclusive, bool dml,
+             std::vector<std::int64_t>& kept) {
+    const bool rr = gap_locking(txn.isolation);
+    const std::int64_t id = e.id;
+    const RowData& row = t.rows.at(id);
+    const Entry row_entry = primary_entry(id);
+    if (!rr && dml) {
+      const Version* committed = latest_committed(row);
+      Lock probe = record_lock(row_entry, exclusive);
+      probe.txn = txn.id;
+      const auto& here = t.locks[kPrimary].on(row_entry);  // a record probe waits only for its own entry's locks
+      const bool busy = std::any_of(here.begin(), here.end(), [&](const Lock* l) { return l->txn != txn.id && has_to_wait(probe, *l); });
+      if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) return false;
+    }
+    Lock mine = record_lock(row_entry, exclusive);
+    mine.txn = txn.id;
+    const bool held_before = holds(t, kPrimary, mine);
+    Lock on_key = record_lock(e, exclusive);
+    on_key.txn = txn.id;
+    const bool key_held_before = index == kKey && holds(t, kKey, on_key);
+    bool waited = false;
+    if (index == kKey) {
+      waited = lock(txn, t, kKey, record_lock(e, exclusive, rr && !record_only, before(t, kKey, e))) == Got::after_wait;
+      if (!waited) waited = lock(txn, t, kPrimary, record_lock(row_entry, exclusive)) == Got::after_wait;
+    } else {
+      waited = lock(txn, t, kPrimary, record_lock(e, exclusive, rr && !record_only, before(t, kPrimary, e))) == Got::after_wait;
+    }
+    if (waited) return true;
+    const Version* v = t.rows.count(id) ? current(t.rows.at(id)) : nullptr;
+    const bool match = v != nullptr && !v->deleted && matches(v->values, where);
+    if (match) {
+      kept.push_back(id);
+    } else if (!rr) {
+      if (!held_before) unlock_record(txn, t, kPrimary, row_entry);
+      if (index == kKey && !key_held_before) unlock_record(txn, t, kKey, e);
+    }
+    return false;
+  }
+
+  // A point search or a scan (Path without ranges).
+  bool search(Txn& txn, Table& t, const Path& p, const Statement& where, bool exclusive, bool dml, std::vector<std::int64_t>& kept) {
+    const bool rr = gap_locking(txn.isolation);
+    const bool unique_search = p.key && (p.index == kPrimary || t.schema.key_index == KeyIndex::unique);
+    bool found_unique = false;  // a unique search found its row: no gap to lock
+    const std::vector<Entry> entries = visited(t, p);
+    for (const Entry& e : entries) {
+      const bool delete_marked = current(t.rows.at(e.id))->deleted;
+      const bool unique_hit = unique_search && (p.index == kPrimary || !delete_marked);
+      if (visit(txn, t, p.index, e, unique_hit, where, exclusive, dml, kept)) return true;
+      found_unique |= unique_hit;
+    }
+    if (rr && !found_unique) lock(txn, t, p.index, gap_after(t, p, entries, exclusive));  // never waits
+    return false;
+  }
+
+  // A range of `index`: its entries, then the first past its end (or the gap before the supremum).
+  bool scan_range(Txn& txn, Table& t, int index, const Range& r, const Statement& where, bool exclusive, bool dml,
+                  std::vector<std::int64_t>& kept) {
+    const bool rr = gap_locking(txn.isolation);
+    const auto key_of_entry = [&](const Entry& e) -> const Value& { return e.key; };
+    if (r.lo && r.hi && (*r.hi < *r.lo || (*r.lo == *r.hi && !(r.lo_closed && r.hi_closed))))
+      return false;  // an empty range reads nothing, as MySQL's "Impossible WHERE"
+    // The first live entry at or after the range's start.
+    std::optional<Entry> at;
+    if (!r.lo) {
+      at = first_entry(t, index);
+    } else if (index == kPrimary) {
+      if (!std::holds_alternative<std::int64_t>(*r.lo)) return false;  // no id is a string
+      const std::int64_t lo = std::get<std::int64_t>(*r.lo);
+      const Entry start = primary_entry(lo);
+      at = r.lo_closed && live_entry(t, kPrimary, start) ? std::optional<Entry>(start) : after(t, kPrimary, start);
+    } else {
+      const Entry start{*r.lo, r.lo_closed ? kBeforeAll : kAfterAll};
+      at = after(t, kKey, start);
+    }
+    std::optional<Entry> last = at ? before(t, index, *at) : last_entry(t, index);
+    for (; at; at = after(t, index, *at)) {
+      if (!r.contains_above_lo(key_of_entry(*at))) continue;  // a string id bound: compare as the index orders
+      if (!r.below_hi(key_of_entry(*at))) {
+        // The first entry past the range: locked next-key under REPEATABLE READ (the entry
+        // only on the secondary index), read and let go under READ COMMITTED.
+        if (rr) return lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
+        return false;
+      }
+      const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key == *r.lo;
+      if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;
+      last = at;
+    }
+    if (rr) lock(txn, t, index, gap_lock(exclusive, last, std::nullopt));  // up to the supremum; never waits
+    return false;
+  }
+
+  std::optional<Entry> last_entry(const Table& t, int index) const {
+    if (index == kPrimary) {
+      for (auto it = t.rows.rbegin(); it != t.rows.rend(); ++it)
+        if (live(it->second)) return primary_entry(it->first);
+      return std::nullopt;
+    }
+    for (auto it = t.entries.rbegin(); it != t.entries.rend(); ++it)
+      if (live_entry(t, kKey, *it)) return *it;
+    return std::nullopt;
+  }
+
+  std::optional<Entry> first_entry(const Table& t, int index) const {
+    if (index == kPrimary) {
+      for (const auto& [id, row] : t.rows)
+        if (live(row)) return primary_entry(id);
+      return std::nullopt;
+    }
+    for (const Entry& e : t.entries)
+      if (live_entry(t, kKey, e)) return e;
+    return std::nullopt;
   }
 
   // The gap a search by `p` ends in, after the entries it visited: for an absent key, the

@@ -22,12 +22,18 @@
 //   on a unique secondary index under REPEATABLE READ and the record only on the primary
 //   key, and waits for an uncommitted writer; locks of a rolled-back entry pass to the gap
 //   (which is how the manual's three-session example deadlocks);
-// - a FIFO lock-wait queue, deadlock detection on the wait-for graph (the victim is the
-//   transaction whose request closes the cycle unless it modified more rows; 1213 rolls
-//   back the whole transaction) and lock-wait timeout (1205, 50 s by default, rolling back
+// - a FIFO lock-wait queue, deadlock detection on the wait-for graph (1213 rolls back the
+//   victim's whole transaction) and lock-wait timeout (1205, 50 s by default, rolling back
 //   only the statement, as 1062 does);
 // - READ COMMITTED takes no gap locks and, for UPDATE/DELETE, skips locked rows whose
 //   latest committed version does not match (semi-consistent read);
+// - READ UNCOMMITTED reads the latest versions, committed or not, and locks as READ
+//   COMMITTED; SERIALIZABLE locks as REPEATABLE READ, a plain SELECT inside a transaction
+//   taking shared locks;
+// - index paths for `=`, `IN` and ranges on the primary key and the key index, with
+//   InnoDB's next-key locks on what a range reads and on the first entry past it
+//   (docs/sql.md, "Which index a statement uses"); the deadlock victim is the lightest
+//   transaction by undo records and lock structs;
 // - SET [SESSION] TRANSACTION ISOLATION LEVEL, refused inside a transaction (1568);
 // - online ALTER TABLE ... ADD [UNIQUE] INDEX / DROP INDEX as MariaDB 10.11 runs it
 //   (ALGORITHM=INPLACE, LOCK=NONE; DOMAIN.md, Verified): it commits the session's open
@@ -46,7 +52,7 @@
 // ALTER's metadata-lock waits behind open transactions at its start and end (and the
 // statements that queue behind such a waiting ALTER), ALGORITHM=COPY,
 // purge of deleted rows (a committed delete takes its entries away at once, and locks on
-// them stay where they were), AUTO_INCREMENT table locks (1467), SERIALIZABLE, a crash of
+// them stay where they were), AUTO_INCREMENT table locks (1467), a crash of
 // the database's node (its state outlives it).
 //
 // Statements run inside simulated processes: a lock wait blocks the calling process, and

@@ -4,31 +4,36 @@
 //
 // Supported (keywords in any case; identifiers optionally in backquotes; strings in single
 // quotes with '' and backslash escapes; 64-bit integers, optionally negative):
-//   SELECT cols | * | 1 FROM t [WHERE cond [AND cond ...]] [FOR UPDATE | LOCK IN SHARE MODE]
-//   INSERT [IGNORE] [INTO] t (cols) VALUES (v, ...) [ON DUPLICATE KEY UPDATE c = VALUES(c) | c = v, ...]
-//   REPLACE [INTO] t (cols) VALUES (v, ...)
-//   INSERT [IGNORE] [INTO] t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE cond [AND ...]])
-//   UPDATE t SET c = v [, ...] [WHERE cond [AND ...]]
-//   DELETE FROM t [WHERE cond [AND ...]]
-//   BEGIN [WORK] | START TRANSACTION | COMMIT [WORK] | ROLLBACK [WORK]
-//   SET [SESSION] TRANSACTION ISOLATION LEVEL READ COMMITTED | REPEATABLE READ
-//   CREATE TABLE t (id BIGINT|INT [UNSIGNED] [NOT NULL] AUTO_INCREMENT [PRIMARY KEY], col TYPE [attrs], ...
+//   SELECT cols | * | 1 FROM t [WHERE expr] [FOR UPDATE | LOCK IN SHARE MODE]
+//   INSERT [IGNORE] [INTO] t (cols) VALUES (v, ...) [, (v, ...) ...] [ON DUPLICATE KEY UPDATE c = expr, ...]
+//   INSERT [IGNORE] [INTO] t SET c = v, ... [ON DUPLICATE KEY UPDATE c = expr, ...]
+//   REPLACE [INTO] t (cols) VALUES (v, ...) [, (v, ...) ...]
+//   INSERT [IGNORE] [INTO] t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE expr])
+//   UPDATE t SET c = expr [, ...] [WHERE expr]
+//   DELETE FROM t [WHERE expr]
+//   BEGIN [WORK] | START TRANSACTION [WITH CONSISTENT SNAPSHOT] | COMMIT [WORK] | ROLLBACK [WORK]
+//   SET [SESSION] TRANSACTION ISOLATION LEVEL READ UNCOMMITTED | READ COMMITTED | REPEATABLE READ | SERIALIZABLE
+//   SET [SESSION] innodb_lock_wait_timeout = seconds
+//   CREATE TABLE t (id BIGINT|INT [UNSIGNED] [NOT NULL] [AUTO_INCREMENT] [PRIMARY KEY], col TYPE [attrs], ...
 //                   [, PRIMARY KEY (id)] [, UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col)]) [options]
 //   ALTER TABLE t ADD UNIQUE [INDEX|KEY] [name] (col) | ADD INDEX|KEY [name] (col) | DROP INDEX|KEY name
 //                 [, ALGORITHM=INPLACE|DEFAULT] [, LOCK=NONE|DEFAULT]
-// where cond is `col op v` with op one of = != <> < <= > >=, and v a literal or `?`.
+// where expr is MySQL's expression grammar (models/db/expr.hpp: arithmetic, comparisons, AND,
+// OR, NOT, IN, BETWEEN, LIKE, IS NULL, NULL, `?`, columns, VALUES(col)), at most 32 levels
+// deep. A WHERE's top-level `column op value` terms become Statement::where (where the model
+// finds index paths), the other terms Statement::filter; assignments that compute go to
+// Statement::assign, their `?`s to Statement::args.
 // CREATE TABLE: TYPE is BIGINT, INT, SMALLINT, TINYINT (optionally (n) and UNSIGNED),
 // DATETIME or TIMESTAMP (integers in the model, default 0), VARCHAR(n), CHAR[(n)] or TEXT
 // (default ''); attrs are NOT NULL, NULL, DEFAULT literal (not NULL), UNIQUE [KEY] and
 // COMMENT 'x'. Table options (`[DEFAULT] name [=] value`, such as ENGINE=InnoDB or DEFAULT
 // CHARSET=utf8mb4) are accepted and ignored; AUTO_INCREMENT=n does not move the first id.
-// A table has an auto-increment primary key `id` and at most one secondary index, on one
-// column, as the model does (models/db/database.hpp). A trailing `;` is allowed; there are
-// no comments, NULLs, expressions, joins or multi-row inserts. ALTER TABLE's ALGORITHM and
-// LOCK options are accepted and ignored: the model runs every ALTER online, as MariaDB's
-// INPLACE with LOCK=NONE (models/db/database.hpp); ALGORITHM=COPY and other changes are
-// refused. A statement is at most 64 KiB with at most 1000 columns, values, conditions and
-// `?`s each.
+// A table has an integer primary key `id` and at most one secondary index, on one column, as
+// the model does (models/db/database.hpp). A trailing `;` is allowed; there are no comments,
+// stored NULLs, functions or joins. ALTER TABLE's ALGORITHM and LOCK options are accepted and
+// ignored: the model runs every ALTER online, as MariaDB's INPLACE with LOCK=NONE
+// (models/db/database.hpp); ALGORITHM=COPY and other changes are refused. A statement is at
+// most 64 KiB with at most 1000 columns, values, rows, conditions and `?`s each.
 
 #include <cstddef>
 #include <optional>

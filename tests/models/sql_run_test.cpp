@@ -1,0 +1,183 @@
+// The SQL engineers write, run on the database model: expressions with NULL's three-valued
+// logic, computed assignments, multi-row INSERT, tables whose id is not AUTO_INCREMENT, and the
+// isolation levels' reads. Lock waits and deadlocks are pinned by the conformance scripts
+// (conformance/sql-scripts/hermitage-*.json among them), which run on the model and on MariaDB.
+
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/db/database.hpp"
+#include "models/db/expr.hpp"
+#include "models/db/sql.hpp"
+#include "support.hpp"
+
+namespace db = models::db;
+namespace sql = models::db::sql;
+using db::Code;
+using db::Value;
+
+namespace {
+
+/// One database with Hermitage's table `test (id int primary key, value int)` holding (1, 10)
+/// and (2, 20), and a table `t` with an AUTO_INCREMENT id and columns a, b.
+struct Fixture {
+  db::Database database;
+  Fixture() {
+    database.create_table(*sql::prepare("create table test (id int primary key, value int) engine=innodb").create);
+    database.create_table(*sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b INT, k VARCHAR(9))").create);
+    const auto setup = session();
+    REQUIRE(run(setup, "insert into test (id, value) values (1, 10), (2, 20)").affected == 2);
+  }
+  db::Database::SessionId session(db::Isolation isolation = db::Isolation::repeatable_read) {
+    return database.open_session(isolation, "s" + std::to_string(++sessions));
+  }
+  db::Result run(db::Database::SessionId s, const std::string& text, const std::vector<Value>& args = {}) {
+    return database.execute(s, sql::bind(sql::prepare(text), args));
+  }
+  /// The ids a SELECT returns.
+  std::vector<std::int64_t> ids(db::Database::SessionId s, const std::string& text, const std::vector<Value>& args = {}) {
+    std::vector<std::int64_t> out;
+    for (const db::Row& row : run(s, text, args).rows) out.push_back(row.id);
+    return out;
+  }
+  int sessions = 0;
+};
+
+std::int64_t value_of(const db::Result& r, std::size_t row, const std::string& column) {
+  return std::get<std::int64_t>(r.rows.at(row).values.at(column));
+}
+
+/// The value of `expression` on the row a = 5, k = 'abc' (parsed as an UPDATE's assignment).
+std::optional<Value> eval(const std::string& expression) {
+  const db::Statement s = sql::bind(sql::prepare("UPDATE t SET b = " + expression), {});
+  REQUIRE(s.assign.size() == 1);
+  const db::Values row{{"a", std::int64_t{5}}, {"k", std::string("abc")}};
+  return db::evaluate(s.assign[0].second, db::Scope{row, s.args});
+}
+
+}  // namespace
+
+TEST_CASE("NULL follows SQL's three-valued logic: only a true WHERE keeps a row", "[sql][expr]") {
+  const Value yes{std::int64_t{1}}, no{std::int64_t{0}};
+  CHECK(eval("NULL AND a = 6") == no);
+  CHECK(eval("NULL AND a = 5") == std::nullopt);
+  CHECK(eval("NULL OR a = 5") == yes);
+  CHECK(eval("NOT (a = NULL)") == std::nullopt);
+  CHECK(eval("a IN (1, NULL)") == std::nullopt);  // neither true nor false: a NOT IN with a NULL keeps no row
+  CHECK(eval("a NOT IN (1, NULL)") == std::nullopt);
+  CHECK(eval("a IN (5, NULL)") == yes);
+  CHECK(eval("a BETWEEN NULL AND 4") == no);
+  CHECK(eval("a DIV 0 IS NULL") == yes);  // MySQL's division by zero is NULL
+  CHECK(eval("a % 0 IS NOT NULL") == no);
+  CHECK(eval("-7 % 3 = -1") == yes);  // the sign of the dividend, as MySQL's
+  CHECK(eval("k = 'abc' AND k > 'abb' AND a = '5x'") == yes);  // a string meets a number as its leading integer
+}
+
+TEST_CASE("LIKE matches % and _ over bytes, and \\ takes them literally", "[sql][expr]") {
+  const Value yes{std::int64_t{1}}, no{std::int64_t{0}};
+  CHECK(eval("k LIKE 'a%'") == yes);
+  CHECK(eval("k LIKE '_b_'") == yes);
+  CHECK(eval("k LIKE '%c%'") == yes);
+  CHECK(eval("k LIKE 'ab'") == no);
+  CHECK(eval("k NOT LIKE 'A%'") == yes);  // bytes: the model's collation is binary
+  CHECK(eval("'a%c' LIKE 'a\\%c'") == yes);
+  CHECK(eval("k LIKE 'a\\%c'") == no);
+  CHECK(eval("a LIKE '5'") == yes);
+}
+
+TEST_CASE("arithmetic past BIGINT's range fails with 1690 and rolls back the statement", "[sql][expr]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    const db::Result r = f.run(s, "update test set value = value + 9223372036854775800 where id in (1, 2)");
+    CHECK(r.code == Code::value_out_of_range);
+    CHECK(r.message == "BIGINT value is out of range in 'value + 9223372036854775800'");
+    CHECK(r.undone == db::Undone::statement);
+    CHECK(f.ids(s, "select * from test where value IN (10, 20)") == std::vector<std::int64_t>{1, 2});
+  });
+}
+
+TEST_CASE("UPDATE's computed assignments run left to right, each seeing the ones before", "[sql][expr]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    REQUIRE(f.run(s, "INSERT INTO t (a, b) VALUES (1, 0)").ok());
+    CHECK(f.run(s, "UPDATE t SET a = a + 1, b = a * 10 WHERE a BETWEEN 0 AND 3 OR b < 0").affected == 1);
+    const db::Result r = f.run(s, "SELECT a, b FROM t");
+    CHECK(value_of(r, 0, "a") == 2);
+    CHECK(value_of(r, 0, "b") == 20);
+    CHECK(f.run(s, "UPDATE t SET a = NULL").code == Code::bad_null);
+  });
+}
+
+TEST_CASE("ON DUPLICATE KEY UPDATE computes from the existing row and VALUES()", "[sql][expr]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    db::Result r = f.run(s, "insert into test (id, value) values (1, 5) on duplicate key update value = value + VALUES(value)");
+    CHECK(r.affected == 2);
+    r = f.run(s, "select * from test where id = 1");
+    CHECK(value_of(r, 0, "value") == 15);
+  });
+}
+
+TEST_CASE("a multi-row INSERT inserts each row, and a duplicate in any undoes them all", "[sql]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    db::Result r = f.run(s, "insert into test (id, value) values (3, 30), (1, 10)");
+    CHECK(r.code == Code::duplicate_key);
+    CHECK(r.message == "Duplicate entry '1' for key 'PRIMARY'");
+    CHECK(r.undone_rows == 1);
+    CHECK(f.ids(s, "select * from test") == std::vector<std::int64_t>{1, 2});
+    r = f.run(s, "insert ignore into test (id, value) values (3, 30), (1, 10), (4, 40)");
+    CHECK(r.affected == 2);
+    CHECK(r.warnings == 1);
+    CHECK(f.ids(s, "select * from test") == std::vector<std::int64_t>{1, 2, 3, 4});
+  });
+}
+
+TEST_CASE("a table whose id is not AUTO_INCREMENT needs an id on every INSERT (1364) and reports no insert id", "[sql]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    db::Result r = f.run(s, "insert into test (value) values (30)");
+    CHECK(r.code == Code::no_default);
+    CHECK(r.message == "Field 'id' doesn't have a default value");
+    r = f.run(s, "insert into test set id = 7, value = 70");
+    CHECK(r.ok());
+    CHECK(r.insert_id == 0);
+    CHECK(f.run(s, "INSERT INTO t (a) VALUES (1), (2)").insert_id == 1);  // the first id the statement took
+  });
+}
+
+TEST_CASE("READ UNCOMMITTED reads another transaction's uncommitted change; READ COMMITTED does not", "[sql]") {
+  test::run_alone([&] {
+    // Hermitage G1a (conformance hermitage-g1a-read-uncommitted, hermitage-g1a-read-committed).
+    Fixture f;
+    const auto writer = f.session();
+    const auto dirty = f.session(db::Isolation::read_uncommitted);
+    const auto clean = f.session(db::Isolation::read_committed);
+    REQUIRE(f.run(writer, "begin").ok());
+    REQUIRE(f.run(writer, "update test set value = 101 where id = 1").affected == 1);
+    CHECK(value_of(f.run(dirty, "select * from test where id = 1"), 0, "value") == 101);
+    CHECK(value_of(f.run(clean, "select * from test where id = 1"), 0, "value") == 10);
+    REQUIRE(f.run(writer, "rollback").ok());
+    CHECK(value_of(f.run(dirty, "select * from test where id = 1"), 0, "value") == 10);
+  });
+}
+
+TEST_CASE("START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of its start, BEGIN as of its first read", "[sql]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto snapshot = f.session(), later = f.session(), writer = f.session();
+    REQUIRE(f.run(snapshot, "START TRANSACTION WITH CONSISTENT SNAPSHOT").ok());
+    REQUIRE(f.run(later, "BEGIN").ok());
+    REQUIRE(f.run(writer, "insert into test (id, value) values (3, 30)").ok());
+    CHECK(f.ids(snapshot, "select * from test where value >= 10") == std::vector<std::int64_t>{1, 2});
+    CHECK(f.ids(later, "select * from test where value >= 10") == std::vector<std::int64_t>{1, 2, 3});
+  });
+}
