@@ -1092,7 +1092,8 @@ struct Database::Impl {
   // - an explicit id whose record is still there, delete-marked, is rewritten in place,
   //   which takes X on it;
   // - the new entries are X-locked by the inserter (InnoDB's implicit lock).
-  Result insert(Txn& txn, Table& t, const Statement& s, const Values& given, const std::string& who) {
+  Result insert(Txn& txn, Table& t, const Statement& s, const Values& given, const std::string& who,
+                std::optional<std::int64_t> auto_id = std::nullopt) {
     Result out;
     std::optional<std::int64_t> explicit_id;
     Values values = row_values(t, given, explicit_id);
@@ -1100,7 +1101,7 @@ struct Database::Impl {
     if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
     // The counter's next value is taken now, and lost if the insert fails.
-    const std::int64_t id = explicit_id ? *explicit_id : t.new_id();
+    const std::int64_t id = explicit_id ? *explicit_id : auto_id ? *auto_id : t.new_id();
     if (explicit_id) t.took_id(id);
     out.insert_id = t.schema.auto_increment ? id : 0;  // MySQL reports no id for a table without AUTO_INCREMENT
     const bool unique = indexed(t) && t.schema.key_index == KeyIndex::unique;
@@ -1139,14 +1140,41 @@ struct Database::Impl {
 
   // INSERT of one row or several: each in turn, one statement's result (a failure on any
   // row undoes them all, as the statement's).
+  // Ids as InnoDB's "consecutive" AUTO_INCREMENT mode (MariaDB's default) hands them to a
+  // multi-row INSERT: the statement reserves one per row without an id at its start, those it
+  // does not use are lost, and a row INSERT IGNORE skips gives its id to the next row
+  // (conformance multi-row-insert).
   Result insert_rows(Txn& txn, Table& t, const Statement& s, const std::string& who) {
-    Result out = insert(txn, t, s, s.values, who);
-    for (const Values& row : s.more_rows) {
-      const Result next = insert(txn, t, s, row, who);
-      out.affected += next.affected;
-      out.warnings += next.warnings;
-      if (out.insert_id == 0) out.insert_id = next.insert_id;
+    if (s.more_rows.empty()) return insert(txn, t, s, s.values, who);
+    std::int64_t wanted = s.values.count("id") ? 0 : 1;
+    for (const Values& row : s.more_rows) wanted += row.count("id") ? 0 : 1;
+    const bool reserve = t.schema.auto_increment && !t.ids_exhausted && t.next_id <= std::numeric_limits<std::int64_t>::max() - wanted;
+    std::int64_t next_id = t.next_id;
+    const std::int64_t reserved_end = next_id + wanted;
+    std::optional<std::int64_t> spare;  // the id of the row IGNORE skipped
+    Result out;
+    const auto one = [&](const Values& row, bool first) {
+      std::optional<std::int64_t> auto_id;
+      if (reserve && !row.count("id")) auto_id = spare ? *spare : next_id++;
+      if (auto_id) spare.reset();
+      const Result r = insert(txn, t, s, row, who, auto_id);
+      if (auto_id && r.warnings > 0 && r.affected == 0) spare = auto_id;
+      if (first) {
+        out = r;
+        return;
+      }
+      out.affected += r.affected;
+      out.warnings += r.warnings;
+      if (out.insert_id == 0) out.insert_id = r.insert_id;
+    };
+    try {
+      one(s.values, true);
+      for (const Values& row : s.more_rows) one(row, false);
+    } catch (const Failure&) {
+      if (reserve) t.took_id(reserved_end - 1);
+      throw;
     }
+    if (reserve) t.took_id(reserved_end - 1);
     return out;
   }
 
@@ -1494,6 +1522,15 @@ std::int64_t Database::load_row(const std::string& table, Values values, std::st
 }
 
 bool Database::has_table(const std::string& table) const { return impl_->tables.count(table) != 0; }
+
+std::vector<std::string> Database::columns(const std::string& table) const {
+  const TableSchema& schema = impl_->table(table).schema;
+  if (!schema.column_order.empty()) return schema.column_order;
+  std::vector<std::string> out{"id"};
+  if (!schema.key_column.empty()) out.push_back(schema.key_column);
+  for (const auto& [column, value] : schema.columns) out.push_back(column);
+  return out;
+}
 
 Database::SessionId Database::open_session(Isolation isolation, std::string who) {
   const SessionId id = impl_->next_session++;

@@ -272,6 +272,8 @@ class Database {
   /// `who` is the row's origin for checkers ("seeded", or where a legacy row came from).
   std::int64_t load_row(const std::string& table, Values values, std::string who = "seeded");
   bool has_table(const std::string& table) const;
+  /// The table's columns as `SELECT *` returns them: id first, then as CREATE TABLE lists them.
+  std::vector<std::string> columns(const std::string& table) const;
 
   /// A session: one connection's state (its open transaction, isolation, origin).
   using SessionId = std::uint64_t;

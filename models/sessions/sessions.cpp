@@ -31,7 +31,7 @@ struct Sessions::Session {
 };
 
 Sessions::Sessions(Network& net, std::vector<Node*> session_nodes, Node& driver_node, db::Server& server, Script script)
-    : driver_node_(driver_node), script_(std::move(script)), records_(script_.steps.size()) {
+    : driver_node_(driver_node), server_(server), script_(std::move(script)), records_(script_.steps.size()) {
   const std::vector<std::string> names = script_.sessions();
   if (names.size() != session_nodes.size()) throw sim::UsageError("models::sessions: one node per session");
   for (std::size_t i = 0; i < names.size(); ++i)
@@ -60,7 +60,10 @@ void Sessions::start() {
         r.result = connection.try_execute(p.statement);
         r.finished = sim::now();
         r.done = true;
-        r.columns = p.columns;
+        // SELECT *: the table's columns in their CREATE TABLE order, as MySQL returns them.
+        const bool star = p.columns.empty() && !p.constant && p.statement.kind == db::Statement::Kind::select;
+        const std::vector<std::string> columns = star ? server_.database().columns(p.statement.table) : p.columns;
+        r.columns = columns;
         if (p.constant) {  // SELECT 1: a row of the number for each row found, as MySQL returns it
           r.columns.push_back(std::to_string(*p.constant));
           for (std::size_t n = 0; n < r.result.rows.size(); ++n) r.rows.emplace_back().emplace_back(std::in_place_type<std::int64_t>, *p.constant);
@@ -68,18 +71,16 @@ void Sessions::start() {
         for (const db::Row& row : r.result.rows) {
           if (p.constant) break;
           std::vector<db::Value> values;
-          if (p.columns.empty()) {
+          if (columns.empty()) {
             for (const auto& [column, value] : row.values) values.push_back(value);
           } else {
-            for (const std::string& column : p.columns) {
+            for (const std::string& column : columns) {
               auto it = row.values.find(column);
               values.push_back(it == row.values.end() ? db::Value{std::int64_t{1}} : it->second);  // SELECT 1
             }
           }
           r.rows.push_back(std::move(values));
         }
-        if (p.columns.empty() && !p.constant && !r.result.rows.empty())
-          for (const auto& [column, value] : r.result.rows.front().values) r.columns.push_back(column);
         finished_[*step].set_value(true);
       }
     }, sim::SpawnOptions{.daemon = true});

@@ -79,6 +79,7 @@ class Sessions {
   void run_step(Session& session, std::size_t step);
 
   Node& driver_node_;
+  db::Server& server_;  // for the columns of SELECT *, as a result set names them
   Script script_;
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<StepRecord> records_;
