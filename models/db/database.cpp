@@ -225,6 +225,10 @@ struct Txn {
   std::set<std::tuple<const Table*, int, int>> record_kinds{};  // (table, index, kind) it has a struct for
   std::map<const Table*, int> table_locks{};                    // 1: IS, 2: IX, 3: both
   std::uint64_t weight() const { return undo.size() + lock_structs; }
+  // The current statement's answer to a row lock it would wait for (NOWAIT, SKIP LOCKED), and
+  // how many matching rows end its scan (a LIMIT read in index order).
+  Statement::OnLocked on_locked = Statement::OnLocked::wait;
+  std::optional<std::size_t> enough{};
 };
 
 // The table lock a statement takes before it locks rows: IX to write, IS to read with locks.
@@ -244,8 +248,9 @@ struct SessionState {
   std::optional<sim::Duration> lock_wait_timeout{};  // SET innodb_lock_wait_timeout: the session's own
 };
 
-// What a statement's lock request came to.
-enum class Got { at_once, after_wait };
+// What a statement's lock request came to: granted at once, granted after a wait, or left
+// (SKIP LOCKED).
+enum class Got { at_once, after_wait, skipped };
 
 const char* const kDeadlockMessage = "Deadlock found when trying to get lock; try restarting transaction";
 const char* const kLockWaitTimeoutMessage = "Lock wait timeout exceeded; try restarting transaction";
@@ -509,6 +514,12 @@ struct Database::Impl {
         ++txn.lock_structs;
       }
       return Got::at_once;
+    }
+    if (txn.on_locked != Statement::OnLocked::wait && req.record) {
+      // NOWAIT fails with 1205 at once, as MariaDB 10.11 does; SKIP LOCKED leaves the row.
+      queue.remove(&req);
+      if (txn.on_locked == Statement::OnLocked::skip) return Got::skipped;
+      throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
     }
     ++txn.lock_structs;  // a waiting request is a struct of its own
     if (!req.insert_intention) txn.record_kinds.insert(kind);
@@ -837,6 +848,8 @@ struct Database::Impl {
   std::vector<std::int64_t> locate_locked(Txn& txn, Table& t, const Statement& where, bool exclusive, bool dml) {
     take_table_lock(txn, &t, exclusive);
     const Path p = path_for(t, where);
+    txn.enough.reset();
+    if (where.limit && reads_in_order(t, p, where)) txn.enough = static_cast<std::size_t>(where.offset + *where.limit);
     for (;;) {
       std::vector<std::int64_t> kept;
       bool waited = false;
@@ -852,10 +865,46 @@ struct Database::Impl {
         case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
       }
       if (waited) continue;  // the rows may have changed while we waited: look again
-      std::sort(kept.begin(), kept.end());
-      kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+      std::set<std::int64_t> seen;  // an id two ranges found, once, where it came first
+      std::erase_if(kept, [&](std::int64_t id) { return !seen.insert(id).second; });
+      txn.enough.reset();
       return kept;
     }
+  }
+
+  // Whether the path reads rows in the statement's ORDER BY (none: any order), so that a
+  // LIMIT ends the scan; otherwise every row the path finds is read and locked, then sorted.
+  static bool reads_in_order(const Table& t, const Path& p, const Statement& s) {
+    std::vector<std::string> order;
+    if (p.index == kPrimary) order = {"id"};
+    else if (p.by == Path::By::point_or_scan) order = {"id"};  // one key: its rows in id order
+    else order = {t.schema.key_column, "id"};
+    if (s.order_by.size() > order.size()) return false;
+    for (std::size_t i = 0; i < s.order_by.size(); ++i) {
+      const bool key_point_by_key = p.index == kKey && p.by == Path::By::point_or_scan && s.order_by[i].first == t.schema.key_column;
+      if (s.order_by[i].second || (s.order_by[i].first != order[i] && !key_point_by_key)) return false;
+    }
+    return true;
+  }
+
+  // ORDER BY and LIMIT on rows a statement found, in the order found: a stable sort, then
+  // the offset and count.
+  static void order_and_limit(const Statement& s, std::vector<Row>& rows) {
+    if (!s.order_by.empty()) {
+      std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+        for (const auto& [column, descending] : s.order_by) {
+          const auto x = a.values.find(column), y = b.values.find(column);
+          if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
+          if (x->second == y->second) continue;
+          return descending ? y->second < x->second : x->second < y->second;
+        }
+        return false;
+      });
+    }
+    if (!s.limit) return;
+    const auto from = static_cast<std::size_t>(std::min<std::int64_t>(s.offset, static_cast<std::int64_t>(rows.size())));
+    rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(from));
+    if (static_cast<std::size_t>(*s.limit) < rows.size()) rows.resize(static_cast<std::size_t>(*s.limit));
   }
 
   // Locks the visited entry `e` of `index` (and, on the secondary index, its row) for a
@@ -881,14 +930,15 @@ struct Database::Impl {
     Lock on_key = record_lock(e, exclusive);
     on_key.txn = txn.id;
     const bool key_held_before = index == kKey && holds(t, kKey, on_key);
-    bool waited = false;
+    Got got;
     if (index == kKey) {
-      waited = lock(txn, t, kKey, record_lock(e, exclusive, rr && !record_only, before(t, kKey, e))) == Got::after_wait;
-      if (!waited) waited = lock(txn, t, kPrimary, record_lock(row_entry, exclusive)) == Got::after_wait;
+      got = lock(txn, t, kKey, record_lock(e, exclusive, rr && !record_only, before(t, kKey, e)));
+      if (got == Got::at_once) got = lock(txn, t, kPrimary, record_lock(row_entry, exclusive));
     } else {
-      waited = lock(txn, t, kPrimary, record_lock(e, exclusive, rr && !record_only, before(t, kPrimary, e))) == Got::after_wait;
+      got = lock(txn, t, kPrimary, record_lock(e, exclusive, rr && !record_only, before(t, kPrimary, e)));
     }
-    if (waited) return true;
+    if (got == Got::after_wait) return true;
+    if (got == Got::skipped) return false;  // SKIP LOCKED: another transaction's row
     const Version* v = t.rows.count(id) ? current(t.rows.at(id)) : nullptr;
     const bool match = v != nullptr && !v->deleted && matches(v->values, where);
     if (match) {
@@ -911,6 +961,7 @@ struct Database::Impl {
       const bool unique_hit = unique_search && (p.index == kPrimary || !delete_marked);
       if (visit(txn, t, p.index, e, unique_hit, where, exclusive, dml, kept)) return true;
       found_unique |= unique_hit;
+      if (txn.enough && kept.size() >= *txn.enough) return false;  // LIMIT: the scan ends here
     }
     if (rr && !found_unique) lock(txn, t, p.index, gap_after(t, p, entries, exclusive));  // never waits
     return false;
@@ -947,6 +998,7 @@ struct Database::Impl {
       }
       const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key == *r.lo;
       if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;
+      if (txn.enough && kept.size() >= *txn.enough) return false;  // LIMIT: the scan ends here
       last = at;
     }
     if (rr) lock(txn, t, index, gap_lock(exclusive, last, std::nullopt));  // up to the supremum; never waits
@@ -1006,6 +1058,7 @@ struct Database::Impl {
     if (lock != ReadLock::none) {
       for (std::int64_t id : locate_locked(txn, t, s, lock == ReadLock::update, false))
         out.push_back(row_of(id, current(t.rows.at(id))->values));
+      order_and_limit(s, out);
       return out;
     }
     const std::uint64_t view = read_view(txn);
@@ -1021,9 +1074,15 @@ struct Database::Impl {
     if (named != s.where.end()) {
       for (auto it = t.entries.lower_bound(Entry{named->value, kBeforeAll}); it != t.entries.end() && it->key == named->value; ++it)
         read(it->id, t.rows.at(it->id));
-      return out;
+    } else {
+      for (const auto& [id, row] : t.rows) read(id, row);
+      // A path on the key index returns its rows in the index's order.
+      if (path_for(t, s).index == kKey)
+        std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) {
+          return a.values.at(t.schema.key_column) < b.values.at(t.schema.key_column);
+        });
     }
-    for (const auto& [id, row] : t.rows) read(id, row);
+    order_and_limit(s, out);
     return out;
   }
 
@@ -1397,7 +1456,15 @@ struct Database::Impl {
       throw sim::UsageError("models::db: updating the key column is not modelled");
     if (!remove && assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
     Result out;
-    for (std::int64_t id : locate_locked(txn, t, s, true, true)) {
+    std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
+    if (s.limit || !s.order_by.empty()) {
+      std::vector<Row> rows;
+      for (std::int64_t id : found) rows.push_back(row_of(id, current(t.rows.at(id))->values));
+      order_and_limit(s, rows);
+      found.clear();
+      for (const Row& r : rows) found.push_back(r.id);
+    }
+    for (std::int64_t id : found) {
       const Values& old = current(t.rows.at(id))->values;
       Values next = old;
       for (const auto& [column, value] : s.values) {
@@ -1466,6 +1533,7 @@ struct Database::Impl {
     Txn& txn = autocommit ? begin(s, false) : *s.txn;
     const std::size_t mark = txn.undo.size();
     txn.waits.clear();
+    txn.on_locked = st.on_locked;
     Result out;
     try {
       switch (st.kind) {

@@ -156,6 +156,14 @@ struct Statement {
   std::vector<Value> args{};
   /// A multi-row INSERT: the rows after `values`, each inserted in turn by the one statement.
   std::vector<Values> more_rows{};
+  /// ORDER BY: columns, each ascending (false) or descending (true).
+  std::vector<std::pair<std::string, bool>> order_by{};
+  /// LIMIT [offset,] count (SELECT; UPDATE and DELETE take a count only).
+  std::optional<std::int64_t> limit{};
+  std::int64_t offset = 0;
+  /// A locking read's answer to a row another transaction has locked: wait (the default),
+  /// fail at once (NOWAIT) or leave the row out (SKIP LOCKED).
+  enum class OnLocked { wait, fail, skip } on_locked = OnLocked::wait;
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
 std::string to_string(const Statement& statement);

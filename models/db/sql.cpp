@@ -614,25 +614,77 @@ class Parser {
     for (const char* join : {"JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "STRAIGHT_JOIN"})
       if (is(join)) unsupported();
     if (is_symbol(",")) unsupported();
-    std::string more = "WHERE, FOR UPDATE, LOCK IN SHARE MODE or ";
+    std::string more = "WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
     if (accept("WHERE")) {
       where_clause();
-      more = "AND, OR, FOR UPDATE, LOCK IN SHARE MODE or ";
+      more = "AND, OR, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
     }
+    if (order_by()) more = ", LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
+    if (limit(true)) more = "FOR UPDATE, LOCK IN SHARE MODE or ";
     if (accept("FOR")) {
       // MySQL 8.0's FOR SHARE is not MariaDB 10.11's: the server refuses it with 1064, and so
       // does the model (a scenario naming it is refused at load, with this hint).
       if (!accept("UPDATE")) fail(is("SHARE") ? "UPDATE (FOR SHARE is MySQL 8.0's; MariaDB 10.11 writes LOCK IN SHARE MODE)" : "UPDATE");
       s.lock = ReadLock::update;
-      more.clear();
+      more = on_locked();
     } else if (accept("LOCK")) {
       expect("IN");
       expect("SHARE");
       expect("MODE");
       s.lock = ReadLock::share;
-      more.clear();
+      more = on_locked();
     }
     finish(more);
+  }
+
+  // [ORDER BY column [ASC | DESC], ...]; returns whether there was one.
+  bool order_by() {
+    if (!accept("ORDER")) return false;
+    expect("BY");
+    do {
+      check_count(out_.statement.order_by.size(), "ORDER BY columns");
+      std::string column = name("a column name");
+      bool descending = false;
+      if (accept("DESC")) descending = true;
+      else accept("ASC");
+      out_.statement.order_by.emplace_back(std::move(column), descending);
+    } while (accept_symbol(","));
+    return true;
+  }
+
+  // [LIMIT count | LIMIT offset, count | LIMIT count OFFSET offset] (an offset only for SELECT);
+  // returns whether there was one.
+  bool limit(bool offset_allowed) {
+    if (!accept("LIMIT")) return false;
+    Statement& s = out_.statement;
+    const auto count = [&] {
+      if (token_.kind != Token::Kind::number || token_.number < 0) fail("a row count (a number from 0)");
+      const std::int64_t n = token_.number;
+      advance();
+      return n;
+    };
+    s.limit = count();
+    if (offset_allowed && accept_symbol(",")) {
+      s.offset = *s.limit;
+      s.limit = count();
+    } else if (offset_allowed && accept("OFFSET")) {
+      s.offset = count();
+    }
+    return true;
+  }
+
+  // After FOR UPDATE or LOCK IN SHARE MODE: [NOWAIT | SKIP LOCKED]; returns what else could follow.
+  std::string on_locked() {
+    if (accept("NOWAIT")) {
+      out_.statement.on_locked = Statement::OnLocked::fail;
+    } else if (accept("SKIP")) {
+      expect("LOCKED");
+      out_.statement.on_locked = Statement::OnLocked::skip;
+    } else {
+      if (is("WAIT")) fail("NOWAIT, SKIP LOCKED or the end of the statement (WAIT n is not modelled: SET innodb_lock_wait_timeout)");
+      return "NOWAIT, SKIP LOCKED or ";
+    }
+    return "";
   }
 
   void insert() {
@@ -758,12 +810,14 @@ class Parser {
     s.table = name("a table name");
     expect("SET");
     assignments(s.values, Param::In::values, {});
+    std::string more = ", WHERE, ORDER BY, LIMIT or ";
     if (accept("WHERE")) {
       where_clause();
-      finish("AND, OR or ");
-    } else {
-      finish(", WHERE or ");
+      more = "AND, OR, ORDER BY, LIMIT or ";
     }
+    if (order_by()) more = ", LIMIT or ";
+    if (limit(false)) more.clear();
+    finish(more);
   }
 
   void remove() {
@@ -771,12 +825,14 @@ class Parser {
     s.kind = Statement::Kind::remove;
     expect("FROM");
     s.table = name("a table name");
+    std::string more = "WHERE, ORDER BY, LIMIT or ";
     if (accept("WHERE")) {
       where_clause();
-      finish("AND, OR or ");
-    } else {
-      finish("WHERE or ");
+      more = "AND, OR, ORDER BY, LIMIT or ";
     }
+    if (order_by()) more = ", LIMIT or ";
+    if (limit(false)) more.clear();
+    finish(more);
   }
 
   // SET has been taken.

@@ -592,17 +592,17 @@ TEST_CASE("a syntax error names its position and what was expected", "[sql]") {
   e = error_of("SELECT FROM t");
   CHECK(e.position() == 7);
   CHECK(e.expected() == "a column name, * or 1");
-  e = error_of("SELECT * FROM t WHERE a = 1 AND b = 2 AND c = 3 AND d = 4 AND e = 5 AND f = 6 LIMIT 1");
-  CHECK(e.near() == "LIMIT 1");
-  CHECK(e.expected() == "AND, OR, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement");
+  e = error_of("SELECT * FROM t WHERE a = 1 AND b = 2 AND c = 3 AND d = 4 AND e = 5 AND f = 6 GROUP BY a");
+  CHECK(e.near() == "GROUP BY a");
+  CHECK(e.expected() == "AND, OR, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement");
   CHECK(error_of("DELETE t WHERE a = 1").expected() == "FROM");
 }
 
 TEST_CASE("the text near an error is cut to 30 bytes, at a character boundary", "[sql]") {
-  sql::Error e = error_of("SELECT * FROM t ORDER BY aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-  CHECK(e.near() == "ORDER BY aaaaaaaaaaaaaaaaaaaaa");
-  e = error_of("SELECT * FROM t ORDER BY aaaaaaaaaaaaaaaaaaa\u00e9\u00e9");  // é is two bytes: the 30th byte is inside one
-  CHECK(e.near() == "ORDER BY aaaaaaaaaaaaaaaaaaa\u00e9");
+  sql::Error e = error_of("SELECT * FROM t GROUP BY aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  CHECK(e.near() == "GROUP BY aaaaaaaaaaaaaaaaaaaaa");
+  e = error_of("SELECT * FROM t GROUP BY aaaaaaaaaaaaaaaaaaa\u00e9\u00e9");  // é is two bytes: the 30th byte is inside one
+  CHECK(e.near() == "GROUP BY aaaaaaaaaaaaaaaaaaa\u00e9");
 }
 
 TEST_CASE("an error at the end of the text says so", "[sql]") {
@@ -661,7 +661,7 @@ TEST_CASE("a statement takes at most 1000 parameters, values or conditions", "[s
   sql::Error e = error_of("SELECT * FROM t WHERE " + repeated("a = 1", " AND ", 1001));
   CHECK(e.expected() == "at most 1000 conditions in a statement");
   e = error_of("UPDATE t SET a = 1 WHERE " + repeated("a = ?", " AND ", 1000) + ", b = ?");
-  CHECK(e.expected() == "AND, OR or the end of the statement");
+  CHECK(e.expected() == "AND, OR, ORDER BY, LIMIT or the end of the statement");
   e = error_of("UPDATE t SET " + repeated("a = ?", ", ", 1) + " WHERE " + repeated("a = ?", " AND ", 1000));
   CHECK(e.expected() == "at most 1000 parameters in a statement");
   e = error_of("INSERT INTO t (a) VALUES (" + repeated("1", ", ", 1001) + ")");
@@ -821,4 +821,25 @@ TEST_CASE("ADD UNIQUE INDEX on a CREATE TABLE without an index makes its column 
   CHECK(plain.ok());
   CHECK(duplicate.ok());
   CHECK(database.committed_rows("t").size() == 6);
+}
+
+TEST_CASE("ORDER BY, LIMIT and a locking read's NOWAIT or SKIP LOCKED are parsed where MariaDB takes them", "[sql]") {
+  Statement s = bound("SELECT id FROM jobs WHERE status = 0 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED");
+  REQUIRE(s.order_by.size() == 1);
+  CHECK(s.order_by[0] == std::pair<std::string, bool>{"id", false});
+  CHECK(s.limit == 1);
+  CHECK(s.on_locked == Statement::OnLocked::skip);
+  CHECK(s.lock == ReadLock::update);
+  s = bound("SELECT * FROM t ORDER BY v DESC, k ASC LIMIT 5, 10 LOCK IN SHARE MODE NOWAIT");
+  CHECK(s.order_by == std::vector<std::pair<std::string, bool>>{{"v", true}, {"k", false}});
+  CHECK(s.offset == 5);
+  CHECK(s.limit == 10);
+  CHECK(s.on_locked == Statement::OnLocked::fail);
+  CHECK(bound("SELECT * FROM t LIMIT 3 OFFSET 2").offset == 2);
+  CHECK(bound("UPDATE t SET v = 1 ORDER BY id DESC LIMIT 1").limit == 1);
+  CHECK(bound("DELETE FROM t WHERE v < 3 ORDER BY v LIMIT 2").order_by.size() == 1);
+  CHECK(error_of("DELETE FROM t LIMIT 1, 2").expected() == "the end of the statement");
+  CHECK(error_of("SELECT * FROM t FOR UPDATE WAIT 3").expected() ==
+        "NOWAIT, SKIP LOCKED or the end of the statement (WAIT n is not modelled: SET innodb_lock_wait_timeout)");
+  CHECK(error_of("SELECT * FROM t LIMIT -1").expected() == "a row count (a number from 0)");
 }
