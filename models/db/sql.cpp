@@ -47,12 +47,50 @@ bool reserved(std::string_view word) {
   return std::any_of(std::begin(kReserved), std::end(kReserved), [&](std::string_view r) { return iequals(r, word); });
 }
 
+// The length of the valid UTF-8 sequence at the start of `s`, 0 for none (an invalid byte).
+std::size_t utf8_length(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto continuation = [&](std::size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!continuation(1) || !continuation(2)) return 0;
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;  // overlong, surrogates
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
 // MySQL's "near '...'": the text from the offending token on, cut at a character boundary.
 std::string near_text(std::string_view text, std::size_t position) {
   if (position >= text.size()) return {};
   std::size_t end = std::min(text.size(), position + kNearBytes);
   while (end > position + 1 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
   return std::string(text.substr(position, end - position));
+}
+
+// `text` for a one-line message: control characters and bytes that are not UTF-8 as \xNN.
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t n = utf8_length(text.substr(at));
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+      ++at;
+    } else {
+      out.append(text.substr(at, n));
+      at += n;
+    }
+  }
+  return out;
 }
 
 [[noreturn]] void refuse(std::string_view text, std::size_t position, std::string expected) {
@@ -612,8 +650,8 @@ class Parser {
     expect("FROM");
     s.table = name("a table name");
     for (const char* join : {"JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "STRAIGHT_JOIN"})
-      if (is(join)) unsupported();
-    if (is_symbol(",")) unsupported();
+      if (is(join)) fail("WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement (joins are not modelled)");
+    if (is_symbol(",")) fail("WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement (joins are not modelled)");
     std::string more = "WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
     if (accept("WHERE")) {
       where_clause();
@@ -1151,7 +1189,7 @@ class Parser {
 }  // namespace
 
 Error::Error(std::size_t position, std::string near, std::string expected)
-    : std::runtime_error("1064 You have an error in your SQL syntax near '" + near + "' " +
+    : std::runtime_error("1064 You have an error in your SQL syntax near '" + escaped(near) + "' " +
                          (near.empty() ? std::string("at the end") : "at position " + std::to_string(position)) +
                          ": expected " + expected),
       position_(position),
@@ -1159,14 +1197,19 @@ Error::Error(std::size_t position, std::string near, std::string expected)
       expected_(std::move(expected)) {}
 
 const char* Error::supported() {
-  return "SELECT, INSERT [IGNORE], INSERT ... ON DUPLICATE KEY UPDATE, REPLACE, INSERT ... SELECT ... WHERE NOT EXISTS, "
-         "UPDATE, DELETE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET [SESSION] TRANSACTION ISOLATION LEVEL, "
-         "CREATE TABLE, ALTER TABLE ... ADD [UNIQUE] INDEX, ALTER TABLE ... DROP INDEX";
+  return "SELECT, INSERT, REPLACE, UPDATE, DELETE, BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET [SESSION] TRANSACTION, "
+         "SET innodb_lock_wait_timeout, CREATE TABLE, ALTER TABLE ... ADD|DROP INDEX";
 }
 
 Prepared prepare(std::string_view text) {
   if (text.size() > kMaxText)
     refuse(text, kMaxText, "a statement of at most " + std::to_string(kMaxText) + " bytes");
+  for (std::size_t at = 0; at < text.size();) {
+    if (text[at] == '\0') refuse(text, at, "a statement without NUL bytes");
+    const std::size_t n = utf8_length(text.substr(at));
+    if (n == 0) refuse(text, at, "UTF-8 text");
+    at += n;
+  }
   return Parser(text).statement();
 }
 

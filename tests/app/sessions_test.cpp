@@ -127,7 +127,21 @@ TEST_CASE("a statement the model does not run is refused with the step, the stat
   CHECK(why.starts_with("/steps/0/sql: 1064 "));
   CHECK(why.find("position 9") != std::string::npos);
   CHECK(why.find("SELECT * FORM t") != std::string::npos);
-  CHECK(why.find("supported:") != std::string::npos);
+  CHECK(why.find("docs/sql.md") != std::string::npos);
+}
+
+TEST_CASE("a statement with NUL bytes, nesting past the bound or a megabyte is one line with its position") {
+  const auto one_line = [](const std::string& why) { return why.find('\n') == std::string::npos && why.find('\0') == std::string::npos; };
+  std::string why = refusal(sessions({step("s1", std::string("SELECT * FROM t WHERE k = 'a\0b'", 31))}));
+  CHECK(why.find("position 28: expected a statement without NUL bytes") != std::string::npos);
+  CHECK(why.find("\\x00") != std::string::npos);
+  CHECK(one_line(why));
+  why = refusal(sessions({step("s1", "SELECT * FROM t WHERE v = " + std::string(200, '(') + "1" + std::string(200, ')'))}));
+  CHECK(why.find("expected at most 64 levels of nested expressions") != std::string::npos);
+  CHECK(why.find("...") != std::string::npos);  // the statement cut to 60 bytes
+  why = refusal(sessions({step("s1", "SELECT * FROM t WHERE k IN ('" + std::string(1 << 20, 'a') + "')")}));
+  CHECK(why.find("expected a statement of at most 65536 bytes") != std::string::npos);
+  CHECK(why.size() < 600);
 }
 
 TEST_CASE("a step on a table or column the scenario lacks is refused with MySQL's error") {
