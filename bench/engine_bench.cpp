@@ -22,6 +22,7 @@
 #include "bench/peers.hpp"
 #include "bench/scaling_bench.hpp"
 #include "bench/scan_bench.hpp"
+#include "bench/sql_bench.hpp"
 #include "bench/scenario_bench.hpp"
 #include "bench/script_bench.hpp"
 #include "bench/world_bench.hpp"
@@ -442,6 +443,12 @@ int main(int argc, char** argv) {
     fmt::print("db.delete_10k_rows_s: {}\ndb.delete_100k_rows_s: {}\n", show(f.delete_10k_s), show(f.delete_100k_s));
     return 0;
   }
+  if (args.size() == 1 && args[0] == "sql") {
+    const bench::SqlFigures f = bench::sql_bench(3);
+    fmt::print("sql.mixed_statements_per_s: {:.0f}\nsql.point_statements_per_s: {:.0f}\nsql.prepares_per_s: {:.0f}\n",
+               f.mixed_statements_per_s, f.point_statements_per_s, f.prepares_per_s);
+    return 0;
+  }
   if (args.size() == 1 && args[0] == "scripts") {
     const bench::ScriptFigures f = bench::script_bench(100, 3);
     for (const auto& t : f.twins)
@@ -499,6 +506,7 @@ int main(int argc, char** argv) {
   const bench::ExploreFigures explore = bench::explore_bench();
   const bench::ScalingFigures scaling = bench::scaling_bench(kScalingTrials, 3);
   const bench::ScanFigures scan = bench::scan_bench(3);
+  const bench::SqlFigures sql = bench::sql_bench(3);
   const bench::ScriptFigures scripts = bench::script_bench(100, 3);
   const bench::ClusterFigures cluster = bench::cluster_bench(kClusterTrials, 3);
   const std::optional<double> mpi_speedup =
@@ -566,6 +574,10 @@ int main(int argc, char** argv) {
              nullptr, 0, "the command failed"),
       figure("db.delete_100k_rows_s", "the same over 100,000 rows (linear: about 10x the above, not 100x)", scan.delete_100k_s, "<", 5,
              "the command failed"),
+      figure("sql.mixed_statements_per_s", "SQL with ranges, IN, computed updates, multi-row inserts, SKIP LOCKED: prepare + bind + execute, statements/s",
+             sql.mixed_statements_per_s),
+      figure("sql.point_statements_per_s", "the strategies' point statements, prepared anew each time: statements/s", sql.point_statements_per_s),
+      figure("sql.prepares_per_s", "the mixed set parsed alone: statements/s", sql.prepares_per_s),
       figure("explore.first_gc_violation_s.random", "wall s from a cold start to the GC-pause violation, --mode random",
              explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,

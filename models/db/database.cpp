@@ -704,6 +704,8 @@ struct Database::Impl {
     if (indexed(t))
       for (const Condition& c : s.where)
         if (c.op == Condition::Op::eq && c.column == t.schema.key_column) return {kKey, c.value};
+    for (const std::string& column : {std::string("id"), indexed(t) ? t.schema.key_column : std::string()})
+      if (auto v = folded_point(s, column)) return {column == "id" ? kPrimary : kKey, std::move(v)};
     if (auto in = in_list(s, "id")) {
       std::vector<Value> ids;
       for (const Value& v : *in)
@@ -730,10 +732,9 @@ struct Database::Impl {
       std::vector<Value> values;
       bool constant = true;
       for (std::size_t i = 1; i < e.args.size(); ++i) {
-        const Expr& a = e.args[i];
-        if (a.kind == Expr::Kind::literal) values.push_back(a.value);
-        else if (a.kind == Expr::Kind::param) values.push_back(s.args.at(a.param));
-        else if (a.kind != Expr::Kind::null) constant = false;  // NULL matches nothing
+        if (e.args[i].kind == Expr::Kind::null) continue;  // NULL matches nothing
+        if (auto v = constant_of(e.args[i], s)) values.push_back(*v);
+        else constant = false;
       }
       if (!constant) continue;
       std::sort(values.begin(), values.end());
@@ -741,6 +742,33 @@ struct Database::Impl {
       return values;
     }
     return std::nullopt;
+  }
+
+  // `column = (an expression of constants)` among the WHERE's terms: `id = ? + 1`.
+  static std::optional<Value> folded_point(const Statement& s, const std::string& column) {
+    if (column.empty()) return std::nullopt;
+    for (const Expr& e : s.filter)
+      if (e.kind == Expr::Kind::compare && e.op == Expr::Op::eq && e.args[0].kind == Expr::Kind::column && e.args[0].column == column)
+        if (auto v = constant_of(e.args[1], s); v && (column != "id" || std::holds_alternative<std::int64_t>(*v))) return v;
+    return std::nullopt;
+  }
+
+  // The value of an expression of constants (literals, `?`s, arithmetic), as the optimizer
+  // folds it; none when it reads a column, is NULL or fails.
+  static std::optional<Value> constant_of(const Expr& e, const Statement& s) {
+    std::vector<const Expr*> todo{&e};
+    while (!todo.empty()) {
+      const Expr* x = todo.back();
+      todo.pop_back();
+      if (x->kind == Expr::Kind::column || x->kind == Expr::Kind::inserted) return std::nullopt;
+      for (const Expr& a : x->args) todo.push_back(&a);
+    }
+    static const Values kNoRow;
+    try {
+      return evaluate(e, Scope{kNoRow, s.args});
+    } catch (const ExprError&) {
+      return std::nullopt;  // the statement reports it when it evaluates the term
+    }
   }
 
   // The range `column`'s comparisons and BETWEENs give, if any.
@@ -765,11 +793,19 @@ struct Database::Impl {
         default: break;
       }
     }
-    const auto constant = [&](const Expr& a) -> std::optional<Value> {
-      if (a.kind == Expr::Kind::literal) return a.value;
-      if (a.kind == Expr::Kind::param) return s.args.at(a.param);
-      return std::nullopt;
-    };
+    const auto constant = [&](const Expr& a) { return constant_of(a, s); };
+    for (const Expr& e : s.filter) {  // column op (an expression of constants): `id <= ? + 5`
+      if (e.kind != Expr::Kind::compare || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
+      const auto v = constant(e.args[1]);
+      if (!v) continue;
+      switch (e.op) {
+        case Expr::Op::gt: lower(*v, false); break;
+        case Expr::Op::ge: lower(*v, true); break;
+        case Expr::Op::lt: upper(*v, false); break;
+        case Expr::Op::le: upper(*v, true); break;
+        default: break;
+      }
+    }
     for (const Expr& e : s.filter) {
       if (e.kind != Expr::Kind::between || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
       const auto lo = constant(e.args[1]), hi = constant(e.args[2]);

@@ -114,10 +114,11 @@ class Lexer {
 
   Token next() {
     Token t = read();
-    // A `-` right after an operand is subtraction (`v-1`), elsewhere a negative number's sign.
+    // A `-` right after an operand is subtraction (`v-1`), elsewhere a negative number's sign;
+    // whether a word is an operand (not a reserved word) is asked only when a `-` follows.
     operand_before_ = t.kind == Token::Kind::number || t.kind == Token::Kind::string || t.kind == Token::Kind::quoted_word ||
-                      (t.kind == Token::Kind::word && !reserved(t.text)) ||
                       (t.kind == Token::Kind::symbol && (t.text == ")" || t.text == "?"));
+    last_word_ = t.kind == Token::Kind::word ? text_.substr(t.position, t.text.size()) : std::string_view();
     return t;
   }
 
@@ -129,7 +130,8 @@ class Lexer {
     const char c = text_[at_];
     if (c == '`') return quoted(std::move(t), '`', Token::Kind::quoted_word, "the name's closing `");
     if (c == '\'') return quoted(std::move(t), '\'', Token::Kind::string, "the string's closing '");
-    if (is_digit(c) || (c == '-' && !operand_before_ && at_ + 1 < text_.size() && is_digit(text_[at_ + 1])))
+    const auto after_operand = [&] { return operand_before_ || (!last_word_.empty() && !reserved(last_word_)); };
+    if (is_digit(c) || (c == '-' && at_ + 1 < text_.size() && is_digit(text_[at_ + 1]) && !after_operand()))
       return number(std::move(t));
     if (is_word_char(c)) {
       while (at_ < text_.size() && is_word_char(text_[at_])) ++at_;
@@ -209,6 +211,7 @@ class Lexer {
   std::string_view text_;
   std::size_t at_ = 0;
   bool operand_before_ = false;
+  std::string_view last_word_{};  // the token before, when a word
 };
 
 // One definition of CREATE TABLE's secondary index: on which column, from where in the text.
