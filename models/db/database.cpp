@@ -937,7 +937,7 @@ struct Database::Impl {
         return false;
       });
     }
-    if (!s.limit) return;
+    if (!s.limit || s.count_rows) return;  // COUNT(*)'s LIMIT applies to its one row
     const auto from = static_cast<std::size_t>(std::min<std::int64_t>(s.offset, static_cast<std::int64_t>(rows.size())));
     rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(from));
     if (static_cast<std::size_t>(*s.limit) < rows.size()) rows.resize(static_cast<std::size_t>(*s.limit));
@@ -1573,7 +1573,14 @@ struct Database::Impl {
     Result out;
     try {
       switch (st.kind) {
-        case K::select: out.rows = select(txn, t, st); break;
+        case K::select:
+          out.rows = select(txn, t, st);
+          if (st.count_rows) {
+            const auto n = static_cast<std::int64_t>(out.rows.size());
+            out.rows = {Row{0, {{"COUNT(*)", Value{n}}}}};
+            if ((st.limit && *st.limit == 0) || st.offset > 0) out.rows.clear();
+          }
+          break;
         case K::insert: out = insert_rows(txn, t, st, s.who); break;
         case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who, timing); break;
         case K::update: out = update(txn, t, st, false); break;

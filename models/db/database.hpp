@@ -164,6 +164,9 @@ struct Statement {
   /// A locking read's answer to a row another transaction has locked: wait (the default),
   /// fail at once (NOWAIT) or leave the row out (SKIP LOCKED).
   enum class OnLocked { wait, fail, skip } on_locked = OnLocked::wait;
+  /// SELECT COUNT(*): one row, column "COUNT(*)", the number of rows the WHERE finds (locked
+  /// as a locking read locks them).
+  bool count_rows = false;
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
 std::string to_string(const Statement& statement);

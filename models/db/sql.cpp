@@ -635,11 +635,24 @@ class Parser {
       advance();
       return columns;
     }
+    if (is("COUNT") && next_is_symbol("(")) {  // COUNT(*), COUNT(1), COUNT(col): columns hold no NULL, so all alike
+      advance();
+      advance();
+      if (!accept_symbol("*")) {
+        if (token_.kind == Token::Kind::number) advance();
+        else name("*, 1 or a column name");
+      }
+      expect_symbol(")");
+      if (is_symbol(",")) fail("FROM (COUNT(*) stands alone: GROUP BY is not modelled)");
+      if (out_.statement.kind == Statement::Kind::select) out_.statement.count_rows = true;
+      columns.push_back("COUNT(*)");
+      return columns;
+    }
     do {
       check_count(columns.size(), "columns");
       const std::size_t at = token_.position;
-      columns.push_back(name("a column name, * or 1"));
-      if (is_symbol("(")) fail_at(at, "a column name, * or 1 (functions such as COUNT(*) are not modelled)");
+      columns.push_back(name("a column name, *, 1 or COUNT(*)"));
+      if (is_symbol("(")) fail_at(at, "a column name, *, 1 or COUNT(*) (other functions are not modelled yet)");
     } while (accept_symbol(","));
     return columns;
   }

@@ -181,3 +181,16 @@ TEST_CASE("START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of its start, BEG
     CHECK(f.ids(later, "select * from test where value >= 10") == std::vector<std::int64_t>{1, 2, 3});
   });
 }
+
+TEST_CASE("SELECT COUNT(*) returns one row counting what the WHERE finds, and locks what a locking read would", "[sql]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    db::Result r = f.run(s, "select count(*) from test where value >= 10 and id in (1, 2, 3)");
+    REQUIRE(r.rows.size() == 1);
+    CHECK(r.rows[0].values.at("COUNT(*)") == Value{std::int64_t{2}});
+    r = f.run(s, "SELECT COUNT(id) FROM test WHERE value > 100 LIMIT 1");
+    CHECK(r.rows.at(0).values.at("COUNT(*)") == Value{std::int64_t{0}});
+    CHECK(f.run(s, "SELECT COUNT(*) FROM test LIMIT 0").rows.empty());
+  });
+}
