@@ -5,8 +5,8 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <array>
 #include <set>
-#include <tuple>
 
 namespace models::db {
 
@@ -221,10 +221,27 @@ struct Txn {
   // InnoDB's lock structs, which with the undo records make a transaction's weight when a
   // deadlock's victim is chosen: one per table lock (IS, IX) and one per kind of record
   // lock on an index (a table's records are taken as one page), and one per waiting request.
+  // Kept inline, with no allocation: most transactions touch one or two tables and a few kinds
+  // of lock; past kSmall, every further one counts as a struct of its own.
+  static constexpr std::size_t kSmall = 8;
+  struct Kind {
+    const Table* table;
+    int index_and_kind;
+    bool operator==(const Kind&) const = default;
+  };
   std::uint64_t lock_structs = 0;
-  std::set<std::tuple<const Table*, int, int>> record_kinds{};  // (table, index, kind) it has a struct for
-  std::map<const Table*, int> table_locks{};                    // 1: IS, 2: IX, 3: both
+  std::array<Kind, kSmall> record_kinds{};  // (table, index, kind) it has a struct for
+  std::size_t record_kind_count = 0;
+  std::array<std::pair<const Table*, int>, kSmall> table_locks{};  // 1: IS, 2: IX, 3: both
+  std::size_t table_lock_count = 0;
   std::uint64_t weight() const { return undo.size() + lock_structs; }
+  // Whether it already had a struct for this kind of record lock; notes it if not.
+  bool had_kind(const Kind& k) {
+    const auto end = record_kinds.begin() + static_cast<std::ptrdiff_t>(record_kind_count);
+    if (std::find(record_kinds.begin(), end, k) != end) return true;
+    if (record_kind_count < kSmall) record_kinds[record_kind_count++] = k;
+    return false;
+  }
   // The current statement's answer to a row lock it would wait for (NOWAIT, SKIP LOCKED), and
   // how many matching rows end its scan (a LIMIT read in index order).
   Statement::OnLocked on_locked = Statement::OnLocked::wait;
@@ -233,7 +250,17 @@ struct Txn {
 
 // The table lock a statement takes before it locks rows: IX to write, IS to read with locks.
 void take_table_lock(Txn& txn, const Table* table, bool exclusive) {
-  int& held = txn.table_locks[table];
+  auto end = txn.table_locks.begin() + static_cast<std::ptrdiff_t>(txn.table_lock_count);
+  auto it = std::find_if(txn.table_locks.begin(), end, [&](const auto& t) { return t.first == table; });
+  if (it == end) {
+    if (txn.table_lock_count == Txn::kSmall) {
+      ++txn.lock_structs;  // past the inline ones: counted, not remembered
+      return;
+    }
+    *it = {table, 0};
+    ++txn.table_lock_count;
+  }
+  int& held = it->second;
   const int want = exclusive ? 2 : 1;
   if ((held & want) != 0 || (!exclusive && held != 0)) return;  // IX covers IS
   held |= want;
@@ -502,15 +529,15 @@ struct Database::Impl {
   Got lock(Txn& txn, Table& t, int index, Lock want) {
     want.txn = txn.id;
     if (holds(t, index, want)) return Got::at_once;
-    const std::tuple<const Table*, int, int> kind{&t, index, int(want.exclusive) | int(want.record) << 1 | int(want.gap) << 2 |
-                                                                int(want.insert_intention) << 3};
+    const Txn::Kind kind{&t, index << 4 | int(want.exclusive) | int(want.record) << 1 | int(want.gap) << 2 |
+                                 int(want.insert_intention) << 3};
     LockQueue& queue = t.locks[index];
     Lock& req = queue.add(std::move(want));
     if (!must_wait(queue, req)) {
       req.granted = true;
       if (req.insert_intention) {
         queue.remove(&req);  // it only had to get past the gaps, and leaves no struct
-      } else if (txn.record_kinds.insert(kind).second) {
+      } else if (!txn.had_kind(kind)) {
         ++txn.lock_structs;
       }
       return Got::at_once;
@@ -522,7 +549,7 @@ struct Database::Impl {
       throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
     }
     ++txn.lock_structs;  // a waiting request is a struct of its own
-    if (!req.insert_intention) txn.record_kinds.insert(kind);
+    if (!req.insert_intention) txn.had_kind(kind);
     ++stats.lock_waits;
     txn.waiting = &req;
     txn.waiting_table = &t;
@@ -901,9 +928,7 @@ struct Database::Impl {
         case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
       }
       if (waited) continue;  // the rows may have changed while we waited: look again
-      std::set<std::int64_t> seen;  // an id two ranges found, once, where it came first
-      std::erase_if(kept, [&](std::int64_t id) { return !seen.insert(id).second; });
-      txn.enough.reset();
+      txn.enough.reset();  // (the points and ranges of a path are disjoint: no row is kept twice)
       return kept;
     }
   }
