@@ -341,18 +341,18 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
         top.fail(fmt::format("a column of {} (1054 Unknown column '{}')", t->name, shown(column, 64)), at);
     };
     for (const auto& c : st.where) check(c.column);
-    for (const auto& e : st.filter) check_columns(e, check);
-    for (const auto& [column, e] : st.assign) {
+    for (const auto& e : st.more().filter) check_columns(e, check);
+    for (const auto& [column, e] : st.more().assign) {
       check(column);
       check_columns(e, check);
     }
     for (const auto& [column, value] : st.values) check(column);
-    for (const auto& row : st.more_rows)
+    for (const auto& row : st.more().more_rows)
       for (const auto& [column, value] : row) check(column);
     // The model moves no row to another place in an index: refused here, not failed in the run.
     if (st.kind == Kind::update)
       for (const std::string& moved : {std::string("id"), t->key_column})
-        if (!moved.empty() && (st.values.count(moved) || std::any_of(st.assign.begin(), st.assign.end(),
+        if (!moved.empty() && (st.values.count(moved) || std::any_of(st.more().assign.begin(), st.more().assign.end(),
                                                                       [&](const auto& a) { return a.first == moved; })))
           top.fail(fmt::format("an UPDATE that leaves {} as it is (changing the primary key or the indexed column is not modelled: "
                                "docs/sql.md)", moved),

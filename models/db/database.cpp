@@ -327,9 +327,9 @@ bool matches(const Values& v, const Where& where) {
 // Whether the row matches the statement's whole WHERE: `where`'s terms and `filter`'s.
 bool matches(const Values& v, const Statement& s) {
   if (!matches(v, s.where)) return false;
-  if (s.filter.empty()) return true;
+  if (s.more().filter.empty()) return true;
   try {
-    return std::all_of(s.filter.begin(), s.filter.end(), [&](const Expr& e) { return holds(e, Scope{v, s.args}); });
+    return std::all_of(s.more().filter.begin(), s.more().filter.end(), [&](const Expr& e) { return holds(e, Scope{v, s.more().args}); });
   } catch (const ExprError& e) {
     throw Failure{static_cast<Code>(e.code), e.message};
   }
@@ -754,7 +754,7 @@ struct Database::Impl {
   // `column IN (v, ...)` among the WHERE's terms, its values sorted and each once (a value
   // of the other type than the column's never matches a row the index could find).
   static std::optional<std::vector<Value>> in_list(const Statement& s, const std::string& column) {
-    for (const Expr& e : s.filter) {
+    for (const Expr& e : s.more().filter) {
       if (e.kind != Expr::Kind::in || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
       std::vector<Value> values;
       bool constant = true;
@@ -774,7 +774,7 @@ struct Database::Impl {
   // `column = (an expression of constants)` among the WHERE's terms: `id = ? + 1`.
   static std::optional<Value> folded_point(const Statement& s, const std::string& column) {
     if (column.empty()) return std::nullopt;
-    for (const Expr& e : s.filter)
+    for (const Expr& e : s.more().filter)
       if (e.kind == Expr::Kind::compare && e.op == Expr::Op::eq && e.args[0].kind == Expr::Kind::column && e.args[0].column == column)
         if (auto v = constant_of(e.args[1], s); v && (column != "id" || std::holds_alternative<std::int64_t>(*v))) return v;
     return std::nullopt;
@@ -792,7 +792,7 @@ struct Database::Impl {
     }
     static const Values kNoRow;
     try {
-      return evaluate(e, Scope{kNoRow, s.args});
+      return evaluate(e, Scope{kNoRow, s.more().args});
     } catch (const ExprError&) {
       return std::nullopt;  // the statement reports it when it evaluates the term
     }
@@ -821,7 +821,7 @@ struct Database::Impl {
       }
     }
     const auto constant = [&](const Expr& a) { return constant_of(a, s); };
-    for (const Expr& e : s.filter) {  // column op (an expression of constants): `id <= ? + 5`
+    for (const Expr& e : s.more().filter) {  // column op (an expression of constants): `id <= ? + 5`
       if (e.kind != Expr::Kind::compare || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
       const auto v = constant(e.args[1]);
       if (!v) continue;
@@ -833,7 +833,7 @@ struct Database::Impl {
         default: break;
       }
     }
-    for (const Expr& e : s.filter) {
+    for (const Expr& e : s.more().filter) {
       if (e.kind != Expr::Kind::between || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
       const auto lo = constant(e.args[1]), hi = constant(e.args[2]);
       if (!lo || !hi) continue;
@@ -940,10 +940,10 @@ struct Database::Impl {
     if (p.index == kPrimary) order = {"id"};
     else if (p.by == Path::By::point_or_scan) order = {"id"};  // one key: its rows in id order
     else order = {t.schema.key_column, "id"};
-    if (s.order_by.size() > order.size()) return false;
-    for (std::size_t i = 0; i < s.order_by.size(); ++i) {
-      const bool key_point_by_key = p.index == kKey && p.by == Path::By::point_or_scan && s.order_by[i].first == t.schema.key_column;
-      if (s.order_by[i].second || (s.order_by[i].first != order[i] && !key_point_by_key)) return false;
+    if (s.more().order_by.size() > order.size()) return false;
+    for (std::size_t i = 0; i < s.more().order_by.size(); ++i) {
+      const bool key_point_by_key = p.index == kKey && p.by == Path::By::point_or_scan && s.more().order_by[i].first == t.schema.key_column;
+      if (s.more().order_by[i].second || (s.more().order_by[i].first != order[i] && !key_point_by_key)) return false;
     }
     return true;
   }
@@ -951,9 +951,9 @@ struct Database::Impl {
   // ORDER BY and LIMIT on rows a statement found, in the order found: a stable sort, then
   // the offset and count.
   static void order_and_limit(const Statement& s, std::vector<Row>& rows) {
-    if (!s.order_by.empty()) {
+    if (!s.more().order_by.empty()) {
       std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-        for (const auto& [column, descending] : s.order_by) {
+        for (const auto& [column, descending] : s.more().order_by) {
           const auto x = a.values.find(column), y = b.values.find(column);
           if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
           if (x->second == y->second) continue;
@@ -1265,9 +1265,9 @@ struct Database::Impl {
   // does not use are lost, and a row INSERT IGNORE skips gives its id to the next row
   // (conformance multi-row-insert).
   Result insert_rows(Txn& txn, Table& t, const Statement& s, const std::string& who) {
-    if (s.more_rows.empty()) return insert(txn, t, s, s.values, who);
+    if (s.more().more_rows.empty()) return insert(txn, t, s, s.values, who);
     std::int64_t wanted = s.values.count("id") ? 0 : 1;
-    for (const Values& row : s.more_rows) wanted += row.count("id") ? 0 : 1;
+    for (const Values& row : s.more().more_rows) wanted += row.count("id") ? 0 : 1;
     const bool reserve = t.schema.auto_increment && !t.ids_exhausted && t.next_id <= std::numeric_limits<std::int64_t>::max() - wanted;
     std::int64_t next_id = t.next_id;
     const std::int64_t reserved_end = next_id + wanted;
@@ -1289,7 +1289,7 @@ struct Database::Impl {
     };
     try {
       one(s.values, true);
-      for (const Values& row : s.more_rows) one(row, false);
+      for (const Values& row : s.more().more_rows) one(row, false);
     } catch (const Failure&) {
       if (reserve) t.took_id(reserved_end - 1);
       throw;
@@ -1320,12 +1320,12 @@ struct Database::Impl {
   // Runs the statement's computed assignments on `row` in order, each seeing the ones before
   // (MySQL's single-table UPDATE); `inserted` is the row an INSERT tried, for VALUES(col).
   static void assign(const Statement& s, Values& row, const Values* inserted) {
-    for (const auto& [column, e] : s.assign) {
+    for (const auto& [column, e] : s.more().assign) {
       const auto it = row.find(column);
       if (it == row.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'field list'"};
       std::optional<Value> v;
       try {
-        v = evaluate(e, Scope{row, s.args, inserted});
+        v = evaluate(e, Scope{row, s.more().args, inserted});
       } catch (const ExprError& error) {
         throw Failure{static_cast<Code>(error.code), error.message};
       }
@@ -1499,7 +1499,7 @@ struct Database::Impl {
     if (gap_locking(txn.isolation)) {
       present = !locate_locked(txn, t, s, false, false).empty();  // shared next-key locks
     } else {
-      Statement read{.kind = Statement::Kind::select, .table = s.table, .where = s.where, .filter = s.filter, .args = s.args};
+      Statement read{.kind = Statement::Kind::select, .table = s.table, .where = s.where, .extra = s.extra};
       present = !select(txn, t, read).empty();  // a consistent read
     }
     if (present) return Result{};
@@ -1511,14 +1511,14 @@ struct Database::Impl {
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
     const auto assigns = [&](const std::string& column) {
       return s.values.count(column) ||
-             std::any_of(s.assign.begin(), s.assign.end(), [&](const auto& a) { return a.first == column; });
+             std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; });
     };
     if (!remove && !t.schema.key_column.empty() && assigns(t.schema.key_column))
       throw sim::UsageError("models::db: updating the key column is not modelled");
     if (!remove && assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
     Result out;
     std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
-    if (s.limit || !s.order_by.empty()) {
+    if (s.limit || !s.more().order_by.empty()) {
       std::vector<Row> rows;
       for (std::int64_t id : found) rows.push_back(row_of(id, current(t.rows.at(id))->values));
       order_and_limit(s, rows);

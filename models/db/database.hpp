@@ -115,6 +115,25 @@ using Where = std::vector<Condition>;
 enum class ReadLock { none, share, update };  // plain, LOCK IN SHARE MODE, FOR UPDATE
 enum class OnDuplicate { error, ignore, update, replace };
 
+/// The parts of a statement beyond the point statements strategies send: held behind one
+/// pointer, so the statements that have none copy as cheaply as before (they are copied
+/// through every call to the server).
+struct StatementExtra {
+  /// WHERE terms other than `column op value` (IN, BETWEEN, OR, arithmetic, ...): a row
+  /// matches when every term of `where` and of `filter` is true.
+  std::vector<Expr> filter{};
+  /// UPDATE's SET, or ON DUPLICATE KEY UPDATE's, when a value is computed (`v = v + 1`,
+  /// `c = VALUES(c)`): every assignment in order, each seeing the ones before it, as MySQL
+  /// runs them. `values` (UPDATE) or `on_update` is then empty.
+  std::vector<std::pair<std::string, Expr>> assign{};
+  /// The values of the `?`s inside `filter` and `assign`, by Expr::param.
+  std::vector<Value> args{};
+  /// A multi-row INSERT: the rows after `values`, each inserted in turn by the one statement.
+  std::vector<Values> more_rows{};
+  /// ORDER BY: columns, each ascending (false) or descending (true).
+  std::vector<std::pair<std::string, bool>> order_by{};
+};
+
 /// A statement in typed form; models/db/sql.hpp parses SQL text into it.
 struct Statement {
   enum class Kind {
@@ -145,25 +164,24 @@ struct Statement {
   bool unique = false;   // add_index: UNIQUE
   bool consistent_snapshot = false;  // begin: START TRANSACTION WITH CONSISTENT SNAPSHOT
   std::int64_t seconds = 0;          // set_lock_wait_timeout: the session's timeout
-  /// WHERE terms other than `column op value` (IN, BETWEEN, OR, arithmetic, ...): a row
-  /// matches when every term of `where` and of `filter` is true.
-  std::vector<Expr> filter{};
-  /// UPDATE's SET, or ON DUPLICATE KEY UPDATE's, when a value is computed (`v = v + 1`,
-  /// `c = VALUES(c)`): every assignment in order, each seeing the ones before it, as MySQL
-  /// runs them. `values` (UPDATE) or `on_update` is then empty.
-  std::vector<std::pair<std::string, Expr>> assign{};
-  /// The values of the `?`s inside `filter` and `assign`, by Expr::param.
-  std::vector<Value> args{};
-  /// A multi-row INSERT: the rows after `values`, each inserted in turn by the one statement.
-  std::vector<Values> more_rows{};
-  /// ORDER BY: columns, each ascending (false) or descending (true).
-  std::vector<std::pair<std::string, bool>> order_by{};
   /// LIMIT [offset,] count (SELECT; UPDATE and DELETE take a count only).
   std::optional<std::int64_t> limit{};
   std::int64_t offset = 0;
   /// A locking read's answer to a row another transaction has locked: wait (the default),
   /// fail at once (NOWAIT) or leave the row out (SKIP LOCKED).
   enum class OnLocked { wait, fail, skip } on_locked = OnLocked::wait;
+  /// filter, assign, args, more_rows and order_by (null: all empty). Read with more(); write
+  /// with edit(), which copies them first when another statement shares them.
+  std::shared_ptr<StatementExtra> extra{};
+  const StatementExtra& more() const {
+    static const StatementExtra kNone;
+    return extra ? *extra : kNone;
+  }
+  StatementExtra& edit() {
+    if (!extra) extra = std::make_shared<StatementExtra>();
+    else if (extra.use_count() > 1) extra = std::make_shared<StatementExtra>(*extra);
+    return *extra;
+  }
   /// SELECT COUNT(*): one row, column "COUNT(*)", the number of rows the WHERE finds (locked
   /// as a locking read locks them).
   bool count_rows = false;

@@ -495,9 +495,9 @@ class Parser {
   // A `?` inside an expression: its value goes to Statement::args when bound.
   Expr param_expr() {
     check_count(out_.params.size(), "parameters");
-    const std::size_t slot = out_.statement.args.size();
+    const std::size_t slot = out_.statement.more().args.size();
     out_.params.push_back(Param{.in = Param::In::args, .arg = slot});
-    out_.statement.args.emplace_back(std::int64_t{0});  // a placeholder until bind()
+    out_.statement.edit().args.emplace_back(std::int64_t{0});  // a placeholder until bind()
     advance();
     return Expr{.kind = Expr::Kind::param, .param = slot};
   }
@@ -545,7 +545,7 @@ class Parser {
           out_.params[param_index(term.args[1].param)] = Param{.in = Param::In::where, .where_index = s.where.size()};
         s.where.push_back(std::move(*c));
       } else {
-        s.filter.push_back(std::move(term));
+        s.edit().filter.push_back(std::move(term));
       }
     }
   }
@@ -597,7 +597,7 @@ class Parser {
              std::find(inserted.begin(), inserted.end(), a.first) != inserted.end();
     };
     if (!std::all_of(all.begin(), all.end(), simple)) {
-      s.assign = std::move(all);
+      s.edit().assign = std::move(all);
       return;
     }
     for (auto& [column, e] : all) {
@@ -696,12 +696,12 @@ class Parser {
     if (!accept("ORDER")) return false;
     expect("BY");
     do {
-      check_count(out_.statement.order_by.size(), "ORDER BY columns");
+      check_count(out_.statement.more().order_by.size(), "ORDER BY columns");
       std::string column = name("a column name");
       bool descending = false;
       if (accept("DESC")) descending = true;
       else accept("ASC");
-      out_.statement.order_by.emplace_back(std::move(column), descending);
+      out_.statement.edit().order_by.emplace_back(std::move(column), descending);
     } while (accept_symbol(","));
     return true;
   }
@@ -805,7 +805,7 @@ class Parser {
       fail_at(at, "as many values as columns (" + count_of(columns.size(), "column", "columns") + ", " +
                       count_of(values.size(), "value", "values") + ")");
     Statement& s = out_.statement;
-    Values& into = row == 0 ? s.values : s.more_rows.emplace_back();
+    Values& into = row == 0 ? s.values : s.edit().more_rows.emplace_back();
     for (std::size_t i = 0; i < columns.size(); ++i) into[columns[i]] = std::move(values[i]);
   }
 
@@ -826,7 +826,7 @@ class Parser {
     expect("KEY");
     expect("UPDATE");
     s.on_duplicate = OnDuplicate::update;
-    if (!s.more_rows.empty()) fail_at(token_.position, "one row (ON DUPLICATE KEY UPDATE of a multi-row INSERT is not modelled)");
+    if (!s.more().more_rows.empty()) fail_at(token_.position, "one row (ON DUPLICATE KEY UPDATE of a multi-row INSERT is not modelled)");
     assignments(s.on_update, Param::In::on_update, columns);
   }
 
@@ -1241,9 +1241,9 @@ Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
     const Param& p = prepared.params[i];
     switch (p.in) {
       case Param::In::where: s.where[p.where_index].value = args[i]; break;
-      case Param::In::values: (p.row == 0 ? s.values : s.more_rows[p.row - 1])[p.column] = args[i]; break;
+      case Param::In::values: (p.row == 0 ? s.values : s.edit().more_rows[p.row - 1])[p.column] = args[i]; break;
       case Param::In::on_update: s.on_update[p.column] = args[i]; break;
-      case Param::In::args: s.args[p.arg] = args[i]; break;
+      case Param::In::args: s.edit().args[p.arg] = args[i]; break;
     }
   }
   for (const std::string& column : prepared.from_values) s.on_update[column] = s.values.at(column);

@@ -31,9 +31,9 @@ std::string where_text(const Statement& s) {
   std::string out;
   for (const Condition& c : s.where)
     out += fmt::format("{}{} {} {}", out.empty() ? " WHERE " : " AND ", c.column, op_text(c.op), to_string(c.value));
-  for (const Expr& e : s.filter) {
+  for (const Expr& e : s.more().filter) {
     const bool bare = e.kind != Expr::Kind::logical_or;
-    out += fmt::format("{}{}", out.empty() ? " WHERE " : " AND ", bare ? to_string(bound(e, s.args)) : "(" + to_string(bound(e, s.args)) + ")");
+    out += fmt::format("{}{}", out.empty() ? " WHERE " : " AND ", bare ? to_string(bound(e, s.more().args)) : "(" + to_string(bound(e, s.more().args)) + ")");
   }
   return out;
 }
@@ -41,7 +41,7 @@ std::string where_text(const Statement& s) {
 std::string assignments(const Values& values, const Statement& s) {
   std::string out;
   for (const auto& [column, value] : values) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", column, to_string(value));
-  for (const auto& [column, e] : s.assign) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", column, to_string(bound(e, s.args)));
+  for (const auto& [column, e] : s.more().assign) out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", column, to_string(bound(e, s.more().args)));
   return out;
 }
 
@@ -52,7 +52,7 @@ std::pair<std::string, std::string> columns_and_values(const Statement& s) {
     columns += (columns.empty() ? "" : ", ") + column;
     list += (list.empty() ? "" : ", ") + to_string(value);
   }
-  for (const Values& row : s.more_rows) {
+  for (const Values& row : s.more().more_rows) {
     list += "), (";
     std::string one;
     for (const auto& [column, value] : row) one += (one.empty() ? "" : ", ") + to_string(value);

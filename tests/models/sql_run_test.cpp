@@ -53,9 +53,9 @@ std::int64_t value_of(const db::Result& r, std::size_t row, const std::string& c
 /// The value of `expression` on the row a = 5, k = 'abc' (parsed as an UPDATE's assignment).
 std::optional<Value> eval(const std::string& expression) {
   const db::Statement s = sql::bind(sql::prepare("UPDATE t SET b = " + expression), {});
-  REQUIRE(s.assign.size() == 1);
+  REQUIRE(s.more().assign.size() == 1);
   const db::Values row{{"a", std::int64_t{5}}, {"k", std::string("abc")}};
-  return db::evaluate(s.assign[0].second, db::Scope{row, s.args});
+  return db::evaluate(s.more().assign[0].second, db::Scope{row, s.more().args});
 }
 
 }  // namespace

@@ -57,9 +57,9 @@ std::string describe(const Statement& s) {
          std::to_string(static_cast<int>(s.on_duplicate)) + " on_update " + values_text(s.on_update) + " isolation " +
          db::to_string(s.isolation) + (s.next_transaction_only ? " next" : "") + " index " + s.index + " column " + s.column +
          (s.unique ? " unique" : "");
-  for (const db::Expr& e : s.filter) out += " filter " + db::to_string(e);
-  for (const auto& [column, e] : s.assign) out += " assign " + column + "=" + db::to_string(e);
-  for (const db::Values& row : s.more_rows) out += " row " + values_text(row);
+  for (const db::Expr& e : s.more().filter) out += " filter " + db::to_string(e);
+  for (const auto& [column, e] : s.more().assign) out += " assign " + column + "=" + db::to_string(e);
+  for (const db::Values& row : s.more().more_rows) out += " row " + values_text(row);
   return out;
 }
 
@@ -167,12 +167,12 @@ TEST_CASE("a WHERE's column-op-value terms are conditions, every other term a fi
                                  .table = "t",
                                  .where = {db::eq("a", std::int64_t{1}), {Condition::Op::le, "e", "x"}}}) +
                            " filter b = 2 OR b > ? filter c IN (1, 2) filter d % 3 = 0");
-  CHECK(s.args == std::vector<Value>{std::int64_t{7}});
+  CHECK(s.more().args == std::vector<Value>{std::int64_t{7}});
   CHECK(db::to_string(s) == "SELECT * FROM t WHERE a = 1 AND e <= 'x' AND (b = 2 OR b > 7) AND c IN (1, 2) AND d % 3 = 0");
 }
 
 TEST_CASE("expressions take MySQL's precedence: OR, AND, NOT, comparisons, + -, * DIV %, unary -", "[sql]") {
-  const auto filter = [](std::string_view where) { return db::to_string(bound("SELECT * FROM t WHERE " + std::string(where)).filter.at(0)); };
+  const auto filter = [](std::string_view where) { return db::to_string(bound("SELECT * FROM t WHERE " + std::string(where)).more().filter.at(0)); };
   CHECK(filter("a = 1 OR b = 2 AND c = 3") == "a = 1 OR b = 2 AND c = 3");
   CHECK(filter("NOT a = 1 OR b") == "NOT a = 1 OR b");
   CHECK(filter("a + 2 * 3 - -b = 1") == "a + 2 * 3 - -b = 1");
@@ -235,7 +235,7 @@ TEST_CASE("NULL as a stored value is refused: the model's columns hold no NULLs"
   CHECK(e.position() == 32);
   CHECK(e.expected() == "a value (a number, a 'string' or ?); NULL is not modelled");
   // An assignment may compute NULL; running it is 1048, as MySQL's strict mode has it.
-  CHECK(bound("UPDATE t SET a = NULL").assign.size() == 1);
+  CHECK(bound("UPDATE t SET a = NULL").more().assign.size() == 1);
 }
 
 TEST_CASE("each ? is a parameter, bound in the order of the text", "[sql]") {
@@ -316,11 +316,11 @@ TEST_CASE("ON DUPLICATE KEY UPDATE c = literal or ? updates with that value", "[
 
 TEST_CASE("ON DUPLICATE KEY UPDATE computes from the row and VALUES() in order when a value is not a literal", "[sql]") {
   Statement s = bound("INSERT INTO t (a, b) VALUES (1, 2) ON DUPLICATE KEY UPDATE a = VALUES(b), b = b + ?", {std::int64_t{5}});
-  REQUIRE(s.assign.size() == 2);
+  REQUIRE(s.more().assign.size() == 2);
   CHECK(s.on_update.empty());
   CHECK(db::to_string(s) == "INSERT INTO t (a, b) VALUES (1, 2) ON DUPLICATE KEY UPDATE a = VALUES(b), b = b + 5");
   s = bound("INSERT INTO t (a, b) VALUES (1, 2) ON DUPLICATE KEY UPDATE a = VALUES(a), b = 3");
-  CHECK(s.assign.empty());
+  CHECK(s.more().assign.empty());
   CHECK(values_text(s.on_update) == "{a=1;b=3;}");
 }
 
@@ -383,7 +383,7 @@ TEST_CASE("UPDATE sets its assignments where its conditions hold", "[sql]") {
                                  .values = {{"token", std::int64_t{5}}}}));
   CHECK(bound("UPDATE t SET a = 1").where.empty());
   const Statement computed = bound("UPDATE t SET a = a + 1, b = a WHERE id = 1");
-  REQUIRE(computed.assign.size() == 2);
+  REQUIRE(computed.more().assign.size() == 2);
   CHECK(computed.values.empty());
   CHECK(db::to_string(computed) == "UPDATE t SET a = a + 1, b = a WHERE id = 1");
 }
@@ -436,8 +436,8 @@ TEST_CASE("all four isolation levels, a session's lock wait timeout and a consis
 TEST_CASE("a multi-row INSERT and INSERT ... SET give their rows", "[sql]") {
   Statement s = bound("INSERT INTO test (id, value) VALUES (1, 10), (2, ?)", {std::int64_t{20}});
   CHECK(values_text(s.values) == "{id=1;value=10;}");
-  REQUIRE(s.more_rows.size() == 1);
-  CHECK(values_text(s.more_rows[0]) == "{id=2;value=20;}");
+  REQUIRE(s.more().more_rows.size() == 1);
+  CHECK(values_text(s.more().more_rows[0]) == "{id=2;value=20;}");
   CHECK(db::to_string(s) == "INSERT INTO test (id, value) VALUES (1, 10), (2, 20)");
   CHECK(error_of("INSERT INTO t (a) VALUES (1), (1, 2)").expected() == "as many values as columns (1 column, 2 values)");
   s = bound("INSERT INTO t SET a = 1, b = ?", {"x"});
@@ -844,19 +844,19 @@ TEST_CASE("bytes that are not UTF-8 and NUL bytes are refused at their position,
 
 TEST_CASE("ORDER BY, LIMIT and a locking read's NOWAIT or SKIP LOCKED are parsed where MariaDB takes them", "[sql]") {
   Statement s = bound("SELECT id FROM jobs WHERE status = 0 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED");
-  REQUIRE(s.order_by.size() == 1);
-  CHECK(s.order_by[0] == std::pair<std::string, bool>{"id", false});
+  REQUIRE(s.more().order_by.size() == 1);
+  CHECK(s.more().order_by[0] == std::pair<std::string, bool>{"id", false});
   CHECK(s.limit == 1);
   CHECK(s.on_locked == Statement::OnLocked::skip);
   CHECK(s.lock == ReadLock::update);
   s = bound("SELECT * FROM t ORDER BY v DESC, k ASC LIMIT 5, 10 LOCK IN SHARE MODE NOWAIT");
-  CHECK(s.order_by == std::vector<std::pair<std::string, bool>>{{"v", true}, {"k", false}});
+  CHECK(s.more().order_by == std::vector<std::pair<std::string, bool>>{{"v", true}, {"k", false}});
   CHECK(s.offset == 5);
   CHECK(s.limit == 10);
   CHECK(s.on_locked == Statement::OnLocked::fail);
   CHECK(bound("SELECT * FROM t LIMIT 3 OFFSET 2").offset == 2);
   CHECK(bound("UPDATE t SET v = 1 ORDER BY id DESC LIMIT 1").limit == 1);
-  CHECK(bound("DELETE FROM t WHERE v < 3 ORDER BY v LIMIT 2").order_by.size() == 1);
+  CHECK(bound("DELETE FROM t WHERE v < 3 ORDER BY v LIMIT 2").more().order_by.size() == 1);
   CHECK(error_of("DELETE FROM t LIMIT 1, 2").expected() == "the end of the statement");
   CHECK(error_of("SELECT * FROM t FOR UPDATE WAIT 3").expected() ==
         "NOWAIT, SKIP LOCKED or the end of the statement (WAIT n is not modelled: SET innodb_lock_wait_timeout)");
