@@ -29,7 +29,9 @@ namespace names {
 const Names<models::Balance> balance = {
     {"random", models::Balance::random}, {"round_robin", models::Balance::round_robin}, {"sticky", models::Balance::sticky}};
 const Names<models::db::Isolation> isolation = {{"repeatable_read", models::db::Isolation::repeatable_read},
-                                                {"read_committed", models::db::Isolation::read_committed}};
+                                                {"read_committed", models::db::Isolation::read_committed},
+                                                {"read_uncommitted", models::db::Isolation::read_uncommitted},
+                                                {"serializable", models::db::Isolation::serializable}};
 const Names<models::ArrivalKind> arrival = {{"at_start", models::ArrivalKind::at_start},
                                             {"fixed", models::ArrivalKind::fixed},
                                             {"poisson", models::ArrivalKind::poisson},

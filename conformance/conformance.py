@@ -661,7 +661,8 @@ def real_sql(server, script, number, locksim, workdir, model_timeline):
                 cols = list(row)
                 c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
                           [row[k] for k in cols])
-    isolation = {"read_committed": "READ COMMITTED"}.get(database.get("isolation"), "REPEATABLE READ")
+    isolation = {"read_committed": "READ COMMITTED", "read_uncommitted": "READ UNCOMMITTED",
+                 "serializable": "SERIALIZABLE"}.get(database.get("isolation"), "REPEATABLE READ")
     lock_wait_s = max(1, round(database.get("lock_wait_timeout_ms", 50000) / 1000))
     ignore = script.get("conformance", {}).get("ignore_ids", False)
     sessions = {}
