@@ -492,7 +492,7 @@ class Parser {
     return Expr{.kind = K::column, .column = std::move(column)};
   }
 
-  // A `?` inside an expression: its value goes to Statement::args when bound.
+  // A `?` inside an expression: its value goes to StatementExtra::args when bound.
   Expr param_expr() {
     check_count(out_.params.size(), "parameters");
     const std::size_t slot = out_.statement.more().args.size();
@@ -576,7 +576,7 @@ class Parser {
 
   // `column = expression, ...` (UPDATE's SET, ON DUPLICATE KEY UPDATE): literal values and
   // `?`s into `literal` (their params to `in`), or, when one is computed, every one in order
-  // into Statement::assign.
+  // into StatementExtra::assign.
   void assignments(Values& literal, Param::In in, const std::vector<std::string>& inserted) {
     Statement& s = out_.statement;
     std::vector<std::pair<std::string, Expr>> all;

@@ -21,8 +21,8 @@
 // where expr is MySQL's expression grammar (models/db/expr.hpp: arithmetic, comparisons, AND,
 // OR, NOT, IN, BETWEEN, LIKE, IS NULL, NULL, `?`, columns, VALUES(col)), at most 32 levels
 // deep. A WHERE's top-level `column op value` terms become Statement::where (where the model
-// finds index paths), the other terms Statement::filter; assignments that compute go to
-// Statement::assign, their `?`s to Statement::args.
+// finds index paths), the other terms StatementExtra::filter; assignments that compute go to
+// StatementExtra::assign, their `?`s to StatementExtra::args (Statement::extra).
 // CREATE TABLE: TYPE is BIGINT, INT, SMALLINT, TINYINT (optionally (n) and UNSIGNED),
 // DATETIME or TIMESTAMP (integers in the model, default 0), VARCHAR(n), CHAR[(n)] or TEXT
 // (default ''); attrs are NOT NULL, NULL, DEFAULT literal (not NULL), UNIQUE [KEY] and
@@ -69,7 +69,7 @@ struct Param {
   std::size_t where_index = 0;  // In::where: the condition's index in Statement::where
   std::string column{};         // In::values / In::on_update: the column
   std::size_t row = 0;          // In::values: 0 for Statement::values, n for more_rows[n - 1]
-  std::size_t arg = 0;          // In::args: the slot in Statement::args (a `?` inside an expression)
+  std::size_t arg = 0;          // In::args: the slot in StatementExtra::args (a `?` inside an expression)
 };
 
 /// A parsed statement: a Statement with its `?` left to bind, or a table definition.
