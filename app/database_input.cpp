@@ -208,7 +208,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
     models::db::Database scratch;
     if (entry.make) {
       const models::strategies::Needs needs = models::strategies::needs(entry, choice.params);
-      scratch.create_table(needs.accounts ? *needs.accounts : models::strategies::accounts_table(needs.key_index));
+      if (needs.account_table) scratch.create_table(needs.accounts ? *needs.accounts : models::strategies::accounts_table(needs.key_index));
       for (const auto& t : needs.tables) scratch.create_table(t);
     }
     for (const auto& t : setup.tables) scratch.create_table(t);

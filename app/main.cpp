@@ -39,9 +39,9 @@ int list(bool metrics_page) {
     fmt::print("{}", locksim::metrics_markdown());
     return 0;
   }
-  const char* shown = "";
+  std::string shown;
   for (const auto& e : models::strategies::registry()) {
-    if (std::string(shown) != e.workload()) fmt::print("strategies of the {} workload:\n", shown = e.workload());
+    if (shown != e.workload()) fmt::print("strategies of the {} workload:\n", shown = e.workload());
     fmt::print("  {:<30} {}\n", e.info.name, e.info.description);
     fmt::print("  {:<30} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
     for (const auto& p : e.info.params)

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "app/input.hpp"
+
 namespace locksim {
 
 using models::checkers::Aggregate;
@@ -48,16 +50,34 @@ bool is_family(const MetricInfo& m) { return m.name.find('<') != std::string::np
 std::string family_prefix(const MetricInfo& m) { return m.name.substr(0, m.name.find('<')); }  // "errors."
 }  // namespace
 
-const std::vector<MetricInfo>& metrics() {
-  static const std::vector<MetricInfo> all = [] {
-    std::vector<MetricInfo> out;
+namespace {
+// The built-in metrics, then the scenario's Lua workload's (declare_workload_metrics).
+struct Registry {
+  std::vector<MetricInfo> all;
+  std::size_t builtin = 0;
+  std::vector<const MetricInfo*> findings;
+  void refresh() {
+    findings.clear();
+    for (const auto& m : all)
+      if (m.finding) findings.push_back(&m);
+  }
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry out;
     for (const auto* checker : models::checkers::registry())
-      for (auto& m : checker->metrics()) out.push_back(std::move(m));
-    for (auto& m : runner_metrics()) out.push_back(std::move(m));
+      for (auto& m : checker->metrics()) out.all.push_back(std::move(m));
+    for (auto& m : runner_metrics()) out.all.push_back(std::move(m));
+    out.builtin = out.all.size();
+    out.refresh();
     return out;
   }();
-  return all;
+  return r;
 }
+}  // namespace
+
+const std::vector<MetricInfo>& metrics() { return registry().all; }
 
 namespace {
 const MetricInfo* base_info(const std::string& name) {
@@ -87,14 +107,18 @@ MetricForm metric_form(const std::string& name) {
 
 const MetricInfo* metric_info(const std::string& name) { return base_info(metric_form(name).base); }
 
-const std::vector<const MetricInfo*>& findings() {
-  static const std::vector<const MetricInfo*> all = [] {
-    std::vector<const MetricInfo*> out;
-    for (const auto& m : metrics())
-      if (m.finding) out.push_back(&m);
-    return out;
-  }();
-  return all;
+const std::vector<const MetricInfo*>& findings() { return registry().findings; }
+
+void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared) {
+  Registry& r = registry();
+  r.all.resize(r.builtin);
+  for (const auto& d : declared) {
+    if (const MetricInfo* m = metric_info(d.name); m != nullptr)
+      throw InputError(fmt::format("{}: metrics: '{}' is {}; give the workload's count a name of its own", file, d.name,
+                                   m->name == d.name ? "a built-in metric" : "a form of the built-in metric " + m->name));
+    r.all.push_back({.name = d.name, .kind = MetricKind::count, .unit = d.unit, .meaning = d.meaning, .finding = d.finding});
+  }
+  r.refresh();
 }
 
 bool fires(const std::string& name, double value) {
@@ -120,7 +144,9 @@ std::string metrics_markdown() {
       "  (`\"duplicate_rows.per_million\": \"< 5\"`).\n\n"
       "| metric | kind | unit | finding | over trials | meaning |\n"
       "|---|---|---|---|---|---|\n";
-  for (const auto& m : metrics()) {
+  const Registry& r = registry();
+  for (std::size_t i = 0; i < r.builtin; ++i) {
+    const MetricInfo& m = r.all[i];
     const char* aggregate = m.aggregate == Aggregate::sum   ? "sum"
                             : m.aggregate == Aggregate::max ? "max"
                             : m.aggregate == Aggregate::each ? "each trial"

@@ -11,6 +11,7 @@
 
 #include "models/app/request.hpp"
 #include "models/checkers/checker.hpp"
+#include "models/workloads/lua/workload.hpp"
 
 namespace locksim {
 
@@ -53,7 +54,10 @@ inline bool is_metric(const std::string& name) { return metric_info(name) != nul
 const std::vector<const MetricInfo*>& findings();
 /// Whether a trial's value of metric `name` is a finding that fired.
 bool fires(const std::string& name, double value);
-/// docs/metrics.md: the registry as a Markdown page.
+/// Adds the counts a Lua workload's check returns (file: the workload's, for messages), in
+/// place of an earlier workload's. Throws InputError for a name a built-in metric has.
+void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared);
+/// docs/metrics.md: the built-in metrics as a Markdown page.
 std::string metrics_markdown();
 
 using models::checkers::error_name;

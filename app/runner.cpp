@@ -455,6 +455,49 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   return out;
 }
 
+// A Lua workload's check over the finished trial: its tables as committed, redis-1's string keys,
+// and what each operation came to as its client saw it. A check that fails is the workload's
+// mistake, as a scenario file's is.
+std::vector<std::pair<std::string, double>> check_workload(const models::workloads::Workload& w, std::uint64_t seed,
+                                                           const models::Deployment& deployment,
+                                                           const std::vector<models::OperationRecord>& operations,
+                                                           const std::vector<models::workloads::Effect>& effects) {
+  models::workloads::Final final;
+  for (const auto& table : w.tables) {
+    models::workloads::Final::Table t{table.name, deployment.database().columns(table.name), {}};
+    for (auto& r : deployment.database().committed_rows(table.name)) t.rows.push_back(std::move(r.row));
+    std::sort(t.rows.begin(), t.rows.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    final.tables.push_back(std::move(t));
+  }
+  const auto redis = deployment.redis_instances();
+  if (!redis.empty()) {
+    const sim::Time now = redis.front()->node().clock().now();
+    for (const auto& [key, value] : redis.front()->keyspace().data())
+      if (!value.is_hash && (value.expires_at == sim::kNever || value.expires_at > now)) final.redis.emplace_back(key, value.text);
+  }
+  models::workloads::History history;
+  history.operations.reserve(operations.size());
+  for (const auto& op : operations) {
+    models::workloads::OperationSeen seen;
+    seen.operation = op.operation;
+    seen.submission = op.value;
+    seen.key = op.key;
+    seen.client = op.client;
+    seen.outcome = op.outcome == models::Outcome::ok ? "ok" : op.time.timed_out > sim::Duration{} ? "unknown" : "failed";
+    if (op.last_error != models::ErrorKind::none) seen.error = models::checkers::error_name(op.last_error);
+    seen.attempts = op.attempts;
+    seen.start_ms = ms(op.start);
+    seen.end_ms = ms(op.end);
+    history.operations.push_back(std::move(seen));
+  }
+  history.effects = effects;
+  try {
+    return models::workloads::check(w, seed, final, history);
+  } catch (const models::lua::ScriptError& e) {
+    throw InputError(e.what());
+  }
+}
+
 TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                            sim::TieBreak tie_break, sim::Chooser chooser) {
   const strategies::Entry& entry = choice.entry();
@@ -469,6 +512,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   if (!entry.script.empty()) config.stack_bytes = std::max(config.stack_bytes, strategies::kScriptStackBytes);
   models::Deployment deployment(std::move(config), s.deployment, strategies::needs(entry, choice.params));
   strategies::Env env(deployment.services(), s.app_work);
+  if (s.lua_workload) env.set_workload(s.lua_workload.get(), seed);
   std::unique_ptr<strategies::Strategy> strategy = entry.make(env, choice.params);
   // The processes go before the strategy they run, also when the run throws (a process failed):
   // a script's Lua state must outlive the fibers suspended inside it.
@@ -487,12 +531,13 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   const sim::RunResult run = deployment.run();
   deployment.engine().shutdown();  // before the strategy the processes use goes
 
-  const std::vector<models::db::RowRecord> accounts = deployment.database().committed_rows(strategies::kAccounts);
+  const std::vector<models::db::RowRecord> accounts =
+      s.lua_workload ? std::vector<models::db::RowRecord>{} : deployment.database().committed_rows(strategies::kAccounts);
   const auto& operations = deployment.world().clients().records();
   models::checkers::Trial trial{.end = deployment.engine().now(),
                                 .finished = run.ok() && !env.observed().script_stopped(),
                                 .database = &deployment.database(),
-                                .accounts = &accounts,
+                                .accounts = s.lua_workload ? nullptr : &accounts,
                                 .operations = &operations,
                                 .locks = &env.observed().locks(),
                                 .redis = deployment.redis_instances(),
@@ -505,6 +550,8 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
   if (auto* rollout = dynamic_cast<models::rollout::Rollout*>(strategy.get())) trial.rollout = &rollout->finish(deployment.database());
   TrialOutcome out;
   take_findings(models::checkers::check_all(trial), out);
+  if (s.lua_workload)
+    for (auto& [name, value] : check_workload(*s.lua_workload, seed, deployment, operations, env.effects())) out.counts[name] = value;
   out.events = run.events;
   out.trace_hash = run.trace_hash;
   std::uint64_t failed = 0;

@@ -654,6 +654,16 @@ json effective_config(const Scenario& s) {
   } else if (s.workload == "sessions") {
     doc["workload"] = {{"kind", s.workload}, {"settle_ms", to_ms(s.script.settle)}};
     doc["steps"] = steps_json(s.script);
+  } else if (s.lua_workload) {
+    json params = json::object();
+    for (const auto& p : s.lua_workload->effective)
+      if (p.flag)
+        params[p.name] = p.value != 0;
+      else if (p.value == std::floor(p.value) && std::fabs(p.value) < 9e15)
+        params[p.name] = static_cast<std::int64_t>(p.value);
+      else
+        params[p.name] = p.value;
+    doc["workload"] = {{"script", s.workload_file}, {"params", params}};
   } else {
     doc["workload"] = {{"kind", s.workload}};
   }
@@ -861,6 +871,56 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return load_document(std::move(doc), path, narrowed);
 }
 
+namespace {
+
+// "workload": {"script": "workloads/stock.lua", "params": {...}}: the user's own operation and
+// its invariant, written in Lua; its tables and first rows join the database's, its metrics the
+// registry. Returns a hash of its text.
+std::uint64_t load_lua_workload(const Reader& w, Scenario& s) {
+  w.require("script", "\"script\": the workload's Lua file");
+  const std::string given = w.string("script", "");
+  std::vector<std::pair<std::string, double>> params;
+  if (w.has("params")) {
+    w.declare("params", {{"type", "object"}});
+    w.declare_names("params", "<param>");
+    w.declare("params/<param>", {{"type", {"number", "boolean"}}});
+    const Reader p = w.child("params");
+    if (!p.raw().is_object()) p.fail("an object: parameter -> number or boolean");
+    for (const auto& [name, value] : p.raw().items()) {
+      if (value.is_boolean())
+        params.emplace_back(name, value.get<bool>() ? 1 : 0);
+      else if (value.is_number() && std::isfinite(value.get<double>()))
+        params.emplace_back(name, value.get<double>());
+      else
+        p.fail("a number or a boolean", name);
+    }
+  }
+  std::string file;
+  try {
+    file = script_path(given);
+  } catch (const InputError&) {
+    w.fail("a Lua workload file (docs/writing-workloads.md), got " + quote_value(given), "script");
+  }
+  const std::string text = read_script(file);
+  try {
+    s.lua_workload = models::workloads::load_workload(file, text, params);
+  } catch (const models::lua::ScriptError& e) {
+    throw InputError(e.what());
+  }
+  s.workload_file = given;
+  s.workload = s.lua_workload->name;
+  if (s.workload == "account-bind" || s.workload == "batch-scheduler" || s.workload == "sessions")
+    throw InputError(fmt::format("{}: a Lua workload is named by its file: {} is a built-in workload's name", file, s.workload));
+  declare_workload_metrics(file, s.lua_workload->metrics);
+  auto& db = s.deployment.database;
+  db.tables.insert(db.tables.end(), s.lua_workload->tables.begin(), s.lua_workload->tables.end());
+  s.tables_sql.insert(s.tables_sql.end(), s.lua_workload->tables_sql.begin(), s.lua_workload->tables_sql.end());
+  for (const auto& [table, values] : s.lua_workload->rows) db.rows.push_back({table, values, "seeded"});
+  return fnv1a(fmt::format("{} {}", given, text));
+}
+
+}  // namespace
+
 Scenario load_document(json doc, const std::string& path, const std::vector<std::string>& narrowed, SchemaRecorder* recorder) {
   if (const std::string bad = invalid_text(doc, ""); !bad.empty())
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
@@ -891,7 +951,12 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
       std::chrono::duration<double>(top.number("time_budget_s", std::chrono::duration<double>(s.time_budget).count(), 1, 1e7)));
   s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000));
 
-  if (top.has("workload")) {
+  std::uint64_t workload_hash = 0;  // a Lua workload's text: a token pins it
+  if (top.has("workload") && top.raw().at("workload").is_object() && top.raw().at("workload").contains("script")) {
+    const Reader w = top.child("workload");
+    w.only({"script", "params"});
+    workload_hash = load_lua_workload(w, s);
+  } else if (top.has("workload")) {
     const Reader w = top.child("workload");
     top.declare("workload", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"enum", {"account-bind", "batch-scheduler", "sessions"}}}}});
     w.only({"kind", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
@@ -1072,6 +1137,9 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   // {"as": "a label", "rollout": [steps]}.
   std::vector<json> chosen;
   top.declare("strategies", {{"type", {"string", "array"}}, {"minItems", 1}, {"if", {{"type", "string"}}}, {"then", {{"const", "all"}}}});
+  if (s.lua_workload && (!top.has("strategies") || !top.raw().at("strategies").is_array()))
+    top.fail(fmt::format("a list of the {} workload's strategies, each {{\"script\": \"a file.lua\"}} with handle(req)", s.workload),
+             "strategies");
   if (!top.has("strategies") || top.raw().at("strategies") == "all") {
     for (const auto& e : models::strategies::registry())
       if (e.workload() == s.workload) chosen.push_back(e.info.name);
@@ -1139,6 +1207,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     choice.params = params_over_defaults(top, at + "/params", *entry, name, params);
     s.strategies.push_back(std::move(choice));
   }
+  if (workload_hash != 0) scripts_hash = fnv1a(fmt::format("{:016x} {:016x}", scripts_hash, workload_hash));
   if (scripts_hash != 0) s.hash = fnv1a(fmt::format("{:016x} {:016x}", s.hash, scripts_hash));
 
   check_rows(top, d.database, s.strategies);

@@ -15,6 +15,7 @@
 #include "app/input.hpp"
 #include "models/batch/batch.hpp"
 #include "models/deployment.hpp"
+#include "models/workloads/lua/workload.hpp"
 #include "models/rollout/rollout.hpp"
 #include "models/strategies/strategy.hpp"
 
@@ -61,7 +62,11 @@ struct FaultSetup {
 struct Scenario {
   std::string file;
   std::string name, description, source, lesson;
-  std::string workload = "account-bind";  // or "batch-scheduler", "sessions"
+  std::string workload = "account-bind";  // or "batch-scheduler", "sessions", a Lua workload's name
+  /// A workload written in Lua ("workload": {"script": ...}), with its parameters in effect;
+  /// its tables and rows are in deployment.database.
+  std::shared_ptr<const models::workloads::Workload> lua_workload{};
+  std::string workload_file{};  // as the scenario names it
   /// The world and its services; every default is the models' own.
   models::DeploymentConfig deployment;
   sim::Distribution app_work = sim::fixed(sim::Duration{});  // between a handler's read and its write

@@ -47,7 +47,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
 
   database_ = std::make_unique<db::Server>(net, add_node("db-1"), config.database.server);
   if (keep_log_) database_->keep_log();
-  database_->create_table(needs.accounts ? *needs.accounts : strategies::accounts_table(needs.key_index));
+  if (needs.account_table) database_->create_table(needs.accounts ? *needs.accounts : strategies::accounts_table(needs.key_index));
   for (const auto& table : needs.tables) database_->create_table(table);
   load_tables(*database_, config.database);
   pools_ = pools_on(net, surface_.app_nodes, *database_, config.database.pool);

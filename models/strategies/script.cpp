@@ -19,10 +19,21 @@
 #include <vector>
 
 #include "models/db/sql.hpp"
+#include "models/lua/sandbox.hpp"
 #include "sim/process.hpp"
 
 namespace models::strategies {
 namespace {
+
+using lua::error_text;
+using lua::escaped;
+using lua::fatal_sentinel;
+using lua::kErrorMeta;
+using lua::MemoryCap;
+using lua::Runtime;
+using lua::runtime;
+using lua::StatePtr;
+using lua::utf8;
 
 // How Lua code and this runtime meet (Lua's C API, lua.org/manual/5.4/manual.html#4):
 //
@@ -36,73 +47,13 @@ namespace {
 // - Memory is capped only while Lua code runs: the runtime's own pushes never fail on the cap
 //   (and an error there would have no Lua frame to go to).
 
-constexpr const char* kErrorMeta = "locksim.error";
 constexpr const char* kLockMeta = "locksim.lock";
 constexpr const char* kConnectionMeta = "locksim.connection";
 constexpr const char* kLockMethods = "locksim.lock_methods";
-constexpr int kHookEvery = 1000;  // instructions between two looks at the budget
-
-// The address is the error value that ends a script: a crash of its node, the budget.
-char fatal_sentinel;
 
 class ScriptStrategy;
 struct Invocation;
 
-// One trial's Lua state's bookkeeping: its memory, its instructions.
-struct Runtime {
-  std::string file;
-  ScriptLimits limits;
-  std::size_t used = 0;
-  bool enforce = false;  // the memory cap holds: Lua code is running
-  std::uint64_t instructions = 0;
-  bool over_budget = false;
-  std::string budget_where;  // "file:line" where the budget ran out
-};
-
-Runtime& runtime(lua_State* L) {
-  void* ud = nullptr;
-  lua_getallocf(L, &ud);
-  return *static_cast<Runtime*>(ud);
-}
-
-void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size) {
-  Runtime& rt = *static_cast<Runtime*>(ud);
-  const std::size_t old = ptr == nullptr ? 0 : old_size;
-  if (new_size == 0) {
-    std::free(ptr);
-    rt.used -= old;
-    return nullptr;
-  }
-  if (rt.enforce && new_size > old && rt.used - old + new_size > rt.limits.memory_bytes) return nullptr;
-  void* p = std::realloc(ptr, new_size);
-  if (p != nullptr) rt.used = rt.used - old + new_size;
-  return p;
-}
-
-void count_instructions(lua_State* L, lua_Debug* ar) {
-  Runtime& rt = runtime(L);
-  rt.instructions += kHookEvery;
-  if (rt.instructions <= rt.limits.instructions) return;
-  if (!rt.over_budget) {
-    rt.over_budget = true;
-    if (lua_getinfo(L, "Sl", ar) != 0) rt.budget_where = fmt::format("{}:{}", ar->short_src, ar->currentline);
-  }
-  lua_pushlightuserdata(L, &fatal_sentinel);
-  lua_error(L);
-}
-
-// Lua runs with the memory cap on; the runtime's C++ runs with it off.
-class MemoryCap {
- public:
-  MemoryCap(Runtime& rt, bool enforce) : rt_(rt), was_(std::exchange(rt.enforce, enforce)) {}
-  ~MemoryCap() { rt_.enforce = was_; }
-  MemoryCap(const MemoryCap&) = delete;
-  MemoryCap& operator=(const MemoryCap&) = delete;
-
- private:
-  Runtime& rt_;
-  bool was_;
-};
 
 // A script's misuse of a function (a bad argument, a released lock): a Lua error with the
 // script's position.
@@ -154,454 +105,6 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
       args[i] = n;
     }
   }
-}
-
-// ---- The sandbox -------------------------------------------------------------------------
-
-// Written in Lua: what the standard library does in an order of its own choosing (pairs and
-// next over a hash table, table.sort's pivots), replaced by a fixed order; pcall and xpcall
-// that let the fatal sentinel through.
-constexpr const char* kPrelude = R"lua(
-local fatal, stopping = ...
-local raw_pcall, raw_xpcall, raw_next, rawget, rawequal = pcall, xpcall, next, rawget, rawequal
-local error, type, getmetatable = error, type, getmetatable
-
-local function merge_sort(a, lo, hi, lt, tmp)
-  if hi - lo < 8 then
-    for i = lo + 1, hi do
-      local v, j = a[i], i - 1
-      while j >= lo and lt(v, a[j]) do a[j + 1] = a[j]; j = j - 1 end
-      a[j + 1] = v
-    end
-    return
-  end
-  local mid = (lo + hi) // 2
-  merge_sort(a, lo, mid, lt, tmp)
-  merge_sort(a, mid + 1, hi, lt, tmp)
-  if not lt(a[mid + 1], a[mid]) then return end
-  for i = lo, mid do tmp[i] = a[i] end
-  local i, j, k = lo, mid + 1, lo
-  while i <= mid and j <= hi do
-    if lt(a[j], tmp[i]) then a[k] = a[j]; j = j + 1 else a[k] = tmp[i]; i = i + 1 end
-    k = k + 1
-  end
-  while i <= mid do a[k] = tmp[i]; i = i + 1; k = k + 1 end
-end
-local function less(x, y) return x < y end
-
--- A stable merge sort: the same order on every run, ties kept as they were.
-table.sort = function(a, lt)
-  if type(a) ~= "table" then error("bad argument #1 to 'sort' (table expected, got " .. type(a) .. ")", 2) end
-  if lt ~= nil and type(lt) ~= "function" then error("bad argument #2 to 'sort' (function expected)", 2) end
-  local n = #a
-  if n > 1 then merge_sort(a, 1, n, lt or less, {}) end
-end
-local sort = table.sort
-
--- Keys in a fixed order: numbers, then strings, then booleans, then everything else in the
--- order the script first iterated over them.
-local rank = { number = 1, string = 2, boolean = 3 }
-local first_seen, seen = setmetatable({}, { __mode = "k" }), 0
-local function order(v)
-  local n = first_seen[v]
-  if n == nil then seen = seen + 1; n = seen; first_seen[v] = n end
-  return n
-end
-local function before(a, b)
-  local ta, tb = type(a), type(b)
-  local ra, rb = rank[ta] or 4, rank[tb] or 4
-  if ra ~= rb then return ra < rb end
-  if ra == 1 or ra == 2 then return a < b end
-  if ra == 3 then return (not a) and b end
-  return order(a) < order(b)
-end
-local function keys_of(t)
-  local keys, n, k = {}, 0, raw_next(t)
-  while k ~= nil do n = n + 1; keys[n] = k; k = raw_next(t, k) end
-  sort(keys, before)
-  return keys
-end
-
-next = function(t, k)
-  if type(t) ~= "table" then error("bad argument #1 to 'next' (table expected, got " .. type(t) .. ")", 2) end
-  local keys = keys_of(t)
-  local i = 1
-  if k ~= nil then
-    i = nil
-    for j = 1, #keys do if rawequal(keys[j], k) then i = j + 1; break end end
-    if i == nil then error("invalid key to 'next'", 2) end
-  end
-  local key = keys[i]
-  if key == nil then return nil end
-  return key, rawget(t, key)
-end
-
-pairs = function(t)
-  local mt = getmetatable(t)
-  if type(mt) == "table" and mt.__pairs ~= nil then return mt.__pairs(t) end
-  if type(t) ~= "table" then error("bad argument #1 to 'pairs' (table expected, got " .. type(t) .. ")", 2) end
-  local keys, i = keys_of(t), 0
-  return function(tt)
-    while true do
-      i = i + 1
-      local key = keys[i]
-      if key == nil then return nil end
-      local value = rawget(tt, key)
-      if value ~= nil then return key, value end
-    end
-  end, t, nil
-end
-
-local function pass(ok, ...)
-  -- Stopping (a crash, the budget) whatever error replaced the sentinel on the way (a __close).
-  if not ok and (rawequal((...), fatal) or stopping()) then error(fatal, 0) end
-  return ok, ...
-end
-pcall = function(f, ...) return pass(raw_pcall(f, ...)) end
-xpcall = function(f, handler, ...)
-  return pass(raw_xpcall(f, function(e)
-    if rawequal(e, fatal) then return fatal end
-    return handler(e)
-  end, ...))
-end
-)lua";
-
-int dump_writer(lua_State*, const void* p, std::size_t n, void* ud) {
-  static_cast<std::string*>(ud)->append(static_cast<const char*>(p), n);
-  return 0;
-}
-
-// The prelude compiled once per process: every trial's state loads it as a binary chunk.
-const std::string& prelude_chunk() {
-  static const std::string chunk = [] {
-    std::string out;
-    lua_State* L = luaL_newstate();
-    if (L == nullptr) throw std::bad_alloc();
-    if (luaL_loadbufferx(L, kPrelude, std::strlen(kPrelude), "=locksim", "t") != LUA_OK) {
-      const std::string why = lua_tostring(L, -1);
-      lua_close(L);
-      throw std::logic_error("models::strategies: the Lua prelude does not compile: " + why);
-    }
-    lua_dump(L, dump_writer, &out, 0);
-    lua_close(L);
-    return out;
-  }();
-  return chunk;
-}
-
-// Calls the library function a wrapper stands for (upvalue 1) with the wrapper's arguments;
-// its error, raised from here, names it and the script's line rather than "bad argument to '?'".
-int call_original(lua_State* L, const char* name) {
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  if (lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0) == LUA_OK) return lua_gettop(L);
-  if (lua_type(L, -1) == LUA_TSTRING) {  // not the fatal sentinel, which goes on as it is
-    std::string message = lua_tostring(L, -1);
-    if (const auto at = message.find(" to '?'"); at != std::string::npos) message.replace(at, 7, std::string(" to '") + name + "'");
-    luaL_where(L, 1);
-    lua_pushlstring(L, message.data(), message.size());
-    lua_concat(L, 2);
-  }
-  return lua_error(L);
-}
-
-// tostring without addresses: a table, function or userdata without __tostring is its
-// __name or its type.
-int safe_tostring(lua_State* L) {
-  luaL_checkany(L, 1);
-  lua_settop(L, 1);
-  const int t = lua_type(L, 1);
-  if ((t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA || t == LUA_TTHREAD) &&
-      luaL_getmetafield(L, 1, "__tostring") == LUA_TNIL) {
-    if (luaL_getmetafield(L, 1, "__name") != LUA_TSTRING) lua_pushstring(L, lua_typename(L, t));
-    return 1;
-  }
-  lua_settop(L, 1);
-  luaL_tolstring(L, 1, nullptr);
-  return 1;
-}
-
-// string.format without %p, and with tables and functions shown by safe_tostring.
-int safe_format(lua_State* L) {
-  std::size_t length = 0;
-  const char* format = luaL_checklstring(L, 1, &length);
-  for (std::size_t i = 0; i < length; ++i) {  // every byte: a format may hold NULs
-    if (format[i] != '%') continue;
-    ++i;
-    while (i < length && std::memchr("-+ #0123456789.", format[i], 15) != nullptr) ++i;
-    if (i < length && format[i] == 'p') return luaL_error(L, "string.format: %%p shows an address, which differs from run to run");
-  }
-  const int n = lua_gettop(L);
-  for (int i = 2; i <= n; ++i) {
-    const int t = lua_type(L, i);
-    if (t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA || t == LUA_TTHREAD) {
-      lua_pushcfunction(L, safe_tostring);
-      lua_pushvalue(L, i);
-      lua_call(L, 1, 1);
-      lua_replace(L, i);
-    }
-  }
-  return call_original(L, "string.format");
-}
-
-// Lua's pattern matcher runs in C, where the instruction budget does not reach, and backtracks:
-// ('x?'):rep(30) .. ('x'):rep(30) takes 2^30 steps. A pattern function is refused when its worst
-// case, about (subject length + 1)^(quantifiers + 1), passes kMaxPatternSteps.
-constexpr double kMaxPatternSteps = 1e8;
-
-int charged(lua_State* L, const char* name);
-
-int bounded_pattern(lua_State* L, const char* name) {
-  std::size_t subject = 0, length = 0;
-  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) lua_tolstring(L, 1, &subject);
-  const char* pattern = lua_type(L, 2) == LUA_TSTRING || lua_type(L, 2) == LUA_TNUMBER ? lua_tolstring(L, 2, &length) : nullptr;
-  const bool plain = std::string_view(name) == "string.find" && lua_toboolean(L, 4) != 0;
-  if (pattern != nullptr && !plain) {
-    int quantifiers = 0;
-    for (std::size_t i = 0; i < length; ++i) {
-      if (pattern[i] == '%') {
-        ++i;  // an escape: the next character is literal
-        continue;
-      }
-      if (std::memchr("*+-?", pattern[i], 4) != nullptr) ++quantifiers;
-    }
-    if (static_cast<double>(quantifiers + 1) * std::log(static_cast<double>(subject) + 1) > std::log(kMaxPatternSteps)) {
-      char why[256];  // no C++ object may be alive when luaL_error jumps
-      std::snprintf(why, sizeof why,
-                    "%s: a pattern with %d quantifiers over %zu bytes could take more than %.0e steps, which no budget stops; "
-                    "use fewer quantifiers, a shorter subject, or plain find",
-                    name, quantifiers, subject, kMaxPatternSteps);
-      return luaL_error(L, "%s", why);
-    }
-  }
-  return charged(L, name);
-}
-
-// Lua's library functions run in C, where the count hook does not reach: a plain find of a long
-// needle in a long subject, or inserts at the front of a long list, would run for minutes inside
-// one instruction. Each such function is charged to the instruction budget, before it runs, for
-// the work its arguments ask: one instruction per kBytesPerInstruction bytes it may compare or
-// move, one per element it may shift. Past the budget the trial ends as any endless loop does.
-// (table.sort is the prelude's merge sort, in Lua: the hook counts it.)
-constexpr double kBytesPerInstruction = 8;
-
-void charge(lua_State* L, double instructions) {
-  Runtime& rt = runtime(L);
-  const double room = static_cast<double>(rt.limits.instructions) - static_cast<double>(rt.instructions);
-  if (instructions <= room) {
-    rt.instructions += static_cast<std::uint64_t>(instructions);
-    return;
-  }
-  rt.instructions = rt.limits.instructions + 1;
-  if (!rt.over_budget) {
-    rt.over_budget = true;
-    lua_Debug ar;
-    if (lua_getstack(L, 1, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0)
-      rt.budget_where = fmt::format("{}:{}", ar.short_src, ar.currentline);
-  }
-  lua_pushlightuserdata(L, &fatal_sentinel);
-  lua_error(L);
-}
-
-// The length of argument i as a string function reads it; a number is at most a few dozen bytes.
-double text_length(lua_State* L, int i) {
-  if (lua_type(L, i) == LUA_TSTRING) return static_cast<double>(lua_rawlen(L, i));
-  return lua_type(L, i) == LUA_TNUMBER ? 48 : 0;
-}
-
-double list_length(lua_State* L, int i) { return lua_type(L, i) == LUA_TTABLE ? static_cast<double>(lua_rawlen(L, i)) : 0; }
-
-// The cost of the library function `name` called with the arguments on L's stack.
-double work_of(lua_State* L, std::string_view name) {
-  if (name == "string.find" || name == "string.match" || name == "string.gmatch" || name == "string.gsub") {
-    // A search tries the pattern at each position of the subject: at worst its length each time.
-    double work = (text_length(L, 1) + 1) * (text_length(L, 2) + 1);
-    if (name == "string.gsub") work += (text_length(L, 1) + 1) * (text_length(L, 3) + 1);  // what it writes
-    return work / kBytesPerInstruction;
-  }
-  if (name == "string.rep") {
-    // What it writes; past the memory cap the allocation fails first, as not enough memory.
-    const double n = lua_isinteger(L, 2) != 0 ? static_cast<double>(lua_tointeger(L, 2)) : 0;
-    const double bytes = std::max(0.0, n) * (text_length(L, 1) + text_length(L, 3));
-    return std::min(bytes, static_cast<double>(runtime(L).limits.memory_bytes)) / kBytesPerInstruction;
-  }
-  if (name == "table.concat" || name == "table.insert" || name == "table.remove") return list_length(L, 1);
-  if (name == "table.move") {
-    const double from = lua_isinteger(L, 2) != 0 ? static_cast<double>(lua_tointeger(L, 2)) : 0;
-    const double to = lua_isinteger(L, 3) != 0 ? static_cast<double>(lua_tointeger(L, 3)) : 0;
-    return std::max(0.0, to - from + 1);
-  }
-  return 0;
-}
-
-// Charges the library function `name` for its work, then calls it (upvalue 1).
-int charged(lua_State* L, const char* name) {
-  charge(L, work_of(L, name));
-  return call_original(L, name);
-}
-
-// setmetatable refusing __gc: a finalizer runs when the collector chooses.
-int safe_setmetatable(lua_State* L) {
-  if (lua_type(L, 2) == LUA_TTABLE) {
-    lua_pushstring(L, "__gc");
-    const bool gc = lua_rawget(L, 2) != LUA_TNIL;
-    lua_pop(L, 1);
-    if (gc) return luaL_error(L, "setmetatable: __gc is not allowed in a strategy (a finalizer runs when the collector chooses)");
-  }
-  return call_original(L, "setmetatable");
-}
-
-// Whether the script is being stopped: its budget ran out, or its process was killed.
-int stopping(lua_State* L);
-
-// Opens the libraries a strategy may use, without what reaches outside the simulation.
-int open_sandbox(lua_State* L) {
-  luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
-  luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
-  luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
-  luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
-  luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
-  lua_settop(L, 0);
-  for (const char* name : {"dofile", "loadfile", "load", "collectgarbage", "print", "require"}) {
-    lua_pushnil(L);
-    lua_setglobal(L, name);
-  }
-  lua_getglobal(L, LUA_STRLIBNAME);
-  lua_pushnil(L);
-  lua_setfield(L, -2, "dump");
-  lua_getfield(L, -1, "format");
-  lua_pushcclosure(L, safe_format, 1);
-  lua_setfield(L, -2, "format");
-  const auto bound = [&](const char* field, lua_CFunction f) {
-    lua_getfield(L, -1, field);
-    lua_pushcclosure(L, f, 1);
-    lua_setfield(L, -2, field);
-  };
-  bound("find", [](lua_State* S) { return bounded_pattern(S, "string.find"); });
-  bound("match", [](lua_State* S) { return bounded_pattern(S, "string.match"); });
-  bound("gmatch", [](lua_State* S) { return bounded_pattern(S, "string.gmatch"); });
-  bound("gsub", [](lua_State* S) { return bounded_pattern(S, "string.gsub"); });
-  bound("rep", [](lua_State* S) { return charged(S, "string.rep"); });
-  lua_pop(L, 1);
-  lua_getglobal(L, LUA_TABLIBNAME);
-  bound("concat", [](lua_State* S) { return charged(S, "table.concat"); });
-  bound("insert", [](lua_State* S) { return charged(S, "table.insert"); });
-  bound("remove", [](lua_State* S) { return charged(S, "table.remove"); });
-  bound("move", [](lua_State* S) { return charged(S, "table.move"); });
-  lua_pop(L, 1);
-  lua_getglobal(L, LUA_MATHLIBNAME);
-  lua_pushnil(L);
-  lua_setfield(L, -2, "randomseed");
-  lua_pushnil(L);
-  lua_setfield(L, -2, "random");  // set again per trial, on the worker's stream
-  lua_pop(L, 1);
-  lua_pushcfunction(L, safe_tostring);
-  lua_setglobal(L, "tostring");
-  lua_getglobal(L, "setmetatable");
-  lua_pushcclosure(L, safe_setmetatable, 1);
-  lua_setglobal(L, "setmetatable");
-  const std::string& prelude = prelude_chunk();
-  if (luaL_loadbufferx(L, prelude.data(), prelude.size(), "=locksim", "b") != LUA_OK) return lua_error(L);
-  lua_pushlightuserdata(L, &fatal_sentinel);
-  lua_pushcfunction(L, stopping);
-  lua_call(L, 2, 0);
-  // The error values of the database and the services, shown as "1062: Duplicate entry ...".
-  luaL_newmetatable(L, kErrorMeta);
-  lua_pushcfunction(L, [](lua_State* S) -> int {
-    lua_pushstring(S, "code");
-    lua_rawget(S, 1);
-    lua_pushstring(S, "message");
-    lua_rawget(S, 1);
-    lua_pushfstring(S, "%s: %s", luaL_tolstring(S, 2, nullptr), luaL_tolstring(S, 3, nullptr));
-    return 1;
-  });
-  lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
-  return 0;
-}
-
-struct StateCloser {
-  void operator()(lua_State* L) const { lua_close(L); }
-};
-using StatePtr = std::unique_ptr<lua_State, StateCloser>;
-
-// A sandboxed state whose memory and instructions `rt` counts. Throws ScriptError.
-StatePtr new_state(Runtime& rt) {
-  StatePtr L(lua_newstate(allocate, &rt));
-  if (!L) throw ScriptError(rt.file + ": not enough memory for a Lua state");
-  *static_cast<void**>(lua_getextraspace(L.get())) = nullptr;  // no bind runs on the main thread: threads copy this
-  lua_sethook(L.get(), count_instructions, LUA_MASKCOUNT, kHookEvery);
-  lua_pushcfunction(L.get(), open_sandbox);
-  if (lua_pcall(L.get(), 0, 0, 0) != LUA_OK) throw ScriptError(rt.file + ": " + lua_tostring(L.get(), -1));
-  return L;
-}
-
-// A script's error text as a terminal should show it: control bytes (a newline, a CR, an ANSI
-// escape) written as \xNN, so that a message is one line and moves no cursor.
-std::string escaped(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7F)
-      out += fmt::format("\\x{:02x}", c);
-    else
-      out += ch;
-  }
-  return out;
-}
-
-std::string error_text_of(lua_State* L, const Runtime& rt);
-
-// Whether `text` begins with a position as Lua writes one, "source:line:" (a long file name cut
-// to its end: "...tail/s.lua:12:").
-bool has_position(std::string_view text) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos || colon > LUA_IDSIZE) return false;
-  std::size_t i = colon + 1;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  return i > colon + 1 && i < text.size() && text[i] == ':';
-}
-
-// The text of the error at the top of L's stack, for a message: one line, naming the script's file
-// (an error Lua raises from C, "C stack overflow" say, has no position of its own).
-std::string error_text(lua_State* L, const Runtime& rt) {
-  std::string text = escaped(error_text_of(L, rt));
-  if (text.empty()) text = "an error with an empty message";
-  if (!text.starts_with(rt.file + ":") && !has_position(text)) text = rt.file + ": " + text;
-  return text;
-}
-
-std::string error_text_of(lua_State* L, const Runtime& rt) {
-  if (lua_touserdata(L, -1) == &fatal_sentinel && rt.over_budget)
-    return fmt::format("{}: the instruction budget of {} per trial ran out (an endless loop?)",
-                       rt.budget_where.empty() ? rt.file : rt.budget_where, rt.limits.instructions);
-  if (lua_type(L, -1) == LUA_TSTRING) {
-    const std::string message = lua_tostring(L, -1);
-    if (message == "not enough memory")  // raised by the allocator, with no position
-      return fmt::format("{}: not enough memory (a trial's script may hold {} MiB)", rt.file, rt.limits.memory_bytes >> 20);
-    return message;
-  }
-  if (lua_type(L, -1) == LUA_TTABLE && lua_getmetatable(L, -1) != 0) {
-    luaL_getmetatable(L, kErrorMeta);
-    const bool ours = lua_rawequal(L, -1, -2) != 0;
-    lua_pop(L, 2);
-    if (ours) {
-      lua_pushstring(L, "where");
-      lua_rawget(L, -2);
-      lua_pushstring(L, "code");
-      lua_rawget(L, -3);
-      lua_pushstring(L, "message");
-      lua_rawget(L, -4);
-      std::string out = fmt::format("{}{}: {}", lua_type(L, -3) == LUA_TSTRING ? lua_tostring(L, -3) : "",
-                                    lua_type(L, -2) == LUA_TNUMBER ? std::to_string(lua_tointeger(L, -2))
-                                                                    : (lua_isstring(L, -2) ? lua_tostring(L, -2) : "?"),
-                                    lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-      lua_pop(L, 3);
-      return out;
-    }
-  }
-  return fmt::format("{}: an error value that is a {}, not a message", rt.file, luaL_typename(L, -1));
 }
 
 // ---- Reading a script's contract ------------------------------------------------------------
@@ -731,6 +234,8 @@ struct Compiled {
   ScriptLimits limits;
   std::map<std::string, ParamKind> kinds;  // of the script's params
   std::vector<db::TableSchema> tables{};   // every table of its world: statements are checked against them
+  std::string workload{};                  // the Lua workload it handles requests of; empty: account-bind
+  const char* handler() const { return workload.empty() ? "bind" : "handle"; }
 };
 
 // ---- Running it ---------------------------------------------------------------------------
@@ -800,7 +305,7 @@ using Body = int (*)(lua_State*, Invocation&);
 template <Body body>
 int api(lua_State* L) {
   Invocation* inv = invocation(L);
-  if (inv == nullptr) return luaL_error(L, "this function works only inside bind(req), while a request is handled");
+  if (inv == nullptr) return luaL_error(L, "this function works only inside bind(req) or handle(req), while a request is handled");
   int results = 0;
   bool positioned = false;  // a message to prefix with the script's position
   {
@@ -925,6 +430,7 @@ class ScriptStrategy : public Strategy {
       : Strategy(env, std::move(params)), compiled_(std::move(compiled)) {
     rt_.file = compiled_->file;
     rt_.limits = compiled_->limits;
+    rt_.stopping = stopping;
     L_ = new_state(rt_);
     lua_State* L = L_.get();
     install_api(L);
@@ -970,9 +476,11 @@ class ScriptStrategy : public Strategy {
     lua_rawset(L, -3);
     lua_pop(L, 2);
     lua_pushglobaltable(L);
-    lua_pushstring(L, "bind");
+    lua_pushstring(L, compiled_->handler());
     lua_rawget(L, -2);
     bind_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+    tables_ = compiled_->tables;
+    if (const workloads::Workload* w = env.workload()) tables_.insert(tables_.end(), w->tables.begin(), w->tables.end());
     lua_pop(L, 1);
   }
 
@@ -992,7 +500,10 @@ class ScriptStrategy : public Strategy {
     lua_State* T = thread.state;
     set_invocation(T, &inv);
     lua_rawgeti(T, LUA_REGISTRYINDEX, bind_ref_);
-    push_request(T, r);
+    if (compiled_->workload.empty())
+      push_request(T, r);
+    else
+      push_workload_request(T, r, env_.fields(r));
     int status;
     {
       MemoryCap lua(rt_, true);
@@ -1045,6 +556,22 @@ class ScriptStrategy : public Strategy {
     lua_setfield(T, -2, "attempt");
   }
 
+  // A Lua workload's request: its fields, the logical operation and the attempt.
+  static void push_workload_request(lua_State* T, const Request& r, const std::vector<std::pair<std::string, db::Value>>& fields) {
+    lua_createtable(T, 0, static_cast<int>(fields.size()) + 2);
+    for (const auto& [name, value] : fields) {
+      if (const auto* n = std::get_if<std::int64_t>(&value))
+        lua_pushinteger(T, static_cast<lua_Integer>(*n));
+      else
+        lua_pushlstring(T, std::get<std::string>(value).data(), std::get<std::string>(value).size());
+      lua_setfield(T, -2, name.c_str());
+    }
+    lua_pushinteger(T, static_cast<lua_Integer>(r.operation));
+    lua_setfield(T, -2, "op");
+    lua_pushinteger(T, r.attempt);
+    lua_setfield(T, -2, "attempt");
+  }
+
   ErrorKind returned(lua_State* T, std::string& problem) const {
     if (lua_isnil(T, -1)) return ErrorKind::none;
     if (lua_type(T, -1) == LUA_TSTRING) {
@@ -1052,9 +579,9 @@ class ScriptStrategy : public Strategy {
       for (int k = static_cast<int>(ErrorKind::timeout); k <= static_cast<int>(ErrorKind::internal); ++k)
         if (kind == to_string(static_cast<ErrorKind>(k))) return static_cast<ErrorKind>(k);
     }
-    problem = fmt::format("{}: bind returned {}: expected nothing (success) or an error kind: timeout, rejected, "
+    problem = fmt::format("{}: {} returned {}: expected nothing (success) or an error kind: timeout, rejected, "
                           "duplicate_key, deadlock, lock_wait_timeout, lock_busy, dropped, fenced, internal",
-                          rt_.file, lua_type(T, -1) == LUA_TSTRING ? "'" + std::string(lua_tostring(T, -1)) + "'" : luaL_typename(T, -1));
+                          rt_.file, compiled_->handler(), lua_type(T, -1) == LUA_TSTRING ? "'" + std::string(lua_tostring(T, -1)) + "'" : luaL_typename(T, -1));
     return ErrorKind::internal;
   }
 
@@ -1116,7 +643,8 @@ class ScriptStrategy : public Strategy {
                     {"local_mutex", api<lock_local>}});
     table("remote", {{"create", api<remote_create>}});
     for (const auto& [name, f] : std::initializer_list<std::pair<const char*, lua_CFunction>>{
-             {"work", api<do_work>}, {"sleep", api<do_sleep>}, {"now_ms", api<now_ms>}, {"unique", api<unique>}, {"hold", api<hold>}}) {
+             {"work", api<do_work>}, {"sleep", api<do_sleep>}, {"now_ms", api<now_ms>}, {"unique", api<unique>}, {"hold", api<hold>},
+             {"effect", api<effect>}}) {
       lua_pushcfunction(L, f);
       lua_setglobal(L, name);
     }
@@ -1192,7 +720,7 @@ class ScriptStrategy : public Strategy {
     if (p.create) throw Misuse{"CREATE TABLE goes in the script's `tables`, not in bind"};
     std::vector<db::Value> args;
     for (int i = first + 1; i <= lua_gettop(L); ++i) args.push_back(arg_value(L, i, i - first));
-    check_statement(p, args, self.compiled_->tables);
+    check_statement(p, args, self.tables_);
     const db::Statement st = db::sql::bind(p, args);
     using K = db::Statement::Kind;
     const bool write = (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) &&
@@ -1537,6 +1065,17 @@ class ScriptStrategy : public Strategy {
     lua_pushnumber(L, std::chrono::duration<double, std::milli>(t.time_since_epoch()).count());
     return 1;
   }
+  // effect(name, value): an external side effect of this attempt, which no rollback undoes.
+  static int effect(lua_State* L, Invocation& inv) {
+    const std::string name = arg_text(L, 1, "the effect's name");
+    if (name.empty() || name.size() > 64) throw Misuse{"effect: expected a name of 1 to 64 bytes"};
+    const db::Value value = lua_isnoneornil(L, 2) ? db::Value{std::int64_t{0}} : arg_value(L, 2, 2);
+    constexpr std::size_t kMostEffects = 1'000'000;
+    if (inv.strategy->env_.effects().size() >= kMostEffects) throw Misuse{fmt::format("effect: at most {} effects in a trial", kMostEffects)};
+    inv.strategy->env_.note_effect(
+        {.name = name, .value = value, .operation = inv.request->operation, .attempt = inv.request->attempt, .at = sim::now()});
+    return 0;
+  }
   static int unique(lua_State* L, Invocation& inv) {
     const std::string token = attempt_token(*inv.request, *inv.worker);
     lua_pushlstring(L, token.data(), token.size());
@@ -1571,7 +1110,8 @@ class ScriptStrategy : public Strategy {
   std::shared_ptr<const Compiled> compiled_;
   Runtime rt_;
   StatePtr L_;
-  int bind_ref_ = LUA_NOREF;
+  int bind_ref_ = LUA_NOREF;  // bind or handle
+  std::vector<db::TableSchema> tables_;  // the script's, and its workload's
   std::uint64_t serials_ = 0;
   bool stopped_ = false;
   struct Thread {
@@ -1584,18 +1124,6 @@ class ScriptStrategy : public Strategy {
 };
 
 // ---- Loading -------------------------------------------------------------------------------
-
-bool utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return false;
-    for (std::size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
-    i += n;
-  }
-  return true;
-}
 
 // Reads the string global `name` (raw); throws ScriptError when `required` and absent.
 std::string global_text(lua_State* L, const std::string& file, const char* name, bool required) {
@@ -1741,6 +1269,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   Runtime rt;
   rt.file = file;
   rt.limits = limits;
+  rt.stopping = stopping;
   StatePtr state = new_state(rt);
   lua_State* L = state.get();
   ScriptStrategy::install_api(L);
@@ -1751,13 +1280,13 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
     throw ScriptError(named(file, why));
   }
   auto compiled = std::make_shared<Compiled>(Compiled{.file = file, .bytecode = {}, .limits = limits, .kinds = {}});
-  lua_dump(L, dump_writer, &compiled->bytecode, 0);
+  compiled->bytecode = lua::bytecode(L);
   {
     // Running the top level once reads the contract; it runs again in each trial's state.
     MemoryCap lua(rt, true);
     if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
       const std::string why = named(file, error_text(L, rt));
-      if (why.find("only inside bind") != std::string::npos)
+      if (why.find("only inside bind(req) or handle(req)") != std::string::npos)
         throw ScriptError(why + " (the top level runs before any request)");
       throw ScriptError(why);
     }
@@ -1768,10 +1297,23 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   info.source = global_text(L, file, "source", false);
   info.risks = global_text(L, file, "risks", false);
   if (info.source.empty()) info.source = file;
+  compiled->workload = global_text(L, file, "workload", false);
   lua_pushglobaltable(L);
   lua_pushstring(L, "bind");
-  if (lua_rawget(L, -2) != LUA_TFUNCTION) throw ScriptError(fmt::format("{}: expected a function bind(req)", file));
-  lua_pop(L, 2);
+  const bool bind = lua_rawget(L, -2) == LUA_TFUNCTION;
+  lua_pushstring(L, "handle");
+  const bool handle = lua_rawget(L, -3) == LUA_TFUNCTION;
+  lua_pop(L, 3);
+  if (compiled->workload.empty() && !bind)
+    throw ScriptError(fmt::format("{}: expected a function bind(req) (an account-bind strategy), or `workload = \"name\"` and a "
+                                  "function handle(req) (a strategy of a Lua workload)",
+                                  file));
+  if (!compiled->workload.empty() && !handle)
+    throw ScriptError(fmt::format("{}: expected a function handle(req): a strategy of the {} workload handles its requests", file,
+                                  compiled->workload));
+  if (!compiled->workload.empty() && bind)
+    throw ScriptError(fmt::format("{}: bind(req) is account-bind's; a strategy of the {} workload has handle(req) alone", file,
+                                  compiled->workload));
   info.params = read_params(L, file, compiled->kinds);
   read_tables(L, file, info.needs);
   Uses uses = uses_in(text);
@@ -1788,11 +1330,18 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   if (uses.lock_table) add_table(lock_table());
   if (uses.fences) add_table(fence_table());
   compiled->tables = info.needs.tables;
-  compiled->tables.push_back(info.needs.accounts ? *info.needs.accounts : accounts_table(info.needs.key_index));
+  if (compiled->workload.empty())
+    compiled->tables.push_back(info.needs.accounts ? *info.needs.accounts : accounts_table(info.needs.key_index));
+  else if (info.needs.accounts)
+    throw ScriptError(fmt::format("{}: t_account is the account-bind workload's table; the {} workload's tables are its own", file,
+                                  compiled->workload));
+  else
+    info.needs.account_table = false;
 
   auto entry = std::make_shared<Entry>();
   entry->info = std::move(info);
   entry->script = file;
+  entry->lua_workload = compiled->workload;
   entry->make = [compiled = std::shared_ptr<const Compiled>(std::move(compiled))](Env& env, const Params& params) {
     return std::make_unique<ScriptStrategy>(env, params, compiled);
   };

@@ -22,23 +22,15 @@
 #include <string>
 #include <string_view>
 
+#include "models/lua/script_error.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace models::strategies {
 
 /// A script that cannot be loaded, as one line: "file:line: message" or "file: what is wrong".
-class ScriptError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-struct ScriptLimits {
-  /// Lua instructions per trial, every bind together; beyond, the trial stops and counts as
-  /// unfinished, with a script error naming where the script was.
-  std::uint64_t instructions = 200'000'000;
-  /// Bytes one trial's Lua state may hold.
-  std::size_t memory_bytes = std::size_t{64} << 20;
-};
+using ScriptError = lua::ScriptError;
+/// Instructions and memory per trial.
+using ScriptLimits = lua::Limits;
 
 /// The stack of each simulated process in a trial that runs a script: Lua's C-call limit
 /// (200 nested C calls: metamethods, pcall, string.gsub callbacks) fits in it.

@@ -28,6 +28,7 @@
 #include "models/redis/redlock.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/strategies/lock_clients.hpp"
+#include "models/workloads/lua/workload.hpp"
 
 namespace models {
 class LoadBalancer;
@@ -64,6 +65,9 @@ struct Needs {
   /// The accounts table as the strategy defines it (a script's CREATE TABLE t_account); none:
   /// accounts_table(key_index).
   std::optional<db::TableSchema> accounts{};
+  /// The account-bind workload's t_account exists; a strategy of a Lua workload has the
+  /// workload's tables instead.
+  bool account_table = true;
 };
 
 struct Info {
@@ -152,6 +156,21 @@ class Env {
   const checkers::LockObservations& observed() const { return observed_; }
   const Services& services() const { return services_; }
 
+  /// The Lua workload this trial runs, if any, and the trial's seed, which its request fields
+  /// are drawn from.
+  void set_workload(const workloads::Workload* workload, std::uint64_t seed) {
+    workload_ = workload;
+    seed_ = seed;
+  }
+  const workloads::Workload* workload() const { return workload_; }
+  /// The request fields of `request` (none without a Lua workload).
+  std::vector<std::pair<std::string, db::Value>> fields(const Request& request) const {
+    return workload_ == nullptr ? std::vector<std::pair<std::string, db::Value>>{} : workload_->draw(seed_, request);
+  }
+  /// An external side effect a handler reported (a card charged, a job run), for the workload's check.
+  void note_effect(workloads::Effect effect) { effects_.push_back(std::move(effect)); }
+  const std::vector<workloads::Effect>& effects() const { return effects_; }
+
  private:
   // The only writers of the observations: the lock clients, and the handler (drops).
   friend class LockClients;
@@ -161,6 +180,9 @@ class Env {
   Services services_;
   sim::Distribution work_;
   checkers::LockObservations observed_;
+  const workloads::Workload* workload_ = nullptr;
+  std::uint64_t seed_ = 0;
+  std::vector<workloads::Effect> effects_;
   std::map<std::size_t, std::unique_ptr<redis::Redlock>> redlocks_;  // by app node index
   // Per (app node, worker): sessions in use; those of a crashed node are kept, unused,
   // since messages in flight may still name them.
@@ -258,7 +280,12 @@ struct Entry {
   /// A strategy written in Lua (script.hpp): the file it was loaded from; empty for the
   /// catalogue's C++ strategies.
   std::string script{};
-  const char* workload() const { return sessions ? "sessions" : batch ? "batch-scheduler" : "account-bind"; }
+  /// A script's `workload`: the Lua workload whose requests it handles (`handle(req)`); empty
+  /// for the built-in workloads.
+  std::string lua_workload{};
+  std::string workload() const {
+    return !lua_workload.empty() ? lua_workload : sessions ? "sessions" : batch ? "batch-scheduler" : "account-bind";
+  }
 };
 
 /// What the world must hold for `entry` run with `params`: its needs, with the index its

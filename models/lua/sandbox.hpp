@@ -1,0 +1,87 @@
+#pragma once
+// The sandbox every Lua script of locksim runs in (a strategy, a workload): Lua 5.4 without what
+// reaches outside the simulation (no os, io, require, load, debug, collectgarbage), with pairs,
+// next and table.sort in a fixed order, tostring and string.format without addresses, an
+// instruction budget that also charges the library's C functions for their work, and a memory
+// cap. The prelude that fixes the orders is prelude.lua, compiled in.
+//
+// How Lua code and C++ meet (Lua's C API, lua.org/manual/5.4/manual.html#4): Lua raises errors
+// with longjmp, so a C function never has a C++ object alive when it calls into Lua code that
+// can raise; memory is capped only while Lua code runs (MemoryCap), so that the runtime's own
+// pushes never fail on the cap.
+
+#include <lua.hpp>
+
+#include "models/lua/script_error.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace models::lua {
+
+/// The metatable of the error values of the database and the services ({code, message, where}).
+inline constexpr const char* kErrorMeta = "locksim.error";
+
+/// The error value that ends a script whatever pcall it is inside (a crash of its node, the
+/// budget): the address of this.
+extern char fatal_sentinel;
+
+// One trial's Lua state's bookkeeping: its memory, its instructions.
+struct Runtime {
+  std::string file;
+  Limits limits;
+  /// Whether the script is being stopped (the budget, its process killed): the prelude's pcall
+  /// lets the fatal sentinel through while it says so.
+  lua_CFunction stopping = nullptr;
+  std::size_t used = 0;
+  bool enforce = false;  // the memory cap holds: Lua code is running
+  std::uint64_t instructions = 0;
+  bool over_budget = false;
+  std::string budget_where;  // "file:line" where the budget ran out
+};
+
+inline Runtime& runtime(lua_State* L) {
+  void* ud = nullptr;
+  lua_getallocf(L, &ud);
+  return *static_cast<Runtime*>(ud);
+}
+
+// Lua runs with the memory cap on; the runtime's C++ runs with it off.
+class MemoryCap {
+ public:
+  MemoryCap(Runtime& rt, bool enforce) : rt_(rt), was_(std::exchange(rt.enforce, enforce)) {}
+  ~MemoryCap() { rt_.enforce = was_; }
+  MemoryCap(const MemoryCap&) = delete;
+  MemoryCap& operator=(const MemoryCap&) = delete;
+
+ private:
+  Runtime& rt_;
+  bool was_;
+};
+struct StateCloser {
+  void operator()(lua_State* L) const { lua_close(L); }
+};
+using StatePtr = std::unique_ptr<lua_State, StateCloser>;
+
+/// A sandboxed state whose memory and instructions `rt` counts (rt.stopping set). Throws ScriptError.
+StatePtr new_state(Runtime& rt);
+
+/// A script's error text as a terminal should show it: control bytes (a newline, a CR, an ANSI
+/// escape) written as \xNN, so that a message is one line and moves no cursor.
+std::string escaped(std::string_view text);
+
+/// The text of the error at the top of L's stack, for a message: one line, naming the script's
+/// file (an error Lua raises from C, "C stack overflow" say, has no position of its own).
+std::string error_text(lua_State* L, const Runtime& rt);
+
+/// The function at the top of L's stack as a binary chunk, to load in each trial's state.
+std::string bytecode(lua_State* L);
+
+/// Whether `s` is valid UTF-8.
+bool utf8(std::string_view s);
+
+}  // namespace models::lua
