@@ -215,8 +215,9 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
     std::map<std::string, std::size_t> index;  // each table's row number in the file
     for (const models::SeedRow& row : setup.rows) {
       const std::size_t i = index[row.table]++;
-      const bool generated = row.origin != "seeded";
-      const std::string at = generated ? "database/legacy" : fmt::format("database/rows/{}/{}", row.table, i);
+      const std::string at = row.origin == "workload" ? "workload/script"
+                             : row.origin != "seeded" ? "database/legacy"
+                                                      : fmt::format("database/rows/{}/{}", row.table, i);
       if (!scratch.has_table(row.table))
         top.fail(fmt::format("rows for the tables of the {} workload ({} has no {})", entry.workload(), choice.shown(), row.table), at);
       try {

@@ -877,7 +877,6 @@ namespace {
 // its invariant, written in Lua; its tables and first rows join the database's, its metrics the
 // registry. Returns a hash of its text.
 std::uint64_t load_lua_workload(const Reader& w, Scenario& s) {
-  w.require("script", "\"script\": the workload's Lua file");
   const std::string given = w.string("script", "");
   std::vector<std::pair<std::string, double>> params;
   if (w.has("params")) {
@@ -914,8 +913,8 @@ std::uint64_t load_lua_workload(const Reader& w, Scenario& s) {
   declare_workload_metrics(file, s.lua_workload->metrics);
   auto& db = s.deployment.database;
   db.tables.insert(db.tables.end(), s.lua_workload->tables.begin(), s.lua_workload->tables.end());
-  s.tables_sql.insert(s.tables_sql.end(), s.lua_workload->tables_sql.begin(), s.lua_workload->tables_sql.end());
-  for (const auto& [table, values] : s.lua_workload->rows) db.rows.push_back({table, values, "seeded"});
+  // The workload's own, not the scenario's: the effective configuration leaves them to its file.
+  for (const auto& [table, values] : s.lua_workload->rows) db.rows.push_back({table, values, "workload"});
   return fnv1a(fmt::format("{} {}", given, text));
 }
 

@@ -27,7 +27,7 @@ void places(const json& node, const std::string& key, std::map<std::string, json
     // The placeholder is the page's: the description of the place says which it is.
     static const std::map<std::string, std::string> placeholders = {
         {"expect", "<strategy>"}, {"expect.<strategy>", "<metric>"}, {"database.rows", "<table>"},
-        {"database.rows.<table>[]", "<column>"}, {"strategies[].params", "<param>"},
+        {"database.rows.<table>[]", "<column>"}, {"strategies[].params", "<param>"}, {"workload.params", "<param>"},
         {"strategies[].rollout[].params", "<param>"}};
     const auto p = placeholders.find(key);
     REQUIRE(p != placeholders.end());

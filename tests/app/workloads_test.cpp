@@ -1,0 +1,255 @@
+// Workloads written in Lua: a user's own operation, its tables and its invariant. What check
+// counts becomes a metric like the built-in ones; request fields are the same for every copy of
+// a submission; a workload's or its strategy's mistakes are refused at load as one line naming
+// the file; and a run depends on the seed alone.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/metrics.hpp"
+#include "app/runner.hpp"
+#include "app/scenario.hpp"
+#include "models/workloads/lua/workload.hpp"
+#include "scenario_files.hpp"
+#include "support.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+struct TempLua {
+  explicit TempLua(const std::string& text, const std::string& name = "locksim-workload") {
+    path = test::unique_temp_path(name, ".lua").string();
+    std::ofstream(path) << text;
+  }
+  ~TempLua() { std::filesystem::remove(path); }
+  std::string label() const { return std::filesystem::path(path).filename().string(); }
+  std::string name() const { return std::filesystem::path(path).stem().string(); }
+  std::string path;
+};
+
+// A counter workload: each request adds `by` to counter 1. check counts the acknowledged
+// increments the final value lacks, and the operations whose outcome is unknown.
+std::string counter_workload(const std::string& extra = "") {
+  return R"lua(
+description = "add to a counter"
+params = { start = 0 }
+tables = { "CREATE TABLE t_counter (id INT PRIMARY KEY, v BIGINT)" }
+rows = { t_counter = { { id = 1, v = params.start } } }
+request = { by = { uniform = { 1, 3 } }, payment = "submission" }
+metrics = {
+  { name = "lost_increments", unit = "increments", meaning = "acknowledged increments the final value lacks" },
+  { name = "unknown_outcomes", unit = "operations", meaning = "operations an attempt of which timed out", finding = false },
+  { name = "effects_seen", unit = "effects", meaning = "effects reported", finding = false },
+}
+function check(final, history)
+  local acknowledged, unknown = 0, 0
+  for _, op in ipairs(history.operations) do
+    if op.outcome == "ok" then acknowledged = acknowledged + op.req.by end
+    if op.outcome == "unknown" then unknown = unknown + 1 end
+  end
+  local v = final.tables.t_counter[1].v - params.start
+  return { lost_increments = math.max(0, acknowledged - v), unknown_outcomes = unknown, effects_seen = #history.effects }
+end
+)lua" + extra;
+}
+
+std::string strategy_for(const std::string& workload, const std::string& body) {
+  return "workload = '" + workload + "'\ndescription = 'a test strategy'\nfunction handle(req)\n" + body + "\nend\n";
+}
+
+constexpr const char* kReadModifyWrite = R"lua(
+  local v = db.query("SELECT v FROM t_counter WHERE id = 1")[1].v
+  work()
+  db.exec("UPDATE t_counter SET v = ? WHERE id = 1", v + req.by)
+  effect("added", req.by)
+)lua";
+constexpr const char* kIncrementInSql = R"lua(
+  work()
+  db.exec("UPDATE t_counter SET v = v + ? WHERE id = 1", req.by)
+)lua";
+
+// Eight operations at once on two app servers: read-modify-write races.
+json world(const TempLua& workload, const std::vector<const TempLua*>& strategies, int trials = 2) {
+  json list = json::array();
+  for (const TempLua* s : strategies) list.push_back({{"script", s->path}});
+  return {{"name", "x"},
+          {"workload", {{"script", workload.path}}},
+          {"topology", {{"app_servers", 2}, {"workers", 4}, {"app_work", {{"fixed_ms", 5}}}}},
+          {"clients", {{"count", 8}, {"timeout_ms", 5000}, {"max_attempts", 1}}},
+          {"strategies", list},
+          {"trials", trials}};
+}
+
+locksim::Scenario load(const json& doc, std::vector<std::string> sets = {}) {
+  test::TempScenario file(doc.dump());
+  return locksim::load_scenario(file.path, sets);
+}
+
+double total(const locksim::reports::StrategyResult& r, const std::string& metric) {
+  auto it = r.counts.find(metric);
+  return it == r.counts.end() ? 0 : it->second.total;
+}
+
+// What loading says, or "" when it loads.
+std::string refusal(const json& doc) {
+  try {
+    load(doc);
+  } catch (const locksim::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string workload_refusal(const std::string& text) {
+  TempLua workload(text);
+  TempLua strategy(strategy_for(workload.name(), kIncrementInSql));
+  return refusal(world(workload, {&strategy}));
+}
+
+}  // namespace
+
+TEST_CASE("a Lua workload's check counts are metrics: read-modify-write loses increments, v = v + ? loses none") {
+  TempLua workload(counter_workload());
+  TempLua rmw(strategy_for(workload.name(), kReadModifyWrite), "rmw");
+  TempLua sql(strategy_for(workload.name(), kIncrementInSql), "sql");
+  const locksim::Scenario s = load(world(workload, {&rmw, &sql}));
+  REQUIRE(locksim::is_metric("lost_increments"));
+  REQUIRE(locksim::is_metric("lost_increments.per_million"));
+  CHECK(locksim::fires("lost_increments", 1));
+  CHECK_FALSE(locksim::fires("unknown_outcomes", 1));
+  const auto results = locksim::run_scenario(s);
+  REQUIRE(results.strategies.size() == 2);
+  CHECK(total(results.strategies[0], "lost_increments") > 0);
+  CHECK(total(results.strategies[0], "effects_seen") == 16);  // one per operation, 8 per trial
+  CHECK(total(results.strategies[1], "lost_increments") == 0);
+  // The account-bind table and its checkers are not part of another workload.
+  CHECK(results.strategies[1].counts.count("duplicate_rows") == 0);
+}
+
+TEST_CASE("a Lua workload's results are the same for any number of jobs") {
+  TempLua workload(counter_workload());
+  TempLua rmw(strategy_for(workload.name(), kReadModifyWrite));
+  const locksim::Scenario s = load(world(workload, {&rmw}, 6));
+  const auto one = locksim::run_scenario(s, 1);
+  const auto two = locksim::run_scenario(s, 2);
+  CHECK(one.strategies[0].trace_hash == two.strategies[0].trace_hash);
+  CHECK(total(one.strategies[0], "lost_increments") == total(two.strategies[0], "lost_increments"));
+}
+
+TEST_CASE("a workload's parameters come from the scenario, and its first rows follow them") {
+  TempLua workload(counter_workload());
+  TempLua sql(strategy_for(workload.name(), kIncrementInSql));
+  json doc = world(workload, {&sql});
+  doc["workload"]["params"] = {{"start", 100}};
+  const locksim::Scenario s = load(doc);
+  REQUIRE(s.deployment.database.rows.size() == 1);
+  CHECK(std::get<std::int64_t>(s.deployment.database.rows[0].values.at("v")) == 100);
+  CHECK(locksim::effective_config(s)["workload"]["params"]["start"] == 100);
+  CHECK(total(locksim::run_scenario(s).strategies[0], "lost_increments") == 0);
+  doc["workload"]["params"] = {{"begin", 1}};
+  CHECK_THAT(refusal(doc), Catch::Contains("no parameter 'begin' (its params: start)"));
+}
+
+TEST_CASE("request fields are drawn per submission: a retry and a double submit send the same request") {
+  TempLua file(counter_workload());
+  std::ifstream in(file.path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto w = models::workloads::load_workload(file.path, text);
+  REQUIRE(w->fields.size() == 2);
+  const auto first = w->draw(7, 3, 3, 0, 0);
+  CHECK(first == w->draw(7, 3, 3, 0, 0));   // a retry: same operation
+  CHECK(first == w->draw(7, 9, 3, 1, 0));   // a double submit: its own operation, the same submission
+  bool differs = false;
+  for (std::uint64_t submission = 0; submission < 64; ++submission) {
+    const auto fields = w->draw(7, submission, submission, 0, 0);
+    const auto by = std::get<std::int64_t>(fields[0].second);
+    CHECK(by >= 1);
+    CHECK(by <= 3);
+    CHECK(std::get<std::int64_t>(fields[1].second) == static_cast<std::int64_t>(submission));
+    differs = differs || fields != first;
+  }
+  CHECK(differs);
+  const bool another_trial_draws_anew = w->draw(8, 3, 3, 0, 0) != first || w->draw(9, 3, 3, 0, 0) != first;
+  CHECK(another_trial_draws_anew);
+}
+
+TEST_CASE("a workload file's mistakes are refused at load as one line naming the file") {
+  const std::string good = counter_workload();
+  CHECK(workload_refusal(good) == "");
+  // A syntax error: the file and the line.
+  const std::string syntax = workload_refusal("description = 'x'\nfunction check(\n");
+  CHECK_THAT(syntax, Catch::Matches(".*locksim-workload.*\\.lua:3: .*"));
+  CHECK(syntax.find('\n') == std::string::npos);
+  const auto without = [&](const std::string& what, const std::string& instead = "") {
+    std::string text = good;
+    const auto at = text.find(what);
+    REQUIRE(at != std::string::npos);
+    return workload_refusal(text.replace(at, what.size(), instead));
+  };
+  CHECK_THAT(without("function check(final, history)", "function verify(final, history)"),
+             Catch::Contains("expected `function check(final, history)`"));
+  CHECK_THAT(without("request = {", "requests = {"), Catch::Contains("expected `request`"));
+  CHECK_THAT(without("by = { uniform = { 1, 3 } }", "by = { between = { 1, 3 } }"),
+             Catch::Contains("request.by: expected a distribution"));
+  CHECK_THAT(without("by = { uniform = { 1, 3 } }", "by = { uniform = { 3, 1 } }"), Catch::Contains("expected lo <= hi"));
+  CHECK_THAT(without("name = \"effects_seen\"", "name = \"lost_increments\""),
+             Catch::Contains("metric 'lost_increments' is declared twice"));
+  CHECK_THAT(without("name = \"effects_seen\"", "name = \"duplicate_rows\""), Catch::Contains("'duplicate_rows' is a built-in metric"));
+  CHECK_THAT(without("rows = { t_counter = { { id = 1, v = params.start } } }", "rows = { t_counters = { { id = 1 } } }"),
+             Catch::Contains("rows.t_counters: no such table in `tables`"));
+  CHECK_THAT(without("description = \"add to a counter\""), Catch::Contains("expected `description` to be a string"));
+}
+
+TEST_CASE("check returning what it did not declare, a non-number or nothing stops the run with one line naming the file") {
+  const auto returned = [](const std::string& value) {
+    TempLua workload(counter_workload("local original = check\nfunction check(f, h)\n  local out = original(f, h)\n  " + value +
+                                      "\n  return out\nend\n"));
+    TempLua sql(strategy_for(workload.name(), kIncrementInSql));
+    const locksim::Scenario s = load(world(workload, {&sql}, 1));
+    try {
+      locksim::run_scenario(s);
+    } catch (const locksim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(returned("out.surprise = 1"), Catch::Contains("check returned 'surprise', which `metrics` does not declare"));
+  CHECK_THAT(returned("out.lost_increments = 'none'"), Catch::Contains("check returned string for 'lost_increments'"));
+  CHECK_THAT(returned("out.lost_increments = -1"), Catch::Contains("check returned -1 for 'lost_increments'"));
+  CHECK_THAT(returned("out.lost_increments = nil"), Catch::Contains("check returned no count for 'lost_increments'"));
+  CHECK_THAT(returned("out = 3"), Catch::Contains("check returned number: expected a table of counts"));
+  CHECK_THAT(returned("while true do end"), Catch::Contains("the instruction budget"));
+  CHECK_THAT(returned("out.x = f.tables.t_counter[1].nothing.v"), Catch::Matches(".*locksim-workload.*\\.lua:\\d+: .*"));
+}
+
+TEST_CASE("a strategy runs only on its own workload") {
+  TempLua workload(counter_workload());
+  TempLua other(strategy_for("another", kIncrementInSql));
+  CHECK_THAT(refusal(world(workload, {&other})), Catch::Contains("a strategy of the " + workload.name() + " workload"));
+  TempLua bind("description = 'an account-bind strategy'\nfunction bind(req) end\n");
+  CHECK_THAT(refusal(world(workload, {&bind})), Catch::Contains("one of account-bind"));
+  TempLua both(strategy_for(workload.name(), "") + "function bind(req) end\n");
+  CHECK_THAT(refusal(world(workload, {&both})), Catch::Contains("bind(req) is account-bind's"));
+  TempLua handle_only("description = 'x'\nfunction handle(req) end\n");
+  CHECK_THAT(refusal(world(workload, {&handle_only})), Catch::Contains("`workload = \"name\"` and a function handle(req)"));
+  // And a workload's strategy in an account-bind scenario.
+  TempLua sql(strategy_for(workload.name(), kIncrementInSql));
+  CHECK_THAT(refusal({{"name", "x"}, {"strategies", {{{"script", sql.path}}}}}),
+             Catch::Contains("a strategy of the account-bind workload; " + sql.label() + " is one of " + workload.name()));
+  // A Lua workload lists its strategies.
+  json doc = world(workload, {});
+  doc.erase("strategies");
+  CHECK_THAT(refusal(doc), Catch::Contains("a list of the " + workload.name() + " workload's strategies"));
+}
+
+TEST_CASE("a workload's sandbox is a strategy's: no os, io, require or load, and effect() only inside handle") {
+  CHECK(workload_refusal(counter_workload("assert(os == nil and io == nil and require == nil and load == nil and debug == nil)\n")) == "");
+  CHECK_THAT(workload_refusal(counter_workload("os.exit(1)\n")), Catch::Contains("attempt to index a nil value (global 'os')"));
+  TempLua workload(counter_workload());
+  TempLua top(strategy_for(workload.name(), kIncrementInSql) + "effect('x', 1)\n");
+  CHECK_THAT(refusal(world(workload, {&top})), Catch::Contains("only inside bind(req) or handle(req)"));
+}
