@@ -787,6 +787,11 @@ ScenarioRun start_run(const Scenario& s) {
   results.description = s.description;
   results.source = s.source;
   results.lesson = s.lesson;
+  if (s.lua_workload) {
+    const auto& declared = s.lua_workload->metrics;
+    const auto finding = std::find_if(declared.begin(), declared.end(), [](const auto& m) { return m.finding; });
+    results.headline = (finding != declared.end() ? *finding : declared.front()).name;
+  }
   results.scenario_hash = s.hash;
   results.seed = s.seed;
   results.trials = static_cast<std::uint64_t>(s.trials);

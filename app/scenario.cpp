@@ -1187,6 +1187,12 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     }
     StrategyChoice choice{name, {}, label};
     if (!script.empty()) {
+      try {
+        script_path(script);
+      } catch (const InputError&) {
+        top.fail("a Lua strategy file (the path, or one under the project's folder or strategies/), got " + quote_value(script),
+                 at + "/script");
+      }
       std::string text;
       choice = load_script_file(script, &text);
       choice.label = label;

@@ -380,11 +380,19 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
   md += "## Comparison\n\n```\n" + table(r) + "```\n\n";
   if (const std::string steps = steps_table(r); !steps.empty()) md += "## Steps\n\n```\n" + steps + "```\n\n";
   if (const std::string phases = phases_table(r); !phases.empty()) md += "## Rollout phases\n\n```\n" + phases + "```\n\n";
-  md += "What the columns mean: *ops*, the clients' logical operations over every trial; *dup rows*, rows beyond the "
-        "first for one key, summed over trials; *per M ops*, dup rows per million operations with its exact 95% Poisson "
-        "interval; *trials with dups*, the share of trials with at least one, and its 95% Wilson interval (\"1 outcome\" "
-        "when every trial came to the same counts); *dup keys*, keys with more than one row; "
-        "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of successful logical operations (first "
+  if (r.headline == "duplicate_rows")
+    md += "What the columns mean: *ops*, the clients' logical operations over every trial; *dup rows*, rows beyond the "
+          "first for one key, summed over trials; *per M ops*, dup rows per million operations with its exact 95% Poisson "
+          "interval; *trials with dups*, the share of trials with at least one, and its 95% Wilson interval (\"1 outcome\" "
+          "when every trial came to the same counts); *dup keys*, keys with more than one row; ";
+  else
+    md += fmt::format("What the columns mean: *ops*, the clients' logical operations over every trial; *{0}*, the workload's "
+                      "first finding, summed over trials; *per M ops*, {0} per million operations with its exact 95% Poisson "
+                      "interval; *trials with any*, the share of trials with at least one, and its 95% Wilson interval (\"1 "
+                      "outcome\" when every trial came to the same counts); *dup keys*, account-bind's duplicated keys (none "
+                      "here); ",
+                      r.headline);
+  md += "*dropped*, requests the strategy chose to drop; *p50 / p99 ms*, latency of successful logical operations (first "
         "attempt to the answer) from 1% log buckets; *db/op*, *redis*, statements and Redis commands per logical operation; "
         "*errors*, operations that ended in an error, by its kind. The other checkers are listed under the table where "
         "they fired.\n\n";

@@ -222,6 +222,9 @@ struct RunResults {
   std::vector<StrategyResult> strategies;
   std::vector<ExpectationResult> expectations;
   std::vector<MetricNote> metrics;  // every metric the tool knows, in table order
+  /// The finding the comparison table has its columns for: duplicate_rows, or a Lua workload's
+  /// first finding ("oversold").
+  std::string headline = "duplicate_rows";
   std::string stopped;          // "time": --time ended the run before every trial ran; empty: it did not
   double stopped_after_s = 0;   // a timing field: when the run was stopped
 

@@ -60,8 +60,6 @@ std::unique_ptr<Loaded> run_top_level(const std::string& file, std::string_view 
   out->rt.stopping = stopping;
   out->L = lua::new_state(out->rt);
   lua_State* L = out->L.get();
-  lua_pushnil(L);
-  lua_setglobal(L, "random");
   int params = 0;
   if (effective != nullptr) {
     lua_createtable(L, 0, static_cast<int>(effective->size()));
