@@ -453,13 +453,14 @@ Finding explore(const ExploreOptions& o) {
   if (o.depth < 1 || o.depth > kMaxPctDepth) throw InputError(fmt::format("--depth {}: expected 1 to {}", o.depth, kMaxPctDepth));
   if (o.bound < 0 || o.bound > 10) throw InputError(fmt::format("--bound {}: expected 0 to 10", o.bound));
   if (o.jobs < 1 || o.jobs > 1024) throw InputError(fmt::format("--jobs {}: expected 1 to 1024", o.jobs));
+  const Scenario s = load_scenario(scenario_path(o.scenario), o.sets, {o.strategy});
+  // After the scenario: a Lua workload's findings are properties too.
   if (const auto& properties = findings();
       o.property != "any" && std::none_of(properties.begin(), properties.end(), [&](const MetricInfo* m) { return m->name == o.property; })) {
     std::string names;
     for (const MetricInfo* m : properties) names += (names.empty() ? "" : ", ") + m->name;
     throw InputError(fmt::format("--property {}: expected any or a finding: {} (docs/metrics.md)", quote_value(o.property), names));
   }
-  const Scenario s = load_scenario(scenario_path(o.scenario), o.sets, {o.strategy});
   const StrategyChoice& choice = strategy_named(s, o.strategy);
   const auto started = Clock::now();
   if (o.mode == "dfs" && !cluster::leader()) {  // under mpirun: the runs the leader hands out

@@ -102,6 +102,8 @@ def main():
              ["run", scenario("del-removes-another-lock"), "--trials", "6"])
     same_run("run over 2 ranks: results.json as in one process (sessions workload, steps and tables)",
              ["run", scenario("three-inserts-one-rollback"), "--trials", "6"])
+    same_run("run over 2 ranks: results.json as in one process (a Lua workload, its check's metrics)",
+             ["run", scenario("claiming-jobs"), "--trials", "6"])
 
     with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
         args = ["sweep", scenario("del-removes-another-lock"), "--vary", "clients.timeout_ms=100:700:300",
