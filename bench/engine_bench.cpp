@@ -455,6 +455,10 @@ int main(int argc, char** argv) {
       fmt::print("scripts.{}.cpp_trials_per_s: {:.1f}\nscripts.{}.lua_trials_per_s: {:.1f}\nscripts.{}.lua_over_cpp: {:.3f}\n", t.strategy,
                  t.cpp_trials_per_s, t.strategy, t.lua_trials_per_s, t.strategy, t.lua_trials_per_s / t.cpp_trials_per_s);
     fmt::print("scripts.state_bytes: {:.0f}\nscripts.first_trial_ms: {:.2f}\n", f.state_bytes, f.first_trial_ms);
+    fmt::print("workloads.builtin_cpp_trials_per_s: {:.1f}\nworkloads.builtin_lua_trials_per_s: {:.1f}\nworkloads.lua_trials_per_s: {:.1f}\n"
+               "workloads.lua_over_builtin: {:.3f}\n",
+               f.workload.builtin_cpp_trials_per_s, f.workload.builtin_lua_trials_per_s, f.workload.workload_trials_per_s,
+               f.workload.workload_trials_per_s / f.workload.builtin_lua_trials_per_s);
     return 0;
   }
   if (args.size() == 1 && args[0] == "explore") {
@@ -600,6 +604,16 @@ int main(int argc, char** argv) {
     figures.push_back(figure("scripts." + t.strategy + ".lua_over_cpp", "Lua twin / C++ original (median of 3, alternating)",
                              t.lua_trials_per_s / t.cpp_trials_per_s, ">=", 0.7));
   }
+  figures.push_back(figure("workloads.builtin_cpp_trials_per_s", "account-bind: select-for-update (C++), trials/s, one thread",
+                           scripts.workload.builtin_cpp_trials_per_s));
+  figures.push_back(figure("workloads.builtin_lua_trials_per_s", "account-bind: select-for-update.lua (bind), trials/s",
+                           scripts.workload.builtin_lua_trials_per_s));
+  figures.push_back(figure("workloads.lua_trials_per_s", "the same operation as a Lua workload (bench/workloads/bind-openid.lua), trials/s",
+                           scripts.workload.workload_trials_per_s));
+  figures.push_back(figure("workloads.lua_over_builtin", "Lua workload / built-in workload, the same Lua strategy (median of 3, alternating)",
+                           scripts.workload.workload_trials_per_s / scripts.workload.builtin_lua_trials_per_s, ">=", 0.7));
+  figures.push_back(figure("workloads.lua_over_cpp", "Lua workload and strategy / built-in workload and C++ strategy",
+                           scripts.workload.workload_trials_per_s / scripts.workload.builtin_cpp_trials_per_s));
   figures.push_back(figure("scripts.state_bytes", "resident bytes per live script state (one trial's Lua state)", scripts.state_bytes));
   figures.push_back(figure("scripts.first_trial_ms", "a new script: parse, load and its first account-bind trial, ms",
                            scripts.first_trial_ms));

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include "app/runner.hpp"
@@ -52,6 +53,37 @@ ScriptFigures script_bench(int trials, int repeats) {
         (which == name ? cpp : lua).push_back(trials / seconds_since(start));
       }
     out.twins.push_back({name, median(cpp), median(lua)});
+  }
+
+  // The same operation as a Lua workload: account-bind's world and traffic, the workload's table,
+  // request fields and check in place of the built-in ones.
+  {
+    nlohmann::json doc;
+    std::ifstream(locksim::scenario_path("account-bind")) >> doc;
+    doc["name"] = "bind-openid";
+    doc["workload"] = {{"script", std::string(LOCKSIM_BENCH_DIR) + "/workloads/bind-openid.lua"}};
+    doc["strategies"] = {{{"script", std::string(LOCKSIM_BENCH_DIR) + "/workloads/bind-openid/select-for-update.lua"}}};
+    doc.erase("expect");
+    doc["trials"] = trials;
+    locksim::Scenario workload = locksim::load_document(doc, "bind-openid.json");
+    locksim::Scenario builtin = locksim::load_scenario(locksim::scenario_path("account-bind"),
+                                                       {std::string(locksim::kScriptOverride) + twin_of("select-for-update")},
+                                                       {"select-for-update", "select-for-update.lua"});
+    builtin.trials = trials;
+    std::vector<double> cpp, lua, script;
+    for (int i = 0; i < repeats; ++i) {
+      for (const std::string which : {"select-for-update", "select-for-update.lua"}) {
+        locksim::Scenario one = builtin;
+        locksim::narrow_strategies(one, {which});
+        const auto start = std::chrono::steady_clock::now();
+        locksim::run_scenario(one, 1);
+        (which == "select-for-update" ? cpp : lua).push_back(trials / seconds_since(start));
+      }
+      const auto start = std::chrono::steady_clock::now();
+      locksim::run_scenario(workload, 1);
+      script.push_back(trials / seconds_since(start));
+    }
+    out.workload = {median(cpp), median(lua), median(script)};
   }
 
   // Live strategy instances, each with its own state, as the trials of one thread hold them.

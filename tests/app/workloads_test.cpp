@@ -253,3 +253,26 @@ TEST_CASE("a workload's sandbox is a strategy's: no os, io, require or load, and
   TempLua top(strategy_for(workload.name(), kIncrementInSql) + "effect('x', 1)\n");
   CHECK_THAT(refusal(world(workload, {&top})), Catch::Contains("only inside bind(req) or handle(req)"));
 }
+
+TEST_CASE("the account-bind operation written as a Lua workload gives the built-in workload's results, trial for trial") {
+  json doc;
+  std::ifstream(locksim::scenario_path("account-bind")) >> doc;
+  doc["name"] = "bind-openid";
+  doc["workload"] = {{"script", std::string(LOCKSIM_SOURCE_DIR) + "/bench/workloads/bind-openid.lua"}};
+  doc["strategies"] = {{{"script", std::string(LOCKSIM_SOURCE_DIR) + "/bench/workloads/bind-openid/select-for-update.lua"}}};
+  doc.erase("expect");
+  doc["trials"] = 20;
+  const auto workload = locksim::run_scenario(load(doc)).strategies.front();
+  locksim::Scenario s = locksim::load_scenario(locksim::scenario_path("account-bind"),
+                                               {"+script=" + std::string(LOCKSIM_SOURCE_DIR) + "/strategies/select-for-update.lua"},
+                                               {"select-for-update.lua"});
+  s.trials = 20;
+  const auto builtin = locksim::run_scenario(s).strategies.front();
+  CHECK(workload.operations == builtin.operations);
+  CHECK(total(workload, "errors.1213") == total(builtin, "errors.1213"));
+  CHECK(total(workload, "errors.1213") > 0);
+  CHECK(total(workload, "duplicate_bindings") == total(builtin, "duplicate_rows"));
+  CHECK(workload.figures.at("latency_ms.p50") == builtin.figures.at("latency_ms.p50"));
+  CHECK(workload.figures.at("latency_ms.p99") == builtin.figures.at("latency_ms.p99"));
+  CHECK(workload.figures.at("db_ops_per_op") == builtin.figures.at("db_ops_per_op"));
+}
