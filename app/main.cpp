@@ -403,8 +403,13 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--seed", run_options.seed, "seed of the first trial (trial i uses seed + i)")->check(seed_number());
   run_cmd->add_option("--set", run_options.sets, "override a scenario value: path=value, e.g. clients.count=50");
   std::vector<std::string> run_scripts, sweep_scripts, explore_scripts;
+  std::string run_workload, sweep_workload, explore_workload;
   constexpr const char* kScriptHelp = "also run this strategy written in Lua (repeatable; docs/writing-strategies.md)";
+  constexpr const char* kWorkloadHelp =
+      "run the scenario's world and traffic with this workload written in Lua instead of its own; its strategies are the "
+      "--strategy-file ones (docs/writing-workloads.md)";
   run_cmd->add_option("--strategy-file", run_scripts, kScriptHelp);
+  run_cmd->add_option("--workload-file", run_workload, kWorkloadHelp);
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
   run_cmd->add_flag("--print-config", run_options.print_config,
                     "print the scenario with every value in effect, defaults included, and exit");
@@ -425,6 +430,7 @@ int dispatch(int argc, char** argv) {
   sweep_cmd->add_option("--seed", sweep_options.seed, "seed of the first trial at each point")->check(seed_number());
   sweep_cmd->add_option("--set", sweep_options.sets, "override a scenario value: path=value");
   sweep_cmd->add_option("--strategy-file", sweep_scripts, kScriptHelp);
+  sweep_cmd->add_option("--workload-file", sweep_workload, kWorkloadHelp);
   sweep_cmd->add_option("--jobs", sweep_options.jobs, "threads running trials (default: every core)")->check(CLI::Range(1, 1024));
   sweep_cmd->add_flag("--resume", sweep_options.resume, "keep the points an interrupted sweep already wrote");
   sweep_cmd->add_option("--time", sweep_options.time_s, "wall seconds at most for the whole sweep: points not reached are not run")
@@ -450,6 +456,7 @@ int dispatch(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
   explore_cmd->add_option("--strategy-file", explore_scripts, "load this strategy written in Lua (repeatable); --strategy names it");
+  explore_cmd->add_option("--workload-file", explore_workload, kWorkloadHelp);
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");
   std::string rows_scenario;
   std::vector<std::string> rows_sets;
@@ -482,6 +489,13 @@ int dispatch(int argc, char** argv) {
   add_scripts(run_scripts, run_options.sets);
   add_scripts(sweep_scripts, sweep_options.sets);
   add_scripts(explore_scripts, explore_options.options.sets);
+  // A workload file likewise, before the scripts that are its strategies.
+  const auto add_workload = [](const std::string& file, std::vector<std::string>& sets) {
+    if (!file.empty()) sets.insert(sets.begin(), std::string(locksim::kWorkloadOverride) + file);
+  };
+  add_workload(run_workload, run_options.sets);
+  add_workload(sweep_workload, sweep_options.sets);
+  add_workload(explore_workload, explore_options.options.sets);
 
   limit_memory();
   // Under mpirun the other ranks take part in run, sweep and explore; in the rest, rank 0 alone.

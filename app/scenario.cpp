@@ -855,6 +855,14 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     doc["workload"] = json{{"kind", doc["workload"]}};
   std::vector<std::string> narrowed = only;  // the scripts of --strategy-file stay in a narrowed run
   for (const auto& o : overrides)
+    if (o.starts_with(kWorkloadOverride) && doc.is_object()) {
+      check_length("--workload-file", o);
+      doc["workload"] = json{{"script", o.substr(kWorkloadOverride.size())}};
+      doc["strategies"] = json::array();
+      doc.erase("expect");
+      doc.erase("lesson");  // the scenario's lesson is about its own workload
+    }
+  for (const auto& o : overrides)
     if (o.starts_with(kScriptOverride)) {
       check_length("--strategy-file", o);
       const std::string label = add_script(doc, o.substr(kScriptOverride.size()));
@@ -864,7 +872,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
       if (!only.empty() && std::find(narrowed.begin(), narrowed.end(), label) == narrowed.end()) narrowed.push_back(label);
     }
   for (const auto& o : overrides) {
-    if (o.starts_with(kScriptOverride)) continue;
+    if (o.starts_with(kScriptOverride) || o.starts_with(kWorkloadOverride)) continue;
     check_length("--set", o);
     if (!set_strategy_param(doc, o, only)) override_json(doc, path, o);
   }
@@ -1136,7 +1144,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   // {"as": "a label", "rollout": [steps]}.
   std::vector<json> chosen;
   top.declare("strategies", {{"type", {"string", "array"}}, {"minItems", 1}, {"if", {{"type", "string"}}}, {"then", {{"const", "all"}}}});
-  if (s.lua_workload && (!top.has("strategies") || !top.raw().at("strategies").is_array()))
+  if (s.lua_workload && (!top.has("strategies") || !top.raw().at("strategies").is_array() || top.raw().at("strategies").empty()))
     top.fail(fmt::format("a list of the {} workload's strategies, each {{\"script\": \"a file.lua\"}} with handle(req)", s.workload),
              "strategies");
   if (!top.has("strategies") || top.raw().at("strategies") == "all") {

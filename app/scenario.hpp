@@ -94,6 +94,10 @@ struct Scenario {
 /// An override that adds a strategy written in Lua (`--strategy-file PATH`): "+script=PATH".
 /// Tokens carry it with the other overrides, so a replay loads the same script.
 inline constexpr std::string_view kScriptOverride = "+script=";
+/// An override that runs the scenario's world and traffic with a workload written in Lua
+/// (`--workload-file PATH`): "+workload=PATH". The scenario's own strategies and expectations go
+/// with its workload; the run's are those of --strategy-file.
+inline constexpr std::string_view kWorkloadOverride = "+workload=";
 
 /// Where a script named `path` is: the path itself, or else under the project's strategies/
 /// (`strategies/x.lua`, `x.lua` or `x`). Throws InputError.

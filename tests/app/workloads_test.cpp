@@ -276,3 +276,24 @@ TEST_CASE("the account-bind operation written as a Lua workload gives the built-
   CHECK(workload.figures.at("latency_ms.p99") == builtin.figures.at("latency_ms.p99"));
   CHECK(workload.figures.at("db_ops_per_op") == builtin.figures.at("db_ops_per_op"));
 }
+
+TEST_CASE("--workload-file runs a scenario's world and traffic with a Lua workload and the --strategy-file strategies") {
+  TempLua workload(counter_workload());
+  TempLua sql(strategy_for(workload.name(), kIncrementInSql));
+  const locksim::Scenario s =
+      locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"),
+                             {std::string(locksim::kWorkloadOverride) + workload.path, std::string(locksim::kScriptOverride) + sql.path});
+  CHECK(s.workload == workload.name());
+  REQUIRE(s.strategies.size() == 1);
+  CHECK(s.strategies[0].shown() == sql.label());
+  CHECK(s.expect.empty());
+  CHECK(s.lesson.empty());
+  CHECK(s.faults.size() == 1);  // the scenario's pause stays
+  const auto r = locksim::run_scenario(s).strategies.front();
+  CHECK(r.operations == 40);
+  CHECK(total(r, "lost_increments") == 0);
+  // Without a strategy of its own the run has nothing to compare.
+  CHECK_THROWS_WITH(locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"),
+                                           {std::string(locksim::kWorkloadOverride) + workload.path}),
+                    Catch::Contains("a list of the " + workload.name() + " workload's strategies"));
+}
