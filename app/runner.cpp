@@ -538,6 +538,7 @@ TrialOutcome run_one_trial(const Scenario& s, const StrategyChoice& choice, std:
                                 .finished = run.ok() && !env.observed().script_stopped(),
                                 .database = &deployment.database(),
                                 .accounts = s.lua_workload ? nullptr : &accounts,
+                                .rebinds = s.operation == "rebind",
                                 .operations = &operations,
                                 .locks = &env.observed().locks(),
                                 .redis = deployment.redis_instances(),

@@ -666,6 +666,7 @@ json effective_config(const Scenario& s) {
     doc["workload"] = {{"script", s.workload_file}, {"params", params}};
   } else {
     doc["workload"] = {{"kind", s.workload}};
+    if (s.workload == "account-bind") doc["workload"]["operation"] = s.operation;
   }
   doc["topology"] = {{"app_servers", d.app_servers},
                      {"workers", d.server.workers},
@@ -966,10 +967,13 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   } else if (top.has("workload")) {
     const Reader w = top.child("workload");
     top.declare("workload", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"enum", {"account-bind", "batch-scheduler", "sessions"}}}}});
-    w.only({"kind", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
+    w.only({"kind", "operation", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
             "reap_after_ms", "horizon_ms", "settle_ms"});
     s.workload = w.choice("kind", "account-bind", {"account-bind", "batch-scheduler", "sessions"});
-    if (s.workload == "account-bind" && w.raw().size() > 1) w.fail("only \"kind\" for the account-bind workload");
+    s.operation = w.choice("operation", s.operation, {"bind", "rebind"});
+    if (s.workload != "account-bind" && w.has("operation")) w.fail("operation only for the account-bind workload", "operation");
+    if (s.workload == "account-bind" && w.raw().size() > (w.has("operation") ? 2u : 1u))
+      w.fail("only \"kind\" and \"operation\" for the account-bind workload");
     if (s.workload == "sessions") {
       if (w.raw().size() > (w.has("settle_ms") ? 2u : 1u)) w.fail("only \"kind\" and \"settle_ms\" for the sessions workload");
       s.script = load_steps(top, w);

@@ -67,6 +67,10 @@ struct Scenario {
   /// its tables and rows are in deployment.database.
   std::shared_ptr<const models::workloads::Workload> lua_workload{};
   std::string workload_file{};  // as the scenario names it
+  /// account-bind's operation: "bind" (insert if absent: a later binding of a bound OpenID is
+  /// expected to change nothing) or "rebind" (the latest acknowledged binding should stand, so
+  /// lost_updates applies).
+  std::string operation = "bind";
   /// The world and its services; every default is the models' own.
   models::DeploymentConfig deployment;
   sim::Distribution app_work = sim::fixed(sim::Duration{});  // between a handler's read and its write

@@ -61,6 +61,7 @@ struct Trial {
   bool finished = true;        // it ended on its own, not at a budget
   const db::Database* database = nullptr;
   const std::vector<db::RowRecord>* accounts = nullptr;  // the account table's committed rows
+  bool rebinds = false;  // account-bind's operation replaces an earlier binding (lost_updates applies)
   std::uint64_t lock_rows = 0;                           // committed rows of a lock table, if the strategy has one
   const std::vector<OperationRecord>* operations = nullptr;  // the clients' logical operations
   const LockMonitor* locks = nullptr;                        // who believed they held which lock when

@@ -1,6 +1,7 @@
 // Lost updates: a key whose final value came from an operation that was already
 // acknowledged when another binding of the key, acknowledged too, began: that later
-// binding was dropped. (Bindings that overlapped in time may end in either order.)
+// binding was dropped. (Bindings that overlapped in time may end in either order.) Only where
+// the operation rebinds: an insert-if-absent design is right to keep the first binding.
 
 #include <set>
 
@@ -13,10 +14,12 @@ class LostUpdates : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "lost_updates", .unit = "keys",
-             .meaning = "keys whose final value predates a later acknowledged write of the same key", .finding = true}};
+             .meaning = "keys whose final value predates a later acknowledged write of the same key (account-bind with "
+                        "workload.operation rebind: the latest binding should stand)",
+             .finding = true}};
   }
   void check(const Trial& trial, Findings& out) const override {
-    if (trial.operations == nullptr || trial.accounts == nullptr) return;
+    if (!trial.rebinds || trial.operations == nullptr || trial.accounts == nullptr) return;
     std::map<std::string, std::string> final_device;  // the latest row of each key
     for (const auto& row : *trial.accounts)
       final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));

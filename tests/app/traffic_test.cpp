@@ -55,7 +55,11 @@ TEST_CASE("fresh keys never collide but a double click does, and a hot key under
   const auto twice = run(with_traffic(clicked));
   CHECK(twice.operations == 2 * 400);
   CHECK(total(twice, "duplicate_rows") > 0);
-  CHECK(total(twice, "lost_updates") == 0);  // a double click's copy writes the same value
+  json rebinding = with_traffic(clicked);
+  rebinding["workload"] = {{"kind", "account-bind"}, {"operation", "rebind"}};
+  const auto rebound = run(rebinding);
+  CHECK(rebound.counts.count("lost_updates") == 1);
+  CHECK(total(rebound, "lost_updates") == 0);  // a double click's copy writes the same value
   json zipf = fresh;
   zipf["keys"] = {{"kind", "zipf"}, {"count", 1000}, {"exponent", 4}};
   const auto hot = run(with_traffic(zipf));
@@ -97,4 +101,15 @@ TEST_CASE("traffic written wrong is one line naming the key") {
              Catch::Contains("times_ms only with"));
   CHECK_THAT(refused({{"traffic", {{"rate_per_s", 10}, {"operations", 5}, {"double_submit", {{"probability", 2}}}}}}),
              Catch::Contains("/clients/traffic/double_submit/probability"));
+}
+
+TEST_CASE("lost_updates counts only where the operation rebinds: an insert-if-absent design is right to keep the first binding") {
+  json zipf = with_traffic({{"kind", "constant"}, {"rate_per_s", 2000}, {"operations", 300},
+                            {"keys", {{"kind", "zipf"}, {"count", 20}}}},
+                           "upsert");
+  const auto bind = run(zipf);
+  CHECK(bind.counts.count("lost_updates") == 0);
+  zipf["workload"] = {{"kind", "account-bind"}, {"operation", "rebind"}};
+  zipf["strategies"] = {"insert-ignore-reselect"};  // first wins: later bindings are dropped
+  CHECK(total(run(zipf), "lost_updates") > 0);
 }

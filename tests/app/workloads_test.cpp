@@ -277,7 +277,7 @@ TEST_CASE("the account-bind operation written as a Lua workload gives the built-
   CHECK(workload.figures.at("db_ops_per_op") == builtin.figures.at("db_ops_per_op"));
 }
 
-TEST_CASE("--workload-file runs a scenario's world and traffic with a Lua workload and the --strategy-file strategies") {
+TEST_CASE("a workload file given on the command line runs a scenario's world and traffic with a Lua workload and the --strategy-file strategies") {
   TempLua workload(counter_workload());
   TempLua sql(strategy_for(workload.name(), kIncrementInSql));
   const locksim::Scenario s =
