@@ -127,11 +127,14 @@ class Reader {
       each(Reader(j_.at(key)[i], file_, where(key + "/" + std::to_string(i)), recorder_));
   }
   std::string choice(const std::string& key, std::string fallback, std::initializer_list<const char*> allowed) const {
-    if (recorder_ != nullptr) declare(key, {{"type", "string"}, {"enum", std::vector<std::string>(allowed.begin(), allowed.end())}, {"default", fallback}});
+    return choice(key, std::move(fallback), std::vector<std::string>(allowed.begin(), allowed.end()));
+  }
+  std::string choice(const std::string& key, std::string fallback, const std::vector<std::string>& allowed) const {
+    if (recorder_ != nullptr) declare(key, {{"type", "string"}, {"enum", allowed}, {"default", fallback}});
     std::string v = string(key, fallback);
-    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; })) {
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return v == a; })) {
       std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
       fail("one of " + list + ", got " + quote_value(v), key);
     }
     return v;

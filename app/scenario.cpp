@@ -14,6 +14,7 @@
 #include "app/database_input.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
+#include "app/workload_kind.hpp"
 #include "app/reader.hpp"
 #include "models/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
@@ -493,6 +494,8 @@ json traffic_json(const models::Traffic& t) {
   return out;
 }
 
+}  // namespace
+
 // A script's text, bounded as a scenario file is.
 std::string read_script(const std::string& path) {
   std::error_code ec;
@@ -502,6 +505,8 @@ std::string read_script(const std::string& path) {
   if (!in) throw InputError(fmt::format("{}: cannot read the file", shown(path)));
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
+
+namespace {
 
 // Parses JSON text, nested at most limits::max_json_depth deep. Throws InputError for text
 // that is not JSON, nests deeper, or holds a number too large for a double.
@@ -640,34 +645,7 @@ json effective_config(const Scenario& s) {
   if (!s.description.empty()) doc["description"] = s.description;
   if (!s.source.empty()) doc["source"] = s.source;
   if (!s.lesson.empty()) doc["lesson"] = s.lesson;
-  if (s.workload == "batch-scheduler") {
-    const auto& b = s.batch;
-    doc["workload"] = {{"kind", s.workload},
-                       {"tasks", b.tasks},
-                       {"poll_interval_ms", to_ms(b.poll_interval)},
-                       {"poll_jitter", distribution_json(b.poll_jitter)},
-                       {"batch_size", b.batch_size},
-                       {"consumers_per_node", b.consumers_per_node},
-                       {"task_work", distribution_json(b.task_work)},
-                       {"reap_after_ms", to_ms(b.reap_after)},
-                       {"horizon_ms", to_ms(b.horizon)}};
-  } else if (s.workload == "sessions") {
-    doc["workload"] = {{"kind", s.workload}, {"settle_ms", to_ms(s.script.settle)}};
-    doc["steps"] = steps_json(s.script);
-  } else if (s.lua_workload) {
-    json params = json::object();
-    for (const auto& p : s.lua_workload->effective)
-      if (p.flag)
-        params[p.name] = p.value != 0;
-      else if (p.value == std::floor(p.value) && std::fabs(p.value) < 9e15)
-        params[p.name] = static_cast<std::int64_t>(p.value);
-      else
-        params[p.name] = p.value;
-    doc["workload"] = {{"script", s.workload_file}, {"params", params}};
-  } else {
-    doc["workload"] = {{"kind", s.workload}};
-    if (s.workload == "account-bind") doc["workload"]["operation"] = s.operation;
-  }
+  s.kind->effective(s, doc);
   doc["topology"] = {{"app_servers", d.app_servers},
                      {"workers", d.server.workers},
                      {"accept_queue", d.server.accept_queue},
@@ -880,55 +858,6 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return load_document(std::move(doc), path, narrowed);
 }
 
-namespace {
-
-// "workload": {"script": "workloads/stock.lua", "params": {...}}: the user's own operation and
-// its invariant, written in Lua; its tables and first rows join the database's, its metrics the
-// registry. Returns a hash of its text.
-std::uint64_t load_lua_workload(const Reader& w, Scenario& s) {
-  const std::string given = w.string("script", "");
-  std::vector<std::pair<std::string, double>> params;
-  if (w.has("params")) {
-    w.declare("params", {{"type", "object"}});
-    w.declare_names("params", "<param>");
-    w.declare("params/<param>", {{"type", {"number", "boolean"}}});
-    const Reader p = w.child("params");
-    if (!p.raw().is_object()) p.fail("an object: parameter -> number or boolean");
-    for (const auto& [name, value] : p.raw().items()) {
-      if (value.is_boolean())
-        params.emplace_back(name, value.get<bool>() ? 1 : 0);
-      else if (value.is_number() && std::isfinite(value.get<double>()))
-        params.emplace_back(name, value.get<double>());
-      else
-        p.fail("a number or a boolean", name);
-    }
-  }
-  std::string file;
-  try {
-    file = script_path(given);
-  } catch (const InputError&) {
-    w.fail("a Lua workload file (docs/writing-workloads.md), got " + quote_value(given), "script");
-  }
-  const std::string text = read_script(file);
-  try {
-    s.lua_workload = models::workloads::load_workload(file, text, params);
-  } catch (const models::lua::ScriptError& e) {
-    throw InputError(e.what());
-  }
-  s.workload_file = given;
-  s.workload = s.lua_workload->name;
-  if (s.workload == "account-bind" || s.workload == "batch-scheduler" || s.workload == "sessions")
-    throw InputError(fmt::format("{}: a Lua workload is named by its file: {} is a built-in workload's name", file, s.workload));
-  declare_workload_metrics(file, s.lua_workload->metrics);
-  auto& db = s.deployment.database;
-  db.tables.insert(db.tables.end(), s.lua_workload->tables.begin(), s.lua_workload->tables.end());
-  // The workload's own, not the scenario's: the effective configuration leaves them to its file.
-  for (const auto& [table, values] : s.lua_workload->rows) db.rows.push_back({table, values, "workload"});
-  return fnv1a(fmt::format("{} {}", given, text));
-}
-
-}  // namespace
-
 Scenario load_document(json doc, const std::string& path, const std::vector<std::string>& narrowed, SchemaRecorder* recorder) {
   if (const std::string bad = invalid_text(doc, ""); !bad.empty())
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
@@ -959,36 +888,27 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
       std::chrono::duration<double>(top.number("time_budget_s", std::chrono::duration<double>(s.time_budget).count(), 1, 1e7)));
   s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000));
 
-  std::uint64_t workload_hash = 0;  // a Lua workload's text: a token pins it
-  if (top.has("workload") && top.raw().at("workload").is_object() && top.raw().at("workload").contains("script")) {
+  // The workload: its kind reads its keys (app/workloads/).
+  const json none;
+  const json& workload = top.has("workload") ? top.raw().at("workload") : none;
+  const auto& kinds = workload_kinds();
+  const auto claimed = std::find_if(kinds.begin(), kinds.end(), [&](const WorkloadKind* k) { return k->claims(workload); });
+  if (!top.has("workload")) {
+    s.kind = kinds.front();
+    s.kind->load(nullptr, top, s);
+  } else if (claimed != kinds.end() && (*claimed)->name() == std::string("script")) {
+    s.kind = *claimed;
     const Reader w = top.child("workload");
-    w.only({"script", "params"});
-    workload_hash = load_lua_workload(w, s);
-  } else if (top.has("workload")) {
+    s.kind->load(&w, top, s);
+  } else {
     const Reader w = top.child("workload");
-    top.declare("workload", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"enum", {"account-bind", "batch-scheduler", "sessions"}}}}});
+    const std::vector<std::string> names = workload_kind_names();
+    top.declare("workload", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"enum", names}}}});
     w.only({"kind", "operation", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
             "reap_after_ms", "horizon_ms", "settle_ms"});
-    s.workload = w.choice("kind", "account-bind", {"account-bind", "batch-scheduler", "sessions"});
-    s.operation = w.choice("operation", s.operation, {"bind", "rebind"});
-    if (s.workload != "account-bind" && w.has("operation")) w.fail("operation only for the account-bind workload", "operation");
-    if (s.workload == "account-bind" && w.raw().size() > (w.has("operation") ? 2u : 1u))
-      w.fail("only \"kind\" and \"operation\" for the account-bind workload");
-    if (s.workload == "sessions") {
-      if (w.raw().size() > (w.has("settle_ms") ? 2u : 1u)) w.fail("only \"kind\" and \"settle_ms\" for the sessions workload");
-      s.script = load_steps(top, w);
-    } else if (w.has("settle_ms")) {
-      w.fail("settle_ms only for the sessions workload", "settle_ms");
-    }
-    auto& b = s.batch;
-    b.tasks = static_cast<int>(w.integer("tasks", b.tasks, 1, 1'000'000));
-    b.poll_interval = w.millis("poll_interval_ms", b.poll_interval, 0.001);
-    b.poll_jitter = w.distribution("poll_jitter", b.poll_jitter);
-    b.batch_size = static_cast<std::size_t>(w.integer("batch_size", static_cast<std::int64_t>(b.batch_size), 1, 1'000'000));
-    b.consumers_per_node = static_cast<int>(w.integer("consumers_per_node", b.consumers_per_node, 1, 10'000));
-    b.task_work = w.distribution("task_work", b.task_work);
-    b.reap_after = w.millis("reap_after_ms", b.reap_after, 0.001);
-    b.horizon = w.millis("horizon_ms", b.horizon, 0.001);
+    s.workload = w.choice("kind", names.front(), names);
+    s.kind = *std::find_if(kinds.begin(), kinds.end(), [&](const WorkloadKind* k) { return k->name() == s.workload; });
+    s.kind->load(&w, top, s);
   }
   models::DeploymentConfig& d = s.deployment;
   if (top.has("topology")) {
@@ -1224,7 +1144,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     choice.params = params_over_defaults(top, at + "/params", *entry, name, params);
     s.strategies.push_back(std::move(choice));
   }
-  if (workload_hash != 0) scripts_hash = fnv1a(fmt::format("{:016x} {:016x}", scripts_hash, workload_hash));
+  if (s.workload_hash != 0) scripts_hash = fnv1a(fmt::format("{:016x} {:016x}", scripts_hash, s.workload_hash));
   if (scripts_hash != 0) s.hash = fnv1a(fmt::format("{:016x} {:016x}", s.hash, scripts_hash));
 
   check_rows(top, d.database, s.strategies);

@@ -21,6 +21,8 @@
 
 namespace locksim {
 
+class WorkloadKind;
+
 class SchemaRecorder;
 
 struct StrategyChoice {
@@ -67,6 +69,9 @@ struct Scenario {
   /// its tables and rows are in deployment.database.
   std::shared_ptr<const models::workloads::Workload> lua_workload{};
   std::string workload_file{};  // as the scenario names it
+  std::uint64_t workload_hash = 0;  // of its text: a token pins it
+  /// What runs the scenario's trials (app/workload_kind.hpp); set by load_document.
+  const WorkloadKind* kind = nullptr;
   /// account-bind's operation: "bind" (insert if absent: a later binding of a bound OpenID is
   /// expected to change nothing) or "rebind" (the latest acknowledged binding should stand, so
   /// lost_updates applies).
@@ -103,6 +108,8 @@ inline constexpr std::string_view kScriptOverride = "+script=";
 /// with its workload; the run's are those of --strategy-file.
 inline constexpr std::string_view kWorkloadOverride = "+workload=";
 
+/// A script's text (a strategy's or a workload's), bounded as a scenario file is. Throws InputError.
+std::string read_script(const std::string& path);
 /// Where a script named `path` is: the path itself, or else under the project's strategies/
 /// (`strategies/x.lua`, `x.lua` or `x`). Throws InputError.
 std::string script_path(const std::string& path);

@@ -1,0 +1,41 @@
+#pragma once
+// Workload kinds: what a scenario's "workload" may be. Each kind is one file in app/workloads/:
+// its keys of the scenario's "workload" object (read with the models' defaults, and written back
+// with every value in effect), and how it runs one trial of a strategy. The loader and the runner
+// go through the kinds and know none of them by name; adding one is its file, one line in
+// app/workloads/workload_kind.cpp, its rows in docs/scenario.md, and its test.
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "app/reader.hpp"
+#include "app/runner.hpp"
+
+namespace locksim {
+
+class WorkloadKind {
+ public:
+  virtual ~WorkloadKind() = default;
+  /// Its `workload.kind` ("account-bind"); a workload written in Lua is named by its file.
+  virtual const char* name() const = 0;
+  /// Whether a scenario's "workload" object (absent: null) is this kind's.
+  virtual bool claims(const json& workload) const;
+  /// Reads its keys of the scenario's "workload" (null: the scenario has none) into `s`; throws
+  /// InputError (file, JSON path, what was expected).
+  virtual void load(const Reader* workload, const Reader& top, Scenario& s) const = 0;
+  /// The scenario's "workload" with every value in effect (and what else of the document the
+  /// kind owns: the sessions' steps).
+  virtual void effective(const Scenario& s, json& doc) const = 0;
+  /// One trial of `choice`, a strategy of this kind.
+  virtual TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
+                                 sim::TieBreak tie_break, sim::Chooser chooser) const = 0;
+};
+
+/// Every kind; the first is the default, a scenario without "workload".
+const std::vector<const WorkloadKind*>& workload_kinds();
+/// The names of the kinds a scenario names by `workload.kind`.
+std::vector<std::string> workload_kind_names();
+
+}  // namespace locksim

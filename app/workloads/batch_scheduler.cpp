@@ -1,0 +1,83 @@
+// The batch-scheduler workload: schedulers on the app nodes poll a task table and enqueue what
+// they find, consumers run the tasks; the strategies are designs of the scheduler (models/batch/).
+// No clients: its keys of "workload" say how many tasks, how often the schedulers poll, how
+// long a task runs.
+
+#include "app/fault_kind.hpp"
+#include "app/trial.hpp"
+#include "app/workload_kind.hpp"
+#include "models/checkers/checker.hpp"
+#include "models/deployment.hpp"
+
+namespace locksim {
+namespace {
+
+namespace strategies = models::strategies;
+
+// The batch scheduler's trial: no clients, no locks to draw.
+TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
+                             sim::EngineConfig engine) {
+  models::BatchDeployment deployment(std::move(engine), s.deployment, entry.batch(choice.params), s.batch);
+  deployment.start();
+  inject_faults(s, deployment.fault_surface());
+  const sim::RunResult run = deployment.run();
+  deployment.engine().shutdown();
+
+  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(), .database = &deployment.database()};
+  trial.batch = &deployment.findings();
+  for (const auto& row : deployment.database().committed_rows(models::batch::kTasks)) trial.task_ids.push_back(row.row.id);
+  TrialOutcome out;
+  take_findings(models::checkers::check_all(trial), out);
+  out.events = run.events;
+  out.trace_hash = run.trace_hash;
+  out.operations = static_cast<std::uint64_t>(s.batch.tasks);
+  out.counts["operations"] = static_cast<double>(out.operations);
+  count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
+  out.db_statements = deployment.database().stats().statements;
+  return out;
+}
+
+class BatchScheduler : public WorkloadKind {
+ public:
+  const char* name() const override { return "batch-scheduler"; }
+  void load(const Reader* w, const Reader&, Scenario& s) const override {
+    if (w->has("settle_ms")) w->fail("settle_ms only for the sessions workload", "settle_ms");
+    if (w->has("operation")) w->fail("operation only for the account-bind workload", "operation");
+    auto& b = s.batch;
+    b.tasks = static_cast<int>(w->integer("tasks", b.tasks, 1, 1'000'000));
+    b.poll_interval = w->millis("poll_interval_ms", b.poll_interval, 0.001);
+    b.poll_jitter = w->distribution("poll_jitter", b.poll_jitter);
+    b.batch_size = static_cast<std::size_t>(w->integer("batch_size", static_cast<std::int64_t>(b.batch_size), 1, 1'000'000));
+    b.consumers_per_node = static_cast<int>(w->integer("consumers_per_node", b.consumers_per_node, 1, 10'000));
+    b.task_work = w->distribution("task_work", b.task_work);
+    b.reap_after = w->millis("reap_after_ms", b.reap_after, 0.001);
+    b.horizon = w->millis("horizon_ms", b.horizon, 0.001);
+  }
+  void effective(const Scenario& s, json& doc) const override {
+    const auto& b = s.batch;
+    doc["workload"] = {{"kind", name()},
+                       {"tasks", b.tasks},
+                       {"poll_interval_ms", to_ms(b.poll_interval)},
+                       {"poll_jitter", distribution_json(b.poll_jitter)},
+                       {"batch_size", b.batch_size},
+                       {"consumers_per_node", b.consumers_per_node},
+                       {"task_work", distribution_json(b.task_work)},
+                       {"reap_after_ms", to_ms(b.reap_after)},
+                       {"horizon_ms", to_ms(b.horizon)}};
+  }
+  TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
+                         sim::TieBreak tie_break, sim::Chooser chooser) const override {
+    return run_batch_trial(s, choice.entry(), choice,
+                           engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
+                                         std::move(chooser)));
+  }
+};
+
+}  // namespace
+
+const WorkloadKind& batch_scheduler_workload() {
+  static const BatchScheduler kind;
+  return kind;
+}
+
+}  // namespace locksim

@@ -1,0 +1,148 @@
+// The sessions workload: the scenario's SQL steps, session by session, on one database; its
+// one strategy is the script itself. Its keys of "workload": how long a blocked step is given
+// before the next; its steps are the scenario's "steps".
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "app/database_input.hpp"
+#include "app/fault_kind.hpp"
+#include "app/trial.hpp"
+#include "app/workload_kind.hpp"
+#include "models/checkers/checker.hpp"
+#include "models/deployment.hpp"
+
+namespace locksim {
+namespace {
+
+reports::Cell cell(const models::db::Value& v) {
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  return std::get<std::string>(v);
+}
+
+std::string step_outcome(const models::sessions::StepRecord& r) {
+  if (!r.was_issued) return "not issued";
+  if (!r.done) return "unfinished";
+  return r.result.ok() ? "ok" : std::to_string(static_cast<int>(r.result.code));
+}
+
+reports::StepResult step_result(const models::sessions::StepRecord& r) {
+  reports::StepResult out;
+  out.step = r.step;
+  out.session = r.session;
+  out.sql = r.sql;
+  if (!r.was_issued) return out;
+  out.issued_ms = ms(r.issued);
+  if (!r.done) return out;
+  const models::db::Result& res = r.result;
+  out.finished_ms = ms(r.finished);
+  out.columns = r.columns;
+  for (const auto& row : r.rows) {
+    std::vector<reports::Cell> cells;
+    for (const auto& v : row) cells.push_back(cell(v));
+    out.rows.push_back(std::move(cells));
+  }
+  out.affected = res.affected;
+  out.insert_id = res.insert_id;
+  out.warnings = res.warnings;
+  out.error = res.ok() ? 0 : static_cast<int>(res.code);
+  out.message = res.message.empty() && !res.ok() ? models::db::to_string(res.code) : res.message;
+  for (const auto& w : res.waits) {
+    for (const auto& who : w.behind)
+      if (std::find(out.waited_for.begin(), out.waited_for.end(), who) == out.waited_for.end()) out.waited_for.push_back(who);
+    out.waited_ms += std::chrono::duration<double, std::milli>(w.waited).count();
+    out.waits.push_back(wait_text(w));
+  }
+  out.deadlock_cycle = res.deadlock_cycle;
+  out.undone = res.undone == models::db::Undone::statement     ? "statement"
+               : res.undone == models::db::Undone::transaction ? "transaction"
+                                                               : "";
+  out.undone_rows = res.undone_rows;
+  return out;
+}
+
+// A table at the end of the trial as the results keep it: its first rows, the count of all and
+// their digest (reports::TableResult).
+reports::TableResult table_result(const models::sessions::TableContents& t) {
+  reports::TableResult table{t.table, t.columns, {}, t.rows.size(), 0};
+  std::string joined;
+  for (const auto& row : t.rows) {
+    std::vector<reports::Cell> cells;
+    joined.clear();
+    for (const auto& column : t.columns) {
+      auto it = row.row.values.find(column);
+      cells.push_back(it == row.row.values.end() ? reports::Cell{row.row.id} : cell(it->second));
+      if (&column != &t.columns.front()) joined += ',';
+      joined += std::visit([](const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
+        else return std::to_string(v);
+      }, cells.back());
+    }
+    table.checksum += ::crc32(0, reinterpret_cast<const Bytef*>(joined.data()), static_cast<uInt>(joined.size()));
+    if (table.rows.size() < reports::kTableRowsKept) table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+// The sessions workload's trial: the script on its sessions, then the tables as they are.
+// `in_full`: keep every step's record and the tables (the first trial's, for the report).
+TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, bool in_full) {
+  models::SessionsDeployment deployment(std::move(engine), s.deployment, s.script);
+  inject_faults(s, deployment.fault_surface());
+  deployment.start();
+  const sim::RunResult run = deployment.run();
+  deployment.engine().shutdown();
+
+  const auto& records = deployment.sessions().records();
+  const std::vector<models::sessions::TableContents> tables = deployment.tables();
+  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(), .database = &deployment.database()};
+  trial.steps = &records;
+  trial.tables = &tables;
+  TrialOutcome out;
+  take_findings(models::checkers::check_all(trial), out);
+  out.events = run.events;
+  out.trace_hash = run.trace_hash;
+  out.db_statements = deployment.database().stats().statements;
+  for (const auto& r : records) out.step_outcomes.push_back(step_outcome(r));
+  // Its logical operations are its steps.
+  out.operations = static_cast<std::uint64_t>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.was_issued; }));
+  out.counts["operations"] = static_cast<double>(out.operations);
+  count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
+  if (in_full) {
+    out.timeline.seed = deployment.engine().config().seed;
+    out.timeline.end_s = seconds(deployment.engine().now());
+    out.timeline.statements = involved_statements(deployment.statements(), {}, true);
+    for (const auto& r : records) out.steps.push_back(step_result(r));
+    for (const auto& t : tables) out.tables.push_back(table_result(t));
+  }
+  return out;
+}
+
+class Sessions : public WorkloadKind {
+ public:
+  const char* name() const override { return "sessions"; }
+  void load(const Reader* w, const Reader& top, Scenario& s) const override {
+    if (w->has("operation")) w->fail("operation only for the account-bind workload", "operation");
+    if (w->raw().size() > (w->has("settle_ms") ? 2u : 1u)) w->fail("only \"kind\" and \"settle_ms\" for the sessions workload");
+    s.script = load_steps(top, *w);
+  }
+  void effective(const Scenario& s, json& doc) const override {
+    doc["workload"] = {{"kind", name()}, {"settle_ms", to_ms(s.script.settle)}};
+    doc["steps"] = steps_json(s.script);
+  }
+  TrialOutcome run_trial(const Scenario& s, const StrategyChoice&, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
+                         sim::Chooser chooser) const override {
+    return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)), kept == TraceKept::timeline);
+  }
+};
+
+}  // namespace
+
+const WorkloadKind& sessions_workload() {
+  static const Sessions kind;
+  return kind;
+}
+
+}  // namespace locksim
