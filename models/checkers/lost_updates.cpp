@@ -6,7 +6,7 @@
 #include <set>
 
 #include "models/checkers/checker.hpp"
-#include "models/strategies/strategy.hpp"
+#include "models/workloads/account_bind/accounts.hpp"
 
 namespace models::checkers {
 namespace {
@@ -25,12 +25,12 @@ class LostUpdates : public Checker {
       final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));
     // The operations that write a value: a double click's copies write its first submission's.
     std::map<std::string, const OperationRecord*> by_device;
-    for (const auto& op : *trial.operations) by_device.try_emplace(strategies::device_of(op.value), &op);
+    for (const auto& op : *trial.operations) by_device.try_emplace(workloads::account_bind::device_of(op.value), &op);
     std::set<std::string> lost_keys;
     for (const auto& op : *trial.operations) {
       if (op.outcome != Outcome::ok) continue;
-      auto fin = final_device.find(strategies::open_id_of(op.key));
-      if (fin == final_device.end() || fin->second == strategies::device_of(op.value)) continue;  // its value stands
+      auto fin = final_device.find(workloads::account_bind::open_id_of(op.key));
+      if (fin == final_device.end() || fin->second == workloads::account_bind::device_of(op.value)) continue;  // its value stands
       auto writer = by_device.find(fin->second);
       if (writer != by_device.end() && op.start > writer->second->end) lost_keys.insert(fin->first);
     }

@@ -8,16 +8,6 @@
 
 namespace models::strategies {
 
-db::TableSchema accounts_table(db::KeyIndex key_index) {
-  return {.name = kAccounts,
-          .key_column = "open_id",
-          .key_index = key_index,
-          .columns = {{"device", std::string()},
-                      {"wallet", std::int64_t{0}},
-                      {"version", std::int64_t{0}},
-                      {"status", std::int64_t{0}}}};
-}
-
 db::TableSchema lock_table() {
   return {.name = kLocks, .key_column = "lock_key", .key_index = db::KeyIndex::unique, .columns = {{"owner", std::string()}}};
 }

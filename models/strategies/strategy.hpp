@@ -28,6 +28,7 @@
 #include "models/redis/redlock.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/strategies/lock_clients.hpp"
+#include "models/workloads/account_bind/accounts.hpp"
 #include "models/workloads/lua/workload.hpp"
 
 namespace models {
@@ -92,13 +93,11 @@ inline std::vector<ParamInfo> redis_lock_params() {
           {"retry_ms", 10, "pause between acquire attempts"}};
 }
 
-/// The row's values for a request's key and value (the value is the logical operation).
-inline std::string open_id_of(std::uint64_t key) { return "openid:" + std::to_string(key); }
-inline std::string device_of(std::uint64_t value) { return "device-" + std::to_string(value); }
-
-/// The table every account-bind strategy writes: one row per bound OpenID, ideally.
-inline const std::string kAccounts = "t_account";
-db::TableSchema accounts_table(db::KeyIndex key_index);
+// The account-bind workload's table and values, which its strategies write.
+using workloads::account_bind::accounts_table;
+using workloads::account_bind::device_of;
+using workloads::account_bind::kAccounts;
+using workloads::account_bind::open_id_of;
 /// A lock table in the database: one row per held lock, its key unique.
 inline const std::string kLocks = "t_lock";
 db::TableSchema lock_table();
