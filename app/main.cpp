@@ -57,6 +57,36 @@ int list(bool metrics_page) {
       fmt::print("  {:<30} (does not load: {})\n", name, e.what());
     }
   }
+  // The workloads written in Lua, and the strategies in the folder of each one's name.
+  const std::filesystem::path workloads = std::filesystem::path(LOCKSIM_STRATEGY_DIR).parent_path() / "workloads";
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(workloads, ec))
+    if (entry.path().extension() == ".lua") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  if (!files.empty()) fmt::print("workloads written in Lua, in workloads/ (run one with \"workload\": {{\"script\": ...}} or --workload-file):\n");
+  for (const auto& file : files) {
+    const std::string name = file.filename().string();
+    try {
+      const auto w = models::workloads::load_workload(file.string(), locksim::read_script(file.string()));
+      std::string metrics;
+      for (const auto& m : w->metrics) metrics += (metrics.empty() ? "" : ", ") + m.name;
+      fmt::print("  {:<30} {}\n  {:<30} metrics: {}\n", name, w->description, "", metrics);
+    } catch (const std::exception& e) {
+      fmt::print("  {:<30} (does not load: {})\n", name, e.what());
+    }
+    std::vector<std::filesystem::path> strategies;
+    for (const auto& entry : std::filesystem::directory_iterator(workloads / file.stem(), ec))
+      if (entry.path().extension() == ".lua") strategies.push_back(entry.path());
+    std::sort(strategies.begin(), strategies.end());
+    for (const auto& strategy : strategies) {
+      try {
+        fmt::print("    {:<28} {}\n", strategy.filename().string(), locksim::load_script_file(strategy.string()).script->info.description);
+      } catch (const std::exception& e) {
+        fmt::print("    {:<28} (does not load: {})\n", strategy.filename().string(), e.what());
+      }
+    }
+  }
   fmt::print("scenarios:\n");
   for (const auto& file : locksim::catalogue()) {
     const auto s = locksim::load_scenario(file);

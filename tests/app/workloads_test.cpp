@@ -297,3 +297,25 @@ TEST_CASE("a workload file given on the command line runs a scenario's world and
                                            {std::string(locksim::kWorkloadOverride) + workload.path}),
                     Catch::Contains("a list of the " + workload.name() + " workload's strategies"));
 }
+
+TEST_CASE("every workload in workloads/ loads, and so does each strategy in the folder of its name, written for it") {
+  const std::filesystem::path folder = std::filesystem::path(LOCKSIM_SOURCE_DIR) / "workloads";
+  int workloads = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".lua") continue;
+    INFO("workload " << entry.path().string());
+    ++workloads;
+    const auto w = models::workloads::load_workload(entry.path().string(), locksim::read_script(entry.path().string()));
+    CHECK(w->name == entry.path().stem().string());
+    CHECK_FALSE(w->metrics.empty());
+    int strategies = 0;
+    for (const auto& s : std::filesystem::directory_iterator(folder / entry.path().stem())) {
+      INFO("strategy " << s.path().string());
+      const locksim::StrategyChoice choice = locksim::load_script_file(s.path().string());
+      CHECK(choice.entry().workload() == w->name);
+      ++strategies;
+    }
+    CHECK(strategies >= 3);
+  }
+  CHECK(workloads >= 4);
+}
