@@ -72,6 +72,10 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
       sentinel_->start();
       services_.sentinel = sentinel_.get();
     }
+    for (const auto& [key, value] : config.redis.keys) {  // on redis-1, and its replica as replicated before the run
+      redis_.front()->load(key, value);
+      if (replica_) replica_->load(key, value);
+    }
     for (AppServer* app : world_.servers()) {
       redis_clients_.push_back(sentinel_ ? std::make_unique<redis::Client>(net, app->node(), *sentinel_, config.redis.client_timeout)
                                          : std::make_unique<redis::Client>(net, app->node(), *redis_.front(),

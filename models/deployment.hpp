@@ -55,6 +55,8 @@ struct RedisSetup {
   bool failover = false;
   redis::SentinelConfig sentinel;
   sim::Duration client_timeout = std::chrono::seconds(2);
+  /// String keys redis-1 (and its replica) hold before the run: a workload's first keys.
+  std::vector<std::pair<std::string, std::string>> keys{};
 };
 
 /// ZooKeeper and etcd, for strategies that use them.

@@ -57,6 +57,7 @@ void load_lua_workload(const Reader& w, Scenario& s) {
   db.tables.insert(db.tables.end(), s.lua_workload->tables.begin(), s.lua_workload->tables.end());
   // The workload's own, not the scenario's: the effective configuration leaves them to its file.
   for (const auto& [table, values] : s.lua_workload->rows) db.rows.push_back({table, values, "workload"});
+  s.deployment.redis.keys = s.lua_workload->redis;
   s.workload_hash = fnv1a(fmt::format("{} {}", given, text));
 }
 

@@ -18,6 +18,12 @@ const char* to_string(Persistence persistence) {
 Server::Server(Network& net, Node& node, ServerConfig config)
     : net_(net), node_(node), config_(std::move(config)), inbox_(node.name() + ".redis") {}
 
+void Server::load(const std::string& key, const std::string& value) {
+  const Change change{key, Value{.is_hash = false, .text = value, .hash = {}, .expires_at = sim::kNever}};
+  data_.apply(change);
+  disk_.apply(change);
+}
+
 void Server::start() {
   if (started_) throw sim::UsageError(fmt::format("models::redis::Server::start: '{}' is already started", name()));
   started_ = true;

@@ -62,6 +62,9 @@ class Server {
   Node& node() const { return node_; }
   const std::string& name() const { return node_.name(); }
   const Keyspace& keyspace() const { return data_; }
+  /// Stores `value` at `key` before the run, as data already on disk: a workload's first keys.
+  /// No expiry.
+  void load(const std::string& key, const std::string& value);
   /// Writes applied so far (on a replica: received from the master): how far along it is.
   std::uint64_t applied() const { return applied_; }
 

@@ -163,8 +163,11 @@ std::vector<WorkloadParam> read_params(lua_State* L, const std::string& file) {
 
 void read_tables(lua_State* L, Workload& w) {
   const int t = global(L, "tables");
-  if (t != LUA_TTABLE || lua_rawlen(L, -1) == 0)
-    throw ScriptError(fmt::format("{}: expected `tables`: a list of CREATE TABLE statements{}", w.file, t == LUA_TNIL ? " (it is missing)" : ""));
+  if (t == LUA_TNIL) {  // a workload whose state is in Redis alone
+    lua_pop(L, 1);
+    return;
+  }
+  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `tables` to be a list of CREATE TABLE statements", w.file));
   const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
   for (lua_Integer i = 1; i <= n; ++i) {
     if (lua_rawgeti(L, -1, i) != LUA_TSTRING) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", w.file, i));
@@ -247,6 +250,31 @@ void read_rows(lua_State* L, Workload& w) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
+}
+
+// `redis = { ["stock:1"] = 10, ... }`: redis-1's first string keys (an integer is its decimal text).
+void read_redis(lua_State* L, Workload& w) {
+  constexpr std::size_t kMostKeys = 1'000'000;
+  const int t = global(L, "redis");
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `redis` to be a table: key = value", w.file));
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || !lua::utf8(lua_tostring(L, -2)))
+      throw ScriptError(fmt::format("{}: redis: expected keys that are strings in UTF-8", w.file));
+    const std::string key = lua_tostring(L, -2);
+    const auto v = value_at(L, -1);
+    if (!v || lua_type(L, -1) == LUA_TBOOLEAN)
+      throw ScriptError(fmt::format("{}: redis[\"{}\"]: expected an integer or a string", w.file, lua::escaped(key)));
+    w.redis.emplace_back(key, std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v) : std::to_string(std::get<std::int64_t>(*v)));
+    if (w.redis.size() > kMostKeys) throw ScriptError(fmt::format("{}: redis: at most {} keys", w.file, kMostKeys));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  std::sort(w.redis.begin(), w.redis.end());
 }
 
 constexpr double kMostFieldValue = 9007199254740992.0;  // 2^53: a number Lua and JSON keep exactly
@@ -474,6 +502,7 @@ std::shared_ptr<const Workload> load_workload(const std::string& file, std::stri
   w->source = text_global(L, file, "source", false);
   read_tables(L, *w);
   read_rows(L, *w);
+  read_redis(L, *w);
   read_request(L, *w);
   read_metrics(L, *w);
   return w;

@@ -75,6 +75,7 @@ struct Workload {
   std::vector<db::TableSchema> tables{};
   std::vector<std::string> tables_sql{};
   std::vector<std::pair<std::string, db::Values>> rows{};  // (table, values), in load order
+  std::vector<std::pair<std::string, std::string>> redis{};  // redis-1's first keys, by key
   std::vector<Field> fields{};
   std::vector<MetricDecl> metrics{};
   std::string bytecode;  // the compiled file, run again for check
