@@ -111,12 +111,20 @@ const std::vector<const MetricInfo*>& findings() { return registry().findings; }
 
 void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared) {
   Registry& r = registry();
-  r.all.resize(r.builtin);
   for (const auto& d : declared) {
+    MetricInfo info{.name = d.name, .kind = MetricKind::count, .unit = d.unit, .meaning = d.meaning, .finding = d.finding};
+    // A workload loaded before (another scenario of this process) may have declared it: its entry
+    // takes the newest declaration, and stays where it is.
+    const auto earlier = std::find_if(r.all.begin() + static_cast<std::ptrdiff_t>(r.builtin), r.all.end(),
+                                      [&](const MetricInfo& m) { return m.name == d.name; });
+    if (earlier != r.all.end()) {
+      *earlier = std::move(info);
+      continue;
+    }
     if (const MetricInfo* m = metric_info(d.name); m != nullptr)
       throw InputError(fmt::format("{}: metrics: '{}' is {}; give the workload's count a name of its own", file, d.name,
                                    m->name == d.name ? "a built-in metric" : "a form of the built-in metric " + m->name));
-    r.all.push_back({.name = d.name, .kind = MetricKind::count, .unit = d.unit, .meaning = d.meaning, .finding = d.finding});
+    r.all.push_back(std::move(info));
   }
   r.refresh();
 }

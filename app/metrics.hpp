@@ -54,8 +54,9 @@ inline bool is_metric(const std::string& name) { return metric_info(name) != nul
 const std::vector<const MetricInfo*>& findings();
 /// Whether a trial's value of metric `name` is a finding that fired.
 bool fires(const std::string& name, double value);
-/// Adds the counts a Lua workload's check returns (file: the workload's, for messages), in
-/// place of an earlier workload's. Throws InputError for a name a built-in metric has.
+/// Adds the counts a Lua workload's check returns (file: the workload's, for messages); a name an
+/// earlier workload of this process declared takes the new declaration. Throws InputError for a
+/// name a built-in metric has. Called while a scenario loads, never while trials run.
 void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared);
 /// docs/metrics.md: the built-in metrics as a Markdown page.
 std::string metrics_markdown();

@@ -342,3 +342,22 @@ end
   CHECK(total(results[0], "errors.internal") == 0);  // GET found the key: the seed was there
   CHECK(total(results[1], "lost_increments") > 0);   // GET, then SET: racing copies overwrite each other
 }
+
+TEST_CASE("two workloads loaded in one process keep both their metrics, so either runs after the other loads") {
+  TempLua counter(counter_workload());
+  TempLua sql(strategy_for(counter.name(), kIncrementInSql));
+  const locksim::Scenario first = load(world(counter, {&sql}, 1));
+  TempLua other(R"lua(
+description = "another"
+tables = { "CREATE TABLE t (id INT PRIMARY KEY, v BIGINT)" }
+request = { k = "key" }
+metrics = { { name = "other_count", unit = "things", meaning = "nothing" } }
+function check(final, history) return { other_count = 0 } end
+)lua");
+  TempLua nothing(strategy_for(other.name(), "  work()"));
+  const locksim::Scenario second = load(world(other, {&nothing}, 1));
+  CHECK(locksim::is_metric("lost_increments"));
+  CHECK(locksim::is_metric("other_count"));
+  CHECK(total(locksim::run_scenario(first).strategies[0], "lost_increments") == 0);
+  CHECK(locksim::run_scenario(second).strategies[0].counts.count("other_count") == 1);
+}
