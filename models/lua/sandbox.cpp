@@ -378,10 +378,57 @@ std::string error_text(lua_State* L, const Runtime& rt) {
   return text;
 }
 
+void push_param(lua_State* L, double value, bool flag) {
+  if (flag)
+    lua_pushboolean(L, value != 0);
+  else if (value == std::floor(value) && std::fabs(value) < 9e15)
+    lua_pushinteger(L, static_cast<lua_Integer>(value));
+  else
+    lua_pushnumber(L, value);
+}
+
+int run_with_params(lua_State* L, Runtime& rt, int params) {
+  params = lua_absindex(L, params);
+  // An assignment to the global `params` stores the table in effect instead.
+  lua_pushglobaltable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, params);
+  lua_pushcclosure(L, [](lua_State* S) -> int {
+    if (lua_type(S, 2) == LUA_TSTRING && std::strcmp(lua_tostring(S, 2), "params") == 0) {
+      lua_pushvalue(S, lua_upvalueindex(1));
+      lua_replace(S, 3);
+    }
+    lua_rawset(S, 1);
+    return 0;
+  }, 1);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
+  lua_pop(L, 1);
+  int status;
+  {
+    MemoryCap cap(rt, true);
+    status = lua_pcall(L, 0, 0, 0);
+  }
+  if (status != LUA_OK) return status;
+  lua_pushglobaltable(L);
+  lua_pushnil(L);
+  lua_setmetatable(L, -2);
+  lua_pushstring(L, "params");
+  lua_pushvalue(L, params);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return LUA_OK;
+}
+
 std::string bytecode(lua_State* L) {
   std::string out;
   lua_dump(L, dump_writer, &out, 0);
   return out;
+}
+
+bool is_name(const std::string& s) {
+  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 bool utf8(std::string_view s) {

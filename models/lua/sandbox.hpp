@@ -78,8 +78,22 @@ std::string escaped(std::string_view text);
 /// file (an error Lua raises from C, "C stack overflow" say, has no position of its own).
 std::string error_text(lua_State* L, const Runtime& rt);
 
+/// Pushes a parameter's value as a script sees it: a boolean for a flag, an integer for a whole
+/// number, else a number.
+void push_param(lua_State* L, double value, bool flag);
+
+/// Calls the chunk at the top of L's stack (a script's top level) with the memory cap on, the
+/// global `params` holding the table at index `params` from the script's own assignment on: its
+/// `params = {...}` (its defaults) stores that table instead. Pops the chunk; the table stays.
+/// Returns lua_pcall's status, the error on the stack when it is not LUA_OK.
+int run_with_params(lua_State* L, Runtime& rt, int params);
+
 /// The function at the top of L's stack as a binary chunk, to load in each trial's state.
 std::string bytecode(lua_State* L);
+
+/// Whether `s` is a name of letters, digits and _, not starting with a digit (a parameter's,
+/// a field's, a metric's).
+bool is_name(const std::string& s);
 
 /// Whether `s` is valid UTF-8.
 bool utf8(std::string_view s);

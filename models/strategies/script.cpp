@@ -110,11 +110,6 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
 
 // ---- Reading a script's contract: what it uses (script_uses.hpp), its params and tables ----
 
-bool is_identifier(const std::string& s) {
-  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 // What load_script keeps: the compiled chunk and what the script declared.
 struct Compiled {
   std::string file;
@@ -327,42 +322,14 @@ class ScriptStrategy : public Strategy {
     lua_createtable(L, 0, static_cast<int>(params_.size()));
     for (const auto& [name, value] : params_) {
       const auto kind = compiled_->kinds.find(name);
-      if (kind != compiled_->kinds.end() && kind->second == ParamKind::flag)
-        lua_pushboolean(L, value != 0);
-      else if (value == std::floor(value) && std::fabs(value) < 9e15)
-        lua_pushinteger(L, static_cast<lua_Integer>(value));
-      else
-        lua_pushnumber(L, value);
+      lua::push_param(L, value, kind != compiled_->kinds.end() && kind->second == ParamKind::flag);
       lua_setfield(L, -2, name.c_str());
     }
     const int effective = lua_gettop(L);
-    lua_pushglobaltable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushvalue(L, effective);
-    lua_pushcclosure(L, [](lua_State* S) -> int {
-      if (lua_type(S, 2) == LUA_TSTRING && std::strcmp(lua_tostring(S, 2), "params") == 0) {
-        lua_pushvalue(S, lua_upvalueindex(1));
-        lua_replace(S, 3);
-      }
-      lua_rawset(S, 1);
-      return 0;
-    }, 1);
-    lua_setfield(L, -2, "__newindex");
-    lua_setmetatable(L, -2);
-    lua_pop(L, 1);
     if (luaL_loadbufferx(L, compiled_->bytecode.data(), compiled_->bytecode.size(), ("@" + compiled_->file).c_str(), "b") != LUA_OK)
       throw std::runtime_error(lua_tostring(L, -1));
-    {
-      MemoryCap lua(rt_, true);
-      if (lua_pcall(L, 0, 0, 0) != LUA_OK) throw std::runtime_error(error_text(L, rt_));
-    }
-    lua_pushglobaltable(L);
-    lua_pushnil(L);
-    lua_setmetatable(L, -2);
-    lua_pushstring(L, "params");
-    lua_pushvalue(L, effective);
-    lua_rawset(L, -3);
-    lua_pop(L, 2);
+    if (lua::run_with_params(L, rt_, effective) != LUA_OK) throw std::runtime_error(error_text(L, rt_));
+    lua_pop(L, 1);
     lua_pushglobaltable(L);
     lua_pushstring(L, compiled_->handler());
     lua_rawget(L, -2);
@@ -1088,7 +1055,7 @@ std::vector<ParamInfo> read_params(lua_State* L, const std::string& file, std::m
   if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
   lua_pushnil(L);
   while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING || !is_identifier(lua_tostring(L, -2)))
+    if (lua_type(L, -2) != LUA_TSTRING || !lua::is_name(lua_tostring(L, -2)))
       throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
     ParamInfo p{.name = lua_tostring(L, -2), .value = 0, .meaning = "a parameter of the script"};
     if (lua_type(L, -1) == LUA_TBOOLEAN) {

@@ -24,11 +24,6 @@ int stopping(lua_State* L) {
   return 1;
 }
 
-bool is_identifier(const std::string& s) {
-  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -43,15 +38,6 @@ struct Loaded {
   lua::StatePtr L;
 };
 
-void push_param(lua_State* L, double value, bool flag) {
-  if (flag)
-    lua_pushboolean(L, value != 0);
-  else if (value == std::floor(value) && std::fabs(value) < 9e15)
-    lua_pushinteger(L, static_cast<lua_Integer>(value));
-  else
-    lua_pushnumber(L, value);
-}
-
 std::unique_ptr<Loaded> run_top_level(const std::string& file, std::string_view text, bool binary, lua::Limits limits,
                                       const std::vector<WorkloadParam>* effective) {
   auto out = std::make_unique<Loaded>();
@@ -64,44 +50,24 @@ std::unique_ptr<Loaded> run_top_level(const std::string& file, std::string_view 
   if (effective != nullptr) {
     lua_createtable(L, 0, static_cast<int>(effective->size()));
     for (const auto& p : *effective) {
-      push_param(L, p.value, p.flag);
+      lua::push_param(L, p.value, p.flag);
       lua_setfield(L, -2, p.name.c_str());
     }
     params = lua_gettop(L);
-    // The file's `params = {...}` stores the values in effect instead of its defaults.
-    lua_pushglobaltable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushvalue(L, params);
-    lua_pushcclosure(L, [](lua_State* S) -> int {
-      if (lua_type(S, 2) == LUA_TSTRING && std::strcmp(lua_tostring(S, 2), "params") == 0) {
-        lua_pushvalue(S, lua_upvalueindex(1));
-        lua_replace(S, 3);
-      }
-      lua_rawset(S, 1);
-      return 0;
-    }, 1);
-    lua_setfield(L, -2, "__newindex");
-    lua_setmetatable(L, -2);
-    lua_pop(L, 1);
   }
   if (luaL_loadbufferx(L, text.data(), text.size(), ("@" + file).c_str(), binary ? "b" : "t") != LUA_OK) {
     std::string why = lua::escaped(lua_tostring(L, -1));
     throw ScriptError(why.starts_with(file + ":") ? why : file + ": " + why);
   }
-  {
-    lua::MemoryCap cap(out->rt, true);
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK) throw ScriptError(lua::error_text(L, out->rt));
-  }
+  int status;
   if (params != 0) {
-    lua_pushglobaltable(L);
-    lua_pushnil(L);
-    lua_setmetatable(L, -2);
-    lua_pushstring(L, "params");
-    lua_pushvalue(L, params);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-    lua_remove(L, params);
+    status = lua::run_with_params(L, out->rt, params);
+  } else {
+    lua::MemoryCap cap(out->rt, true);
+    status = lua_pcall(L, 0, 0, 0);
   }
+  if (status != LUA_OK) throw ScriptError(lua::error_text(L, out->rt));
+  if (params != 0) lua_remove(L, params);
   return out;
 }
 
@@ -110,6 +76,20 @@ std::unique_ptr<Loaded> run_top_level(const std::string& file, std::string_view 
 int rawfield(lua_State* L, const char* key) {
   lua_pushstring(L, key);
   return lua_rawget(L, -2);
+}
+
+// The keys of the table at the top of the stack, sorted (lua_next gives the hash's order), each
+// a name of letters, digits and _; `refusal` is the message for any other key.
+std::vector<std::string> sorted_names(lua_State* L, const std::string& refusal) {
+  std::vector<std::string> names;
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || !lua::is_name(lua_tostring(L, -2))) throw ScriptError(refusal);
+    names.emplace_back(lua_tostring(L, -2));
+    lua_pop(L, 1);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // The global `name` pushed (raw); its type.
@@ -142,7 +122,7 @@ std::vector<WorkloadParam> read_params(lua_State* L, const std::string& file) {
   if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
   lua_pushnil(L);
   while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING || !is_identifier(lua_tostring(L, -2)))
+    if (lua_type(L, -2) != LUA_TSTRING || !lua::is_name(lua_tostring(L, -2)))
       throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
     WorkloadParam p{.name = lua_tostring(L, -2)};
     if (lua_type(L, -1) == LUA_TBOOLEAN) {
@@ -214,15 +194,7 @@ void read_rows(lua_State* L, Workload& w) {
     return;
   }
   if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `rows` to be a table: table name = a list of rows", w.file));
-  std::vector<std::string> names;
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING) throw ScriptError(fmt::format("{}: rows: expected table names as keys", w.file));
-    names.emplace_back(lua_tostring(L, -2));
-    lua_pop(L, 1);
-  }
-  std::sort(names.begin(), names.end());
-  for (const auto& name : names) {
+  for (const auto& name : sorted_names(L, fmt::format("{}: rows: expected table names as keys", w.file))) {
     const auto schema = std::find_if(w.tables.begin(), w.tables.end(), [&](const auto& x) { return x.name == name; });
     if (schema == w.tables.end()) throw ScriptError(fmt::format("{}: rows.{}: no such table in `tables`", w.file, name));
     rawfield(L, name.c_str());
@@ -376,16 +348,7 @@ void read_request(lua_State* L, Workload& w) {
   if (t != LUA_TTABLE)
     throw ScriptError(fmt::format("{}: expected `request`: the fields of the request a client sends, name = distribution{}", w.file,
                                   t == LUA_TNIL ? " (it is missing)" : ""));
-  std::vector<std::string> names;
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING || !is_identifier(lua_tostring(L, -2)))
-      throw ScriptError(fmt::format("{}: request: expected field names made of letters, digits and _", w.file));
-    names.emplace_back(lua_tostring(L, -2));
-    lua_pop(L, 1);
-  }
-  std::sort(names.begin(), names.end());
-  for (const auto& name : names) {
+  for (const auto& name : sorted_names(L, fmt::format("{}: request: expected field names made of letters, digits and _", w.file))) {
     if (name == "op" || name == "attempt")
       throw ScriptError(fmt::format("{}: request.{}: a name every request already has (req.op, req.attempt)", w.file, name));
     rawfield(L, name.c_str());
@@ -421,7 +384,7 @@ void read_metrics(lua_State* L, Workload& w) {
     else if (lua_type(L, -1) != LUA_TNIL)
       throw ScriptError(fmt::format("{}.finding: expected true (something that should not happen, the default) or false", where));
     lua_pop(L, 2);
-    if (!is_identifier(m.name)) throw ScriptError(fmt::format("{}.name: expected letters, digits and _, got '{}'", where, lua::escaped(m.name)));
+    if (!lua::is_name(m.name)) throw ScriptError(fmt::format("{}.name: expected letters, digits and _, got '{}'", where, lua::escaped(m.name)));
     if (std::any_of(w.metrics.begin(), w.metrics.end(), [&](const auto& x) { return x.name == m.name; }))
       throw ScriptError(fmt::format("{}: metric '{}' is declared twice", where, m.name));
     w.metrics.push_back(std::move(m));
@@ -496,7 +459,7 @@ std::shared_ptr<const Workload> load_workload(const std::string& file, std::stri
     it->value = value;
   }
   w->effective = effective;
-  auto loaded = run_top_level(file, text, false, limits, &effective);
+  auto loaded = run_top_level(file, w->bytecode, true, limits, &effective);
   lua_State* L = loaded->L.get();
   w->description = text_global(L, file, "description", true);
   w->source = text_global(L, file, "source", false);
