@@ -72,10 +72,10 @@ std::string undone_text(const models::db::Result& r) {
 }
 
 // What a statement came to, in a few words.
-std::string outcome_text(const models::db::Statement& st, const models::db::Result& r) {
+std::string outcome_text(const models::db::Statement& st, const models::db::Result& r, std::size_t rows) {
   if (!r.ok()) return r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", static_cast<int>(r.code), r.message);
   using K = models::db::Statement::Kind;
-  if (st.kind == K::select) return fmt::format("{} row{}", r.rows.size(), r.rows.size() == 1 ? "" : "s");
+  if (st.kind == K::select) return fmt::format("{} row{}", rows, rows == 1 ? "" : "s");
   if (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) {
     std::string out = fmt::format("{} affected", r.affected);
     if (r.insert_id != 0 && r.affected != 0) out += fmt::format(", id {}", r.insert_id);
@@ -210,7 +210,7 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
     if (!all && !involved.count(s.who)) continue;
     if (out.size() == 200) break;
     reports::Timeline::Statement st{seconds(s.start), seconds(s.end), s.who, models::db::to_string(s.statement),
-                                    outcome_text(s.statement, s.result)};
+                                    outcome_text(s.statement, s.result, s.rows)};
     for (const auto& w : s.result.waits) {
       st.waits.push_back(wait_text(w));
       for (const auto& who : w.behind)

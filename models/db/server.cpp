@@ -89,7 +89,11 @@ void Server::serve(Session& session) {
     const sim::Time start = sim::now();
     const StatementTiming timing = service_time(job.message.statement, !database_.in_transaction(session.db), stream);
     Result result = database_.execute(session.db, job.message.statement, timing);
-    if (logging_) log_.push_back({start, sim::now(), session.who, job.message.statement, result});
+    if (logging_) {
+      std::vector<Row> rows = std::move(result.rows);
+      log_.push_back({start, sim::now(), session.who, job.message.statement, result, rows.size()});
+      result.rows = std::move(rows);
+    }
     job.reply.send(Reply{std::move(result), session.id});
   }
 }

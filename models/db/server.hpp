@@ -64,7 +64,8 @@ struct LoggedStatement {
   sim::Time start{}, end{};  // from the start of its service to its answer
   std::string who;           // the connection's origin
   Statement statement;
-  Result result;
+  Result result;       // without its rows: a whole-table SELECT would keep the table again
+  std::size_t rows{};  // how many rows the result had
 };
 
 class Server {
