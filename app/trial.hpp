@@ -38,8 +38,8 @@ std::string wait_text(const models::db::LockWait& w);
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
                                                               const std::set<std::string>& origins, bool all = false);
 /// The picture of one trial: holds as the holders believed them, pauses and crashes from the
-/// trace, the inserts of duplicated keys (of `rows`, the account table's), and the statements
-/// and calls of the operations involved.
+/// trace, the trial's inserts of duplicated keys (of `rows`, the account table's; seeded rows
+/// count for a key but are not marked), and the statements and calls of the operations involved.
 reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
                            const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
                            const models::CallLog* calls, std::uint64_t seed);

@@ -97,7 +97,7 @@ struct Timeline {
   double end_s = 0;
   std::vector<Bar> bars;
   std::vector<Band> bands;
-  std::vector<Mark> inserts;  // of duplicated keys
+  std::vector<Mark> inserts;  // of duplicated keys, by the trial (not the rows seeded before it)
   std::vector<Statement> statements{};
   /// The calls of the operations involved in what went wrong, in the order they were sent;
   /// at most 400, the first ones.

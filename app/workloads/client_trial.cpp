@@ -6,6 +6,7 @@
 
 #include "app/trial.hpp"
 #include "models/checkers/checker.hpp"
+#include "models/checkers/duplicates.hpp"
 #include "models/deployment.hpp"
 #include "models/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
@@ -87,13 +88,11 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
   const sim::RunResult run = deployment.run();
   deployment.engine().shutdown();  // before the strategy the processes use goes
 
-  const std::vector<models::db::RowRecord> accounts =
-      s.lua_workload ? std::vector<models::db::RowRecord>{} : deployment.database().committed_rows(strategies::kAccounts);
   const auto& operations = deployment.world().clients().records();
   models::checkers::Trial trial{.end = deployment.engine().now(),
                                 .finished = run.ok() && !env.observed().script_stopped(),
                                 .database = &deployment.database(),
-                                .accounts = s.lua_workload ? nullptr : &accounts,
+                                .accounts = !s.lua_workload,
                                 .rebinds = s.operation == "rebind",
                                 .operations = &operations,
                                 .locks = &env.observed().locks(),
@@ -128,8 +127,15 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
   count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
   out.db_statements = deployment.database().stats().statements;
   out.redis_commands = env.observed().redis_commands();
-  if (kept == TraceKept::timeline)
-    out.timeline = timeline(deployment.engine(), env.observed().locks(), accounts, deployment.statements(), deployment.calls(), seed);
+  if (kept == TraceKept::timeline) {
+    // The diagram draws the inserts of duplicated keys only.
+    std::vector<models::db::RowRecord> duplicated;
+    if (!s.lua_workload)
+      duplicated = models::checkers::rows_sharing_a_key(
+          [&](const models::db::Database::RowVisitor& visit) { deployment.database().for_each_committed(strategies::kAccounts, visit); },
+          "open_id");
+    out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed);
+  }
   return out;
 }
 

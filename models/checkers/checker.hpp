@@ -60,7 +60,7 @@ struct Trial {
   sim::Time end;               // when the run ended
   bool finished = true;        // it ended on its own, not at a budget
   const db::Database* database = nullptr;
-  const std::vector<db::RowRecord>* accounts = nullptr;  // the account table's committed rows
+  bool accounts = false;  // account-bind's t_account is in `database` (read from there, never copied: it may hold millions of rows)
   bool rebinds = false;  // account-bind's operation replaces an earlier binding (lost_updates applies)
   std::uint64_t lock_rows = 0;                           // committed rows of a lock table, if the strategy has one
   const std::vector<OperationRecord>* operations = nullptr;  // the clients' logical operations

@@ -1,11 +1,13 @@
 #include "models/checkers/duplicates.hpp"
 
 #include "models/checkers/checker.hpp"
+#include "models/workloads/account_bind/accounts.hpp"
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <map>
+#include <unordered_map>
 
 namespace models::checkers {
 
@@ -33,6 +35,22 @@ Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::st
   return out;
 }
 
+std::vector<db::RowRecord> rows_sharing_a_key(const RowSource& source, const std::string& key_column) {
+  std::unordered_map<db::Value, std::uint32_t> rows_per_key;  // looked up only: its order reaches nothing
+  source([&](std::int64_t, const db::Values& values, const db::RowOrigin&) { ++rows_per_key[values.at(key_column)]; });
+  std::vector<db::RowRecord> out;
+  source([&](std::int64_t id, const db::Values& values, const db::RowOrigin& origin) {
+    if (rows_per_key.at(values.at(key_column)) > 1) out.push_back({db::Row{id, values}, origin});
+  });
+  return out;
+}
+
+Duplicates find_duplicates(const db::Database& database, const std::string& table, const std::string& key_column,
+                           std::size_t examples) {
+  const auto committed = [&](const db::Database::RowVisitor& visit) { database.for_each_committed(table, visit); };
+  return find_duplicates(rows_sharing_a_key(committed, key_column), key_column, examples);
+}
+
 }  // namespace models::checkers
 
 namespace models::checkers {
@@ -46,16 +64,15 @@ class DuplicateRows : public Checker {
   }
   // The account table's rows by OpenID; the sessions workload's tables by their indexed column.
   void check(const Trial& trial, Findings& out) const override {
-    const auto count = [&](const std::vector<db::RowRecord>& rows, const std::string& key_column) {
-      const Duplicates d = find_duplicates(rows, key_column);
+    const auto count = [&](const Duplicates& d) {
       out.add("duplicate_rows", static_cast<double>(d.duplicate_rows));
       out.add("duplicated_keys", static_cast<double>(d.duplicated_keys));
       out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
     };
-    if (trial.accounts != nullptr) count(*trial.accounts, "open_id");
+    if (trial.accounts) count(find_duplicates(*trial.database, workloads::account_bind::kAccounts, "open_id"));
     if (trial.tables != nullptr)
       for (const auto& t : *trial.tables)
-        if (!t.key_column.empty()) count(t.rows, t.key_column);
+        if (!t.key_column.empty()) count(find_duplicates(t.rows, t.key_column));
   }
 };
 }  // namespace

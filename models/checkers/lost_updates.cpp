@@ -19,10 +19,11 @@ class LostUpdates : public Checker {
              .finding = true}};
   }
   void check(const Trial& trial, Findings& out) const override {
-    if (!trial.rebinds || trial.operations == nullptr || trial.accounts == nullptr) return;
+    if (!trial.rebinds || trial.operations == nullptr || !trial.accounts) return;
     std::map<std::string, std::string> final_device;  // the latest row of each key
-    for (const auto& row : *trial.accounts)
-      final_device[std::get<std::string>(row.row.values.at("open_id"))] = std::get<std::string>(row.row.values.at("device"));
+    trial.database->for_each_committed(workloads::account_bind::kAccounts, [&](std::int64_t, const db::Values& values, const db::RowOrigin&) {
+      final_device[std::get<std::string>(values.at("open_id"))] = std::get<std::string>(values.at("device"));
+    });
     // The operations that write a value: a double click's copies write its first submission's.
     std::map<std::string, const OperationRecord*> by_device;
     for (const auto& op : *trial.operations) by_device.try_emplace(workloads::account_bind::device_of(op.value), &op);

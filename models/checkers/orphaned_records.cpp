@@ -4,6 +4,8 @@
 #include <set>
 
 #include "models/checkers/checker.hpp"
+#include "models/db/database.hpp"
+#include "models/workloads/account_bind/accounts.hpp"
 
 namespace models::checkers {
 namespace {
@@ -14,9 +16,10 @@ class OrphanedRecords : public Checker {
              .meaning = "the other service's records for accounts that were never committed", .finding = true}};
   }
   void check(const Trial& trial, Findings& out) const override {
-    if (trial.remote == nullptr || trial.accounts == nullptr) return;
+    if (trial.remote == nullptr || !trial.accounts) return;
     std::set<std::int64_t> ids;
-    for (const auto& row : *trial.accounts) ids.insert(row.row.id);
+    trial.database->for_each_committed(workloads::account_bind::kAccounts,
+                                       [&](std::int64_t id, const db::Values&, const db::RowOrigin&) { ids.insert(id); });
     double orphans = 0;
     for (std::int64_t id : trial.remote->records()) orphans += ids.count(id) ? 0 : 1;
     out.set("orphaned_remote_records", orphans);

@@ -19,7 +19,9 @@ struct RolloutLog {
   /// Duplicate rows in the table (rows beyond the first of a key) at each boundary, taken as
   /// the trial reached it (fewer than the boundaries when the trial ended before its plan).
   std::vector<std::uint64_t> duplicates_at{};
-  /// Every row whose insert committed, deleted since or not, in id order (filled at the end).
+  /// Every row whose insert committed, deleted since or not, of a key that more than one such
+  /// row had, in id order (filled at the end; the others are no duplicate, and a legacy table
+  /// may hold millions).
   std::vector<db::RowRecord> rows_ever{};
   std::string key_column{};
   struct Ddl {

@@ -1149,6 +1149,7 @@ struct Database::Impl {
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
     if (auto key = key_of(t, v.values)) t.entries.insert(Entry{*key, id});
+    v.values.shrink_to_fit();  // kept for the rest of the trial: no room to grow
     t.rows[id].versions.push_back(std::move(v));
     txn.undo.push_back({&t, id});
   }
@@ -1192,6 +1193,7 @@ struct Database::Impl {
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
     t.took_id(id);
     values["id"] = Value{id};
+    values.shrink_to_fit();  // a seeded table may hold millions of rows
     RowData& row = t.rows[id];
     row.versions.push_back(Version{0, ++commits, false, std::move(values)});
     const sim::Engine* engine = sim::Engine::current();
@@ -1696,23 +1698,33 @@ bool Database::in_transaction(SessionId session) const {
   return it != impl_->sessions.end() && it->second.txn != nullptr;
 }
 
+void Database::for_each_committed(const std::string& table, const RowVisitor& visit) const {
+  for (const auto& [id, row] : impl_->table(table).rows) {
+    const Version* v = Impl::latest_committed(row);
+    if (v != nullptr && !v->deleted) visit(id, v->values, row.origin);
+  }
+}
+
+void Database::for_each_ever_committed(const std::string& table, const RowVisitor& visit) const {
+  for (const auto& [id, row] : impl_->table(table).rows) {
+    auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& v) { return v.commit != 0; });
+    if (first != row.versions.end() && !first->deleted) visit(id, first->values, row.origin);
+  }
+}
+
 std::vector<RowRecord> Database::committed_rows(const std::string& table) const {
   std::vector<RowRecord> out;
-  const Table& t = impl_->table(table);
-  for (const auto& [id, row] : t.rows) {
-    const Version* v = Impl::latest_committed(row);
-    if (v == nullptr || v->deleted) continue;
-    out.push_back(RowRecord{impl_->row_of(id, v->values), row.origin});
-  }
+  for_each_committed(table, [&](std::int64_t id, const Values& values, const RowOrigin& origin) {
+    out.push_back(RowRecord{Row{id, values}, origin});
+  });
   return out;
 }
 
 std::vector<RowRecord> Database::rows_ever_committed(const std::string& table) const {
   std::vector<RowRecord> out;
-  for (const auto& [id, row] : impl_->table(table).rows) {
-    auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& v) { return v.commit != 0; });
-    if (first != row.versions.end() && !first->deleted) out.push_back(RowRecord{impl_->row_of(id, first->values), row.origin});
-  }
+  for_each_ever_committed(table, [&](std::int64_t id, const Values& values, const RowOrigin& origin) {
+    out.push_back(RowRecord{Row{id, values}, origin});
+  });
   return out;
 }
 

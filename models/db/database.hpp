@@ -59,6 +59,7 @@
 // the server's time for a statement (StatementTiming) passes inside it, where it falls.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -92,6 +93,7 @@ struct TableSchema {
   std::vector<std::string> column_order{};
   /// Whether `id` is AUTO_INCREMENT: without it an INSERT must give an id (1364 otherwise).
   bool auto_increment = true;
+  bool operator==(const TableSchema&) const = default;
 };
 
 /// The four levels as InnoDB runs them: READ UNCOMMITTED reads the latest version of a row,
@@ -324,6 +326,12 @@ class Database {
   /// Every row of `table` whose insert committed, deleted since or not, as first committed,
   /// in id order (for a rollout's count of the duplicates its traffic created).
   std::vector<RowRecord> rows_ever_committed(const std::string& table) const;
+  /// The same rows one at a time, read where they are stored: a checker over a table of
+  /// millions of rows keeps what it needs of them, not a copy of the table. `values` holds
+  /// every column, `id` included.
+  using RowVisitor = std::function<void(std::int64_t id, const Values& values, const RowOrigin& origin)>;
+  void for_each_committed(const std::string& table, const RowVisitor& visit) const;
+  void for_each_ever_committed(const std::string& table, const RowVisitor& visit) const;
   const DatabaseStats& stats() const;
   const DatabaseConfig& config() const { return config_; }
 

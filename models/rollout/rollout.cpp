@@ -112,8 +112,7 @@ void Rollout::drive() {
   std::size_t next = 0;
   for (const sim::Time boundary : log_.boundaries) {
     sim::sleep_until(boundary);
-    log_.duplicates_at.push_back(
-        checkers::find_duplicates(database.committed_rows(plan_->table.name), plan_->table.key_column, 0).duplicate_rows);
+    log_.duplicates_at.push_back(checkers::find_duplicates(database, plan_->table.name, plan_->table.key_column, 0).duplicate_rows);
     if (boundary == log_.boundaries.back()) break;
     for (; next < plan_->steps.size() && sim::Time{plan_->steps[next].at} <= boundary; ++next) apply(plan_->steps[next]);
   }
@@ -163,21 +162,23 @@ void Rollout::run_job(Cleanup settings) {
     try {
       db::Connection c = job_pool_->acquire();
       c.set_origin("cleanup job");
-      std::map<db::Value, std::int64_t> lowest;
-      std::map<db::Value, std::uint64_t> rows;
+      struct Rows {
+        std::int64_t lowest = 0;
+        std::uint64_t n = 0;
+      };
+      std::map<db::Value, Rows> by_key;  // each key's lowest id and how many rows it has
       for (const db::Row& row : c.select(table, {})) {
-        const db::Value& key = row.values.at(key_column);
-        auto [it, first] = lowest.try_emplace(key, row.id);
-        if (!first) it->second = std::min(it->second, row.id);
-        ++rows[key];
+        auto [it, first] = by_key.try_emplace(row.values.at(key_column), Rows{row.id, 0});
+        if (!first) it->second.lowest = std::min(it->second.lowest, row.id);
+        ++it->second.n;
       }
       std::uint64_t keys = 0;
-      for (const auto& [key, n] : rows) {
-        if (n < 2) continue;
+      for (const auto& [key, rows] : by_key) {
+        if (rows.n < 2) continue;
         if (keys++ == settings.keys_per_run || job_generation_ != generation) break;
         try {
           log_.cleanup_deleted +=
-              static_cast<std::uint64_t>(c.remove(table, {db::eq(key_column, key), db::gt("id", lowest.at(key))}));
+              static_cast<std::uint64_t>(c.remove(table, {db::eq(key_column, key), db::gt("id", rows.lowest)}));
         } catch (const db::SqlError& e) {
           if (e.code() == db::Code::connection_timeout) throw;  // the connection is gone: this run is over
         }
@@ -215,7 +216,8 @@ void Rollout::run_sql(const Sql& sql) {
 }
 
 const checkers::RolloutLog& Rollout::finish(const db::Database& database) {
-  log_.rows_ever = database.rows_ever_committed(plan_->table.name);
+  log_.rows_ever = checkers::rows_sharing_a_key(
+      [&](const db::Database::RowVisitor& visit) { database.for_each_ever_committed(plan_->table.name, visit); }, plan_->table.key_column);
   return log_;
 }
 

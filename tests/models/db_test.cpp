@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "models/checkers/duplicates.hpp"
 #include "models/db/server.hpp"
 #include "support.hpp"
 
@@ -2027,4 +2028,72 @@ TEST_CASE("the AUTO_INCREMENT counter stops at BIGINT's largest id: the next ins
   std::vector<std::int64_t> ids;
   for (const auto& row : d.rows()) ids.push_back(row.id);
   CHECK(ids == std::vector<std::int64_t>{5, kLargest - 1, kLargest});
+}
+
+// --- Reading a big table without copying it -------------------------------------------------
+
+TEST_CASE("a table's rows read one at a time are the rows committed_rows and rows_ever_committed copy, and the duplicates "
+          "found that way are the same",
+          "[db]") {
+  Db d(KeyIndex::non_unique);
+  db::Database& database = d.server.database();
+  for (const char* key : {"a", "b", "a", "c", "b", "a"}) database.load_row(kTable, account(key));
+  App& app = d.app();
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    c.remove(kTable, {db::eq("id", 3)});             // a duplicate goes: it was committed once, so it stays in rows ever
+    c.insert(kTable, account("c", {{"status", 7}}));  // a duplicate comes
+  });
+  REQUIRE(d.engine.run().ok());
+  const auto visited = [&](bool ever) {
+    std::vector<db::RowRecord> out;
+    const db::Database::RowVisitor keep = [&](std::int64_t id, const db::Values& values, const db::RowOrigin& origin) {
+      out.push_back({db::Row{id, values}, origin});
+    };
+    ever ? database.for_each_ever_committed(kTable, keep) : database.for_each_committed(kTable, keep);
+    return out;
+  };
+  const auto same = [](const std::vector<db::RowRecord>& a, const std::vector<db::RowRecord>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+             return x.row == y.row && x.origin.who == y.origin.who && x.origin.transaction == y.origin.transaction;
+           });
+  };
+  CHECK(same(visited(false), database.committed_rows(kTable)));
+  CHECK(same(visited(true), database.rows_ever_committed(kTable)));
+  CHECK(database.committed_rows(kTable).size() == 6);
+  CHECK(database.rows_ever_committed(kTable).size() == 7);
+
+  const auto ever = [&](const db::Database::RowVisitor& visit) { database.for_each_ever_committed(kTable, visit); };
+  std::vector<std::int64_t> ids;
+  for (const auto& r : models::checkers::rows_sharing_a_key(ever, "open_id")) ids.push_back(r.row.id);
+  CHECK(ids == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7});  // every key repeats, in id order
+  database.load_row(kTable, account("z"));  // a key of one row is no duplicate
+  ids.clear();
+  for (const auto& r : models::checkers::rows_sharing_a_key(ever, "open_id")) ids.push_back(r.row.id);
+  CHECK(ids == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7});
+
+  const auto copied = models::checkers::find_duplicates(database.committed_rows(kTable), "open_id");
+  const auto read = models::checkers::find_duplicates(database, kTable, "open_id");
+  CHECK(read.duplicate_rows == 3);  // a, b and c one row too many each
+  CHECK(read.duplicated_keys == 3);
+  CHECK(read.duplicate_rows == copied.duplicate_rows);
+  CHECK(read.duplicated_keys == copied.duplicated_keys);
+  CHECK(read.examples == copied.examples);
+}
+
+TEST_CASE("the server's statement log counts a SELECT's rows without keeping them", "[db]") {
+  Db d(KeyIndex::unique);
+  d.server.keep_log();
+  for (const char* key : {"a", "b", "c"}) d.server.database().load_row(kTable, account(key));
+  App& app = d.app();
+  std::size_t seen = 0;
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    seen = c.select(kTable, {}).size();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(seen == 3);  // the caller gets every row
+  REQUIRE(d.server.log().size() == 1);
+  CHECK(d.server.log()[0].rows == 3);
+  CHECK(d.server.log()[0].result.rows.empty());  // a whole-table SELECT would keep the table again
 }
