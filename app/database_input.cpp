@@ -60,42 +60,16 @@ json value_json(const models::db::Value& v) {
 
 }  // namespace
 
-std::vector<models::SeedRow> legacy_rows(const LegacyRows& legacy, std::int64_t first_id) {
-  // p to nine decimals, so the rule is integer arithmetic: floor(n p) = n q / 10^9.
-  constexpr std::int64_t kScale = 1'000'000'000;
-  const auto q = static_cast<std::int64_t>(std::llround(legacy.duplicated_share * kScale));
-  const std::int64_t span_s = legacy.span_days * 86'400;
-  std::vector<models::SeedRow> rows;
-  rows.reserve(static_cast<std::size_t>(legacy.keys + legacy.keys * q / kScale * (legacy.max_copies - 1)));
-  std::int64_t id = first_id;
-  std::uint64_t duplicated = 0;  // j: how many keys before this one were duplicated
-  for (std::int64_t n = 1; n <= legacy.keys; ++n) {
-    std::int64_t copies = 1;
-    if (n * q / kScale > (n - 1) * q / kScale)  // evenly spread: floor(keys p) keys in all
-      copies = std::min<std::int64_t>(legacy.max_copies, 2 + std::countr_zero(++duplicated));  // half 2, a quarter 3, ...
-    const std::int64_t created_s = -span_s + (n - 1) * span_s / legacy.keys;
-    const std::string origin = fmt::format("legacy row, created {} days before the start", -created_s / 86'400);
-    for (std::int64_t c = 0; c < copies; ++c) {
-      models::SeedRow row{legacy.table, {}, origin};
-      row.values["id"] = id++;
-      row.values[legacy.column] = legacy.key_prefix + std::to_string(n);
-      if (!legacy.time_column.empty()) row.values[legacy.time_column] = created_s;
-      rows.push_back(std::move(row));
-    }
-  }
-  return rows;
-}
-
 namespace {
 
 // database.legacy, read and checked against the table it fills.
-LegacyRows load_legacy(const Reader& r, const models::DatabaseSetup& setup) {
+models::LegacyRows load_legacy(const Reader& r, const models::DatabaseSetup& setup) {
   r.only({"table", "column", "keys", "key_prefix", "duplicated_share", "max_copies", "span_days", "time_column"});
-  LegacyRows l;
+  models::LegacyRows l;
   r.require("table", "the table the legacy rows go in: {\"table\": \"t_account\", \"keys\": 1000}");
   r.require("keys", "how many distinct keys the legacy rows have: {\"table\": \"t_account\", \"keys\": 1000}");
   l.table = r.string("table", "");
-  l.keys = r.integer("keys", 1, 1'000'000);
+  l.keys = r.integer("keys", 1, 10'000'000);
   l.key_prefix = r.string("key_prefix", l.key_prefix);
   if (l.key_prefix.size() > 200) r.fail("a key prefix of at most 200 bytes", "key_prefix");
   l.duplicated_share = r.number("duplicated_share", l.duplicated_share, 0, 1);
@@ -133,8 +107,7 @@ void check_columns(const models::db::Expr& e, const Check& check) {
 
 }  // namespace
 
-void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl,
-                 std::optional<LegacyRows>& legacy) {
+void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
   database.declare("tables", {{"type", "array"}, {"items", {{"type", "string"}}}});
   database.declare("rows", {{"type", "object"}});
   database.declare_names("rows", "<table>");
@@ -181,39 +154,43 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
     }
   }
   if (database.has("legacy")) {
-    legacy = load_legacy(database.child("legacy"), setup);
+    models::LegacyRows legacy = load_legacy(database.child("legacy"), setup);
     // After the listed rows of the table, as loading them would number them.
-    std::int64_t next_id = 1;
     for (const models::SeedRow& row : setup.rows) {
-      if (row.table != legacy->table) continue;
+      if (row.table != legacy.table) continue;
       const auto id = row.values.find("id");
       const std::int64_t given = id != row.values.end() && std::holds_alternative<std::int64_t>(id->second)
                                      ? std::get<std::int64_t>(id->second)
-                                     : next_id;
+                                     : legacy.first_id;
       if (given == std::numeric_limits<std::int64_t>::max())
-        database.fail(fmt::format("listed rows of {} that leave ids for its legacy rows (one has BIGINT's largest id)", legacy->table),
+        database.fail(fmt::format("listed rows of {} that leave ids for its legacy rows (one has BIGINT's largest id)", legacy.table),
                       "legacy");
-      next_id = std::max(next_id, given + 1);
+      legacy.first_id = std::max(legacy.first_id, given + 1);
     }
-    std::vector<models::SeedRow> generated = legacy_rows(*legacy, next_id);
-    setup.rows.reserve(setup.rows.size() + generated.size());
-    for (models::SeedRow& row : generated) setup.rows.push_back(std::move(row));
+    setup.legacy = std::move(legacy);
   }
 }
 
 void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies) {
-  if (setup.rows.empty()) return;
+  if (setup.rows.empty() && !setup.legacy) return;
+  // Strategies with the same tables take the same rows: each set of tables is loaded once (a
+  // legacy table may hold millions of rows).
+  std::vector<std::vector<models::db::TableSchema>> checked;
   for (const StrategyChoice& choice : strategies) {
     const auto& entry = choice.entry();
-    models::db::Database scratch;
+    std::vector<models::db::TableSchema> tables;
     if (entry.make) {
       const models::strategies::Needs needs = models::strategies::needs(entry, choice.params);
-      if (needs.account_table) scratch.create_table(needs.accounts ? *needs.accounts : models::strategies::accounts_table(needs.key_index));
-      for (const auto& t : needs.tables) scratch.create_table(t);
+      if (needs.account_table) tables.push_back(needs.accounts ? *needs.accounts : models::strategies::accounts_table(needs.key_index));
+      tables.insert(tables.end(), needs.tables.begin(), needs.tables.end());
     }
-    for (const auto& t : setup.tables) scratch.create_table(t);
+    tables.insert(tables.end(), setup.tables.begin(), setup.tables.end());
+    if (std::find(checked.begin(), checked.end(), tables) != checked.end()) continue;
+    checked.push_back(tables);
+    models::db::Database scratch;
+    for (const auto& t : tables) scratch.create_table(t);
     std::map<std::string, std::size_t> index;  // each table's row number in the file
-    for (const models::SeedRow& row : setup.rows) {
+    models::for_each_seed_row(setup.rows, setup.legacy, [&](const models::SeedRow& row) {
       const std::size_t i = index[row.table]++;
       const std::string at = row.origin == "workload" ? "workload/script"
                              : row.origin != "seeded" ? "database/legacy"
@@ -227,7 +204,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
         if (const auto colon = why.find(": "); why.starts_with("models::db") && colon != std::string::npos) why = why.substr(colon + 2);
         top.fail(fmt::format("a row the table takes{}: {}", entry.make ? " (with the tables of " + choice.shown() + ")" : "", why), at);
       }
-    }
+    });
   }
 }
 
@@ -387,12 +364,13 @@ void check_session_metric(const Reader& expect, const std::string& metric, const
                 metric);
 }
 
-json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl, const std::optional<LegacyRows>& legacy) {
+json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl) {
+  const std::optional<models::LegacyRows>& legacy = setup.legacy;
   json out = json::object();
   if (!ddl.empty()) out["tables"] = ddl;
   json rows = json::object();
   for (const auto& row : setup.rows) {
-    if (row.origin != "seeded") continue;  // database.legacy's, written as its rule below
+    if (row.origin != "seeded") continue;  // a workload's
     json one = json::object();
     for (const auto& [column, value] : row.values) one[column] = value_json(value);
     rows[row.table].push_back(std::move(one));
@@ -426,8 +404,10 @@ std::string sql_literal(const models::db::Value& v) {
 }
 }  // namespace
 
-std::string rows_sql(const models::DatabaseSetup& setup) {
+void write_rows_sql(const models::DatabaseSetup& setup, std::ostream& out) {
   // Each table's rows with the ids loading gives them, tables in the order their rows first come.
+  // The legacy rows come last in their table (their ids follow the listed ones) and are written
+  // as they are made, not held.
   std::vector<std::string> tables;
   std::map<std::string, std::map<std::int64_t, const models::db::Values*>> by_id;
   std::map<std::string, std::int64_t> next_id;
@@ -441,19 +421,21 @@ std::string rows_sql(const models::DatabaseSetup& setup) {
     if (id < std::numeric_limits<std::int64_t>::max()) next = std::max(next, id + 1);  // the last id: no next one
     by_id[row.table][id] = &row.values;
   }
-  std::string out;
-  for (const auto& table : tables) {
-    for (const auto& [id, values] : by_id[table]) {
-      std::string columns = "id", list = std::to_string(id);
-      for (const auto& [column, value] : *values) {
-        if (column == "id") continue;
-        columns += ", " + column;
-        list += ", " + sql_literal(value);
-      }
-      out += fmt::format("INSERT INTO {} ({}) VALUES ({});\n", table, columns, list);
+  if (setup.legacy && !by_id.count(setup.legacy->table)) tables.push_back(setup.legacy->table);
+  const auto write = [&](const std::string& table, std::int64_t id, const models::db::Values& values) {
+    std::string columns = "id", list = std::to_string(id);
+    for (const auto& [column, value] : values) {
+      if (column == "id") continue;
+      columns += ", " + column;
+      list += ", " + sql_literal(value);
     }
+    out << fmt::format("INSERT INTO {} ({}) VALUES ({});\n", table, columns, list);
+  };
+  for (const auto& table : tables) {
+    for (const auto& [id, values] : by_id[table]) write(table, id, *values);
+    if (setup.legacy && setup.legacy->table == table)
+      models::generate(*setup.legacy, [&](const models::SeedRow& row) { write(table, std::get<std::int64_t>(row.values.at("id")), row.values); });
   }
-  return out;
 }
 
 json steps_json(const models::sessions::Script& script) {

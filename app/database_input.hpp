@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,27 +18,9 @@ namespace locksim {
 
 struct StrategyChoice;
 
-/// database.legacy: seeded rows generated as a year of check-then-insert left them (the
-/// vivo article: about 3% of keys duplicated, the copies of a key with consecutive ids and one
-/// creation time). The rule is docs/scenario.md's, "Legacy rows".
-struct LegacyRows {
-  std::string table;
-  std::string column;  // the column the keys go in: the table's indexed column unless given
-  std::int64_t keys = 0;
-  std::string key_prefix = "legacy:";
-  double duplicated_share = 0.03;
-  std::int64_t max_copies = 3;
-  std::int64_t span_days = 365;
-  std::string time_column{};  // receives each row's creation time in seconds (negative); empty: none
-};
-
-/// The rows `legacy` makes, in key order, with ids from `first_id` on.
-std::vector<models::SeedRow> legacy_rows(const LegacyRows& legacy, std::int64_t first_id);
-
-/// database.tables, database.rows and database.legacy into `setup` (the generated rows after
-/// the listed ones); `ddl` gets each CREATE TABLE as written, `legacy` the legacy rule.
-void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl,
-                 std::optional<LegacyRows>& legacy);
+/// database.tables, database.rows and database.legacy into `setup` (the legacy rule, its rows
+/// made as each trial loads them, after the listed ones); `ddl` gets each CREATE TABLE as written.
+void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl);
 /// Loads the seeded rows into a scratch database with the tables each strategy has (its own,
 /// with its index, and the scenario's), so a row the tables refuse (a duplicate under a
 /// unique index, an unknown column) is found now, with its JSON path.
@@ -54,11 +37,10 @@ void check_session_metric(const Reader& expect, const std::string& metric, const
 
 /// The same parts as a scenario file writes them, for the effective configuration (the
 /// legacy rule as given, not its rows).
-nlohmann::json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl,
-                           const std::optional<LegacyRows>& legacy);
+nlohmann::json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl);
 /// Every seeded row, listed and generated, as SQL: one `INSERT INTO t (id, ...) VALUES (...);`
 /// a row, each table's rows in id order (`locksim rows`).
-std::string rows_sql(const models::DatabaseSetup& setup);
+void write_rows_sql(const models::DatabaseSetup& setup, std::ostream& out);
 nlohmann::json steps_json(const models::sessions::Script& script);
 
 }  // namespace locksim

@@ -541,7 +541,7 @@ int dispatch(int argc, char** argv) {
   if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
   if (*rows_cmd) {
     const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(rows_scenario), rows_sets);
-    std::cout << locksim::rows_sql(s.deployment.database);
+    locksim::write_rows_sql(s.deployment.database, std::cout);
     return 0;
   }
 

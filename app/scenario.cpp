@@ -663,7 +663,7 @@ json effective_config(const Scenario& s) {
                      {"lock_wait_timeout_ms", to_ms(d.database.server.database.lock_wait_timeout)},
                      {"statement_timeout_ms", to_ms(d.database.pool.statement_timeout)}};
   doc["database"]["index_build_us_per_row"] = std::chrono::duration<double, std::micro>(d.database.server.database.index_build_per_row).count();
-  doc["database"].update(tables_json(d.database, s.tables_sql, s.legacy));
+  doc["database"].update(tables_json(d.database, s.tables_sql));
   const auto& r = d.redis;
   doc["redis"] = {{"persistence", name_of(names::persistence, r.server.persistence)},
                   {"failover", r.failover},
@@ -940,7 +940,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     // An online ADD INDEX's build, per row of the table (docs/sql.md, "Online ALTER").
     const double build_us = r.number("index_build_us_per_row", std::chrono::duration<double, std::micro>(db.server.database.index_build_per_row).count(), 0, 1e6);
     db.server.database.index_build_per_row = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::micro>(build_us));
-    load_tables(r, db, s.tables_sql, s.legacy);
+    load_tables(r, db, s.tables_sql);
   }
   if (top.has("steps") && s.workload != "sessions") top.fail("\"steps\" only with \"workload\": \"sessions\"", "steps");
   if (top.has("clients")) {

@@ -83,7 +83,6 @@ struct Scenario {
   /// The sessions workload's steps; and the scenario's CREATE TABLE statements as written.
   models::sessions::Script script;
   std::vector<std::string> tables_sql;
-  std::optional<LegacyRows> legacy;  // database.legacy, whose rows are in deployment's seeded rows
   /// Each fault kind the file configures, in the order of fault_kinds().
   std::vector<FaultSetup> faults;
   std::vector<StrategyChoice> strategies;

@@ -21,7 +21,7 @@ std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<
 
 void load_tables(db::Server& server, const DatabaseSetup& setup) {
   for (const db::TableSchema& table : setup.tables) server.create_table(table);
-  for (const SeedRow& row : setup.rows) server.database().load_row(row.table, row.values, row.origin);
+  for_each_seed_row(setup.rows, setup.legacy, [&](const SeedRow& row) { server.database().load_row(row.table, row.values, row.origin); });
 }
 
 Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config, const strategies::Needs& needs)

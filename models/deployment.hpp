@@ -24,23 +24,18 @@
 #include "models/sessions/sessions.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/redis/server.hpp"
+#include "models/seed_rows.hpp"
 #include "models/strategies/strategy.hpp"
 #include "models/world.hpp"
 
 namespace models {
-
-/// A row stored before the run (a scenario's neighbour rows, a legacy table's duplicates).
-struct SeedRow {
-  std::string table;
-  db::Values values;  // an explicit `id` is allowed
-  std::string origin = "seeded";  // the row's origin for checkers (Database::load_row's `who`)
-};
 
 struct DatabaseSetup {
   db::ServerConfig server;
   db::PoolConfig pool;  // one pool on each app node
   std::vector<db::TableSchema> tables{};  // created besides the strategy's own
   std::vector<SeedRow> rows{};            // loaded before the run, in order
+  std::optional<LegacyRows> legacy{};     // then its rows, made as each trial loads them
 };
 
 /// Creates `setup`'s tables on `server` and loads its rows; throws sim::UsageError with

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "app/database_input.hpp"
 #include "scenario_files.hpp"
@@ -41,8 +42,8 @@ json legacy_doc(json legacy, json rows = json::object()) {
 TEST_CASE("legacy rows: exactly floor(keys p) keys duplicated, evenly spread, half with 2 rows, a quarter with 3, up to "
           "max_copies",
           "[legacy]") {
-  locksim::LegacyRows l{.table = "t", .column = "k", .keys = 1000, .duplicated_share = 0.03, .max_copies = 3};
-  const auto rows = locksim::legacy_rows(l, 1);
+  models::LegacyRows l{.table = "t", .column = "k", .keys = 1000, .duplicated_share = 0.03, .max_copies = 3};
+  const auto rows = models::legacy_rows(l);
   std::map<std::string, int> copies;
   for (const auto& row : rows) ++copies[text_of(row, "k")];
   CHECK(copies.size() == 1000);
@@ -61,9 +62,10 @@ TEST_CASE("legacy rows: exactly floor(keys p) keys duplicated, evenly spread, ha
   CHECK(by_count[2] == 15);  // j + 1 odd
   CHECK(by_count[3] == 15);  // capped at max_copies
   CHECK(rows.size() == 1000 + 15 + 2 * 15);
+  CHECK(models::row_count(l) == static_cast<std::int64_t>(rows.size()));  // counted without making them
   l.max_copies = 100;
   std::map<std::string, int> uncapped;
-  for (const auto& row : locksim::legacy_rows(l, 1)) ++uncapped[text_of(row, "k")];
+  for (const auto& row : models::legacy_rows(l)) ++uncapped[text_of(row, "k")];
   std::map<int, int> counts;
   for (const auto& [key, c] : uncapped) ++counts[c];
   CHECK(counts == std::map<int, int>{{1, 970}, {2, 15}, {3, 8}, {4, 4}, {5, 2}, {6, 1}});
@@ -72,8 +74,8 @@ TEST_CASE("legacy rows: exactly floor(keys p) keys duplicated, evenly spread, ha
 TEST_CASE("legacy rows: consecutive ids in key order, the copies of a key together with one creation time, times spread "
           "evenly over span_days before the start",
           "[legacy]") {
-  const locksim::LegacyRows l{.table = "t", .column = "k", .keys = 100, .duplicated_share = 0.5, .span_days = 10, .time_column = "created"};
-  const auto rows = locksim::legacy_rows(l, 7);
+  const models::LegacyRows l{.table = "t", .column = "k", .keys = 100, .duplicated_share = 0.5, .span_days = 10, .time_column = "created", .first_id = 7};
+  const auto rows = models::legacy_rows(l);
   std::int64_t id = 7;
   std::map<std::string, std::set<std::int64_t>> times;
   std::int64_t last_time = -1'000'000'000;
@@ -93,16 +95,20 @@ TEST_CASE("legacy rows: consecutive ids in key order, the copies of a key togeth
   CHECK(text_of(rows[2], "k") == "legacy:2");
 }
 
-TEST_CASE("database.legacy puts its rows after the listed rows of its table, and the scenario loads them", "[legacy]") {
+TEST_CASE("database.legacy puts its rows after the listed rows of its table, and the scenario keeps the rule, not the rows",
+          "[legacy]") {
   const auto s = load(legacy_doc({{"table", "t"}, {"column", "k"}, {"keys", 50}, {"time_column", "created"}},
                                  {{"t", {{{"k", "a"}}, {{"k", "b"}, {"id", 10}}}}}));
-  const auto& rows = s.deployment.database.rows;
+  const auto& setup = s.deployment.database;
+  CHECK(setup.rows.size() == 2);  // the listed ones
+  REQUIRE(setup.legacy);
+  CHECK(setup.legacy->keys == 50);
+  CHECK(setup.legacy->key_prefix == "legacy:");
+  std::vector<models::SeedRow> rows;
+  models::for_each_seed_row(setup.rows, setup.legacy, [&](const models::SeedRow& row) { rows.push_back(row); });
   REQUIRE(rows.size() == 2 + 50 + 1);  // floor(50 * 0.03) = 1 duplicated key, with 2 rows
   CHECK(int_of(rows[2], "id") == 11);
   CHECK(rows[2].origin.starts_with("legacy row, created 365 days"));
-  REQUIRE(s.legacy);
-  CHECK(s.legacy->keys == 50);
-  CHECK(s.legacy->key_prefix == "legacy:");
 }
 
 TEST_CASE("database.legacy refuses a bad table, column or number in one line with its JSON path", "[legacy]") {
@@ -113,7 +119,7 @@ TEST_CASE("database.legacy refuses a bad table, column or number in one line wit
   CHECK(test::refusal(legacy_doc({{"table", "t"}, {"column", "w"}, {"keys", 5}}).dump())
             .starts_with("/database/legacy/column: expected a column of t other than id"));
   CHECK(test::refusal(legacy_doc({{"table", "t"}, {"column", "k"}, {"keys", 0}}).dump())
-            .starts_with("/database/legacy/keys: expected an integer from 1 to 1000000"));
+            .starts_with("/database/legacy/keys: expected an integer from 1 to 10000000"));
   CHECK(test::refusal(legacy_doc({{"table", "t"}, {"column", "k"}, {"keys", 5}, {"duplicated_share", 2}}).dump())
             .starts_with("/database/legacy/duplicated_share: expected a number from 0 to 1"));
   CHECK(test::refusal(legacy_doc({{"table", "t"}, {"column", "k"}, {"keys", 5}, {"max_copies", 1}}).dump())
@@ -127,7 +133,9 @@ TEST_CASE("database.legacy refuses a bad table, column or number in one line wit
 TEST_CASE("the seeded rows as SQL: one INSERT a row with its id, in id order", "[legacy]") {
   const auto s = load(legacy_doc({{"table", "t"}, {"column", "k"}, {"keys", 2}, {"key_prefix", "o'k:"}, {"span_days", 1}},
                                  {{"t", {{{"k", "z"}, {"id", 5}}, {{"k", "y"}, {"id", 2}}}}}));
-  CHECK(locksim::rows_sql(s.deployment.database) ==
+  std::ostringstream sql;
+  locksim::write_rows_sql(s.deployment.database, sql);
+  CHECK(sql.str() ==
         "INSERT INTO t (id, k) VALUES (2, 'y');\n"
         "INSERT INTO t (id, k) VALUES (5, 'z');\n"
         "INSERT INTO t (id, k) VALUES (6, 'o''k:1');\n"
