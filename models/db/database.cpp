@@ -67,7 +67,7 @@ struct Version {
   TxnId txn = 0;
   std::uint64_t commit = 0;  // 0 while uncommitted
   bool deleted = false;
-  Values values;
+  RowValues values;  // shared with the rows a SELECT returns
 };
 
 struct RowData {
@@ -1103,9 +1103,10 @@ struct Database::Impl {
     return gap_lock(exclusive, last, std::nullopt);
   }
 
-  Row row_of(std::int64_t id, const Values& values) const {
+  // The row as a result shows it, sharing the version's columns (which hold its id).
+  static Row row_of(std::int64_t id, const RowValues& values) {
     Row r{id, values};
-    r.values["id"] = Value{id};
+    if (const auto it = values.find("id"); it == values.end() || it->second != Value{id}) r.values["id"] = Value{id};
     return r;
   }
 
@@ -1149,7 +1150,6 @@ struct Database::Impl {
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
     if (auto key = key_of(t, v.values)) t.entries.insert(Entry{*key, id});
-    v.values.shrink_to_fit();  // kept for the rest of the trial: no room to grow
     t.rows[id].versions.push_back(std::move(v));
     txn.undo.push_back({&t, id});
   }
@@ -1193,7 +1193,6 @@ struct Database::Impl {
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
     t.took_id(id);
     values["id"] = Value{id};
-    values.shrink_to_fit();  // a seeded table may hold millions of rows
     RowData& row = t.rows[id];
     row.versions.push_back(Version{0, ++commits, false, std::move(values)});
     const sim::Engine* engine = sim::Engine::current();
@@ -1487,8 +1486,7 @@ struct Database::Impl {
         return out;
       }
       case OnDuplicate::replace: {
-        Values gone = old;
-        add_version(txn, t, dup, Version{txn.id, 0, true, std::move(gone)});
+        add_version(txn, t, dup, Version{txn.id, 0, true, current(t.rows.at(dup))->values});
         out.affected += 1;
         return std::nullopt;  // the insert goes on; unlisted columns get their defaults
       }
@@ -1528,15 +1526,20 @@ struct Database::Impl {
       for (const Row& r : rows) found.push_back(r.id);
     }
     for (std::int64_t id : found) {
-      const Values& old = current(t.rows.at(id))->values;
+      const RowValues& old = current(t.rows.at(id))->values;
+      if (remove) {  // the delete-marked version keeps the row's columns, shared
+        add_version(txn, t, id, Version{txn.id, 0, true, old});
+        ++out.affected;
+        continue;
+      }
       Values next = old;
       for (const auto& [column, value] : s.values) {
         if (!next.count(column)) throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
         next[column] = value;
       }
       assign(s, next, nullptr);
-      if (!remove && next == old) continue;  // matched but unchanged: not counted
-      add_version(txn, t, id, Version{txn.id, 0, remove, std::move(next)});
+      if (next == old.get()) continue;  // matched but unchanged: not counted
+      add_version(txn, t, id, Version{txn.id, 0, false, std::move(next)});
       ++out.affected;
     }
     return out;
@@ -1714,15 +1717,15 @@ void Database::for_each_ever_committed(const std::string& table, const RowVisito
 
 std::vector<RowRecord> Database::committed_rows(const std::string& table) const {
   std::vector<RowRecord> out;
-  for_each_committed(table, [&](std::int64_t id, const Values& values, const RowOrigin& origin) {
-    out.push_back(RowRecord{Row{id, values}, origin});
+  for_each_committed(table, [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
+    out.push_back(RowRecord{Row{id, values}, origin});  // sharing the stored columns
   });
   return out;
 }
 
 std::vector<RowRecord> Database::rows_ever_committed(const std::string& table) const {
   std::vector<RowRecord> out;
-  for_each_ever_committed(table, [&](std::int64_t id, const Values& values, const RowOrigin& origin) {
+  for_each_ever_committed(table, [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
     out.push_back(RowRecord{Row{id, values}, origin});
   });
   return out;

@@ -232,9 +232,42 @@ struct LockWait {
 /// (1062, 1205), or the whole transaction (1213).
 enum class Undone { nothing, statement, transaction };
 
+/// A row's columns, shared by every copy of the row (the table's version, a SELECT's result, a
+/// checker's list) until a copy is changed: copying a row of a table of millions costs a pointer.
+/// It reads as a Values; a write (operator[], edit) copies the columns first when they are shared.
+class RowValues {
+ public:
+  RowValues() = default;
+  RowValues(Values values) : values_(std::make_shared<Values>(std::move(values))) { values_->shrink_to_fit(); }
+  RowValues(std::initializer_list<Values::value_type> values) : RowValues(Values(values)) {}
+  const Values& get() const { return values_ ? *values_ : none(); }
+  operator const Values&() const { return get(); }
+  const Value& at(const std::string& column) const { return get().at(column); }
+  Values::const_iterator find(const std::string& column) const { return get().find(column); }
+  Values::const_iterator begin() const { return get().begin(); }
+  Values::const_iterator end() const { return get().end(); }
+  std::size_t count(const std::string& column) const { return get().count(column); }
+  std::size_t size() const { return get().size(); }
+  bool empty() const { return get().empty(); }
+  Values& edit() {
+    if (!values_) values_ = std::make_shared<Values>();
+    else if (values_.use_count() > 1) values_ = std::make_shared<Values>(*values_);
+    return *values_;
+  }
+  Value& operator[](const std::string& column) { return edit()[column]; }
+  bool operator==(const RowValues& other) const { return get() == other.get(); }
+
+ private:
+  static const Values& none() {
+    static const Values kNone;
+    return kNone;
+  }
+  std::shared_ptr<Values> values_{};  // null: no columns
+};
+
 struct Row {
   std::int64_t id = 0;
-  Values values;  // every column, `id` included
+  RowValues values;  // every column, `id` included
   bool operator==(const Row&) const = default;
 };
 
@@ -329,7 +362,7 @@ class Database {
   /// The same rows one at a time, read where they are stored: a checker over a table of
   /// millions of rows keeps what it needs of them, not a copy of the table. `values` holds
   /// every column, `id` included.
-  using RowVisitor = std::function<void(std::int64_t id, const Values& values, const RowOrigin& origin)>;
+  using RowVisitor = std::function<void(std::int64_t id, const RowValues& values, const RowOrigin& origin)>;
   void for_each_committed(const std::string& table, const RowVisitor& visit) const;
   void for_each_ever_committed(const std::string& table, const RowVisitor& visit) const;
   const DatabaseStats& stats() const;
