@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
@@ -171,8 +172,11 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
   }
 }
 
-void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies) {
+void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies,
+                std::uint64_t memory_budget_mb) {
   if (setup.rows.empty() && !setup.legacy) return;
+  const std::uint64_t budget = memory_budget_mb << 20;
+  const std::int64_t rows = static_cast<std::int64_t>(setup.rows.size()) + (setup.legacy ? models::row_count(*setup.legacy) : 0);
   // Strategies with the same tables take the same rows: each set of tables is loaded once (a
   // legacy table may hold millions of rows).
   std::vector<std::vector<models::db::TableSchema>> checked;
@@ -199,6 +203,15 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
         top.fail(fmt::format("rows for the tables of the {} workload ({} has no {})", entry.workload(), choice.shown(), row.table), at);
       try {
         scratch.load_row(row.table, row.values, row.origin);
+        if (scratch.bytes_held() > budget) {
+          const std::int64_t loaded = static_cast<std::int64_t>(std::accumulate(index.begin(), index.end(), std::size_t{0},
+                                                                                [](std::size_t n, const auto& t) { return n + t.second; }));
+          const double per_row = static_cast<double>(scratch.bytes_held()) / static_cast<double>(loaded);
+          top.fail(fmt::format("seeded rows that fit a trial's memory budget (memory_budget_mb {}): they pass it at row {} of {}, "
+                               "and all of them need about {:.0f} MB as the model counts them (docs/limits.md, \"Memory budget\")",
+                               memory_budget_mb, loaded, rows, per_row * static_cast<double>(rows) / (1 << 20)),
+                   at);
+        }
       } catch (const sim::UsageError& e) {
         std::string why = e.what();
         if (const auto colon = why.find(": "); why.starts_with("models::db") && colon != std::string::npos) why = why.substr(colon + 2);

@@ -24,7 +24,10 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
 /// Loads the seeded rows into a scratch database with the tables each strategy has (its own,
 /// with its index, and the scenario's), so a row the tables refuse (a duplicate under a
 /// unique index, an unknown column) is found now, with its JSON path.
-void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies);
+/// Refuses rows that alone pass a trial's memory budget (`memory_budget_mb`, as the database
+/// counts what it holds), before loading more of them than the budget holds.
+void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies,
+                std::uint64_t memory_budget_mb);
 /// The sessions workload: the top-level "steps" and the workload's "settle_ms".
 models::sessions::Script load_steps(const Reader& top, const Reader& workload);
 

@@ -152,7 +152,7 @@ const std::vector<std::string>& top_level_keys() {
                                                 "workload", "topology",  "database",    "redis",         "zookeeper",
                                                 "etcd",    "clients",    "faults",      "strategies",    "trials",
                                                 "seed",    "time_budget_s", "event_budget", "expect",      "steps",
-                                                "rollout"};
+                                                "rollout", "memory_budget_mb"};
   return keys;
 }
 
@@ -745,6 +745,7 @@ json effective_config(const Scenario& s) {
   doc["seed"] = s.seed;
   doc["time_budget_s"] = std::chrono::duration<double>(s.time_budget).count();
   doc["event_budget"] = s.event_budget;
+  doc["memory_budget_mb"] = s.memory_budget_mb;
   json expect = json::object();
   for (const auto& e : s.expect)
     expect[e.strategy][e.metric] = fmt::format("{} {:g}{}", e.op, e.value, e.every_trial ? " in every trial" : "");
@@ -887,6 +888,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   s.time_budget = std::chrono::duration_cast<sim::Duration>(
       std::chrono::duration<double>(top.number("time_budget_s", std::chrono::duration<double>(s.time_budget).count(), 1, 1e7)));
   s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000));
+  s.memory_budget_mb = static_cast<std::uint64_t>(top.integer("memory_budget_mb", static_cast<std::int64_t>(s.memory_budget_mb), 1, 1'000'000));
 
   // The workload: its kind reads its keys (app/workloads/).
   const json none;
@@ -1147,7 +1149,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   if (s.workload_hash != 0) scripts_hash = fnv1a(fmt::format("{:016x} {:016x}", scripts_hash, s.workload_hash));
   if (scripts_hash != 0) s.hash = fnv1a(fmt::format("{:016x} {:016x}", s.hash, scripts_hash));
 
-  check_rows(top, d.database, s.strategies);
+  check_rows(top, d.database, s.strategies, s.memory_budget_mb);
   if (s.workload == "sessions") check_steps(top, s.script, d.database);
   if (top.has("expect")) {
     const Reader e = top.child("expect");

@@ -94,6 +94,9 @@ struct Scenario {
   // Events per trial. The catalogue's trials take at most about 12,000; a runaway trial reaches
   // this in a few seconds and counts in unfinished_runs.
   std::uint64_t event_budget = 10'000'000;
+  // What a trial's servers may hold, as the models count it (tables, Redis keyspaces): past it the
+  // trial ends and counts in unfinished_runs and memory_budget_runs.
+  std::uint64_t memory_budget_mb = 4096;
   std::vector<Expectation> expect;
   std::uint64_t hash = 0;  // of the resolved document: names the configuration in results
   std::string resolved;    // the document after overrides, as JSON text

@@ -28,6 +28,7 @@ sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept
                                          : sim::TraceMode::hash;
   ec.time_budget = s.time_budget;
   ec.event_budget = s.event_budget;
+  ec.memory_budget = s.memory_budget_mb << 20;
   ec.tie_break = std::move(tie_break);
   ec.chooser = std::move(chooser);
   return ec;

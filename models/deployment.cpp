@@ -99,6 +99,13 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
     remote_ = std::make_unique<RemoteService>(net, add_node("remote-1"), config.remote);
     services_.remote = remote_.get();
   }
+  // The memory budget counts what the servers hold: the tables and every Redis keyspace.
+  world_.engine().count_memory([this] {
+    std::uint64_t held = database_->database().bytes_held();
+    for (const auto& r : redis_) held += r->keyspace().bytes_held();
+    if (replica_) held += replica_->keyspace().bytes_held();
+    return held;
+  });
 }
 
 Node& Deployment::add_node(const std::string& name) {
@@ -138,6 +145,7 @@ BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfi
   for (auto& pool : pools_) pools.push_back(pool.get());
   queue_ = std::make_unique<batch::Queue>(network_, mq_node, surface_.app_nodes);
   workload_ = std::make_unique<batch::Workload>(std::move(design), std::move(batch), surface_.app_nodes, std::move(pools), *queue_);
+  engine_.count_memory([this] { return database_->database().bytes_held(); });
 }
 
 SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script)
@@ -149,6 +157,7 @@ SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const Deploymen
   if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
   load_tables(*database_, config.database);
   sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
+  engine_.count_memory([this] { return database_->database().bytes_held(); });
 }
 
 }  // namespace models

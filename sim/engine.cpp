@@ -124,6 +124,7 @@ const char* to_string(RunStatus status) {
     case RunStatus::deadlock: return "deadlock";
     case RunStatus::time_budget: return "time budget reached";
     case RunStatus::event_budget: return "event budget reached";
+    case RunStatus::memory_budget: return "memory budget reached";
     case RunStatus::stopped: return "stopped";
   }
   return "?";
@@ -144,6 +145,18 @@ std::string RunResult::liveness_report() const {
 }
 
 Engine* Engine::current() { return tl_engine; }
+
+void Engine::count_memory(std::function<std::uint64_t()> held) {
+  memory_held_ = std::move(held);
+  next_memory_check_ = config_.memory_budget > 0 && memory_held_ ? events_ : ~std::uint64_t{0};
+}
+
+// Over the budget, the check stays due: every later take of an event ends the run the same way.
+[[gnu::noinline]] bool Engine::over_memory() {
+  if (memory_held_() > config_.memory_budget) return true;
+  next_memory_check_ = events_ + kMemoryCheckEvents;
+  return false;
+}
 
 Engine::Engine(EngineConfig config)
     : config_(std::move(config)), choices_(config_.seed), trace_(config_.trace) {
@@ -265,6 +278,7 @@ void Engine::restart(NodeId node) {
   if (stop_requested_) return Next::stop;
   if (failure_) return Next::failure;
   if (events_ - run_start_events_ >= config_.event_budget) return Next::event_budget;
+  if (events_ >= next_memory_check_ && over_memory()) return Next::memory_budget;
   // Only background wake-ups left (an injector's next fault, say): the run is over.
   if (foreground_pending_ == 0 && holds_ == 0) return Next::end;
   if (ready_head_ == ready_.size()) {
@@ -794,6 +808,7 @@ RunResult Engine::run() {
 RunStatus Engine::end_status(Next next) const {
   if (next == Next::stop) return RunStatus::stopped;
   if (next == Next::event_budget) return RunStatus::event_budget;
+  if (next == Next::memory_budget) return RunStatus::memory_budget;
   // Work still pending: the time budget ended the run.
   if (foreground_pending_ > 0 || (holds_ > 0 && !queue_.empty())) return RunStatus::time_budget;
   return RunStatus::completed;

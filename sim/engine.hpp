@@ -47,6 +47,9 @@ struct EngineConfig {
   Duration time_budget = std::chrono::hours(24 * 365);
   /// The run ends, reported as such, after this many events.
   std::uint64_t event_budget = 10'000'000'000ull;
+  /// The run ends, reported as such, once the models hold more bytes than this, as they count
+  /// them (Engine::count_memory says how; checked every kMemoryCheckEvents events). 0: no budget.
+  std::uint64_t memory_budget = 0;
   TraceMode trace = TraceMode::hash;
   /// Stack size of each process (four times this in an AddressSanitizer build, whose
   /// frames are larger: sim/sanitizer.hpp).
@@ -99,6 +102,7 @@ enum class RunStatus {
   deadlock,      // no events left, but non-daemon processes still wait
   time_budget,   // the next event lies beyond the time budget
   event_budget,  // the event budget was used up
+  memory_budget,  // the models held more than the memory budget
   stopped,       // Engine::stop() was called
 };
 const char* to_string(RunStatus status);
@@ -207,6 +211,10 @@ class Engine {
   RunResult run();
   /// Ends the current run() after the event being handled.
   void stop() { stop_requested_ = true; }
+  /// How the models count the bytes they hold, for EngineConfig::memory_budget: called every
+  /// kMemoryCheckEvents events (a count, so the check falls at the same events in every run).
+  void count_memory(std::function<std::uint64_t()> held);
+  static constexpr std::uint64_t kMemoryCheckEvents = 1024;
 
   // --- Blocking, for sim's primitives (Mailbox, Future); models use those ----
   /// The current process's next wait. Throws UsageError naming `call` outside a process.
@@ -250,7 +258,7 @@ class Engine {
   };
 
   // What take_next found: an event taken, a tie for the choice source, or why the run ends.
-  enum class Next : std::uint8_t { event, tie, stop, failure, event_budget, end };
+  enum class Next : std::uint8_t { event, tie, stop, failure, event_budget, memory_budget, end };
 
   void schedule(std::int64_t at, EventKind kind, std::uint64_t target, std::uint64_t extra, bool background = false);
   Next take_next(Event& e);
@@ -334,6 +342,9 @@ class Engine {
   bool running_ = false;
   bool stop_requested_ = false;
   std::exception_ptr failure_;
+  std::function<std::uint64_t()> memory_held_{};
+  std::uint64_t next_memory_check_ = ~std::uint64_t{0};  // the event count of the next check: never without a budget
+  bool over_memory();
 };
 
 /// Holds the run open while it lives (Engine::hold_open): for a process waiting on

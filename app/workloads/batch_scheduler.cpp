@@ -23,7 +23,8 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   const sim::RunResult run = deployment.run();
   deployment.engine().shutdown();
 
-  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(), .database = &deployment.database()};
+  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(),
+                                 .out_of_memory = run.status == sim::RunStatus::memory_budget, .database = &deployment.database()};
   trial.batch = &deployment.findings();
   for (const auto& row : deployment.database().committed_rows(models::batch::kTasks)) trial.task_ids.push_back(row.row.id);
   TrialOutcome out;

@@ -91,6 +91,7 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
   const auto& operations = deployment.world().clients().records();
   models::checkers::Trial trial{.end = deployment.engine().now(),
                                 .finished = run.ok() && !env.observed().script_stopped(),
+                                .out_of_memory = run.status == sim::RunStatus::memory_budget,
                                 .database = &deployment.database(),
                                 .accounts = !s.lua_workload,
                                 .rebinds = s.operation == "rebind",

@@ -97,7 +97,8 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
 
   const auto& records = deployment.sessions().records();
   const std::vector<models::sessions::TableContents> tables = deployment.tables();
-  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(), .database = &deployment.database()};
+  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(),
+                                 .out_of_memory = run.status == sim::RunStatus::memory_budget, .database = &deployment.database()};
   trial.steps = &records;
   trial.tables = &tables;
   TrialOutcome out;

@@ -59,6 +59,7 @@ struct MetricInfo {
 struct Trial {
   sim::Time end;               // when the run ended
   bool finished = true;        // it ended on its own, not at a budget
+  bool out_of_memory = false;  // the budget it ended at was the memory budget
   const db::Database* database = nullptr;
   bool accounts = false;  // account-bind's t_account is in `database` (read from there, never copied: it may hold millions of rows)
   bool rebinds = false;  // account-bind's operation replaces an earlier binding (lost_updates applies)

@@ -338,6 +338,21 @@ bool matches(const Values& v, const Statement& s) {
 // Levels that lock gaps (REPEATABLE READ, SERIALIZABLE) and those that do not.
 bool gap_locking(Isolation i) { return i == Isolation::repeatable_read || i == Isolation::serializable; }
 
+// What storing a row costs, as the memory budget counts it (Database::bytes_held): each version
+// with its columns (a name and a value each, and the bytes of a string too long to sit inline),
+// and the row's place in its table with an index entry. An estimate of what the model holds,
+// the same on every machine, so the budget ends a trial at the same event everywhere.
+std::uint64_t heap_bytes(const std::string& s) { return s.size() > 15 ? s.size() + 1 : 0; }
+std::uint64_t version_bytes(const Values& values) {
+  std::uint64_t out = 64;
+  for (const auto& [column, value] : values) {
+    out += 72 + heap_bytes(column);
+    if (const auto* text = std::get_if<std::string>(&value)) out += heap_bytes(*text);
+  }
+  return out;
+}
+constexpr std::uint64_t kRowBytes = 160;
+
 }  // namespace
 
 struct Database::Impl {
@@ -349,6 +364,7 @@ struct Database::Impl {
   std::map<TxnId, Txn*> txns;
   SessionId next_session = 1;
   TxnId next_txn = 1;
+  std::uint64_t bytes = 0;  // what the stored rows cost, as bytes_held counts them
   std::uint64_t commits = 0;  // the commit counter read views compare with
 
   Table& table(const std::string& name) {
@@ -657,6 +673,7 @@ struct Database::Impl {
       auto row = t.rows.find(u.id);
       const Version undone = std::move(row->second.versions.back());
       row->second.versions.pop_back();
+      bytes -= version_bytes(undone.values);
       // An entry no remaining version holds leaves the index.
       std::optional<Entry> key_gone;
       if (auto key = key_of(t, undone.values)) {
@@ -668,7 +685,10 @@ struct Database::Impl {
         }
       }
       const bool row_gone = row->second.versions.empty();
-      if (row_gone) t.rows.erase(row);
+      if (row_gone) {
+        t.rows.erase(row);
+        bytes -= kRowBytes;
+      }
       if (key_gone) inherit_to_gap(t, kKey, *key_gone, txn.id);
       if (row_gone) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
     }
@@ -1150,7 +1170,9 @@ struct Database::Impl {
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
     if (auto key = key_of(t, v.values)) t.entries.insert(Entry{*key, id});
-    t.rows[id].versions.push_back(std::move(v));
+    auto [row, fresh] = t.rows.try_emplace(id);
+    bytes += version_bytes(v.values) + (fresh ? kRowBytes : 0);
+    row->second.versions.push_back(std::move(v));
     txn.undo.push_back({&t, id});
   }
 
@@ -1193,6 +1215,7 @@ struct Database::Impl {
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
     t.took_id(id);
     values["id"] = Value{id};
+    bytes += Database::row_bytes(values);
     RowData& row = t.rows[id];
     row.versions.push_back(Version{0, ++commits, false, std::move(values)});
     const sim::Engine* engine = sim::Engine::current();
@@ -1732,5 +1755,9 @@ std::vector<RowRecord> Database::rows_ever_committed(const std::string& table) c
 }
 
 const DatabaseStats& Database::stats() const { return impl_->stats; }
+
+std::uint64_t Database::bytes_held() const { return impl_->bytes; }
+
+std::uint64_t Database::row_bytes(const Values& values) { return kRowBytes + version_bytes(values); }
 
 }  // namespace models::db

@@ -366,6 +366,11 @@ class Database {
   void for_each_committed(const std::string& table, const RowVisitor& visit) const;
   void for_each_ever_committed(const std::string& table, const RowVisitor& visit) const;
   const DatabaseStats& stats() const;
+  /// The bytes its rows hold, versions included, as the memory budget counts them (an estimate
+  /// that does not depend on the machine: docs/limits.md, "Memory budget").
+  std::uint64_t bytes_held() const;
+  /// What one row of these values adds to bytes_held (for a run's estimate before it starts).
+  static std::uint64_t row_bytes(const Values& values);
   const DatabaseConfig& config() const { return config_; }
 
  private:

@@ -41,12 +41,30 @@ const Value* Keyspace::find(const std::string& key, sim::Time now) const {
   return &it->second;
 }
 
+std::uint64_t Keyspace::bytes_of(const std::string& key) const {
+  const auto it = data_.find(key);
+  if (it == data_.end()) return 0;
+  std::uint64_t out = 96 + key.size() + it->second.text.size();  // the entry, the key, the string
+  for (const auto& [field, n] : it->second.hash) out += 64 + field.size();
+  return out;
+}
+
 void Keyspace::apply(const Change& change) {
+  const std::uint64_t before = bytes_of(change.first);
   if (change.second) data_[change.first] = *change.second;
   else data_.erase(change.first);
+  bytes_ = bytes_ - before + bytes_of(change.first);
 }
 
 Reply Keyspace::execute(const Command& c, sim::Time now, std::vector<Change>* changes) {
+  // A command touches its one key: what the keyspace holds changes by that key's difference.
+  const std::uint64_t before = bytes_of(c.key);
+  Reply reply = run(c, now, changes);
+  bytes_ = bytes_ - before + bytes_of(c.key);
+  return reply;
+}
+
+Reply Keyspace::run(const Command& c, sim::Time now, std::vector<Change>* changes) {
   Value* v = live(c.key, now);
   auto changed = [&] {
     if (changes == nullptr) return;

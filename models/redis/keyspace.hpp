@@ -36,12 +36,21 @@ class Keyspace {
   void apply(const Change& change);
   /// The live value of `key` at `now`, if any.
   const Value* find(const std::string& key, sim::Time now) const;
-  void clear() { data_.clear(); }
+  void clear() {
+    data_.clear();
+    bytes_ = 0;
+  }
   const std::map<std::string, Value>& data() const { return data_; }
+  /// The bytes its keys and values take, as the memory budget counts them (an estimate that
+  /// does not depend on the machine: docs/limits.md, "Memory budget").
+  std::uint64_t bytes_held() const { return bytes_; }
 
  private:
+  Reply run(const Command& command, sim::Time now, std::vector<Change>* changes);
   Value* live(const std::string& key, sim::Time now);
+  std::uint64_t bytes_of(const std::string& key) const;
   std::map<std::string, Value> data_;
+  std::uint64_t bytes_ = 0;
 };
 
 }  // namespace models::redis

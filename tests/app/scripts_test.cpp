@@ -356,3 +356,34 @@ TEST_CASE("Lua's library functions that run in C are charged to the instruction 
   CHECK(total(ok, "unfinished_runs") == 0);
   CHECK(total(ok, "script_errors") == 0);
 }
+
+TEST_CASE("a script that fills Redis past the trial's memory budget ends that trial as unfinished, not the process") {
+  // Each value is far inside the script's own memory cap; the keyspace holding them is not the
+  // script's memory, and only the trial's budget bounds it.
+  TempScript script(std::string(kHeader) +
+                    "function bind(req)\n"
+                    "  local big = string.rep('x', 100000)\n"
+                    "  for i = 1, 1000000 do redis.call('SET', req.open_id .. ':' .. i, big) end\n"
+                    "end\n");
+  json world = small_world();
+  world["memory_budget_mb"] = 16;
+  const auto r = run(script, world);
+  CHECK(total(r, "unfinished_runs") == 2);
+  CHECK(total(r, "memory_budget_runs") == 2);
+}
+
+TEST_CASE("seeded rows that alone pass the memory budget are refused when the scenario loads, with what they need") {
+  json world = small_world();
+  world["memory_budget_mb"] = 1;
+  world["database"] = {{"legacy", {{"table", "t_account"}, {"keys", 100000}}}};
+  TempScript script(std::string(kHeader) + kCheckThenInsert);
+  test::TempScenario file(world.dump());
+  try {
+    locksim::load_scenario(file.path, {"+script=" + script.path}, {script.label()});
+    FAIL("loaded");
+  } catch (const locksim::InputError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("/database/legacy: expected seeded rows that fit a trial's memory budget (memory_budget_mb 1)"));
+    CHECK_THAT(what, Catch::Contains("of 104500, and all of them need about"));
+  }
+}

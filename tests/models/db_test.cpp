@@ -2097,3 +2097,27 @@ TEST_CASE("the server's statement log counts a SELECT's rows without keeping the
   CHECK(d.server.log()[0].rows == 3);
   CHECK(d.server.log()[0].result.rows.empty());  // a whole-table SELECT would keep the table again
 }
+
+TEST_CASE("the database counts the bytes its rows hold: each row and version adds, a rollback takes its versions back", "[db]") {
+  Db d(KeyIndex::unique);
+  db::Database& database = d.server.database();
+  CHECK(database.bytes_held() == 0);
+  database.load_row(kTable, account("a"));
+  const std::uint64_t seeded = database.bytes_held();
+  CHECK(seeded > 0);
+  CHECK(seeded == db::Database::row_bytes(d.rows().front().values));  // what a run's estimate counts
+  database.load_row(kTable, account("b", {{"device", std::string(1000, 'd')}}));
+  CHECK(database.bytes_held() > 2 * seeded + 1000);  // a long string counts its bytes
+  const std::uint64_t before = database.bytes_held();
+  App& app = d.app();
+  app.node.spawn("client", [&] {
+    auto c = app.pool.acquire();
+    c.begin();
+    c.insert(kTable, account("c"));
+    c.update(kTable, {{"status", 1}}, by_key("a"));
+    CHECK(database.bytes_held() > before);
+    c.rollback();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(database.bytes_held() == before);
+}

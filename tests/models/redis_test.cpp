@@ -292,3 +292,26 @@ TEST_CASE("INCR reads a value as Redis does and refuses to wrap; SET NX XX is a 
   REQUIRE(c.engine.run().ok());
   CHECK(seen == std::vector<std::string>{"error", "error", "error", "error", "-4", "error", "error", "nil", "1", "nil"});
 }
+
+TEST_CASE("a keyspace counts the bytes its keys hold: a write adds the key's size, an overwrite its difference, a delete or an "
+          "expiry takes it back") {
+  models::redis::Keyspace k;
+  const sim::Time t0{};
+  CHECK(k.bytes_held() == 0);
+  k.execute(Command::set("a", std::string(1000, 'x')), t0);
+  const std::uint64_t one = k.bytes_held();
+  CHECK(one >= 1000);
+  k.execute(Command::set("b", std::string(1000, 'y')), t0);
+  CHECK(k.bytes_held() == 2 * one);
+  k.execute(Command::set("a", "short"), t0);  // an overwrite
+  CHECK(k.bytes_held() == 2 * one - 995);
+  k.execute(Command::del("b"), t0);
+  k.execute(Command::set("c", "v", std::chrono::milliseconds(10)), t0);
+  k.execute(Command::get("c"), t0 + std::chrono::milliseconds(20));  // found expired, and gone
+  k.execute(Command::del("a"), t0);
+  CHECK(k.bytes_held() == 0);
+  k.apply({"r", models::redis::Value{false, std::string(500, 'z'), {}, sim::kNever}});  // replicated in
+  CHECK(k.bytes_held() >= 500);
+  k.apply({"r", std::nullopt});
+  CHECK(k.bytes_held() == 0);
+}

@@ -409,3 +409,40 @@ TEST_CASE("an open hold keeps background wake-ups running until it is released")
   CHECK(result.end == at_ms(30));
   CHECK_THROWS_WITH(engine.release_hold(), Catch::Contains("sim::Engine::release_hold: no hold is open"));
 }
+
+TEST_CASE("the memory budget ends the run at the same event every time the models count more than it") {
+  const auto run_once = [] {
+    auto c = config();
+    c.memory_budget = 10'000;
+    sim::Engine engine(c);
+    std::uint64_t held = 0;
+    engine.count_memory([&] { return held; });
+    engine.spawn(sim::kWorld, "filler", [&] {
+      for (;;) {
+        held += 7;  // a server taking a little more at each step
+        sim::sleep_for(1ms);
+      }
+    });
+    const auto result = engine.run();
+    CHECK(result.status == sim::RunStatus::memory_budget);
+    CHECK(held > 10'000);
+    CHECK(held < 10'000 + 7 * (sim::Engine::kMemoryCheckEvents + 1));  // found within one check's events
+    CHECK(result.liveness_report().find("memory budget reached") != std::string::npos);
+    return std::pair{result.events, result.trace_hash};
+  };
+  CHECK(run_once() == run_once());
+}
+
+TEST_CASE("without a memory budget the models' count is never asked for") {
+  sim::Engine engine(config());
+  bool asked = false;
+  engine.count_memory([&] {
+    asked = true;
+    return std::uint64_t{1} << 60;
+  });
+  engine.spawn(sim::kWorld, "worker", [] {
+    for (int i = 0; i < 5000; ++i) sim::sleep_for(1ms);
+  });
+  CHECK(engine.run().status == sim::RunStatus::completed);
+  CHECK_FALSE(asked);
+}
