@@ -6,7 +6,6 @@
 
 #include "app/trial.hpp"
 #include "models/checkers/checker.hpp"
-#include "models/checkers/duplicates.hpp"
 #include "models/deployment.hpp"
 #include "models/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
@@ -131,10 +130,7 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
   if (kept == TraceKept::timeline) {
     // The diagram draws the inserts of duplicated keys only.
     std::vector<models::db::RowRecord> duplicated;
-    if (!s.lua_workload)
-      duplicated = models::checkers::rows_sharing_a_key(
-          [&](const models::db::Database::RowVisitor& visit) { deployment.database().for_each_committed(strategies::kAccounts, visit); },
-          "open_id");
+    if (!s.lua_workload) duplicated = deployment.database().rows_sharing(strategies::kAccounts, "open_id");
     out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed);
   }
   return out;

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <unordered_map>
 
 namespace models::checkers {
 
@@ -35,39 +34,9 @@ Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::st
   return out;
 }
 
-namespace {
-using RowsPerKey = std::unordered_map<db::Value, std::uint32_t>;  // looked up and summed: its order reaches nothing
-RowsPerKey rows_per_key(const RowSource& source, const std::string& key_column) {
-  RowsPerKey out;
-  source([&](std::int64_t, const db::Values& values, const db::RowOrigin&) { ++out[values.at(key_column)]; });
-  return out;
-}
-}  // namespace
-
-Duplicates count_duplicates(const RowSource& source, const std::string& key_column) {
-  Duplicates out;
-  for (const auto& [key, n] : rows_per_key(source, key_column))
-    if (n > 1) {
-      ++out.duplicated_keys;
-      out.duplicate_rows += n - 1;
-    }
-  return out;
-}
-
-std::vector<db::RowRecord> rows_sharing_a_key(const RowSource& source, const std::string& key_column) {
-  const RowsPerKey counts = rows_per_key(source, key_column);
-  std::vector<db::RowRecord> out;
-  source([&](std::int64_t id, const db::RowValues& values, const db::RowOrigin& origin) {
-    if (counts.at(values.at(key_column)) > 1) out.push_back({db::Row{id, values}, origin});
-  });
-  return out;
-}
-
 Duplicates find_duplicates(const db::Database& database, const std::string& table, const std::string& key_column,
                            std::size_t examples) {
-  const auto committed = [&](const db::Database::RowVisitor& visit) { database.for_each_committed(table, visit); };
-  if (examples == 0) return count_duplicates(committed, key_column);
-  return find_duplicates(rows_sharing_a_key(committed, key_column), key_column, examples);
+  return find_duplicates(database.rows_sharing(table, key_column), key_column, examples);
 }
 
 }  // namespace models::checkers

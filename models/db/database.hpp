@@ -365,6 +365,10 @@ class Database {
   using RowVisitor = std::function<void(std::int64_t id, const RowValues& values, const RowOrigin& origin)>;
   void for_each_committed(const std::string& table, const RowVisitor& visit) const;
   void for_each_ever_committed(const std::string& table, const RowVisitor& visit) const;
+  /// The rows committed_rows (with `ever`, rows_ever_committed) lists whose `column` another of
+  /// them has, in id order: a business key's duplicates. On the table's key column it reads the
+  /// index once, entries of one key side by side; on another column it counts each value first.
+  std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever = false) const;
   const DatabaseStats& stats() const;
   /// The bytes its rows hold, versions included, as the memory budget counts them (an estimate
   /// that does not depend on the machine: docs/limits.md, "Memory budget").

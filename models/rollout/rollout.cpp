@@ -216,8 +216,7 @@ void Rollout::run_sql(const Sql& sql) {
 }
 
 const checkers::RolloutLog& Rollout::finish(const db::Database& database) {
-  log_.rows_ever = checkers::rows_sharing_a_key(
-      [&](const db::Database::RowVisitor& visit) { database.for_each_ever_committed(plan_->table.name, visit); }, plan_->table.key_column);
+  log_.rows_ever = database.rows_sharing(plan_->table.name, plan_->table.key_column, true);
   return log_;
 }
 
