@@ -99,13 +99,14 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
     remote_ = std::make_unique<RemoteService>(net, add_node("remote-1"), config.remote);
     services_.remote = remote_.get();
   }
-  // The memory budget counts what the servers hold: the tables and every Redis keyspace.
-  world_.engine().count_memory([this] {
-    std::uint64_t held = database_->database().bytes_held();
-    for (const auto& r : redis_) held += r->keyspace().bytes_held();
-    if (replica_) held += replica_->keyspace().bytes_held();
-    return held;
-  });
+  world_.engine().count_memory([this] { return memory_held(); });
+}
+
+std::uint64_t Deployment::memory_held() const {
+  std::uint64_t held = database_->database().bytes_held();
+  for (const auto& r : redis_) held += r->keyspace().bytes_held();
+  if (replica_) held += replica_->keyspace().bytes_held();
+  return held;
 }
 
 Node& Deployment::add_node(const std::string& name) {

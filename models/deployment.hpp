@@ -102,6 +102,9 @@ class Deployment {
   World& world() { return world_; }
   sim::Engine& engine() { return world_.engine(); }
   const db::Database& database() const { return database_->database(); }
+  /// What the servers hold, for the trial's memory budget: the tables and every Redis keyspace
+  /// (the engine asks for it from the start; a strategy's own state is added by whoever serves one).
+  std::uint64_t memory_held() const;
   /// The statements db-1 ran, kept when the trial keeps its whole trace (a replay).
   const std::vector<db::LoggedStatement>& statements() const { return database_->log(); }
   /// The calls between clients, app workers and lock services, kept likewise; null otherwise.

@@ -81,6 +81,8 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
       }
     }
   } shutdown_first{deployment.engine()};
+  // The memory budget counts the strategy's own state too: a script's Lua state.
+  deployment.engine().count_memory([&] { return deployment.memory_held() + strategy->bytes_held(); });
   deployment.serve(*strategy);
   inject_faults(s, deployment.fault_surface());
   deployment.start();

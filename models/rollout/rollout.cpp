@@ -215,6 +215,12 @@ void Rollout::run_sql(const Sql& sql) {
   }
 }
 
+std::uint64_t Rollout::bytes_held() const {
+  std::uint64_t held = 0;
+  for (const auto& s : strategies_) held += s->bytes_held();
+  return held;
+}
+
 const checkers::RolloutLog& Rollout::finish(const db::Database& database) {
   log_.rows_ever = database.rows_sharing(plan_->table.name, plan_->table.key_column, true);
   return log_;

@@ -95,6 +95,7 @@ class Rollout : public strategies::Strategy {
   Response handle(const Request& request, Worker& worker) override;
   /// Completes the record from the database once the trial is over.
   const checkers::RolloutLog& finish(const db::Database& database);
+  std::uint64_t bytes_held() const override;  // every code it deploys
 
  protected:
   ErrorKind bind(const Request&, Worker&) override { return ErrorKind::internal; }  // handle() dispatches

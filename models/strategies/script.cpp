@@ -339,6 +339,8 @@ class ScriptStrategy : public Strategy {
     lua_pop(L, 1);
   }
 
+  std::uint64_t bytes_held() const override { return rt_.used; }  // the Lua state, as its allocator counts it
+
  protected:
   ErrorKind bind(const Request& r, Worker& w) override {
     lua_State* L = L_.get();

@@ -203,6 +203,8 @@ class Strategy : public Handler {
   /// Runs bind() and turns what service code would surface into the response: MySQL errors
   /// by number, timeouts of the lock service or the database.
   Response handle(const Request& request, Worker& worker) override;
+  /// What its own state holds, for the trial's memory budget: a script's Lua state (0 for C++ code).
+  virtual std::uint64_t bytes_held() const { return 0; }
 
  protected:
   /// The operation itself; returns an error kind the client sees, or none.

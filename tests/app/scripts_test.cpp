@@ -372,6 +372,21 @@ TEST_CASE("a script that fills Redis past the trial's memory budget ends that tr
   CHECK(total(r, "memory_budget_runs") == 2);
 }
 
+TEST_CASE("a script's own Lua state counts in the trial's memory budget") {
+  // 10 KB a step, far inside the state's 64 MiB cap, past a budget of 4 MiB within a few
+  // hundred steps; the sleeps give the engine the events it checks the budget at.
+  TempScript script(std::string(kHeader) +
+                    "local hoard = {}\n"
+                    "function bind(req)\n"
+                    "  for i = 1, 2000 do hoard[#hoard + 1] = string.rep('x', 10000) .. i; sleep(1) end\n"
+                    "end\n");
+  json world = small_world();
+  world["memory_budget_mb"] = 4;
+  const auto r = run(script, world);
+  CHECK(total(r, "memory_budget_runs") == 2);
+  CHECK(total(r, "script_errors") == 0);  // not the state's own cap
+}
+
 TEST_CASE("seeded rows that alone pass the memory budget are refused when the scenario loads, with what they need") {
   json world = small_world();
   world["memory_budget_mb"] = 1;
