@@ -7,7 +7,6 @@
 #include <map>
 #include <array>
 #include <set>
-#include <unordered_map>
 
 namespace models::db {
 
@@ -381,6 +380,22 @@ struct Database::Impl {
     for (auto it = row.versions.rbegin(); it != row.versions.rend(); ++it)
       if (it->commit != 0) return &*it;
     return nullptr;
+  }
+  // The version a list of committed rows shows of a row: its latest committed one (ever: its
+  // first committed one), unless that one deletes it.
+  static const Version* shown(const RowData& row, bool ever) {
+    const Version* v = nullptr;
+    if (!ever) {
+      v = latest_committed(row);
+    } else {
+      const auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& x) { return x.commit != 0; });
+      if (first != row.versions.end()) v = &*first;
+    }
+    return v != nullptr && !v->deleted ? v : nullptr;
+  }
+  static void visit_rows(const Table& t, bool ever, const RowVisitor& visit) {
+    for (const auto& [id, row] : t.rows)
+      if (const Version* v = shown(row, ever)) visit(id, v->values, row.origin);
   }
   static const Version* visible(const RowData& row, const Txn& txn, std::uint64_t view) {
     if (txn.isolation == Isolation::read_uncommitted) return current(row);  // dirty reads
@@ -1726,56 +1741,37 @@ bool Database::in_transaction(SessionId session) const {
 }
 
 void Database::for_each_committed(const std::string& table, const RowVisitor& visit) const {
-  for (const auto& [id, row] : impl_->table(table).rows) {
-    const Version* v = Impl::latest_committed(row);
-    if (v != nullptr && !v->deleted) visit(id, v->values, row.origin);
-  }
+  Impl::visit_rows(impl_->table(table), false, visit);
 }
 
 void Database::for_each_ever_committed(const std::string& table, const RowVisitor& visit) const {
-  for (const auto& [id, row] : impl_->table(table).rows) {
-    auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& v) { return v.commit != 0; });
-    if (first != row.versions.end() && !first->deleted) visit(id, first->values, row.origin);
-  }
+  Impl::visit_rows(impl_->table(table), true, visit);
 }
 
 std::vector<RowRecord> Database::rows_sharing(const std::string& table, const std::string& column, bool ever) const {
   const Table& t = impl_->table(table);
   std::vector<RowRecord> out;
-  if (column != t.schema.key_column || column.empty()) {
-    std::unordered_map<Value, std::uint32_t> rows_per_value;  // looked up only: its order reaches nothing
-    const RowVisitor count = [&](std::int64_t, const RowValues& values, const RowOrigin&) { ++rows_per_value[values.at(column)]; };
-    const RowVisitor keep = [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
+  if (column != t.schema.key_column || column.empty()) {  // no index to read along: a count per value first
+    std::map<Value, std::uint32_t> rows_per_value;
+    Impl::visit_rows(t, ever, [&](std::int64_t, const RowValues& values, const RowOrigin&) { ++rows_per_value[values.at(column)]; });
+    Impl::visit_rows(t, ever, [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
       if (rows_per_value.at(values.at(column)) > 1) out.push_back(RowRecord{Row{id, values}, origin});
-    };
-    ever ? for_each_ever_committed(table, count) : for_each_committed(table, count);
-    ever ? for_each_ever_committed(table, keep) : for_each_committed(table, keep);
+    });
     return out;
   }
-  // The version such a list shows of a row: its latest committed one (ever: its first), unless deleted.
-  const auto shown = [&](const RowData& row) -> const Version* {
-    const Version* v = nullptr;
-    if (!ever) {
-      v = Impl::latest_committed(row);
-    } else {
-      const auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& x) { return x.commit != 0; });
-      if (first != row.versions.end()) v = &*first;
-    }
-    return v != nullptr && !v->deleted ? v : nullptr;
-  };
   // Every (key, id) entry a version held is in the index until none holds it: an entry counts
   // where the shown version holds its key.
   std::vector<std::pair<std::int64_t, const RowData*>> group;
   const auto end_group = [&] {
     if (group.size() > 1)
-      for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, shown(*row)->values}, row->origin});
+      for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, Impl::shown(*row, ever)->values}, row->origin});
     group.clear();
   };
   const Value* key = nullptr;
   for (const Entry& e : t.entries) {
     const auto row = t.rows.find(e.id);
     if (row == t.rows.end()) continue;
-    const Version* v = shown(row->second);
+    const Version* v = Impl::shown(row->second, ever);
     if (v == nullptr || v->values.at(column) != e.key) continue;
     if (key == nullptr || *key != e.key) {
       end_group();
