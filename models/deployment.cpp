@@ -36,6 +36,7 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
   surface_.engine = &world_.engine();
   surface_.network = &net;
   surface_.drawn_faults = &drawn_faults_;
+  surface_.placed_faults = &placed_faults_;
   surface_.nodes["clients"] = &world_.client_node();
   for (AppServer* app : world_.servers()) {
     surface_.nodes[app->node().name()] = &app->node();
@@ -125,6 +126,7 @@ OwnNodes::OwnNodes(sim::EngineConfig engine, const LinkConfig& link) : engine_(s
   surface_.engine = &engine_;
   surface_.network = &network_;
   surface_.drawn_faults = &drawn_faults_;
+  surface_.placed_faults = &placed_faults_;
 }
 
 Node& OwnNodes::add_node(const std::string& name) {

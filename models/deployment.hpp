@@ -79,6 +79,8 @@ struct FaultSurface {
   /// Faults drawn during the trial (GC pauses), counted as they begin, for rates per fault;
   /// the deployment owns it.
   std::uint64_t* drawn_faults = nullptr;
+  /// Faults a search placed (models/faults/placement.hpp), counted likewise.
+  std::uint64_t* placed_faults = nullptr;
   /// The node called `name`, or null if this trial's world lacks it.
   Node* find(const std::string& name) const;
 };
@@ -125,6 +127,7 @@ class Deployment {
   Forward handler_;
   World world_;
   std::uint64_t drawn_faults_ = 0;
+  std::uint64_t placed_faults_ = 0;
   FaultSurface surface_;
   std::unique_ptr<db::Server> database_;
   std::vector<std::unique_ptr<db::Pool>> pools_;
@@ -157,6 +160,7 @@ class OwnNodes {
   Network network_;
   std::deque<Node> nodes_;
   std::uint64_t drawn_faults_ = 0;
+  std::uint64_t placed_faults_ = 0;
   FaultSurface surface_;
 };
 

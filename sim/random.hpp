@@ -110,6 +110,9 @@ class ChoiceSource {
   /// From now on `chooser` answers every enumerable choice (Stream::pick with n >= 2)
   /// instead of the streams' PRNGs: how `explore --mode dfs` walks the choice tree.
   void set_chooser(Chooser chooser);
+  /// Whether a chooser answers the enumerable choices: an explorer walks them, so choices
+  /// that exist only for a search (where to place a fault) are asked.
+  bool exploring() const { return static_cast<bool>(chooser_); }
 
  private:
   friend class Stream;

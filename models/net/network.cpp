@@ -103,6 +103,17 @@ void Network::clog(sim::NodeId from, sim::NodeId to, sim::Duration length) {
 }
 
 void Network::send(sim::NodeId from, sim::NodeId to, sim::Callback deliver) {
+  if (points_ && !points_->before(from, to)) {
+    ++sent_;
+    ++lost_;
+    record("net.lost", from, to);
+    return;
+  }
+  send_now(from, to, std::move(deliver));
+  if (points_) points_->after(from, to);
+}
+
+void Network::send_now(sim::NodeId from, sim::NodeId to, sim::Callback deliver) {
   ++sent_;
   Link& l = link(from, to);
   if (l.partitioned) {

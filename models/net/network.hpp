@@ -28,6 +28,18 @@ struct LinkConfig {
   double loss = 0;
 };
 
+/// The points between a sender's steps where a search may place a fault: each message is about
+/// to leave (before) and has left (after). models/faults/placement.hpp is the one user.
+class SendPoints {
+ public:
+  virtual ~SendPoints() = default;
+  /// Before `from` sends to `to`; false: the message is lost. May pause or crash `from` (a
+  /// process on `from` stops here, or unwinds).
+  virtual bool before(sim::NodeId from, sim::NodeId to) = 0;
+  /// After the message left (or was lost to the link).
+  virtual void after(sim::NodeId from, sim::NodeId to) = 0;
+};
+
 enum class PartitionMode {
   drop,  // messages sent across the partition are lost
   hold,  // they wait and are delivered, in order, once it heals
@@ -64,6 +76,9 @@ class Network {
   /// Sends a message: `deliver` runs on `to` after the link's latency, unless lost.
   void send(sim::NodeId from, sim::NodeId to, sim::Callback deliver);
 
+  /// From now on, `points` is asked around every message sent.
+  void watch_sends(std::unique_ptr<SendPoints> points) { points_ = std::move(points); }
+
   /// From now on, keeps the request/reply calls made over this network (rpc.hpp), to tell a trial.
   void keep_calls() {
     if (!calls_) calls_ = std::make_unique<CallLog>();
@@ -93,6 +108,7 @@ class Network {
     double factor = 1;
     sim::Time until;
   };
+  void send_now(sim::NodeId from, sim::NodeId to, sim::Callback deliver);
   Link& link(sim::NodeId from, sim::NodeId to);
   /// The link's latency for one message: drawn, then multiplied by the slowdowns in force.
   sim::Duration latency(Link& l, sim::NodeId from, sim::NodeId to);
@@ -111,6 +127,7 @@ class Network {
   std::uint64_t sent_ = 0;
   std::uint64_t lost_ = 0;
   std::unique_ptr<CallLog> calls_;
+  std::unique_ptr<SendPoints> points_;
 };
 
 }  // namespace models
