@@ -22,7 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cluster.hpp"
+#include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
+#include "models/faults/placement.hpp"
 #include "reports/report.hpp"
 
 namespace locksim {
@@ -338,8 +340,15 @@ FirstHit first_hit(int jobs, std::uint64_t limit, const std::function<bool()>& o
 struct DfsNode {
   Deviations deviations;               // choice -> option, each != 0
   std::vector<std::uint32_t> options;  // how many options each choice of its run offered
+  std::vector<std::uint8_t> placing;   // by choice: 1 where it places a fault (faults.explore)
   std::uint64_t events = 0;
   std::vector<std::string> fired;
+
+  // Its deviations that reorder or pick a delay: what the bound counts.
+  int reorderings() const {
+    return static_cast<int>(std::count_if(deviations.begin(), deviations.end(), [&](const auto& d) { return placing[d.first] == 0; }));
+  }
+  int placed() const { return static_cast<int>(deviations.size()) - reorderings(); }
 };
 
 // Runs `node` under its deviations: the options each choice offered, its events, its findings.
@@ -354,6 +363,7 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
                                          "run is not a function of its choices",
                                          at, stream, n));
     node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
+    node.placing.push_back(stream == models::kPlacementStream ? 1 : 0);
     return v;
   };
   const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
@@ -363,11 +373,12 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
 
 // A dfs run's answer from another rank: what run_dfs_node() found.
 std::string dfs_answer(const DfsNode& node) {
-  return nlohmann::json{{"options", node.options}, {"events", node.events}, {"fired", node.fired}}.dump();
+  return nlohmann::json{{"options", node.options}, {"placing", node.placing}, {"events", node.events}, {"fired", node.fired}}.dump();
 }
 void read_dfs_answer(const std::string& answer, DfsNode& node) {
   const nlohmann::json j = nlohmann::json::parse(answer);
   j.at("options").get_to(node.options);
+  j.at("placing").get_to(node.placing);
   j.at("events").get_to(node.events);
   j.at("fired").get_to(node.fired);
 }
@@ -381,65 +392,79 @@ std::string search_fingerprint(const ExploreOptions& o, const Scenario& s, const
 }
 
 // Bounded exhaustive search over the tree of enumerable choices, by re-execution, level by
-// level: first the default run, then every run with one choice off its default, then two,
-// up to `bound`. A run with deviations D spawns the runs that add one deviation past D's
-// last one, at each choice its own run asked, with each other option; so every schedule
-// within the bound runs exactly once, and when a level spawns none the space is covered.
+// level: first the default run, then every run with one choice off its default, then two.
+// A run with deviations D spawns the runs that add one deviation past D's last one, at each
+// choice its own run asked, with each other option: a reordering (or a delay from a set) while
+// D has fewer than `bound` of them, a fault placement (faults.explore) while the scenario's
+// budget has one left, which the run's own choices already say. So every schedule within the
+// bound runs exactly once, and when a level spawns none the space is covered.
 // A level's runs are independent and run on `jobs` threads (and other ranks); they are
 // numbered in a fixed order (their parents' order, then the choice, then the option), so the
 // finding is the one with the fewest deviations, and among those the first in that order,
-// whatever `jobs` and ranks.
+// whatever `jobs` and ranks. With `count_all` the search goes on past the first finding and
+// counts every run that fires.
 Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
   using Node = DfsNode;
   std::optional<cluster::Workers> workers;
   if (cluster::distributed()) workers.emplace(search_fingerprint(o, s, choice, 0, 0), kSearchAhead);
   Finding f;
+  for (const auto& fault : s.faults) f.placed += fault.faults->placed_text();
   std::vector<Node> level(1);
-  for (int deviating = 0;; ++deviating) {
+  std::optional<Node> found;
+  for (;;) {
     const std::uint64_t limit = std::min<std::uint64_t>(level.size(), static_cast<std::uint64_t>(o.budget) - f.runs);
+    // Counting, a run that fires is no reason to stop: the search takes it as a miss.
+    const auto stops = [&](const Node& n) { return !n.fired.empty() && !o.count_all; };
     std::optional<RemoteRuns> remote;
     if (workers)
       remote.emplace(RemoteRuns{*workers, [&](std::uint64_t i) { return Schedule::dfs(level[i].deviations).text(); },
                                 [&](std::uint64_t i, std::string&& answer) {
                                   read_dfs_answer(answer, level[i]);
-                                  return !level[i].fired.empty();
+                                  return stops(level[i]);
                                 }});
     const FirstHit hit = first_hit(
         o.jobs, limit, [&] { return seconds_since(started) > o.time_s; },
         [&](std::uint64_t i) {
           run_dfs_node(o, s, choice, level[i]);
-          return !level[i].fired.empty();
+          return stops(level[i]);
         },
         remote ? &*remote : nullptr);
     for (std::uint64_t i = 0; i < hit.ran; ++i) {
-      f.events += level[i].events;
-      f.choice_points = std::max<std::uint64_t>(f.choice_points, level[i].options.size());
+      const Node& n = level[i];
+      f.events += n.events;
+      f.choice_points = std::max<std::uint64_t>(f.choice_points, n.options.size());
+      f.placement_points =
+          std::max<std::uint64_t>(f.placement_points, static_cast<std::uint64_t>(std::count(n.placing.begin(), n.placing.end(), 1)));
+      if (n.fired.empty()) continue;
+      ++f.firing_runs;
+      if (!found) found = n;
     }
     f.runs += hit.ran;
-    if (hit.hit) {
-      const Node& found = level[*hit.hit];
-      f.found = true;
-      f.fired = found.fired;
-      f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, Schedule::dfs(found.deviations).text()};
-      break;
-    }
+    if (hit.hit || (found && !o.count_all)) break;
     if (hit.ran < level.size()) break;  // out of budget or time: not covered
     std::vector<Node> below;
-    if (deviating < o.bound)
-      for (const Node& node : level) {
-        const std::size_t from = node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1;
-        for (std::size_t at = from; at < node.options.size(); ++at)
-          for (std::uint32_t option = 1; option < node.options[at]; ++option) {
-            below.emplace_back();
-            below.back().deviations = node.deviations;
-            below.back().deviations[at] = option;
-          }
+    for (const Node& node : level) {
+      const std::size_t from = node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1;
+      const bool may_reorder = node.reorderings() < o.bound;
+      for (std::size_t at = from; at < node.options.size(); ++at) {
+        if (node.placing[at] == 0 && !may_reorder) continue;
+        for (std::uint32_t option = 1; option < node.options[at]; ++option) {
+          below.emplace_back();
+          below.back().deviations = node.deviations;
+          below.back().deviations[at] = option;
+        }
       }
+    }
     if (below.empty()) {
       f.exhausted = true;
       break;
     }
     level = std::move(below);
+  }
+  if (found) {
+    f.found = true;
+    f.fired = found->fired;
+    f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, Schedule::dfs(found->deviations).text()};
   }
   f.wall_s = seconds_since(started);
   return f;
@@ -465,14 +490,20 @@ Finding explore(const ExploreOptions& o) {
   const auto started = Clock::now();
   if (o.mode == "dfs" && !cluster::leader()) {  // under mpirun: the runs the leader hands out
     cluster::serve(search_fingerprint(o, s, choice, 0, 0), o.jobs, [&](std::uint64_t, const std::string& request) {
-      DfsNode node{Schedule::parse(request).deviations, {}, 0, {}};
+      DfsNode node;
+      node.deviations = Schedule::parse(request).deviations;
       run_dfs_node(o, s, choice, node);
       return dfs_answer(node);
     });
     return {};
   }
-  if (o.mode == "dfs") return explore_dfs(o, s, choice, started);
+  if (o.mode == "dfs") {
+    Finding f = explore_dfs(o, s, choice, started);
+    f.scenario = s.name;
+    return f;
+  }
   Finding f;
+  f.scenario = s.name;
   // PCT needs k (tie decisions in a run) and n (agents): counted in one run first.
   std::uint64_t steps = 0;
   std::set<std::uint64_t> agents;

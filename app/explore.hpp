@@ -12,7 +12,9 @@
 //   seed fixing every other draw; at most `bound` choices differ from the default (the
 //   first option), so the space is finite and the search says when it has covered it.
 //   It goes level by level: the default run, then every run with one choice off its
-//   default, then two; the first finding has the fewest deviating choices.
+//   default, then two; the first finding has the fewest deviating choices. Faults a scenario
+//   gives as a budget (faults.explore) are placed by more choices of the same tree, which the
+//   budget bounds instead of `bound` (models/faults/placement.hpp).
 // `jobs` threads run a search's runs; its finding is the first in a fixed order (random and
 // pct: the lowest seed; dfs: the fewest deviations, then the order of the level), so it and
 // its token are the same whatever `jobs`.
@@ -47,6 +49,7 @@ struct ExploreOptions {
   int budget = 10'000;           // trials at most
   double time_s = 60;            // wall seconds at most
   int jobs = 1;                  // threads running the search's runs; the finding does not depend on it
+  bool count_all = false;        // dfs: go on past the first finding, counting every run that fires
 };
 
 struct Token {
@@ -68,6 +71,7 @@ Token parse_token(const std::string& text);
 std::string describe_schedule(const std::string& schedule);
 
 struct Finding {
+  std::string scenario;  // its name
   bool found = false;
   std::uint64_t runs = 0;
   std::uint64_t events = 0;  // simulated, over every run
@@ -77,6 +81,9 @@ struct Finding {
   double pct_bound = 0;  // pct: each run finds a depth-d bug with at least this probability
   bool exhausted = false;  // dfs: every run within the bound was explored
   std::uint64_t choice_points = 0;  // dfs: the most enumerable choices one run asked
+  std::uint64_t placement_points = 0;  // dfs: of those, the most that could place a fault
+  std::string placed;  // dfs: the faults the scenario lets it place, in words ("" for none)
+  std::uint64_t firing_runs = 0;  // dfs: runs in which the property fired (all of them with count_all)
 };
 
 /// How big a failing run is; a shrunk run is no larger in any of these.

@@ -44,6 +44,9 @@ class Fault {
   virtual std::uint64_t injected(const models::FaultSurface& surface, sim::Time end) const = 0;
   /// The entry with every effective value, defaults included (`--print-config`).
   virtual json effective() const = 0;
+  /// Faults a search places rather than a time (the "explore" kind), in words for a verdict:
+  /// "1 pause of 5000 ms or 45000 ms on an app server placed anywhere"; "" for the others.
+  virtual std::string placed_text() const { return ""; }
 };
 
 /// A smaller scenario for the shrinker: `--set path=value`.

@@ -23,6 +23,8 @@
 
 #include "app/cluster.hpp"
 #include "app/explore.hpp"
+#include "app/fault_kind.hpp"
+#include "reports/search.hpp"
 #include "reports/explain.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
@@ -167,7 +169,8 @@ struct ExploreCommand {
 };
 
 // Replays `token`, prints the narrated timeline and draws it. 3 when a checker fired.
-int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false) {
+// `claim`: the verdict of the search that found it, for the page.
+int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false, const std::string& claim = "") {
   locksim::Replay r = locksim::replay(token);
   if (shrunk) r.outcome.timeline.schedule += r.outcome.timeline.schedule.empty() ? "shrunk" : ", shrunk";
   if (check_determinism) {
@@ -192,7 +195,7 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
   std::map<std::string, std::string> meanings;
   for (const auto& m : locksim::metrics()) meanings[m.name] = m.meaning;
   fmt::print("timeline: {}\n",
-             locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder, r.fired, heading, meanings));
+             locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder, r.fired, heading, meanings, claim));
   fmt::print("explained: {}/report.html\n", folder);
   return r.fired.empty() ? 0 : 3;
 }
@@ -201,16 +204,36 @@ int explore(const ExploreCommand& c) {
   const locksim::ExploreOptions& o = c.options;
   const locksim::Finding f = locksim::explore(o);
   if (!locksim::cluster::leader()) return 0;  // its runs went to rank 0, which reports
+  locksim::reports::SearchClaim claim{.scenario = f.scenario,
+                                      .strategy = o.strategy,
+                                      .mode = o.mode,
+                                      .property = o.property,
+                                      .bound = o.bound,
+                                      .placed = f.placed,
+                                      .schedules = f.runs,
+                                      .exhausted = f.exhausted,
+                                      .counted_all = o.count_all && o.mode == "dfs",
+                                      .found = f.found,
+                                      .fired = f.fired,
+                                      .firing = f.firing_runs,
+                                      .token = f.found ? f.token.text() : std::string(),
+                                      .pct_bound = f.pct_bound,
+                                      .depth = o.depth};
   if (o.mode == "pct")
     fmt::print("pct: depth {}; each run finds a depth-{} bug with probability at least {:.3g} (1 / (n k^(d-1)))\n",
                o.depth, o.depth, f.pct_bound);
   if (o.mode == "dfs")
-    fmt::print("dfs: {} runs ({:.0f} events each on average), at most {} choices deviating from the default, up to {} choice "
-               "points a run; {}\n",
+    fmt::print("dfs: {} runs ({:.0f} events each on average), at most {} choices deviating from the default{}, up to {} choice "
+               "points a run{}; {}\n",
                f.runs, static_cast<double>(f.events) / static_cast<double>(std::max<std::uint64_t>(1, f.runs)), o.bound,
-               f.choice_points,
+               claim.placed.empty() ? "" : " besides the faults placed", f.choice_points,
+               claim.placed.empty() ? "" : fmt::format(" ({} of them places to put a fault)", f.placement_points),
                f.exhausted ? "the space within the bound is exhausted"
-                           : (f.found ? "stopped at the first violation" : "the budget ran out before the space was covered"));
+                           : (f.found && !claim.counted_all ? "stopped at the first violation"
+                                                           : "the budget ran out before the space was covered"));
+  const std::string folder = "reports/out/" + claim.scenario + "/explore";
+  locksim::reports::write_search_report(claim, folder);
+  fmt::print("verdict: {}\nwritten: {}/search.json, report.html\n", locksim::reports::verdict(claim), folder);
   if (!f.found) {
     fmt::print("nothing found: {} runs ({:.2f} s, mode {}) without {} firing\n", f.runs, f.wall_s, o.mode,
                o.property == "any" ? std::string("any checker") : o.property);
@@ -230,7 +253,7 @@ int explore(const ExploreCommand& c) {
     token = s.token;
   }
   fmt::print("\n");
-  show_replay(token, c.check_determinism, shrunk);
+  show_replay(token, c.check_determinism, shrunk, locksim::reports::verdict(claim));
   return 3;
 }
 
@@ -247,6 +270,10 @@ int run(const RunOptions& o) {
     fmt::print("seed: {}; trials per strategy: {} (seeds {}..{}); scenario hash {:016x}\n", s.seed, s.trials, s.seed,
                s.seed + static_cast<std::uint64_t>(s.trials) - 1, s.hash);
     fmt::print("configuration, every value in effect (--print-config shows it alone):\n{}\n\n", locksim::effective_config(s).dump());
+    for (const auto& f : s.faults)
+      if (const std::string placed = f.faults->placed_text(); !placed.empty())
+        fmt::print("note: faults.explore ({}) is placed by `locksim explore {} --mode dfs`; these trials run without it\n\n", placed,
+                   s.name);
   }
   locksim::reports::RunResults results;
   {
@@ -487,6 +514,8 @@ int dispatch(int argc, char** argv) {
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
   explore_cmd->add_option("--strategy-file", explore_scripts, "load this strategy written in Lua (repeatable); --strategy names it");
   explore_cmd->add_option("--workload-file", explore_workload, kWorkloadHelp);
+  explore_cmd->add_flag("--all", explore_options.options.count_all,
+                        "dfs: go on past the first finding and count every schedule in which the property fires");
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");
   std::string rows_scenario;
   std::vector<std::string> rows_sets;

@@ -115,7 +115,11 @@ std::vector<json> exemplars() {
       {"crashes", {{{"node", "redis-1"}}}},
       {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 10}}}},
       {"clock_steps", {{{"node", "redis-1"}, {"step_ms", 10}}}},
-      {"latency_spikes", {{{"node", "app-1"}, {"length_ms", 10}}, {{"between", {"app-1", "db-1"}}, {"length_ms", 10}}}}};
+      {"latency_spikes", {{{"node", "app-1"}, {"length_ms", 10}}, {{"between", {"app-1", "db-1"}}, {"length_ms", 10}}}},
+      {"explore",
+       {{"pauses", {{"count", 1}, {"length_ms", {{"one_of_ms", {10, 20}}}}, {"nodes", {"app-1"}}}},
+        {"crashes", {{"count", 1}, {"nodes", {"app-1"}}}},
+        {"lost_messages", {{"count", 1}, {"nodes", {"app-1"}}}}}}};
   return {
       {{"$schema", "scenario.schema.json"},
        {"name", "account-bind-everything"},

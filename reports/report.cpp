@@ -481,7 +481,7 @@ void remove_pictures(const std::string& folder, const std::vector<std::string>& 
 
 std::string write_replay_report(const Timeline& t, const std::string& strategy, const std::string& folder,
                                 const std::vector<std::string>& fired, const std::string& heading,
-                                const std::map<std::string, std::string>& meanings) {
+                                const std::map<std::string, std::string>& meanings, const std::string& claim) {
   StagedFolder staged(folder, FolderKind::part, {"timeline-", "report.html"});
   const std::string name = "timeline-" + slug(strategy);
   write_atomically(staged.path() + "/" + name + ".dat", timeline_data(t));
@@ -489,6 +489,7 @@ std::string write_replay_report(const Timeline& t, const std::string& strategy, 
   const bool drawn = run_gnuplot(staged.path(), name + ".gp");
   if (!drawn) remove_pictures(staged.path(), {name});
   std::string body = fmt::format("<h1>{}</h1>\n", html::escape(heading.empty() ? "Replay of " + strategy : heading));
+  if (!claim.empty()) body += fmt::format("<p class=\"verdict\">Search: {}</p>\n", html::escape(claim));
   body += html::trial_section(t, "One trial of " + strategy, fired, meanings);
   if (drawn && t.worth_drawing()) body += "<h2>Who held which lock</h2>\n<div class=\"plot\">\n" + svg_of(staged.path(), name, 0) + "</div>\n";
   write_atomically(staged.path() + "/report.html", html::page(heading.empty() ? "Replay of " + strategy : heading, body));

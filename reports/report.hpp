@@ -29,10 +29,11 @@ ReportFiles write_report(const RunResults& results, const std::string& folder);
 /// Replaces `folder`, a replay's (<scenario folder>/replay), with one trial's timeline:
 /// timeline-<strategy>.png and .svg, with its .dat and .gp, and report.html: the trial told
 /// (`fired`: the checkers that fired), its sequence diagram and its timeline, under `heading`.
+/// `claim`: the verdict of the search that found the trial, if one did (reports/search.hpp).
 /// Returns the picture's path, or a note saying why there is none.
 std::string write_replay_report(const Timeline& timeline, const std::string& strategy, const std::string& folder,
                                 const std::vector<std::string>& fired = {}, const std::string& heading = "",
-                                const std::map<std::string, std::string>& meanings = {});
+                                const std::map<std::string, std::string>& meanings = {}, const std::string& claim = "");
 
 
 }  // namespace locksim::reports

@@ -140,7 +140,8 @@ const json kFaults = {
       {"crashes", {{{"node", "db-1"}}}},
       {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 5}}}},
       {"clock_steps", {{{"node", "app-1"}, {"step_ms", 1}}}},
-      {"latency_spikes", {{{"node", "db-1"}, {"length_ms", 5}}}}}}};
+      {"latency_spikes", {{{"node", "db-1"}, {"length_ms", 5}}}},
+      {"explore", {{"pauses", {{"count", 1}, {"length_ms", 5}}}, {"crashes", {{"count", 1}}}, {"lost_messages", {{"count", 1}}}}}}}};
 
 // Traffic with only what it needs: the defaults of the others; Zipf keys without an exponent.
 const json kMinimalTraffic = {{"name", "x"}, {"clients", {{"traffic", {{"rate_per_s", 1}, {"operations", 1}}}}}};
@@ -169,7 +170,9 @@ const json kEverything = json::parse(R"({
   "clients": {"arrival": {"kind": "listed", "times_ms": [0, 10]}},
   "redis": {"instances": 3},
   "faults": {"gc_pauses": {"nodes": ["app-2"]},
-             "latency_spikes": [{"between": ["app-1", "db-1"], "length_ms": 5}]},
+             "latency_spikes": [{"between": ["app-1", "db-1"], "length_ms": 5}],
+             "explore": {"pauses": {"count": 1, "length_ms": 5, "nodes": ["app-1"]}, "crashes": {"count": 1, "nodes": ["app-1"]},
+                         "lost_messages": {"count": 1, "nodes": ["clients"]}}},
   "strategies": ["unique-index", {"name": "redlock", "as": "slow-redlock", "params": {"ttl_ms": 30000}},
                  {"script": "check-then-insert.lua", "as": "lua"}],
   "expect": {"slow-redlock": {"latency_ms.p99": "< 1000"}},

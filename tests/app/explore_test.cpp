@@ -252,3 +252,78 @@ TEST_CASE("a malformed dfs schedule is refused") {
     CHECK_THROWS_AS(locksim::replay(t), locksim::InputError);
   }
 }
+
+namespace {
+locksim::ExploreOptions pause_anywhere(const std::string& strategy, int bound = 0) {
+  locksim::ExploreOptions o;
+  o.scenario = "pause-anywhere";
+  o.strategy = strategy;
+  o.property = "duplicate_rows";
+  o.mode = "dfs";
+  o.bound = bound;
+  o.count_all = true;
+  o.budget = 100'000;
+  o.time_s = 600;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("dfs places one pause anywhere: no placement breaks a fencing token, a few break a compare-and-delete unlock") {
+  const auto fencing = locksim::explore(pause_anywhere("fencing-token"));
+  CHECK_FALSE(fencing.found);
+  CHECK(fencing.exhausted);
+  CHECK(fencing.placement_points > 10);  // every statement, lock call and reply of both operations
+  CHECK(fencing.runs > 2 * fencing.placement_points);  // each point: both lengths, before and after
+  CHECK(fencing.placed == "1 pause of 5000 ms or 45000 ms on an app server placed anywhere");
+
+  const auto cas = locksim::explore(pause_anywhere("redis-token-cas-unlock"));
+  REQUIRE(cas.found);
+  CHECK(cas.exhausted);
+  CHECK(cas.firing_runs >= 1);
+  CHECK(cas.firing_runs < cas.runs / 4);  // only a pause that outlasts the lease where the holder has read and not yet written
+  const auto again = locksim::replay(locksim::parse_token(cas.token.text()));
+  CHECK(again.outcome.counts.at("duplicate_rows") == 1);
+  CHECK(again.outcome.counts.at("lease_expiry_violations") == 1);
+  auto unplaced = cas.token;
+  unplaced.schedule = "dfs";  // the same run with no pause placed
+  CHECK(locksim::replay(unplaced).outcome.counts.at("duplicate_rows") == 0);
+}
+
+TEST_CASE("placed faults do not count towards the bound of reorderings, and a search without --all stops at its first") {
+  const auto none = locksim::explore(pause_anywhere("unique-index", 0));
+  CHECK(none.runs > 1);  // bound 0, yet every placement ran
+  CHECK(none.exhausted);
+  const auto wider = locksim::explore(pause_anywhere("unique-index", 1));
+  CHECK(wider.runs > none.runs);
+  auto first = pause_anywhere("redis-token-cas-unlock");
+  first.count_all = false;
+  const auto stopped = locksim::explore(first);
+  const auto counted = locksim::explore(pause_anywhere("redis-token-cas-unlock"));
+  REQUIRE(stopped.found);
+  CHECK_FALSE(stopped.exhausted);
+  CHECK(stopped.runs < counted.runs);
+  CHECK(stopped.token.text() == counted.token.text());  // the same first finding
+}
+
+TEST_CASE("a run and a random search place no fault: only dfs places them") {
+  auto random = pause_anywhere("redis-token-cas-unlock");
+  random.mode = "random";
+  random.budget = 20;
+  CHECK_FALSE(locksim::explore(random).found);
+  auto s = locksim::load_scenario(locksim::scenario_path("pause-anywhere"), {}, {"redis-token-cas-unlock"});
+  s.trials = 3;
+  const auto ran = locksim::run_scenario(s);
+  const auto& counts = ran.strategies.at(0).counts;
+  CHECK((counts.count("duplicate_rows") == 0 || counts.at("duplicate_rows").total == 0));
+}
+
+TEST_CASE("a search that places faults counts the same schedules and findings whatever --jobs") {
+  auto one = pause_anywhere("redis-token-cas-unlock", 1), three = one;
+  one.jobs = 1;
+  three.jobs = 3;
+  const auto a = locksim::explore(one), b = locksim::explore(three);
+  CHECK(a.runs == b.runs);
+  CHECK(a.firing_runs == b.firing_runs);
+  CHECK(a.token.text() == b.token.text());
+  CHECK(a.events == b.events);
+}

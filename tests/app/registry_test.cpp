@@ -79,7 +79,7 @@ TEST_CASE("the effective configuration of every catalogue scenario loads back as
 TEST_CASE("every fault kind is a key of the faults object, and an unknown key names them all") {
   std::string keys;
   for (const auto* kind : locksim::fault_kinds()) keys += std::string(kind->key()) + " ";
-  CHECK(keys == "gc_pauses pauses crashes partitions clock_steps latency_spikes ");
+  CHECK(keys == "gc_pauses pauses crashes partitions clock_steps latency_spikes explore ");
   const auto path = temporary("bad-fault", R"({"name": "x", "faults": {"earthquakes": []}})");
   try {
     locksim::load_scenario(path);
@@ -126,6 +126,24 @@ TEST_CASE("a pause, a partition or a latency spike without a length is refused, 
                             R"("latency_spikes": [{"at_ms": 5, "node": "db-1"}])"}) {
     const auto path = temporary("no-length", std::string(R"({"name": "x", "faults": {)") + fault + "}}");
     CHECK_THROWS_WITH(locksim::load_scenario(path), Catch::Contains("/0: expected a length_ms (how long it lasts)"));
+    std::filesystem::remove(path);
+  }
+}
+
+TEST_CASE("faults placed by a search need a count in range, a length for pauses, and a kind the search places") {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"({"pauses": {"count": 1}})", "/faults/explore/pauses: expected a length_ms"},
+      {R"({"pauses": {"count": 4, "length_ms": 10}})", "/faults/explore/pauses/count: expected"},
+      {R"({"pauses": {"length_ms": 10}})", "/faults/explore/pauses: expected a count (how many to place, 1 to 3)"},
+      {R"({"pauses": {"count": 1, "length_ms": {"uniform_ms": [1, 5]}}})", "/faults/explore/pauses/length_ms: expected a length_ms"},
+      {R"({"pauses": {"count": 1, "length_ms": {"one_of_ms": [5, 5]}}})", "/faults/explore/pauses/length_ms/one_of_ms/1: expected"},
+      {R"({"earthquakes": {"count": 1}})", "/faults/explore/earthquakes: expected one of the keys pauses, crashes, lost_messages"},
+      {R"({"crashes": {"count": 1, "nodes": ["app-9"]}})", "/faults/explore/crashes/nodes/0/node: expected a node"},
+      {R"({})", "/faults/explore: expected at least one of pauses, crashes and lost_messages"}};
+  for (const auto& [placed, message] : cases) {
+    CAPTURE(placed);
+    const auto path = temporary("placed", std::string(R"({"name": "x", "faults": {"explore": )") + placed + "}}");
+    CHECK_THROWS_WITH(locksim::load_scenario(path), Catch::Contains(message));
     std::filesystem::remove(path);
   }
 }
