@@ -167,6 +167,11 @@ Engine::Engine(EngineConfig config)
   switching_ = std::make_unique<Switching>();
   ties_ = choices_.stream("sim.ties");
   if (config_.chooser) choices_.set_chooser(config_.chooser);
+  if (config_.footprints != nullptr) {
+    if (!config_.chooser) throw UsageError("sim::EngineConfig: footprints are kept only with a chooser");
+    config_.footprints->clear();
+    choices_.watch_draws(&config_.footprints->touched);
+  }
   process_names_.emplace_back("(none)");
   add_node("world");
 }
@@ -261,13 +266,17 @@ void Engine::restart(NodeId node) {
                                                      std::uint64_t extra, bool background) {
   const std::uint64_t a = (static_cast<std::uint64_t>(kind) << kKindShift) | (background ? kBackgroundBit : 0) | target;
   if (!background) ++foreground_pending_;
+  std::uint64_t seq;
   if (at == now_ && running_) {
     // Same instant: joins the ready set directly, so it can be ordered against the
     // events already due now.
-    ready_.push_back(Event{at, queue_.next_seq(), a, extra});
+    seq = queue_.next_seq();
+    ready_.push_back(Event{at, seq, a, extra});
   } else {
-    queue_.push(at, a, extra);
+    seq = queue_.push(at, a, extra).seq;
   }
+  if (config_.footprints != nullptr) [[unlikely]]
+    note_scheduled(seq);
 }
 
 // The scheduling rules, in one place: both the scheduler (run) and a suspending process
@@ -449,9 +458,11 @@ void Engine::resume(Process* p) {
   free_callbacks_.push_back(index);
 }
 
-[[gnu::always_inline]] inline void Engine::count_resume(Slot& slot) {
+[[gnu::always_inline]] inline void Engine::count_resume(Slot& slot, std::uint64_t seq) {
   ++events_;
   ++slot.token;
+  if (config_.footprints != nullptr) [[unlikely]]
+    note_step(seq, slot.node);
   record_engine(trace_kind::process_resume, slot.node, slot.process->id);
 }
 
@@ -478,12 +489,12 @@ Process* Engine::run_here(Process* self) {
       Slot& slot = slots_[target];
       Process* q = slot.process;
       if (q != nullptr && slot.token == e.b && (paused_nodes_ == 0 || !nodes_[slot.node]->paused)) {
-        count_resume(slot);
+        count_resume(slot, e.seq);
         slot.waiting = false;
         return q;
       }
     } else if (kind == EventKind::callback && detail::kCallOnStack && callback_live(callback_slot(target))) {
-      call_here(static_cast<std::uint32_t>(target), self);
+      call_here(static_cast<std::uint32_t>(target), self, e.seq);
       continue;
     }
     put_back(e);  // a stale wake-up or one into a paused node, a kill, a resume: the scheduler's
@@ -494,9 +505,11 @@ Process* Engine::run_here(Process* self) {
 // Runs a delivery for run_here where the scheduler would run it: on the scheduler's stack,
 // below its suspended frames, where it has room and finds its frames' cache lines warm from
 // the last callback. A call, not a switch to the scheduler.
-[[gnu::always_inline]] inline void Engine::call_here(std::uint32_t index, Process* self) {
+[[gnu::always_inline]] inline void Engine::call_here(std::uint32_t index, Process* self, std::uint64_t seq) {
   PendingCallback& cb = callback_slot(index);
   ++events_;
+  if (config_.footprints != nullptr) [[unlikely]]
+    note_step(seq, cb.node);
   record_engine(trace_kind::callback, cb.node, 0);
   current_ = nullptr;  // a callback runs outside any process
   struct Call {
@@ -672,6 +685,17 @@ void Engine::record(TraceKind kind, std::uint64_t key, std::int64_t a, std::int6
 
 // Takes one of the events tied at the current instant (take_next left them in the ready
 // set), as the tie-break or the choice source picks.
+void Engine::note_step(std::uint64_t seq, NodeId node) {
+  Footprints& f = *config_.footprints;
+  f.steps.push_back({seq, now_, node, static_cast<std::uint32_t>(f.touched.size())});
+}
+
+void Engine::note_scheduled(std::uint64_t seq) {
+  Footprints& f = *config_.footprints;
+  if (f.creator.size() <= seq) f.creator.resize(seq + 1, Footprints::kNone);
+  f.creator[seq] = f.steps.empty() ? Footprints::kNone : static_cast<std::uint32_t>(f.steps.size() - 1);
+}
+
 void Engine::take_tied(Event& out) {
   const std::size_t n = ready_.size() - ready_head_;
   std::size_t pick = 0;
@@ -680,6 +704,14 @@ void Engine::take_tied(Event& out) {
     agents.reserve(n);
     for (std::size_t i = ready_head_; i < ready_.size(); ++i) agents.push_back(agent_of(ready_[i]));
     pick = std::min(config_.tie_break(agents), n - 1);
+  } else if (config_.footprints != nullptr) {
+    // The tie's own draw is no step's: the streams are not watched while it is made.
+    Footprints& f = *config_.footprints;
+    f.ties.push_back({static_cast<std::uint32_t>(f.steps.size()), {}});
+    for (std::size_t i = ready_head_; i < ready_.size(); ++i) f.ties.back().ready.push_back(ready_[i].seq);
+    choices_.watch_draws(nullptr);
+    pick = static_cast<std::size_t>(ties_.pick(n));
+    choices_.watch_draws(&f.touched);
   } else {
     pick = static_cast<std::size_t>(ties_.pick(n));
   }
@@ -725,7 +757,7 @@ void Engine::dispatch(const Event& e) {
         n.deferred.push_back(e);
         return;
       }
-      count_resume(slots_[target]);
+      count_resume(slots_[target], e.seq);
       resume(p);
       return;
     }
@@ -742,6 +774,8 @@ void Engine::dispatch(const Event& e) {
       PendingCallback& cb = callback_slot(target);
       if (!callback_live(cb)) return;
       ++events_;
+      if (config_.footprints != nullptr) [[unlikely]]
+        note_step(e.seq, cb.node);
       record_engine(trace_kind::callback, cb.node, 0);
       cb.fn();
       return;
@@ -750,6 +784,8 @@ void Engine::dispatch(const Event& e) {
       Node& n = *nodes_[target];
       if (!n.paused || n.epoch != e.b || n.paused_until > now_) return;
       ++events_;
+      if (config_.footprints != nullptr) [[unlikely]]
+        note_step(e.seq, static_cast<NodeId>(target));
       n.paused = false;
       --paused_nodes_;
       record_engine(trace_kind::node_resume, static_cast<NodeId>(target), 0);
@@ -757,6 +793,8 @@ void Engine::dispatch(const Event& e) {
       for (const Event& d : n.deferred) {
         if ((d.a & kBackgroundBit) == 0) ++foreground_pending_;
         ready_.push_back(Event{now_, queue_.next_seq(), d.a, d.b});
+        if (config_.footprints != nullptr) [[unlikely]]
+          note_scheduled(ready_.back().seq);
       }
       n.deferred.clear();
       return;

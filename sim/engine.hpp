@@ -15,6 +15,7 @@
 
 #include "sim/callback.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/footprints.hpp"
 #include "sim/random.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
@@ -62,6 +63,9 @@ struct EngineConfig {
   /// Set: answers every enumerable choice of the run (ties, declared delay sets) instead
   /// of the PRNGs; see ChoiceSource::set_chooser. The tie-break, when set, still wins.
   Chooser chooser{};
+  /// Set: what each event touched and each tie chose among is kept here, for an explorer's
+  /// reduction (sim/footprints.hpp). Needs a chooser (streams are watched through it).
+  Footprints* footprints = nullptr;
 };
 
 struct SpawnOptions {
@@ -204,6 +208,19 @@ class Engine {
   Trace& trace() { return trace_; }
   /// Records a model event, stamped with the time, node and process.
   void record(TraceKind kind, std::uint64_t key = 0, std::int64_t a = 0, std::int64_t b = 0);
+  /// Declares that the current step touches `object` (a key the model chooses, hashed from
+  /// its name): state that steps on different nodes share without a message, such as one Lua
+  /// state serving every app server. Only an explorer's reduction reads it (sim/footprints.hpp).
+  void touch(std::uint64_t object) {
+    if (config_.footprints != nullptr) [[unlikely]]
+      config_.footprints->touched.push_back(object | (std::uint64_t{1} << 63));
+  }
+  /// Declares that the current step may depend on every other: it reads or writes state of
+  /// other nodes directly (a checker peeking at a lock service's keys, say).
+  void touch_everything() {
+    if (config_.footprints != nullptr) [[unlikely]]
+      config_.footprints->touched.push_back(Footprints::kEverything);
+  }
 
   // --- Running -----------------------------------------------------------
   /// Handles events until none is left, a budget is reached or stop() is called.
@@ -272,7 +289,7 @@ class Engine {
   void arrived(void* context);
   Process* take_next_here(Process* self);
   Process* run_here(Process* self);
-  void call_here(std::uint32_t callback, Process* self);
+  void call_here(std::uint32_t callback, Process* self, std::uint64_t seq);
   void finish(Process* p);
   void kill_process(Process* p);
   void run_body(Process* p);
@@ -334,7 +351,10 @@ class Engine {
   bool callback_live(const PendingCallback& cb) const;
   void release_callback(std::uint32_t index);
   // A wake-up taken: counted, its wait over, traced.
-  void count_resume(Slot& slot);
+  void count_resume(Slot& slot, std::uint64_t seq);
+  // With footprints kept: a step begins (the event `seq` on `node`), an event is scheduled.
+  void note_step(std::uint64_t seq, NodeId node);
+  void note_scheduled(std::uint64_t seq);
   std::vector<std::string> process_names_;  // by process id
   ProcessId next_process_id_ = 1;
   std::size_t live_ = 0;

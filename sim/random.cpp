@@ -64,6 +64,7 @@ void ChoiceSource::set_chooser(Chooser chooser) {
 }
 
 std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bool enumerable) {
+  if (drawn_ != nullptr) drawn_->push_back(stream);
   std::uint64_t value;
   if (enumerable && chooser_ && replay_pos_ >= replay_.answers.size()) {
     draw(stream, range);  // drawn and dropped: the stream's later draws stay those of the seed

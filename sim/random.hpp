@@ -113,6 +113,10 @@ class ChoiceSource {
   /// Whether a chooser answers the enumerable choices: an explorer walks them, so choices
   /// that exist only for a search (where to place a fault) are asked.
   bool exploring() const { return static_cast<bool>(chooser_); }
+  /// From now on, the id of every stream asked to draw (outside the plain fast path, that is
+  /// with a chooser, a record or a replay) is appended to `*drawn`; null stops it. The engine's
+  /// footprints use it (sim/footprints.hpp).
+  void watch_draws(std::vector<std::uint64_t>* drawn) { drawn_ = drawn; }
 
  private:
   friend class Stream;
@@ -136,6 +140,7 @@ class ChoiceSource {
   bool replaying_ = false;
   AfterRecord after_ = AfterRecord::continue_randomly;
   Chooser chooser_;
+  std::vector<std::uint64_t>* drawn_ = nullptr;
 };
 
 /// A component's handle on the choice source. Cheap to copy; valid as long as its source.

@@ -13,6 +13,14 @@
 
 namespace models::checkers {
 
+namespace {
+// The monitor orders holds by when they were recorded and peeks at the lock services' state
+// from the holder's step: such a step may depend on any other (sim/footprints.hpp).
+void depends_on_everything() {
+  if (sim::Engine* engine = sim::Engine::current()) engine->touch_everything();
+}
+}  // namespace
+
 Hold::Hold(Hold&& other) noexcept : monitor_(other.monitor_), index_(other.index_) { other.monitor_ = nullptr; }
 
 Hold& Hold::operator=(Hold&& other) noexcept {
@@ -44,6 +52,7 @@ void Hold::release() {
 
 Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek granted, std::optional<sim::Duration> lease,
                            LockService service, EndedPeek ended) {
+  depends_on_everything();
   const sim::Time now = sim::now();
   Record r{std::move(lock), std::move(who), now, sim::kNever, std::move(granted), lease ? now + *lease : sim::kNever};
   r.service = service;
@@ -53,6 +62,7 @@ Hold LockMonitor::acquired(std::string lock, std::string who, GrantedPeek grante
 }
 
 void LockMonitor::renewed(std::size_t index, sim::Duration lease) {
+  depends_on_everything();
   Record& r = records_[index];
   const sim::Time now = sim::now();
   r.renewals.push_back(now);
@@ -67,10 +77,12 @@ HoldEnd LockMonitor::end_of(const Record& r, sim::Time end) {
 }
 
 void LockMonitor::step(std::size_t index) {
+  depends_on_everything();
   if (!records_[index].granted()) ++expiry_violations_;
 }
 
 void LockMonitor::wrote(std::size_t index) {
+  depends_on_everything();
   Record& r = records_[index];
   auto [it, first] = last_writer_.try_emplace(r.lock, index);
   if (!first) {
@@ -81,6 +93,7 @@ void LockMonitor::wrote(std::size_t index) {
 }
 
 void LockMonitor::unlocking_blindly(std::size_t index) {
+  depends_on_everything();
   const Record& mine = records_[index];
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const Record& other = records_[i];
@@ -96,6 +109,7 @@ void LockMonitor::unlocking_blindly(std::size_t index) {
 }
 
 void LockMonitor::release(std::size_t index) {
+  depends_on_everything();
   Record& r = records_[index];
   const sim::Time now = sim::now();
   r.until = now;
