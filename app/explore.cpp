@@ -31,6 +31,9 @@ namespace locksim {
 
 namespace {
 
+// The stream of the engine's tie choices (sim::Engine's ties_).
+constexpr const char* kTieStream = "sim.ties";
+
 // The trial's findings, as the property asks: one metric, or any finding.
 bool fired(const TrialOutcome& o, const std::string& property, const MetricInfo& finding) {
   if (property != "any" && property != finding.name) return false;
@@ -341,6 +344,9 @@ struct DfsNode {
   Deviations deviations;               // choice -> option, each != 0
   std::vector<std::uint32_t> options;  // how many options each choice of its run offered
   std::vector<std::uint8_t> placing;   // by choice: 1 where it places a fault (faults.explore)
+  // With the reduction: the (choice, option) reorderings past its deviations that only commute
+  // independent steps of its run; the runs they would spawn are equivalent to runs explored.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> equivalent;
   std::uint64_t events = 0;
   std::vector<std::string> fired;
 
@@ -351,9 +357,66 @@ struct DfsNode {
   int placed() const { return static_cast<int>(deviations.size()) - reorderings(); }
 };
 
+// Whether the reduction applies to a strategy: a Lua script's state is shared by every app
+// server's steps without a message, which no footprint shows.
+bool reducible(const Scenario& s, const StrategyChoice& choice) { return choice.script == nullptr && !s.lua_workload; }
+
+// Whether the run `f` took at tie `tie`, picking its first event, is equivalent to the run that
+// picks its event `i` instead and otherwise its defaults: that event e ran later in `f`, and it
+// commutes back to the tie. So it is independent of every step between the tie and it (the
+// window), and so are the steps it started at that instant; and no later tie of `f` held both
+// an event e scheduled and one the window scheduled, whose order (by sequence number) the swap
+// would turn round.
+bool commutes_back(const sim::Footprints& f, std::size_t tie, std::size_t i, const std::vector<std::uint32_t>& step_of) {
+  constexpr std::uint32_t kNone = sim::Footprints::kNone;
+  const sim::Footprints::Tie& t = f.ties[tie];
+  const std::uint64_t seq = t.ready[i];
+  if (seq >= step_of.size() || step_of[seq] == kNone || step_of[seq] < t.at) return false;  // it never ran: a stale wake-up, say
+  const std::uint32_t q = step_of[seq];
+  for (std::uint32_t w = t.at; w < q; ++w)
+    if (f.dependent(w, q)) return false;
+  const auto creator = [&](std::uint32_t step) { return f.steps[step].seq < f.creator.size() ? f.creator[f.steps[step].seq] : kNone; };
+  for (std::uint32_t r = q + 1; r < f.steps.size() && f.steps[r].at == f.steps[q].at; ++r) {
+    std::uint32_t c = creator(r);
+    while (c != kNone && c > q) c = creator(c);
+    if (c != q) continue;  // not started by e
+    for (std::uint32_t w = t.at; w < q; ++w)
+      if (f.dependent(w, r)) return false;
+  }
+  for (std::size_t later = tie + 1; later < f.ties.size(); ++later) {
+    if (f.ties[later].at <= q) continue;
+    bool of_e = false, of_window = false;
+    for (const std::uint64_t x : f.ties[later].ready) {
+      const std::uint32_t c = x < f.creator.size() ? f.creator[x] : kNone;
+      of_e = of_e || c == q;
+      of_window = of_window || (c != kNone && c >= t.at && c < q);
+    }
+    if (of_e && of_window) return false;
+  }
+  return true;
+}
+
+// The reorderings of `node`'s run, at its tie choices from `from` on, that commute_back().
+void find_equivalent(const sim::Footprints& f, const std::vector<std::uint32_t>& tie_choices, std::size_t from, DfsNode& node) {
+  if (tie_choices.size() != f.ties.size())
+    throw std::logic_error(fmt::format("dfs: {} ties chosen, {} recorded: the footprints do not match the run", tie_choices.size(),
+                                       f.ties.size()));
+  std::vector<std::uint32_t> step_of;  // by sequence number
+  for (std::uint32_t q = 0; q < f.steps.size(); ++q) {
+    if (step_of.size() <= f.steps[q].seq) step_of.resize(f.steps[q].seq + 1, sim::Footprints::kNone);
+    step_of[f.steps[q].seq] = q;
+  }
+  for (std::size_t k = 0; k < f.ties.size(); ++k) {
+    if (tie_choices[k] < from) continue;
+    for (std::size_t i = 1; i < f.ties[k].ready.size(); ++i)
+      if (commutes_back(f, k, i, step_of)) node.equivalent.emplace_back(tie_choices[k], static_cast<std::uint32_t>(i));
+  }
+}
+
 // Runs `node` under its deviations: the options each choice offered, its events, its findings.
 void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, DfsNode& node) {
   std::size_t asked = 0;
+  std::vector<std::uint32_t> tie_choices;  // the choice index of each tie, in order
   const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
     const std::size_t at = asked++;
     const auto it = node.deviations.find(at);
@@ -364,21 +427,33 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
                                          at, stream, n));
     node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
     node.placing.push_back(stream == models::kPlacementStream ? 1 : 0);
+    if (stream == kTieStream) tie_choices.push_back(static_cast<std::uint32_t>(at));
     return v;
   };
-  const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser);
+  const bool reduce = o.reduction && reducible(s, choice);
+  sim::Footprints footprints;
+  const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser, reduce ? &footprints : nullptr);
+  if (reduce)
+    find_equivalent(footprints, tie_choices, node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1, node);
   node.events = outcome.events;
   node.fired = fired_checkers(outcome, o.property);
+  if (o.each_run) o.each_run(outcome.counts);
 }
 
 // A dfs run's answer from another rank: what run_dfs_node() found.
 std::string dfs_answer(const DfsNode& node) {
-  return nlohmann::json{{"options", node.options}, {"placing", node.placing}, {"events", node.events}, {"fired", node.fired}}.dump();
+  return nlohmann::json{{"options", node.options},
+                        {"placing", node.placing},
+                        {"equivalent", node.equivalent},
+                        {"events", node.events},
+                        {"fired", node.fired}}
+      .dump();
 }
 void read_dfs_answer(const std::string& answer, DfsNode& node) {
   const nlohmann::json j = nlohmann::json::parse(answer);
   j.at("options").get_to(node.options);
   j.at("placing").get_to(node.placing);
+  j.at("equivalent").get_to(node.equivalent);
   j.at("events").get_to(node.events);
   j.at("fired").get_to(node.fired);
 }
@@ -387,8 +462,8 @@ void read_dfs_answer(const std::string& answer, DfsNode& node) {
 // the search's settings.
 std::string search_fingerprint(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, std::uint64_t steps,
                                std::size_t agents) {
-  return fmt::format("explore {} {:016x} {} {} {} {} {} {} {}", s.name, s.hash, choice.shown(), o.mode, o.property, o.depth, o.bound,
-                     steps, agents);
+  return fmt::format("explore {} {:016x} {} {} {} {} {} {} {} {} {}", s.name, s.hash, choice.shown(), o.mode, o.property, o.depth,
+                     o.bound, steps, agents, o.reduction, o.count_all);
 }
 
 // Bounded exhaustive search over the tree of enumerable choices, by re-execution, level by
@@ -409,6 +484,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   if (cluster::distributed()) workers.emplace(search_fingerprint(o, s, choice, 0, 0), kSearchAhead);
   Finding f;
   for (const auto& fault : s.faults) f.placed += fault.faults->placed_text();
+  f.reduced = o.reduction && reducible(s, choice);
   std::vector<Node> level(1);
   std::optional<Node> found;
   for (;;) {
@@ -446,9 +522,15 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
     for (const Node& node : level) {
       const std::size_t from = node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1;
       const bool may_reorder = node.reorderings() < o.bound;
+      std::size_t skip = 0;  // node.equivalent, in (choice, option) order
       for (std::size_t at = from; at < node.options.size(); ++at) {
         if (node.placing[at] == 0 && !may_reorder) continue;
         for (std::uint32_t option = 1; option < node.options[at]; ++option) {
+          while (skip < node.equivalent.size() && node.equivalent[skip] < std::pair<std::uint32_t, std::uint32_t>(at, option)) ++skip;
+          if (skip < node.equivalent.size() && node.equivalent[skip] == std::pair<std::uint32_t, std::uint32_t>(at, option)) {
+            ++f.equivalent_skipped;
+            continue;
+          }
           below.emplace_back();
           below.back().deviations = node.deviations;
           below.back().deviations[at] = option;

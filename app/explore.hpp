@@ -24,6 +24,7 @@
 // A finding is then shrunk: fewer clients, operations and faults, shorter pauses, fewer and
 // smaller deviating choices, each step kept only if the same property still fires.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,6 +51,10 @@ struct ExploreOptions {
   double time_s = 60;            // wall seconds at most
   int jobs = 1;                  // threads running the search's runs; the finding does not depend on it
   bool count_all = false;        // dfs: go on past the first finding, counting every run that fires
+  bool reduction = true;         // dfs: skip reorderings that only commute independent steps
+  /// dfs: called with every run's metrics, from the thread that ran it (a test compares the
+  /// outcomes of the plain and the reduced search).
+  std::function<void(const std::map<std::string, double>&)> each_run{};
 };
 
 struct Token {
@@ -84,6 +89,8 @@ struct Finding {
   std::uint64_t placement_points = 0;  // dfs: of those, the most that could place a fault
   std::string placed;  // dfs: the faults the scenario lets it place, in words ("" for none)
   std::uint64_t firing_runs = 0;  // dfs: runs in which the property fired (all of them with count_all)
+  bool reduced = false;           // dfs: the reduction applied (on, and the strategy allows it)
+  std::uint64_t equivalent_skipped = 0;  // dfs: runs not spawned, each equivalent to one explored
 };
 
 /// How big a failing run is; a shrunk run is no larger in any of these.

@@ -213,6 +213,7 @@ int explore(const ExploreCommand& c) {
                                       .schedules = f.runs,
                                       .exhausted = f.exhausted,
                                       .counted_all = o.count_all && o.mode == "dfs",
+                                      .reduction = f.reduced ? "reorderings that only swap independent steps skipped" : "none",
                                       .found = f.found,
                                       .fired = f.fired,
                                       .firing = f.firing_runs,
@@ -224,10 +225,14 @@ int explore(const ExploreCommand& c) {
                o.depth, o.depth, f.pct_bound);
   if (o.mode == "dfs")
     fmt::print("dfs: {} runs ({:.0f} events each on average), at most {} choices deviating from the default{}, up to {} choice "
-               "points a run{}; {}\n",
+               "points a run{}; {}; {}\n",
                f.runs, static_cast<double>(f.events) / static_cast<double>(std::max<std::uint64_t>(1, f.runs)), o.bound,
                claim.placed.empty() ? "" : " besides the faults placed", f.choice_points,
                claim.placed.empty() ? "" : fmt::format(" ({} of them places to put a fault)", f.placement_points),
+               f.reduced ? fmt::format("{} reorderings skipped, each only swapping independent steps of a run explored (--no-reduction "
+                                       "explores them)",
+                                       f.equivalent_skipped)
+                         : (o.reduction ? "no reduction (a Lua script's state is shared by every app server)" : "no reduction"),
                f.exhausted ? "the space within the bound is exhausted"
                            : (f.found && !claim.counted_all ? "stopped at the first violation"
                                                            : "the budget ran out before the space was covered"));
@@ -514,6 +519,8 @@ int dispatch(int argc, char** argv) {
   explore_cmd->add_option("--set", explore_options.options.sets, "override a scenario value: path=value");
   explore_cmd->add_option("--strategy-file", explore_scripts, "load this strategy written in Lua (repeatable); --strategy names it");
   explore_cmd->add_option("--workload-file", explore_workload, kWorkloadHelp);
+  explore_cmd->add_flag("--no-reduction", [&](std::int64_t) { explore_options.options.reduction = false; },
+                        "dfs: explore every order of simultaneous events, also those that only swap independent steps");
   explore_cmd->add_flag("--all", explore_options.options.count_all,
                         "dfs: go on past the first finding and count every schedule in which the property fires");
   explore_cmd->add_flag("--check-determinism", explore_options.check_determinism, "replay the finding twice, compare trace hashes");

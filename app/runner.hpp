@@ -37,7 +37,8 @@ enum class TraceKept { hash, timeline, none };
 /// `tie_break`: an explorer's schedule for simultaneous events (default: the seed decides).
 /// `chooser`: an explorer's answers to the enumerable choices (ties, declared delay sets).
 TrialOutcome run_trial(const Scenario& scenario, const StrategyChoice& strategy, std::uint64_t seed,
-                       TraceKept kept = TraceKept::hash, sim::TieBreak tie_break = {}, sim::Chooser chooser = {});
+                       TraceKept kept = TraceKept::hash, sim::TieBreak tie_break = {}, sim::Chooser chooser = {},
+                       sim::Footprints* footprints = nullptr);
 
 /// How a run is carried out: none of it changes the results of the trials that run.
 struct RunControl {

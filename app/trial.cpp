@@ -20,7 +20,7 @@ double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_
 double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
-                                sim::Chooser chooser) {
+                                sim::Chooser chooser, sim::Footprints* footprints) {
   sim::EngineConfig ec;
   ec.seed = seed;
   ec.trace = kept == TraceKept::timeline ? sim::TraceMode::full  // keeps the events, same hash
@@ -31,6 +31,7 @@ sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept
   ec.memory_budget = s.memory_budget_mb << 20;
   ec.tie_break = std::move(tie_break);
   ec.chooser = std::move(chooser);
+  ec.footprints = footprints;
   return ec;
 }
 
@@ -308,11 +309,11 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
 // A trial that fails for a reason that is not the input's is a defect: the message says which
 // trial, so that it can be run alone.
 TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                       sim::TieBreak tie_break, sim::Chooser chooser) {
+                       sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) {
   const bool scheduled = static_cast<bool>(tie_break) || static_cast<bool>(chooser);
   try {
     if (s.kind == nullptr) throw std::logic_error("a scenario not made by load_document has no workload kind");
-    return s.kind->run_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser));
+    return s.kind->run_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
   } catch (const InputError&) {
     throw;
   } catch (const std::bad_alloc&) {

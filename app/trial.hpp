@@ -21,7 +21,7 @@ double ms(sim::Time t);
 
 /// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
 sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
-                                sim::Chooser chooser);
+                                sim::Chooser chooser, sim::Footprints* footprints);
 void inject_faults(const Scenario& s, const models::FaultSurface& surface);
 /// The faults a trial that ran until `end` injected, where the scenario has any: the
 /// denominator of its rates per fault.

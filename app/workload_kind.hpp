@@ -30,7 +30,7 @@ class WorkloadKind {
   virtual void effective(const Scenario& s, json& doc) const = 0;
   /// One trial of `choice`, a strategy of this kind.
   virtual TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                                 sim::TieBreak tie_break, sim::Chooser chooser) const = 0;
+                                 sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const = 0;
 };
 
 /// Every kind; the first is the default, a scenario without "workload".

@@ -463,7 +463,9 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 1 && args[0] == "explore") {
     const bench::ExploreFigures f = bench::explore_bench();
-    fmt::print("explore.dfs_runs_per_s: {:.1f}\n", f.dfs_runs_per_s);
+    fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_reduced_runs_per_s: {:.1f}\n", f.dfs_runs_per_s, f.dfs_reduced_runs_per_s);
+    for (const auto& s : f.schedules)
+      fmt::print("explore.schedules_bound2.{}: {:.0f} plain, {:.0f} reduced\n", s.strategy, s.plain, s.reduced);
     return 0;
   }
   if (args.size() == 1 && args[0] == "cluster") {
@@ -567,6 +569,8 @@ int main(int argc, char** argv) {
                          "{:.0f} events)",
                          explore.dfs_runs, explore.dfs_events_per_run),
              explore.dfs_runs_per_s, ">=", 50'000),
+      figure("explore.dfs_reduced_runs_per_s", "the same with the reduction on (footprints kept, fewer runs): runs/s",
+             explore.dfs_reduced_runs_per_s),
       figure("explore.dfs_s_1", fmt::format("`{}`, --jobs 1: wall s, whole command", scaling.explore_command), scaling.explore.first_s,
              nullptr, 0, "the command failed"),
       figure("explore.dfs_s_all_cores", fmt::format("the same, --jobs {}", scaling.cores), scaling.explore.second_s, nullptr, 0,
@@ -597,6 +601,13 @@ int main(int argc, char** argv) {
              "the same less each command's time with one trial a strategy (start, MPI set-up, report): the trials' speed-up",
              mpi_trials_speedup, ">=", 1.6, cluster.why_missing),
   };
+  for (const auto& s : explore.schedules) {
+    const std::string key = std::string("explore.schedules_bound2.") + s.strategy;
+    figures.push_back(figure(key + ".plain", fmt::format("dfs on two-clients-pause, {}, bound 2, property duplicate_rows: schedules run, "
+                                                         "--no-reduction", s.strategy),
+                             s.plain));
+    figures.push_back(figure(key + ".reduced", "the same with the reduction", s.reduced));
+  }
   for (const auto& t : scripts.twins) {
     figures.push_back(figure("scripts." + t.strategy + ".cpp_trials_per_s", "account-bind: " + t.strategy + " (C++), trials/s, one thread",
                              t.cpp_trials_per_s));

@@ -52,11 +52,25 @@ ExploreFigures explore_bench() {
   o.budget = 1'000'000;
   o.time_s = 600;
   o.shrink = false;
+  o.reduction = false;  // every schedule: the engine's speed, run by run
   locksim::explore(o);  // warm-up: the first runs fault in stacks and caches
   const auto finding = locksim::explore(o);
   f.dfs_runs = static_cast<double>(finding.runs);
   f.dfs_runs_per_s = static_cast<double>(finding.runs) / finding.wall_s;
   f.dfs_events_per_run = static_cast<double>(finding.events) / static_cast<double>(finding.runs);
+  o.reduction = true;
+  const auto reduced = locksim::explore(o);
+  f.dfs_reduced_runs_per_s = static_cast<double>(reduced.runs) / reduced.wall_s;
+  for (const char* strategy : {"redis-set-nx-ex-drop", "fencing-token", "unique-index"}) {
+    locksim::ExploreOptions s = o;
+    s.strategy = strategy;
+    s.property = "duplicate_rows";
+    s.bound = 2;
+    s.reduction = false;
+    const double plain = static_cast<double>(locksim::explore(s).runs);
+    s.reduction = true;
+    f.schedules.push_back({strategy, plain, static_cast<double>(locksim::explore(s).runs)});
+  }
   f.first_gc_violation_random_s = first_violation("random");
   f.first_gc_violation_pct_s = first_violation("pct");
   return f;

@@ -4,6 +4,7 @@
 // process) to the first GC-pause violation.
 
 #include <optional>
+#include <vector>
 
 namespace bench {
 
@@ -13,6 +14,14 @@ struct ExploreFigures {
   double dfs_events_per_run = 0;
   std::optional<double> first_gc_violation_random_s;  // none: the search failed
   std::optional<double> first_gc_violation_pct_s;
+  // Schedules that exhaust bound 2 on two-clients-pause (property duplicate_rows), plain and
+  // with the reduction: SET NX EX (to its finding), fencing token, unique index.
+  struct Schedules {
+    const char* strategy;
+    double plain = 0, reduced = 0;
+  };
+  std::vector<Schedules> schedules;
+  double dfs_reduced_runs_per_s = 0;  // the runs/s measure above with the reduction on (footprints kept)
 };
 
 ExploreFigures explore_bench();

@@ -19,8 +19,8 @@ class AccountBind : public WorkloadKind {
   }
   void effective(const Scenario& s, json& doc) const override { doc["workload"] = {{"kind", name()}, {"operation", s.operation}}; }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                         sim::TieBreak tie_break, sim::Chooser chooser) const override {
-    return run_client_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser));
+                         sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
+    return run_client_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
   }
 };
 

@@ -67,10 +67,10 @@ class BatchScheduler : public WorkloadKind {
                        {"horizon_ms", to_ms(b.horizon)}};
   }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                         sim::TieBreak tie_break, sim::Chooser chooser) const override {
+                         sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_batch_trial(s, choice.entry(), choice,
                            engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
-                                         std::move(chooser)));
+                                         std::move(chooser), footprints));
   }
 };
 

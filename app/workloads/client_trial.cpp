@@ -62,9 +62,9 @@ std::vector<std::pair<std::string, double>> check_workload(const models::workloa
 }  // namespace
 
 TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                              sim::TieBreak tie_break, sim::Chooser chooser) {
+                              sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) {
   const strategies::Entry& entry = choice.entry();
-  sim::EngineConfig config = engine_config(s, seed, kept, std::move(tie_break), std::move(chooser));
+  sim::EngineConfig config = engine_config(s, seed, kept, std::move(tie_break), std::move(chooser), footprints);
   if (!entry.script.empty()) config.stack_bytes = std::max(config.stack_bytes, strategies::kScriptStackBytes);
   models::Deployment deployment(std::move(config), s.deployment, strategies::needs(entry, choice.params));
   strategies::Env env(deployment.services(), s.app_work);

@@ -9,6 +9,6 @@
 namespace locksim {
 
 TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                              sim::TieBreak tie_break, sim::Chooser chooser);
+                              sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints);
 
 }  // namespace locksim

@@ -81,8 +81,8 @@ class LuaWorkload : public WorkloadKind {
     doc["workload"] = {{"script", s.workload_file}, {"params", params}};
   }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                         sim::TieBreak tie_break, sim::Chooser chooser) const override {
-    return run_client_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser));
+                         sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
+    return run_client_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
   }
 };
 

@@ -134,8 +134,8 @@ class Sessions : public WorkloadKind {
     doc["steps"] = steps_json(s.script);
   }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice&, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
-                         sim::Chooser chooser) const override {
-    return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser)), kept == TraceKept::timeline);
+                         sim::Chooser chooser, sim::Footprints* footprints) const override {
+    return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser), footprints), kept == TraceKept::timeline);
   }
 };
 
