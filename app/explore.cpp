@@ -552,11 +552,76 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   return f;
 }
 
+// Swarm testing (Groce et al., ISSTA 2012; TigerBeetle's VOPR): each run's seed also picks
+// which of the scenario's faults are on, each listed fault and each other kind with
+// probability 1/2, so that faults which mask one another are also tried apart. A run's faults
+// are an override of "faults" in its token: it replays and shrinks as any other run.
+class Swarm {
+ public:
+  struct Run {
+    Scenario scenario;              // loaded with `set`
+    std::string set;                // "faults={...}"; empty: the scenario's own faults
+    std::vector<std::string> on;    // the faults on, "pauses.0", "gc_pauses"
+  };
+  static constexpr std::size_t kMaxFeatures = 16;  // past these, faults are always on
+
+  Swarm(const ExploreOptions& o, const Scenario& s) : o_(o) {
+    const json faults = effective_config(s).value("faults", json::object());
+    for (const auto& [kind, value] : faults.items()) {
+      if (value.is_array())
+        for (std::size_t i = 0; i < value.size(); ++i) features_.push_back({kind, i});
+      else
+        features_.push_back({kind, std::nullopt});
+    }
+    faults_ = faults;
+  }
+
+  /// The run of seed `seed`: its faults, and the scenario loaded with them (once per set of faults).
+  std::shared_ptr<const Run> run(std::uint64_t seed) {
+    std::uint64_t mask = ~std::uint64_t{0};
+    if (!features_.empty()) {
+      std::uint64_t x = seed ^ 0x5357'4152'4d00'0000ull;  // splitmix64 of the seed: its own bits, not the trial's draws
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+      mask = (x ^ (x >> 31)) | ~((std::uint64_t{1} << std::min(features_.size(), kMaxFeatures)) - 1);
+    }
+    const std::lock_guard lock(mutex_);
+    if (auto it = runs_.find(mask); it != runs_.end()) return it->second;
+    auto r = std::make_shared<Run>();
+    if (!features_.empty()) {
+      json faults = json::object();
+      for (std::size_t f = 0; f < features_.size(); ++f) {
+        const auto& [kind, item] = features_[f];
+        const bool on = ((mask >> std::min(f, std::size_t{63})) & 1) != 0;
+        if (item) {
+          if (!faults.contains(kind)) faults[kind] = json::array();
+          if (on) faults[kind].push_back(faults_.at(kind).at(*item));
+        } else if (on) {
+          faults[kind] = faults_.at(kind);
+        }
+        if (on) r->on.push_back(item ? fmt::format("{}.{}", kind, *item) : kind);
+      }
+      r->set = "faults=" + faults.dump();
+    }
+    std::vector<std::string> sets = o_.sets;
+    if (!r->set.empty()) sets.push_back(r->set);
+    r->scenario = load_scenario(scenario_path(o_.scenario), sets, {o_.strategy});
+    return runs_.emplace(mask, std::move(r)).first->second;
+  }
+
+ private:
+  const ExploreOptions& o_;
+  json faults_;
+  std::vector<std::pair<std::string, std::optional<std::size_t>>> features_;  // kind, and the item of a list
+  std::mutex mutex_;
+  std::map<std::uint64_t, std::shared_ptr<const Run>> runs_;  // by mask
+};
+
 }  // namespace
 
 Finding explore(const ExploreOptions& o) {
-  if (o.mode != "random" && o.mode != "pct" && o.mode != "dfs")
-    throw InputError(fmt::format("--mode {}: expected random, pct or dfs", quote_value(o.mode)));
+  if (o.mode != "random" && o.mode != "pct" && o.mode != "dfs" && o.mode != "swarm")
+    throw InputError(fmt::format("--mode {}: expected random, pct, dfs or swarm", quote_value(o.mode)));
   if (o.depth < 1 || o.depth > kMaxPctDepth) throw InputError(fmt::format("--depth {}: expected 1 to {}", o.depth, kMaxPctDepth));
   if (o.bound < 0 || o.bound > 10) throw InputError(fmt::format("--bound {}: expected 0 to 10", o.bound));
   if (o.jobs < 1 || o.jobs > 1024) throw InputError(fmt::format("--jobs {}: expected 1 to 1024", o.jobs));
@@ -600,13 +665,25 @@ Finding explore(const ExploreOptions& o) {
   }
   // Run i takes seed s.seed + i (and, for pct, its own schedule): the finding is the first
   // seed that fires, whatever --jobs.
+  // Swarm: the seed's faults too; each run's token carries them as an override.
+  std::optional<Swarm> swarm;
+  if (o.mode == "swarm") swarm.emplace(o, s);
   const auto token_of = [&](std::uint64_t i) {
     const std::uint64_t seed = s.seed + i;
     Token token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), seed, ""};
     if (o.mode == "pct") token.schedule = Schedule::pct(o.depth, steps, agents.size(), seed * 0x9e3779b97f4a7c15ull).text();
+    if (swarm)
+      if (const auto run = swarm->run(seed); !run->set.empty()) {
+        token.sets.push_back(run->set);
+        token.scenario_hash = run->scenario.hash;
+      }
     return token;
   };
   const auto fired_in = [&](std::uint64_t i) {
+    if (swarm) {
+      const auto run = swarm->run(s.seed + i);
+      return fired_checkers(run_token(run->scenario, strategy_named(run->scenario, o.strategy), token_of(i), TraceKept::none), o.property);
+    }
     return fired_checkers(run_token(s, choice, token_of(i), TraceKept::none), o.property);  // the checkers only
   };
   const std::string fingerprint = search_fingerprint(o, s, choice, steps, agents.size());
@@ -638,9 +715,16 @@ Finding explore(const ExploreOptions& o) {
     f.found = true;
     f.token = token_of(*hit.hit);
     f.fired = fired.at(*hit.hit);
+    if (swarm) f.faults_on = swarm->run(f.token.seed)->on;
   }
   f.wall_s = seconds_since(started);
   return f;
+}
+
+std::vector<std::string> swarm_faults(const ExploreOptions& o, std::uint64_t seed) {
+  const Scenario s = load_scenario(scenario_path(o.scenario), o.sets, {o.strategy});
+  Swarm swarm(o, s);
+  return swarm.run(seed)->on;
 }
 
 Replay replay(const Token& t) {

@@ -15,6 +15,8 @@
 //   default, then two; the first finding has the fewest deviating choices. Faults a scenario
 //   gives as a budget (faults.explore) are placed by more choices of the same tree, which the
 //   budget bounds instead of `bound` (models/faults/placement.hpp).
+// - `swarm`: random, and each run's seed also picks which of the scenario's faults are on
+//   (swarm testing): each run's faults are an override in its token.
 // `jobs` threads run a search's runs; its finding is the first in a fixed order (random and
 // pct: the lowest seed; dfs: the fewest deviations, then the order of the level), so it and
 // its token are the same whatever `jobs`.
@@ -89,6 +91,7 @@ struct Finding {
   std::uint64_t placement_points = 0;  // dfs: of those, the most that could place a fault
   std::string placed;  // dfs: the faults the scenario lets it place, in words ("" for none)
   std::uint64_t firing_runs = 0;  // dfs: runs in which the property fired (all of them with count_all)
+  std::vector<std::string> faults_on;  // swarm: the finding's faults ("pauses.0", "gc_pauses")
   bool reduced = false;           // dfs: the reduction applied (on, and the strategy allows it)
   std::uint64_t equivalent_skipped = 0;  // dfs: runs not spawned, each equivalent to one explored
 };
@@ -149,6 +152,10 @@ sim::Chooser chooser_of(const Token& token);
 /// Runs the token's trial (the scenario loaded with its overrides).
 TrialOutcome run_token(const Scenario& scenario, const StrategyChoice& strategy, const Token& token,
                        TraceKept kept = TraceKept::hash);
+
+/// The faults a swarm run of seed `seed` turns on ("pauses.0", "gc_pauses"), each listed fault
+/// and each other kind on with probability 1/2.
+std::vector<std::string> swarm_faults(const ExploreOptions& options, std::uint64_t seed);
 
 /// Runs trials until the property fires or a budget runs out.
 Finding explore(const ExploreOptions& options);

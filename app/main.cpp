@@ -246,6 +246,8 @@ int explore(const ExploreCommand& c) {
   }
   fmt::print("found after {} runs ({:.3f} s, mode {}): {}\ntoken: {}\n", f.runs, f.wall_s, o.mode, fmt::join(f.fired, ", "),
              f.token.text());
+  if (o.mode == "swarm")
+    fmt::print("swarm: the finding's faults on: {}\n", f.faults_on.empty() ? std::string("none") : fmt::format("{}", fmt::join(f.faults_on, ", ")));
   std::fflush(stdout);  // out at once, also into a pipe: `make bench` times the search to this line
   locksim::Token token = f.token;
   bool shrunk = false;
@@ -505,7 +507,8 @@ int dispatch(int argc, char** argv) {
   explore_cmd->add_option("--property", explore_options.options.property, "a checker metric, or any (default)");
   explore_cmd->add_option("--mode", explore_options.options.mode,
                           "random: independent seeds; pct: random priorities with d-1 change points; dfs: every order of "
-                          "simultaneous events and every one_of_ms delay, within --bound");
+                          "simultaneous events and every one_of_ms delay, within --bound; swarm: random seeds that also pick "
+                          "which faults are on");
   explore_cmd->add_option("--depth", explore_options.options.depth, "pct: the bug depth d (default 3)");
   explore_cmd->add_option("--bound", explore_options.options.bound, "dfs: choices deviating from the default, at most (default 2)");
   explore_cmd->add_flag("--no-shrink", [&](std::int64_t) { explore_options.options.shrink = false; },

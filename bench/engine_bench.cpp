@@ -466,6 +466,8 @@ int main(int argc, char** argv) {
     fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_reduced_runs_per_s: {:.1f}\n", f.dfs_runs_per_s, f.dfs_reduced_runs_per_s);
     for (const auto& s : f.schedules)
       fmt::print("explore.schedules_bound2.{}: {:.0f} plain, {:.0f} reduced\n", s.strategy, s.plain, s.reduced);
+    for (const auto& s : f.swarm_vs_random)
+      fmt::print("explore.first_finding_runs.{}: random {:.0f}, swarm {:.0f}\n", s.scenario, s.random, s.swarm);
     return 0;
   }
   if (args.size() == 1 && args[0] == "cluster") {
@@ -601,6 +603,11 @@ int main(int argc, char** argv) {
              "the same less each command's time with one trial a strategy (start, MPI set-up, report): the trials' speed-up",
              mpi_trials_speedup, ">=", 1.6, cluster.why_missing),
   };
+  for (const auto& s : explore.swarm_vs_random) {
+    figures.push_back(figure("explore.first_finding_runs." + s.scenario + ".random",
+                             "runs to the first finding (any checker) of its first strategy, --mode random; 0: none in 2,000", s.random));
+    figures.push_back(figure("explore.first_finding_runs." + s.scenario + ".swarm", "the same, --mode swarm", s.swarm));
+  }
   for (const auto& s : explore.schedules) {
     const std::string key = std::string("explore.schedules_bound2.") + s.strategy;
     figures.push_back(figure(key + ".plain", fmt::format("dfs on two-clients-pause, {}, bound 2, property duplicate_rows: schedules run, "

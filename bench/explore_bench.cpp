@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/explore.hpp"
+#include "app/scenario.hpp"
 
 #ifndef LOCKSIM_BIN
 #define LOCKSIM_BIN "locksim"
@@ -70,6 +71,22 @@ ExploreFigures explore_bench() {
     const double plain = static_cast<double>(locksim::explore(s).runs);
     s.reduction = true;
     f.schedules.push_back({strategy, plain, static_cast<double>(locksim::explore(s).runs)});
+  }
+  for (const std::string& file : locksim::catalogue()) {
+    const locksim::Scenario s = locksim::load_scenario(file);
+    if (s.faults.empty() || s.lua_workload || s.strategies.empty()) continue;
+    locksim::ExploreOptions r;
+    r.scenario = file;
+    r.strategy = s.strategies.front().shown();
+    r.budget = 2000;
+    r.time_s = 60;
+    r.shrink = false;
+    const auto first = [&](const char* mode) {
+      r.mode = mode;
+      const auto found = locksim::explore(r);
+      return found.found ? static_cast<double>(found.runs) : 0.0;
+    };
+    f.swarm_vs_random.push_back({s.name, first("random"), first("swarm")});
   }
   f.first_gc_violation_random_s = first_violation("random");
   f.first_gc_violation_pct_s = first_violation("pct");

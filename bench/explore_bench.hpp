@@ -4,6 +4,7 @@
 // process) to the first GC-pause violation.
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace bench {
@@ -21,7 +22,14 @@ struct ExploreFigures {
     double plain = 0, reduced = 0;
   };
   std::vector<Schedules> schedules;
-  double dfs_reduced_runs_per_s = 0;  // the runs/s measure above with the reduction on (footprints kept)
+  double dfs_reduced_runs_per_s = 0;
+  // Runs to the first finding (any checker, budget 2,000) of the first strategy of each
+  // catalogue scenario with faults, random against swarm; 0: none found.
+  struct FirstFinding {
+    std::string scenario;
+    double random = 0, swarm = 0;
+  };
+  std::vector<FirstFinding> swarm_vs_random;  // the runs/s measure above with the reduction on (footprints kept)
 };
 
 ExploreFigures explore_bench();

@@ -48,13 +48,14 @@ std::string verdict(const SearchClaim& c) {
     return fmt::format("No {} in {} {}; the budget ran out before the space was covered, so this is no proof.", what(c),
                        schedules, space(c));
   }
-  const std::string runs = plural(c.schedules, "run", "runs");
-  const std::string how = c.mode == "pct" ? fmt::format("PCT runs of depth {} (each finds a depth-{} bug with probability at least {:.3g})",
+  const std::string how = c.mode == "pct" ? fmt::format("a PCT search of depth {} (each run finds a depth-{} bug with probability at least {:.3g})",
                                                         c.depth, c.depth, c.pct_bound)
-                                          : std::string("random runs (one seed each)");
-  if (c.found) return fmt::format("{} found after {} of {}: {}.", c.property == "any" ? "A checker firing" : c.property, runs, how,
-                                  fmt::join(c.fired, ", "));
-  return fmt::format("No {} in {} of {}: a sample, not a proof.", what(c), runs, how);
+                         : c.mode == "swarm" ? std::string("a swarm search (a seed a run, which also picks the faults on)")
+                                             : std::string("a random search (a seed a run)");
+  if (c.found)
+    return fmt::format("{} found in run {} of {}: {}.", c.property == "any" ? "A checker firing" : c.property, grouped(c.schedules), how,
+                       fmt::join(c.fired, ", "));
+  return fmt::format("No {} in {} of {}: a sample, not a proof.", what(c), plural(c.schedules, "run", "runs"), how);
 }
 
 std::string to_json(const SearchClaim& c) {

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "app/explore.hpp"
 #include "reports/explain.hpp"
 
@@ -331,4 +333,34 @@ TEST_CASE("a search that places faults counts the same schedules and findings wh
   CHECK(a.firing_runs == b.firing_runs);
   CHECK(a.token.text() == b.token.text());
   CHECK(a.events == b.events);
+}
+
+TEST_CASE("swarm runs turn the scenario's faults on and off by seed, and a finding's token replays with its faults") {
+  locksim::ExploreOptions o;
+  o.scenario = "redlock-restart-without-fsync";
+  o.strategy = "redlock";
+  o.property = "duplicate_rows";
+  o.mode = "swarm";
+  o.budget = 50;
+  o.shrink = false;
+  const auto f = locksim::explore(o);
+  REQUIRE(f.found);
+  // The finding's faults are an override in its token, so the replay runs the same faults.
+  REQUIRE_FALSE(f.token.sets.empty());
+  CHECK(f.token.sets.back().starts_with("faults="));
+  CHECK_FALSE(f.faults_on.empty());
+  const auto again = locksim::replay(locksim::parse_token(f.token.text()));
+  CHECK(again.outcome.counts.at("duplicate_rows") >= 1);
+  // Seeds pick different faults, each the same every time it is asked.
+  std::set<std::vector<std::string>> picked;
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    const auto on = locksim::swarm_faults(o, seed);
+    CHECK(on == locksim::swarm_faults(o, seed));
+    picked.insert(on);
+  }
+  CHECK(picked.count({"crashes.0", "partitions.0"}) == 1);  // both on
+  CHECK(picked.size() >= 3);  // and some with one or none of them
+  auto three = o;
+  three.jobs = 3;
+  CHECK(locksim::explore(three).token.text() == f.token.text());
 }

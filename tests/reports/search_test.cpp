@@ -38,7 +38,7 @@ TEST_CASE("a search cut short by its budget, or a random one, says it proves not
   auto random = dfs_claim();
   random.mode = "random";
   random.schedules = 1;
-  CHECK(locksim::reports::verdict(random) == "No duplicate_rows in 1 run of random runs (one seed each): a sample, not a proof.");
+  CHECK(locksim::reports::verdict(random) == "No duplicate_rows in 1 run of a random search (a seed a run): a sample, not a proof.");
 }
 
 TEST_CASE("a dfs search that counted every finding says in how many schedules the property fired") {
