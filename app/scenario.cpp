@@ -620,12 +620,15 @@ std::string Expectation::text() const {
 void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
   if (names.empty()) return;
   std::vector<StrategyChoice> chosen;
+  std::vector<std::string> own, others;  // the file's strategies; those named that it does not list
+  for (const auto& c : s.strategies) own.push_back(c.shown());
   for (const auto& name : names) {
     auto it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == name; });
     const auto* entry = models::strategies::find(name);
     if (it != s.strategies.end()) {
       chosen.push_back(*it);
     } else if (entry != nullptr && entry->workload() == s.workload) {
+      others.push_back(name);
       StrategyChoice c{name, {}};
       for (const auto& p : entry->info.params) c.params[p.name] = p.value;
       chosen.push_back(c);
@@ -636,6 +639,10 @@ void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
     }
   }
   s.strategies = chosen;
+  // The lesson speaks of the file's strategies: a reader of another's results is told so.
+  if (!others.empty() && !s.lesson.empty() && !own.empty())
+    s.lesson += fmt::format(" (This lesson was written for {}; {} {} not among them.)", fmt::join(own, ", "), fmt::join(others, ", "),
+                            others.size() == 1 ? "is" : "are");
 }
 
 json effective_config(const Scenario& s) {

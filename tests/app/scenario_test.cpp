@@ -306,3 +306,13 @@ TEST_CASE("a strategy's index parameter chooses the index its table is built wit
     CHECK(std::string(e.what()).find("\"none\", \"plain\" or \"unique\"") != std::string::npos);
   }
 }
+
+TEST_CASE("a run of a strategy the scenario does not list says whose lesson it prints") {
+  const auto path = locksim::scenario_path("gc-pause-longer-than-lease");
+  const auto own = locksim::load_scenario(path, {}, {"redlock"});
+  CHECK(own.lesson.find("This lesson was written for") == std::string::npos);
+  const auto other = locksim::load_scenario(path, {}, {"check-then-insert"});
+  CHECK_THAT(other.lesson, Catch::StartsWith(own.lesson));
+  CHECK_THAT(other.lesson, Catch::EndsWith("(This lesson was written for redis-set-nx-ex-drop, redis-token-cas-unlock, redisson-watchdog, "
+                                           "redlock, lock-plus-unique-index; check-then-insert is not among them.)"));
+}
