@@ -33,20 +33,27 @@ std::string space(const SearchClaim& c) {
 
 std::string what(const SearchClaim& c) { return c.property == "any" ? std::string("checker firing") : c.property; }
 
+// The dfs verdict's sentence.
+std::string dfs_verdict(const SearchClaim& c) {
+  const std::string schedules = plural(c.schedules, "schedule", "schedules");
+  if (c.found && c.counted_all)
+    return fmt::format("{} in {} of {} {}{}.", c.property == "any" ? "A checker fires" : c.property + " fires", grouped(c.firing),
+                       schedules, space(c), c.exhausted ? " (exhaustive)" : "; the budget ran out before the space was covered");
+  if (c.found)
+    return fmt::format("{} found after {} {}: {}; the search stopped at the first finding.",
+                       c.property == "any" ? "A checker firing" : c.property, schedules, space(c), fmt::join(c.fired, ", "));
+  if (c.exhausted) return fmt::format("No {} in any of {} {} (exhaustive).", what(c), schedules, space(c));
+  return fmt::format("No {} in {} {}; the budget ran out before the space was covered, so this is no proof.", what(c),
+                     schedules, space(c));
+}
+
 }  // namespace
 
 std::string verdict(const SearchClaim& c) {
   if (c.mode == "dfs") {
-    const std::string schedules = plural(c.schedules, "schedule", "schedules");
-    if (c.found && c.counted_all)
-      return fmt::format("{} in {} of {} {}{}.", c.property == "any" ? "A checker fires" : c.property + " fires", grouped(c.firing),
-                         schedules, space(c), c.exhausted ? " (exhaustive)" : "; the budget ran out before the space was covered");
-    if (c.found)
-      return fmt::format("{} found after {} {}: {}; the search stopped at the first finding.",
-                         c.property == "any" ? "A checker firing" : c.property, schedules, space(c), fmt::join(c.fired, ", "));
-    if (c.exhausted) return fmt::format("No {} in any of {} {} (exhaustive).", what(c), schedules, space(c));
-    return fmt::format("No {} in {} {}; the budget ran out before the space was covered, so this is no proof.", what(c),
-                       schedules, space(c));
+    std::string sentence = dfs_verdict(c);
+    if (c.reduction != "none" && c.bound > 0) sentence += " Reorderings that only swap independent steps were skipped.";
+    return sentence;
   }
   const std::string how = c.mode == "pct" ? fmt::format("a PCT search of depth {} (each run finds a depth-{} bug with probability at least {:.3g})",
                                                         c.depth, c.depth, c.pct_bound)

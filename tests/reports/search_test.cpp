@@ -31,6 +31,14 @@ TEST_CASE("an exhausted dfs search with no finding states a proof for its bound 
         "anywhere (exhaustive).");
 }
 
+TEST_CASE("a reduced dfs verdict says that reorderings of independent steps were skipped") {
+  auto c = dfs_claim();
+  c.reduction = "reorderings that only swap independent steps skipped";
+  CHECK_THAT(locksim::reports::verdict(c), Catch::EndsWith("(exhaustive). Reorderings that only swap independent steps were skipped."));
+  c.bound = 0;  // nothing reordered, nothing skipped
+  CHECK_THAT(locksim::reports::verdict(c), Catch::EndsWith("(exhaustive)."));
+}
+
 TEST_CASE("a search cut short by its budget, or a random one, says it proves nothing") {
   auto cut = dfs_claim();
   cut.exhausted = false;
