@@ -367,7 +367,9 @@ bool reducible(const Scenario& s, const StrategyChoice& choice) { return choice.
 // window), and so are the steps it started at that instant; and no later tie of `f` held both
 // an event e scheduled and one the window scheduled, whose order (by sequence number) the swap
 // would turn round.
-bool commutes_back(const sim::Footprints& f, std::size_t tie, std::size_t i, const std::vector<std::uint32_t>& step_of) {
+// `ties_of[q]`: the ties (after q) whose events include one step q scheduled.
+bool commutes_back(const sim::Footprints& f, std::size_t tie, std::size_t i, const std::vector<std::uint32_t>& step_of,
+                   const std::vector<std::vector<std::uint32_t>>& ties_of) {
   constexpr std::uint32_t kNone = sim::Footprints::kNone;
   const sim::Footprints::Tie& t = f.ties[tie];
   const std::uint64_t seq = t.ready[i];
@@ -383,16 +385,11 @@ bool commutes_back(const sim::Footprints& f, std::size_t tie, std::size_t i, con
     for (std::uint32_t w = t.at; w < q; ++w)
       if (f.dependent(w, r)) return false;
   }
-  for (std::size_t later = tie + 1; later < f.ties.size(); ++later) {
-    if (f.ties[later].at <= q) continue;
-    bool of_e = false, of_window = false;
+  for (const std::uint32_t later : ties_of[q])
     for (const std::uint64_t x : f.ties[later].ready) {
       const std::uint32_t c = x < f.creator.size() ? f.creator[x] : kNone;
-      of_e = of_e || c == q;
-      of_window = of_window || (c != kNone && c >= t.at && c < q);
+      if (c != kNone && c >= t.at && c < q) return false;
     }
-    if (of_e && of_window) return false;
-  }
   return true;
 }
 
@@ -406,10 +403,16 @@ void find_equivalent(const sim::Footprints& f, const std::vector<std::uint32_t>&
     if (step_of.size() <= f.steps[q].seq) step_of.resize(f.steps[q].seq + 1, sim::Footprints::kNone);
     step_of[f.steps[q].seq] = q;
   }
+  std::vector<std::vector<std::uint32_t>> ties_of(f.steps.size());
+  for (std::uint32_t k = 0; k < f.ties.size(); ++k)
+    for (const std::uint64_t x : f.ties[k].ready)
+      if (const std::uint32_t c = x < f.creator.size() ? f.creator[x] : sim::Footprints::kNone;
+          c != sim::Footprints::kNone && f.ties[k].at > c && (ties_of[c].empty() || ties_of[c].back() != k))
+        ties_of[c].push_back(k);
   for (std::size_t k = 0; k < f.ties.size(); ++k) {
     if (tie_choices[k] < from) continue;
     for (std::size_t i = 1; i < f.ties[k].ready.size(); ++i)
-      if (commutes_back(f, k, i, step_of)) node.equivalent.emplace_back(tie_choices[k], static_cast<std::uint32_t>(i));
+      if (commutes_back(f, k, i, step_of, ties_of)) node.equivalent.emplace_back(tie_choices[k], static_cast<std::uint32_t>(i));
   }
 }
 

@@ -77,8 +77,6 @@ class Placed : public Fault {
       return b.nodes.empty() ? std::string(fallback) : fmt::format("{}", fmt::join(b.nodes, " or "));
     };
     if (pauses.count > 0) {
-      double longest = 0;
-      for (const auto d : pauses.lengths) longest = std::max(longest, to_ms(d));
       std::vector<std::string> each;
       for (const auto d : pauses.lengths) each.push_back(fmt::format("{:g} ms", to_ms(d)));
       parts.push_back(fmt::format("{} pause{} of {} on {}", pauses.count, pauses.count == 1 ? "" : "s",
