@@ -136,6 +136,10 @@ struct StatementExtra {
   std::vector<std::pair<std::string, bool>> order_by{};
 };
 
+namespace sql {
+struct Written;  // models/db/sql.hpp
+}
+
 /// A statement in typed form; models/db/sql.hpp parses SQL text into it.
 struct Statement {
   enum class Kind {
@@ -175,6 +179,9 @@ struct Statement {
   /// filter, assign, args, more_rows and order_by (null: all empty). Read with more(); write
   /// with edit(), which copies them first when another statement shares them.
   std::shared_ptr<StatementExtra> extra{};
+  /// The text it was parsed from, shared by each binding of it (sql::as_written shows it with
+  /// the bound values); null for a statement a strategy built in code.
+  std::shared_ptr<const sql::Written> written{};
   const StatementExtra& more() const {
     static const StatementExtra kNone;
     return extra ? *extra : kNone;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -1226,7 +1228,9 @@ Prepared prepare(std::string_view text) {
     if (n == 0) refuse(text, at, "UTF-8 text");
     at += n;
   }
-  return Parser(text).statement();
+  Prepared out = Parser(text).statement();
+  if (!out.create) out.statement.written = std::make_shared<const Written>(Written{out.text, out.params});
+  return out;
 }
 
 Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
@@ -1248,6 +1252,59 @@ Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
   }
   for (const std::string& column : prepared.from_values) s.on_update[column] = s.values.at(column);
   return s;
+}
+
+std::string as_written(const Statement& statement) {
+  if (!statement.written) return to_string(statement);
+  const Written& w = *statement.written;
+  // The value bound to the `?` numbered `n`, where bind() put it.
+  const auto bound = [&](std::size_t n) -> std::string {
+    if (n >= w.params.size()) return "?";
+    const Param& p = w.params[n];
+    const Value* v = nullptr;
+    switch (p.in) {
+      case Param::In::where:
+        if (p.where_index < statement.where.size()) v = &statement.where[p.where_index].value;
+        break;
+      case Param::In::values: {
+        const Values* row = p.row == 0 ? &statement.values
+                            : p.row - 1 < statement.more().more_rows.size() ? &statement.more().more_rows[p.row - 1]
+                                                                            : nullptr;
+        if (row != nullptr)
+          if (const auto it = row->find(p.column); it != row->end()) v = &it->second;
+        break;
+      }
+      case Param::In::on_update:
+        if (const auto it = statement.on_update.find(p.column); it != statement.on_update.end()) v = &it->second;
+        break;
+      case Param::In::args:
+        if (p.arg < statement.more().args.size()) v = &statement.more().args[p.arg];
+        break;
+    }
+    return v == nullptr ? "?" : to_string(*v);
+  };
+  std::string out;
+  std::size_t n = 0;
+  char quote = 0;  // inside a quoted string or name: its quote
+  for (std::size_t i = 0; i < w.text.size(); ++i) {
+    const char c = w.text[i];
+    if (quote != 0) {
+      out += c;
+      if (c == '\\' && quote == '\'' && i + 1 < w.text.size()) out += w.text[++i];
+      else if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '`' || c == '"') {
+      out += c;
+      quote = c;
+    } else if (c == '?') {
+      out += bound(n++);
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
 }
 
 }  // namespace models::db::sql

@@ -89,11 +89,22 @@ struct Prepared {
   std::vector<std::string> from_values{};
 };
 
+/// The text a statement was parsed from, and where its `?`s went.
+struct Written {
+  std::string text;
+  std::vector<Param> params;
+};
+
 /// Parses one statement. Throws Error.
 Prepared prepare(std::string_view text);
 
 /// The statement with its `?`s replaced by `args`, in order. Throws sim::UsageError when the
 /// count differs, and for a CREATE TABLE (which goes to Server::create_table as `create`).
 Statement bind(const Prepared& prepared, const std::vector<Value>& args);
+
+/// A statement as its user wrote it, for reports: the text it was parsed from with each `?`
+/// replaced by the value bound to it and each run of whitespace one space; a statement built
+/// in code (no text) as to_string(Statement) renders it.
+std::string as_written(const Statement& statement);
 
 }  // namespace models::db::sql

@@ -862,3 +862,18 @@ TEST_CASE("ORDER BY, LIMIT and a locking read's NOWAIT or SKIP LOCKED are parsed
         "NOWAIT, SKIP LOCKED or the end of the statement (WAIT n is not modelled: SET innodb_lock_wait_timeout)");
   CHECK(error_of("SELECT * FROM t LIMIT -1").expected() == "a row count (a number from 0)");
 }
+
+TEST_CASE("a statement is shown as written, its ?s filled with the values bound to them and its whitespace one space", "[sql]") {
+  const auto p = sql::prepare("SELECT  id FROM t_account\n   WHERE open_id = ?  FOR UPDATE;");
+  CHECK(sql::as_written(sql::bind(p, {Value{std::string("openid:7")}})) == "SELECT id FROM t_account WHERE open_id = 'openid:7' FOR UPDATE");
+  // Columns in the order written, not the model's; a ? inside a string is the string's.
+  const auto insert = sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, 'what?')");
+  CHECK(sql::as_written(sql::bind(insert, {Value{std::string("k")}})) == "INSERT INTO t_account (open_id, device) VALUES ('k', 'what?')");
+  const auto update = sql::prepare("UPDATE stock SET n = n - ? WHERE id = ? AND n >= ?");
+  CHECK(sql::as_written(sql::bind(update, {Value{std::int64_t{1}}, Value{std::int64_t{7}}, Value{std::int64_t{1}}})) ==
+        "UPDATE stock SET n = n - 1 WHERE id = 7 AND n >= 1");
+  // A statement built in code has no text: it is rendered.
+  Statement built;
+  built.kind = Statement::Kind::commit;
+  CHECK(sql::as_written(built) == db::to_string(built));
+}
