@@ -95,11 +95,11 @@ void report(const std::vector<Figure>& figures, const std::string& machine) {
         "set style fill solid 0.7\nset boxwidth 0.6\nset grid ytics\nunset key\n"
         "plot 'rpc.dat' using 1:3:xtic(2) with boxes lc rgb '#4477aa', "
         "'' using 1:3:(sprintf('%.3g', $3)) with labels offset 0,1\n");
-  if (locksim::reports::run_gnuplot(folder, "rpc.gp")) {
+  if (const auto plotted = locksim::reports::run_gnuplot(folder, "rpc.gp")) {
     std::filesystem::rename(folder + "/rpc.png.tmp", folder + "/rpc.png");
     fmt::print("\nwritten: {}/bench.md, figures.json, rpc.png\n", folder);
   } else {
-    fmt::print("\nwritten: {}/bench.md, figures.json (no chart: gnuplot is missing or failed)\n", folder);
+    fmt::print("\nwritten: {}/bench.md, figures.json (no chart: {})\n", folder, plotted.why);
   }
 }
 

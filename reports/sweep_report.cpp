@@ -140,10 +140,10 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
                   size, body, size, body);
   write_atomically(at + "/sweep.gp", script);
   std::string note;
-  if (!run_gnuplot(at, "sweep.gp")) {
+  if (const Plotted plotted = run_gnuplot(at, "sweep.gp"); !plotted) {
     std::error_code ignored;  // what a failed gnuplot began
     for (const char* picture : {"sweep.png", "sweep.svg"}) std::filesystem::remove(at + "/" + picture, ignored);
-    note = "No pictures: gnuplot is not installed or failed (sweep.dat and sweep.gp are here).";
+    note = "No pictures: " + plotted.why + " (sweep.dat and sweep.gp are here).";
   }
   const std::string cells = s.is_share                         ? "Each cell: the share of trials in which the metric fired, with its 95% interval."
                             : s.metric.ends_with(".per_million") ? "Each cell: the count per million operations, with its 95% interval."
