@@ -26,6 +26,7 @@
 #include "app/fault_kind.hpp"
 #include "reports/search.hpp"
 #include "reports/explain.hpp"
+#include "reports/focus.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
@@ -170,7 +171,9 @@ struct ExploreCommand {
 
 // Replays `token`, prints the narrated timeline and draws it. 3 when a checker fired.
 // `claim`: the verdict of the search that found it, for the page.
-int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false, const std::string& claim = "") {
+// `property`: the checker the search looked for, which a long trial's story centres on.
+int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false, const std::string& claim = "",
+                const std::string& property = "") {
   locksim::Replay r = locksim::replay(token);
   if (shrunk) r.outcome.timeline.schedule += r.outcome.timeline.schedule.empty() ? "shrunk" : ", shrunk";
   if (check_determinism) {
@@ -186,7 +189,9 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
              r.outcome.timeline.schedule.empty() ? "" : "; " + r.outcome.timeline.schedule);
   if (!r.scenario.lesson.empty()) fmt::print("lesson: {}\n", r.scenario.lesson);
   fmt::print("\n");
-  for (const auto& line : locksim::reports::narrate(r.outcome.timeline)) fmt::print("  {}\n", line);
+  const locksim::reports::Focus story = locksim::reports::focus(r.outcome.timeline, r.fired, property);
+  if (!story.whole()) fmt::print("The story of {}. {}\n\n", story.about, fmt::join(story.left_out, " "));
+  for (const auto& line : locksim::reports::narrate(story.told)) fmt::print("  {}\n", line);
   fmt::print("\n{}\n", r.fired.empty() ? std::string("no checker fired in this run")
                                         : "checkers that fired: " + fmt::format("{}", fmt::join(r.fired, ", ")));
   const std::string folder = "reports/out/" + r.scenario.name + "/replay";
@@ -195,7 +200,8 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
   std::map<std::string, std::string> meanings;
   for (const auto& m : locksim::metrics()) meanings[m.name] = m.meaning;
   fmt::print("timeline: {}\n",
-             locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder, r.fired, heading, meanings, claim));
+             locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder, r.fired, heading, meanings, claim,
+                                                   property));
   fmt::print("explained: {}/report.html\n", folder);
   return r.fired.empty() ? 0 : 3;
 }
@@ -260,7 +266,7 @@ int explore(const ExploreCommand& c) {
     token = s.token;
   }
   fmt::print("\n");
-  show_replay(token, c.check_determinism, shrunk, locksim::reports::verdict(claim));
+  show_replay(token, c.check_determinism, shrunk, locksim::reports::verdict(claim), o.property);
   return 3;
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // What every workload's trial is made of: its engine, the scenario's faults injected and
-// counted, the checkers' findings taken, and the picture of a trial (the holds, pauses,
-// statements and calls of what went wrong). Each workload kind (workload_kind.hpp) runs its
-// trials with these; the runner folds the outcomes.
+// counted, the checkers' findings taken (the picture of a trial is app/story.hpp's). Each
+// workload kind (workload_kind.hpp) runs its trials with these; the runner folds the outcomes.
 
 #include <set>
 #include <string>
@@ -29,19 +28,4 @@ void count_faults(const Scenario& s, const models::FaultSurface& surface, sim::T
 /// What the checkers found, as a trial's outcome.
 void take_findings(models::checkers::Findings&& f, TrialOutcome& out);
 void add_time(models::TimeSpent& sum, const models::TimeSpent& t);
-/// A statement's lock wait: "X on t.PRIMARY 3, behind s1, 12.0 ms".
-std::string wait_text(const models::db::LockWait& w);
-
-/// The statements of the operations involved in what went wrong: every statement of an
-/// operation (a connection's origin) that waited for a lock, failed, or is in `origins`; with
-/// `all`, every statement. At most 200, the first ones.
-std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
-                                                              const std::set<std::string>& origins, bool all = false);
-/// The picture of one trial: holds as the holders believed them, pauses and crashes from the
-/// trace, the trial's inserts of duplicated keys (of `rows`, the account table's; seeded rows
-/// count for a key but are not marked), and the statements and calls of the operations involved.
-reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
-                           const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
-                           const models::CallLog* calls, std::uint64_t seed);
-
 }  // namespace locksim

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -14,29 +16,16 @@ namespace locksim::reports {
 
 namespace {
 
-// A bar's row is "<lock>  <who>".
-std::pair<std::string, std::string> lock_and_holder(const Timeline::Bar& b) {
-  const auto gap = b.row.find("  ");
-  if (gap == std::string::npos) return {b.row, b.row};
-  return {b.row.substr(0, gap), b.row.substr(gap + 2)};
-}
-
-// A participant's lane: its who up to the first comma ("app-1 worker 4, client 7, op 7" is
-// the lane "app-1 worker 4"; a session's who, "s1", is its own lane).
-std::string lane_of(const std::string& who) {
-  return who.substr(0, who.find(','));
-}
+// A hold's row in the picture and its tooltip: "<lock>  <holder>".
+std::string row_of(const Timeline::Bar& b) { return b.lock + "  " + b.holder; }
 
 // The node a lane runs on: "app-1 worker 4" runs on "app-1".
 std::string node_of(const std::string& lane) {
   return lane.substr(0, lane.find(' '));
 }
 
-// An insert's label is "row <id> by <who>".
-std::string inserter(const Timeline::Mark& m) {
-  const auto by = m.label.find(" by ");
-  return by == std::string::npos ? m.label : m.label.substr(by + 4);
-}
+// An insert, as the diagram and the narration name it: "row 17 by app-1 worker 4, ...".
+std::string label(const Timeline::Mark& m) { return fmt::format("row {} by {}", m.row, m.who); }
 
 std::string at(double s) { return fmt::format("t={:.3f} s", s); }
 
@@ -53,13 +42,6 @@ std::string band_words(const Timeline::Band& b) {
                             : fmt::format("down from {} to {}", at(b.from_s), at(b.to_s));
 }
 
-// When the service ended a hold its holder still believed in (its lease ran out, another's
-// DEL removed it); < 0: the service granted it as long as the holder believed.
-double lost_at(const Timeline::Bar& b) {
-  if (b.service_to_s >= 0) return b.service_to_s;
-  return b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? b.lease_to_s : -1;
-}
-
 // How the service ended a hold on its own, in words: a Redis key's TTL, a ZooKeeper session
 // taking its lock node with it, an etcd lease taking its key.
 std::string lost_words(const Timeline::Bar& b) {
@@ -71,7 +53,8 @@ std::string lost_words(const Timeline::Bar& b) {
 // Why a hold ended under its holder: another's DEL removed it, or its lease ran out while the
 // holder's node was paused or down.
 std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
-  const auto [lock, holder] = lock_and_holder(b);
+  const std::string& lock = b.lock;
+  const std::string& holder = b.holder;
   const double lost = lost_at(b);
   std::string out;
   if (!b.deleted_by.empty()) {
@@ -91,11 +74,12 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   }
   std::vector<std::string> next;  // who took the lock in the gap, and what they inserted
   for (const auto& other : t.bars) {
-    const auto [other_lock, other_holder] = lock_and_holder(other);
+    const std::string& other_lock = other.lock;
+    const std::string& other_holder = other.holder;
     if (&other == &b || other_lock != lock || other.from_s < lost || other.from_s >= b.to_s) continue;
     std::string took = fmt::format("{} at {}", lane_of(other_holder), at(other.from_s));
     for (const auto& m : t.inserts)
-      if (lane_of(inserter(m)) == lane_of(other_holder) && other.from_s <= m.at_s && m.at_s <= other.to_s)
+      if (lane_of(m.who) == lane_of(other_holder) && other.from_s <= m.at_s && m.at_s <= other.to_s)
         took += fmt::format(", which inserted at {}", at(m.at_s));
     next.push_back(std::move(took));
   }
@@ -118,7 +102,7 @@ std::string granted_words(const Timeline::Bar& b, const std::string& lock) {
 // The hold of `who` on any lock at `s`, if any.
 const Timeline::Bar* held_at(const Timeline& t, const std::string& lane, double s) {
   for (const auto& b : t.bars)
-    if (lane_of(lock_and_holder(b).second) == lane && b.from_s <= s && s <= b.to_s) return &b;
+    if (lane_of(b.holder) == lane && b.from_s <= s && s <= b.to_s) return &b;
   return nullptr;
 }
 
@@ -200,16 +184,16 @@ std::string retry_story(const Timeline& t, const std::string& op) {
 
 std::string duplicate_story(const Timeline& t) {
   std::vector<std::string> parts;
-  for (const auto& m : t.inserts) parts.push_back(fmt::format("{} at {}", m.label, at(m.at_s)));
+  for (const auto& m : t.inserts) parts.push_back(fmt::format("{} at {}", label(m), at(m.at_s)));
   std::string out = fmt::format("One key was inserted more than once: {}.", fmt::join(parts, "; "));
   for (const auto& m : t.inserts) {
-    const std::string lane = lane_of(inserter(m));
+    const std::string lane = lane_of(m.who);
     const Timeline::Bar* hold = held_at(t, lane, m.at_s);
     if (hold == nullptr) {
       out += t.bars.empty() ? "" : fmt::format(" {} inserted without holding a lock.", lane);
       continue;
     }
-    const auto [lock, holder] = lock_and_holder(*hold);
+    const std::string& lock = hold->lock;
     if (!hold->deleted_by.empty() && lost_at(*hold) < m.at_s) {
       out += fmt::format(" {} inserted believing it held {}, but {}'s DEL had removed its lock at {}", lane, lock,
                          lane_of(hold->deleted_by), at(lost_at(*hold)));
@@ -226,7 +210,7 @@ std::string duplicate_story(const Timeline& t) {
     }
   }
   std::set<std::string> ops;
-  for (const auto& m : t.inserts) ops.insert(operation_of(inserter(m)));
+  for (const auto& m : t.inserts) ops.insert(operation_of(m.who));
   for (const auto& op : ops)
     if (!op.empty()) out += retry_story(t, op);
   if (t.inserts.size() > 1 && t.statements.empty())
@@ -247,7 +231,87 @@ std::string deadlock_story(const Timeline::Statement& st) {
   return out;
 }
 
+// A paragraph with its times ("t=5.910 s") taken out: paragraphs alike but for when.
+std::string without_times(const std::string& p) {
+  std::string out;
+  for (std::size_t i = 0; i < p.size();) {
+    if (p.compare(i, 2, "t=") == 0 && i + 2 < p.size() && std::isdigit(static_cast<unsigned char>(p[i + 2]))) {
+      std::size_t j = i + 2;
+      while (j < p.size() && (std::isdigit(static_cast<unsigned char>(p[j])) || p[j] == '.')) ++j;
+      out += "t=#";
+      i = j;
+      continue;
+    }
+    out += p[i++];
+  }
+  return out;
+}
+
+// The first time a paragraph names ("t=5.910 s").
+std::string first_time(const std::string& p) {
+  const auto at = p.find("t=");
+  if (at == std::string::npos) return "";
+  const auto end = p.find(" s", at);
+  return end == std::string::npos ? "" : p.substr(at, end + 2 - at);
+}
+
+// Paragraphs alike but for their times told once, with how many times more and when.
+std::vector<std::string> collapse_repeats(std::vector<std::string>&& paragraphs) {
+  constexpr std::size_t kMostTimes = 10;
+  std::vector<std::string> out;
+  std::vector<std::vector<std::string>> again;  // of each paragraph kept: when the same happened again
+  std::map<std::string, std::size_t> kept;       // a paragraph without its times -> its index in out
+  for (auto& p : paragraphs) {
+    const auto [it, fresh] = kept.try_emplace(without_times(p), out.size());
+    if (fresh) {
+      out.push_back(std::move(p));
+      again.emplace_back();
+    } else {
+      again[it->second].push_back(first_time(p));
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto& when = again[i];
+    if (when.empty()) continue;
+    const std::size_t listed = std::min(when.size(), kMostTimes);
+    out[i] += fmt::format(" The same happened {} more time{}: at {}{}.", when.size(), when.size() == 1 ? "" : "s",
+                          fmt::join(when.begin(), when.begin() + static_cast<std::ptrdiff_t>(listed), ", "),
+                          when.size() > listed ? ", ..." : "");
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string lane_of(const std::string& who) { return who.substr(0, who.find(',')); }
+
+double lost_at(const Timeline::Bar& b) {
+  if (b.service_to_s >= 0) return b.service_to_s;
+  return b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? b.lease_to_s : -1;
+}
+
+std::string ended_words(const Timeline::Bar& b) {
+  using End = Timeline::End;
+  const std::string at = fmt::format("t={:.3f} s", b.service_to_s);
+  std::string out;
+  switch (b.end) {
+    case End::held: break;
+    case End::released: out = "released"; break;
+    case End::expired: out = "expired at " + at; break;
+    case End::deleted: out = fmt::format("deleted by {} at {} (wrong unlock)", b.deleted_by, at); break;
+    case End::session_expired:
+    case End::lease_expired:
+      out = fmt::format("{}{} ({})", b.end == End::lease_expired ? "lease expired" : "session expired",
+                        b.service_to_s >= 0 ? " at " + at : "", b.end == End::lease_expired ? "etcd" : "ZooKeeper");
+      break;
+    case End::lost: out = "lost at the service"; break;
+    case End::crashed: out = "node crashed"; break;
+  }
+  if (!b.renewals_s.empty())
+    out += fmt::format("{}renewed {} time{}", out.empty() ? "" : ", ", b.renewals_s.size(), b.renewals_s.size() == 1 ? "" : "s");
+  if (!b.removed.empty()) out += fmt::format("{}its DEL removed {}'s lock (wrong unlock)", out.empty() ? "" : "; ", b.removed);
+  return out;
+}
 
 std::string operation_of(const std::string& who) {
   const auto at = who.find(", op ");
@@ -256,14 +320,18 @@ std::string operation_of(const std::string& who) {
   return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
 }
 
-std::vector<std::string> narrate(const Timeline& t) {
+namespace {
+
+// Each event of the trial, at its time, in words; in time order.
+std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
   std::vector<std::pair<double, std::string>> lines;
   for (const auto& b : t.bands)
     lines.emplace_back(b.from_s, b.kind == "paused" ? fmt::format("{} paused {:.3f} s (a stop-the-world pause)", b.node, b.to_s - b.from_s)
                                                     : fmt::format("{} crashed; back at t={:.3f} s", b.node, b.to_s));
   for (const auto& b : t.bars) {
-    const auto [lock, holder] = lock_and_holder(b);
-    lines.emplace_back(b.from_s, b.service.empty() ? fmt::format("{} acquired it", b.row)
+    const std::string& lock = b.lock;
+  const std::string& holder = b.holder;
+    lines.emplace_back(b.from_s, b.service.empty() ? fmt::format("{} acquired it", row_of(b))
                                                    : fmt::format("{}: {}", holder, granted_words(b, lock)));
     // Renewals: the first few, then how many in all.
     constexpr std::size_t kRenewalsTold = 3;
@@ -276,23 +344,23 @@ std::vector<std::string> narrate(const Timeline& t) {
       lines.emplace_back(lost_at(b), fmt::format("{}: DEL {} removed {}'s lock (a wrong unlock); {} still believes it holds it",
                                                  lane_of(b.deleted_by), lock, lane_of(holder), lane_of(holder)));
     else if (lost_at(b) >= 0)  // only a lease that ran out while its holder still held on
-      lines.emplace_back(lost_at(b), fmt::format("{}: {}", b.row, lost_words(b)));
-    std::string end = fmt::format("{} stopped believing it holds it", b.row);
-    if (b.ended.starts_with("released"))
+      lines.emplace_back(lost_at(b), fmt::format("{}: {}", row_of(b), lost_words(b)));
+    std::string end = fmt::format("{} stopped believing it holds it", row_of(b));
+    if (b.end == Timeline::End::released)
       end = fmt::format("{}: unlocked {}; its own lock was still there and went", holder, lock);
     else if (!b.removed.empty())
       end = fmt::format("{}: DEL {} removed {}'s lock, not its own (a wrong unlock)", holder, lock, lane_of(b.removed));
-    else if (b.ended.starts_with("session"))
+    else if (b.end == Timeline::End::session_expired)
       end = fmt::format("{}: its ZooKeeper session had expired and its lock node with it; it let go of {}", holder, lock);
-    else if (b.ended.starts_with("lease expired"))
+    else if (b.end == Timeline::End::lease_expired)
       end = fmt::format("{}: its etcd lease had expired and its key with it; it let go of {}", holder, lock);
-    else if (b.ended.starts_with("node crashed"))
+    else if (b.end == Timeline::End::crashed)
       end = fmt::format("{}: its node crashed while it held {}", holder, lock);
     else if (lost_at(b) >= 0)
       end = fmt::format("{}: unlocked {}, which was no longer its own", holder, lock);
     lines.emplace_back(b.to_s, std::move(end));
   }
-  for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", m.label));
+  for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", label(m)));
   for (const auto& f : fold_messages(t)) {
     const Timeline::Message& m = *f.message;
     if (is_attempt(m)) {
@@ -326,6 +394,15 @@ std::vector<std::string> narrate(const Timeline& t) {
     lines.emplace_back(st.from_s, std::move(line));
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  return lines;
+}
+
+}  // namespace
+
+std::size_t narrated_events(const Timeline& t) { return event_lines(t).size(); }
+
+std::vector<std::string> narrate(const Timeline& t) {
+  const auto lines = event_lines(t);
   std::vector<std::string> out;
   // A long trial keeps its beginning and its end: what led to the violation, and how it ended.
   const std::size_t head = lines.size() > kMostNarrated ? kMostNarrated * 3 / 4 : lines.size();
@@ -369,6 +446,7 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
       told.insert("errors.1205");
     }
   }
+  out = collapse_repeats(std::move(out));
   for (const auto& f : fired) {
     const std::string name = f.substr(0, f.find(' '));
     if (told.count(name)) continue;
@@ -382,8 +460,114 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
 
 namespace {
 
+// The first `n` bytes of `text`, backed off to a whole UTF-8 character.
+std::string prefix(const std::string& text, std::size_t n) {
+  n = std::min(n, text.size());
+  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n);
+}
+
 std::string cut(const std::string& text, std::size_t most) {
-  return text.size() <= most ? text : text.substr(0, most - 3) + "...";
+  return text.size() <= most ? text : prefix(text, most - 3) + "...";
+}
+
+// `text` cut to `most` bytes keeping its end `keep_end` (a statement's outcome) where it can.
+std::string cut_keeping(const std::string& text, const std::string& keep_end, std::size_t most) {
+  if (text.size() <= most) return text;
+  if (keep_end.empty() || !text.ends_with(keep_end) || keep_end.size() + 8 > most) return cut(text, most);
+  return prefix(text, most - 3 - keep_end.size()) + "..." + keep_end;
+}
+
+// The width of `text` in the diagram's font (11 px sans-serif), from DejaVu Sans's advance
+// widths (the widest of the common sans-serif fonts), a little generous.
+double text_width(const std::string& text) {
+  double em = 0;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c & 0xC0) == 0x80) continue;  // a UTF-8 continuation byte
+    if (c >= 0x80) em += 1.0;
+    else if (std::strchr("iljI.,:;'|!", c) != nullptr) em += 0.34;
+    else if (std::strchr(" tfr()[]{}-/\\", c) != nullptr) em += 0.42;
+    else if (std::strchr("mwMW@%", c) != nullptr) em += 1.0;
+    else if (std::isupper(c) || std::strchr("<>=+~#&", c) != nullptr) em += 0.84;
+    else em += 0.66;
+  }
+  return em * 11.0 * 1.03;
+}
+
+// A line or an arrow's head, in the diagram's coordinates: the words of an event are laid out
+// where none runs through them.
+struct Segment {
+  double x1, y1, x2, y2;
+  bool box = false;  // the rectangle between the two corners (an arrow's head), not the line
+};
+
+struct Placed {
+  std::string text;  // empty: no room for any words
+  int x = 0;
+  bool anchor_end = false;  // x is where the words end (to the left of the mark)
+};
+
+// The words of an event whose mark is at x, on `baseline`: beside the mark where no arrow or
+// head in `drawn` runs through them, at most 36 characters, cut to the room found (keeping
+// `keep_end`). Tried: right of the mark, right of each arrow crossing there, left of the mark;
+// the one showing the most words wins.
+Placed place_words(const std::string& text, const std::string& keep_end, int x, int offset, int baseline, int lane_width,
+                   const std::vector<Segment>& drawn) {
+  constexpr std::size_t kMostChars = 36;
+  const double top = baseline - 10.5, bottom = baseline + 2.8;  // DejaVu Sans at 11 px: ascent 10.2, descent 2.6
+  std::vector<std::pair<double, double>> blocked;  // x intervals an arrow crosses at the words' height
+  for (const Segment& g : drawn) {
+    const double ya = std::min(g.y1, g.y2), yb = std::max(g.y1, g.y2);
+    if (yb < top || ya > bottom) continue;
+    double xa = std::min(g.x1, g.x2), xb = std::max(g.x1, g.x2);
+    if (!g.box && g.y1 != g.y2) {  // the part of the line between the words' top and bottom
+      const auto x_at = [&](double y) { return g.x1 + (g.x2 - g.x1) * (y - g.y1) / (g.y2 - g.y1); };
+      const double u = x_at(std::max(ya, top)), v = x_at(std::min(yb, bottom));
+      xa = std::min(u, v);
+      xb = std::max(u, v);
+    }
+    blocked.emplace_back(xa - 3, xb + 3);
+  }
+  std::sort(blocked.begin(), blocked.end());
+  const std::string natural = cut_keeping(text, keep_end, kMostChars);
+  // The most of the words that fits in `room` pixels.
+  const auto fit = [&](double room) -> std::string {
+    if (text_width(natural) <= room) return natural;
+    for (std::size_t n = natural.size(); n > 4; --n) {
+      std::string tried = cut_keeping(text, keep_end, n);
+      if (tried.size() > n) tried = cut(text, n);
+      if (text_width(tried) <= room) return tried.size() <= 4 ? std::string() : tried;
+    }
+    return "";
+  };
+  const auto free_from = [&](double start) {  // room to the right of `start`; < 0: start is blocked
+    double room = text_width(natural) + 1;
+    for (const auto& [a, b] : blocked) {
+      if (a <= start && start <= b) return -1.0;
+      if (a > start) room = std::min(room, a - start);
+    }
+    return room;
+  };
+  Placed best;
+  const auto consider = [&](std::string words, int at, bool end) {
+    if (words.size() > best.text.size()) best = {std::move(words), at, end};
+  };
+  std::vector<double> starts{double(x + offset)};
+  for (const auto& [a, b] : blocked)
+    if (b > x + offset && b < x + lane_width - 40) starts.push_back(std::ceil(b));
+  for (const double start : starts)
+    if (const double room = free_from(start); room > 0) consider(fit(room), static_cast<int>(start), false);
+  // Left of the mark: from x - 7 leftwards to the nearest arrow, within the lane.
+  const double end = x - 7;
+  double room = lane_width - 20;
+  bool open = true;
+  for (const auto& [a, b] : blocked) {
+    if (a <= end && end <= b) open = false;
+    if (b < end) room = std::min(room, end - b);
+  }
+  if (open) consider(fit(room), static_cast<int>(end), true);
+  return best;
 }
 
 // One row of the diagram: an event at its time, in its lane.
@@ -400,6 +584,8 @@ struct Row {
   bool receives = false;
   std::string to_lane{};  // set where a message's sending and receiving fell on one row
   bool round_trip = false;  // and its reply came back on it too
+  std::string keep_end{};   // the words a cut keeps at the end (a statement's outcome)
+  bool removes = false;     // a DEL that removed the lock of the lanes in arrows_to (else: it waited behind them)
   static constexpr std::size_t kNoLink = ~std::size_t{0};
 };
 
@@ -414,7 +600,7 @@ struct Link {
 
 }  // namespace
 
-std::string sequence_svg(const Timeline& t, const std::string& title, std::size_t max_lanes, std::size_t max_rows) {
+std::string sequence_svg(const Timeline& t, const std::string& title, std::size_t max_lanes, std::size_t max_rows, double focus_s) {
   // The lanes involved in what went wrong come first: inserters of duplicated keys, sessions
   // on a deadlock cycle or waiting, holders whose lease ran out; then the rest in order of
   // first appearance.
@@ -424,13 +610,13 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     if (!weight.count(lane)) order.push_back(lane);
     weight[lane] += w;
   };
-  for (const auto& m : t.inserts) see(lane_of(inserter(m)), 100);
+  for (const auto& m : t.inserts) see(lane_of(m.who), 100);
   for (const auto& st : t.statements) {
     see(lane_of(st.who), st.cycle.empty() && st.waits.empty() ? 1 : 50);
     for (const auto& w : st.waited_for) see(lane_of(w), 20);
   }
   for (const auto& b : t.bars) {
-    see(lane_of(lock_and_holder(b).second), lost_at(b) >= 0 ? 60 : 2);
+    see(lane_of(b.holder), lost_at(b) >= 0 ? 60 : 2);
     if (!b.deleted_by.empty()) see(lane_of(b.deleted_by), 60);
   }
   for (const auto& b : t.bands) {
@@ -458,25 +644,36 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   for (std::size_t i = 0; i < lanes.size(); ++i) column[lanes[i]] = i;
 
   std::vector<Row> rows;
+  struct Busy {  // a statement under way in a lane, between two rows
+    std::string lane;
+    double from_s, to_s;
+    bool waited;
+    std::string title;
+  };
+  std::vector<Busy> busy;
   for (const auto& b : t.bars) {
-    const auto [lock, holder] = lock_and_holder(b);
+    const std::string& lock = b.lock;
+  const std::string& holder = b.holder;
     const std::string lane = lane_of(holder);
-    rows.push_back({b.from_s, lane, "acquired " + lock, b.row + " acquired", "#3060c0"});
+    rows.push_back({b.from_s, lane, "acquired " + lock, row_of(b) + " acquired", "#3060c0"});
     if (!b.deleted_by.empty()) {
       // The wrong unlock: the DEL in the deleter's lane, pointing at the holder it robbed.
       const std::string full = fmt::format("{}'s DEL removed {}'s lock on {} (a wrong unlock)", lane_of(b.deleted_by), lane, lock);
-      rows.push_back({lost_at(b), lane_of(b.deleted_by), "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}});
+      Row del{lost_at(b), lane_of(b.deleted_by), "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}};
+      del.removes = true;
+      rows.push_back(std::move(del));
       rows.push_back({lost_at(b), lane, "lock deleted by " + lane_of(b.deleted_by), full, "#d02020"});
     } else if (lost_at(b) >= 0) {
       const std::string what = b.service == "zookeeper" ? "session expired" : b.service == "etcd" ? "lease expired" : "lease ran out";
-      rows.push_back({lost_at(b), lane, what + ": " + lock, b.row + ": " + lost_words(b), "#d08020"});
+      rows.push_back({lost_at(b), lane, what + ": " + lock, row_of(b) + ": " + lost_words(b), "#d08020"});
     }
     if (!b.renewals_s.empty())
       rows.push_back({b.renewals_s.front(), lane, fmt::format("renewed {} ({}x)", lock, b.renewals_s.size()),
-                      fmt::format("{}: the lease renewed {} times", b.row, b.renewals_s.size()), "#3060c0"});
+                      fmt::format("{}: the lease renewed {} times", row_of(b), b.renewals_s.size()), "#3060c0"});
     const bool own_wrong_unlock = !b.removed.empty();
-    rows.push_back({b.to_s, lane, own_wrong_unlock || b.ended.empty() || b.ended == "released" ? "let go of " + lock : "let go: " + b.ended,
-                    b.row + ": no longer believes it holds it" + (b.ended.empty() ? "" : " (" + b.ended + ")"), "#3060c0"});
+    const std::string ended = ended_words(b);
+    rows.push_back({b.to_s, lane, own_wrong_unlock || ended.empty() || ended == "released" ? "let go of " + lock : "let go: " + ended,
+                    row_of(b) + ": no longer believes it holds it" + (ended.empty() ? "" : " (" + ended + ")"), "#3060c0"});
   }
   for (const auto& st : t.statements) {
     std::string full = st.sql + " -> " + st.outcome;
@@ -485,11 +682,22 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(st.cycle, " -> "));
     const bool failed = !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
                         st.outcome.find("affected") == std::string::npos && st.outcome.find("row") == std::string::npos;
-    Row r{st.from_s, lane_of(st.who), st.sql + " -> " + st.outcome, full, failed ? "#d02020" : "#555555"};
+    const std::string colour = failed ? "#d02020" : "#555555";
+    // A statement that took a time the diagram shows (a lock wait, a slow write) is drawn from
+    // its issue to its answer, with its outcome on the answer's row; a quick one is one row.
+    const bool spans = st.to_s - st.from_s >= 0.0005;
+    Row r{st.from_s, lane_of(st.who), spans ? st.sql : st.sql + " -> " + st.outcome, full, spans ? "#555555" : colour};
+    r.keep_end = spans ? "" : " -> " + st.outcome;
     for (const auto& w : st.waited_for) r.arrows_to.push_back(lane_of(w));
     rows.push_back(std::move(r));
+    if (spans) {
+      Row answer{st.to_s, lane_of(st.who), "-> " + st.outcome, full, colour};
+      answer.keep_end = answer.text;
+      rows.push_back(std::move(answer));
+      busy.push_back({lane_of(st.who), st.from_s, st.to_s, !st.waits.empty(), full});
+    }
   }
-  for (const auto& m : t.inserts) rows.push_back({m.at_s, lane_of(inserter(m)), "DUPLICATE: " + m.label, m.label + ": a duplicated key", "#d02020"});
+  for (const auto& m : t.inserts) rows.push_back({m.at_s, lane_of(m.who), "DUPLICATE: " + label(m), label(m) + ": a duplicated key", "#d02020"});
   // Messages: a client's attempt and its answer, a call to a lock service and its reply; a
   // client's timeout as a band from the attempt to when it gave up.
   std::vector<Link> links;
@@ -508,10 +716,11 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     if (!is_attempt(m) && answered_in_time(m) && m.returned_s - m.sent_s < 0.001) {
       // A call answered within a millisecond: one row, there and back.
       const std::string reply = reply_words(m).substr(0, reply_words(m).find(':')) + times;
-      Row r{m.sent_s, m.from, cut(m.request, reply.size() < 20 ? 32 - reply.size() : 12) + " -> " + reply,
+      Row r{m.sent_s, m.from, m.request + " -> " + reply,
             fmt::format("{} -> {}: {} -> {}{}", m.from, m.to, m.request, reply_words(m), times), "#5070a0", {}, request};
       r.to_lane = m.to;
       r.round_trip = true;
+      r.keep_end = " -> " + reply;
       rows.push_back(std::move(r));
       continue;
     }
@@ -559,15 +768,27 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     spans.push_back({b.node, b.kind, b.from_s, b.to_s});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.at_s < b.at_s; });
+  // The rows in the lanes drawn; past max_rows, the window around the finding: a third of the
+  // rows before it, the rest after.
   std::size_t folded_rows = 0;
-  std::vector<Row> shown;
+  std::vector<Row> in_lanes;
   for (auto& r : rows) {
-    if (!column.count(r.lane) || shown.size() >= max_rows) {
+    if (!column.count(r.lane)) {
       ++folded_rows;
       continue;
     }
-    shown.push_back(std::move(r));
+    in_lanes.push_back(std::move(r));
   }
+  std::size_t earlier = 0;
+  if (in_lanes.size() > max_rows && focus_s >= 0) {
+    std::size_t at = 0;
+    while (at < in_lanes.size() && in_lanes[at].at_s < focus_s) ++at;
+    earlier = at > max_rows / 3 ? std::min(at - max_rows / 3, in_lanes.size() - max_rows) : 0;
+  }
+  const std::size_t end_row = std::min(in_lanes.size(), earlier + max_rows);
+  folded_rows += in_lanes.size() - end_row;
+  std::vector<Row> shown(std::make_move_iterator(in_lanes.begin() + static_cast<std::ptrdiff_t>(earlier)),
+                         std::make_move_iterator(in_lanes.begin() + static_cast<std::ptrdiff_t>(end_row)));
 
   // A message received as it was sent (to the millisecond shown), with nothing shown between,
   // is one row with a level arrow.
@@ -587,12 +808,24 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     shown = std::move(merged);
   }
 
-  constexpr int kLeft = 90, kLane = 230, kRow = 24, kTop = 58;
+  constexpr int kLeft = 90, kLane = 230, kRow = 24, kTop = 58, kBreak = 16;
+  // Rows are events, not time: where a second or more passes between two rows, a break says
+  // how long (a 30 s pause is a break, not 30 s of page).
+  constexpr double kBreakAfterS = 1.0;
+  std::vector<int> ys;
+  std::vector<std::size_t> breaks;  // rows with a break before them
+  for (std::size_t i = 0, extra = 0; i < shown.size(); ++i) {
+    if (i > 0 && shown[i].at_s - shown[i - 1].at_s >= kBreakAfterS) {
+      breaks.push_back(i);
+      ++extra;
+    }
+    ys.push_back(kTop + kRow * static_cast<int>(i) + kRow / 2 + kBreak * static_cast<int>(extra));
+  }
   // The last lane's words run past its column: room for them at the right.
   const int width = kLeft + kLane * static_cast<int>(std::max<std::size_t>(1, lanes.size())) + 140;
-  const int height = kTop + kRow * static_cast<int>(shown.size() + 1) + 30;
+  const int height = kTop + kRow * static_cast<int>(shown.size() + 1) + kBreak * static_cast<int>(breaks.size()) + 30;
   const auto x_of = [&](const std::string& lane) { return kLeft + kLane * static_cast<int>(column.at(lane)) + kLane / 2; };
-  const auto y_of = [&](std::size_t row) { return kTop + kRow * static_cast<int>(row) + kRow / 2; };
+  const auto y_of = [&](std::size_t row) { return row < ys.size() ? ys[row] : kTop + kRow / 2; };
   // The first and last rows at or after / before a time, for spans.
   const auto first_row_at = [&](double s) {
     std::size_t i = 0;
@@ -610,25 +843,44 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       "font-family=\"sans-serif\" font-size=\"11\">\n"
       "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
       width, height, html::escape(title));
+  // Breaks: a grey strip across the lanes, with the time that passed.
+  for (const std::size_t i : breaks) {
+    const int y = y_of(i) - kRow / 2 - kBreak;
+    svg += fmt::format("<rect class=\"break\" x=\"2\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"><title>{:.3f} s with "
+                       "nothing drawn here</title></rect>\n<text x=\"6\" y=\"{}\" fill=\"#666666\" font-size=\"9\">+{:.3f} s</text>\n",
+                       y + 3, width - 4, kBreak - 2, shown[i].at_s - shown[i - 1].at_s, y + kBreak - 3,
+                       shown[i].at_s - shown[i - 1].at_s);
+  }
+  // Only what overlaps the rows drawn is drawn: a hold outside them would be a sliver.
+  const auto outside = [&](double from_s, double to_s) {
+    return shown.empty() || to_s < shown.front().at_s || from_s > shown.back().at_s;
+  };
+  // Statements under way: a light band in the lane from issue to answer, orange where it waited.
+  for (const auto& b : busy) {
+    if (!column.count(b.lane) || outside(b.from_s, b.to_s)) continue;
+    const int y0 = y_of(first_row_at(b.from_s)), y1 = y_of(last_row_at(b.to_s));
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"20\" height=\"{}\" fill=\"{}\" fill-opacity=\"0.3\"><title>{}</title></rect>\n",
+                       x_of(b.lane) - 10, y0, std::max(2, y1 - y0), b.waited ? "#d08020" : "#999999", html::escape(b.title));
+  }
   // Holds: a span in the holder's lane from its acquire to its end.
   for (const auto& b : t.bars) {
-    const std::string lane = lane_of(lock_and_holder(b).second);
-    if (!column.count(lane) || shown.empty()) continue;
+    const std::string lane = lane_of(b.holder);
+    if (!column.count(lane) || outside(b.from_s, b.to_s)) continue;
     const int x = x_of(lane);
     const int y0 = y_of(first_row_at(b.from_s)), y1 = y_of(last_row_at(b.to_s));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#3060c0\" fill-opacity=\"0.35\"><title>{}</title></rect>\n",
-                       x - 4, y0, std::max(2, y1 - y0), html::escape(b.row));
+                       x - 4, y0, std::max(2, y1 - y0), html::escape(row_of(b)));
     if (lost_at(b) >= 0) {
       const int yl = y_of(first_row_at(lost_at(b)));
       svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#d08020\" fill-opacity=\"0.6\"><title>{}: held after "
                          "{}</title></rect>\n",
-                         x - 4, yl, std::max(2, y1 - yl), html::escape(b.row),
+                         x - 4, yl, std::max(2, y1 - yl), html::escape(row_of(b)),
                          b.deleted_by.empty() ? "its lease ran out" : html::escape("its lock was deleted by " + lane_of(b.deleted_by)));
     }
   }
   // Pauses and crashes: a band across the node's lanes.
   for (const auto& s : spans) {
-    if (shown.empty()) break;
+    if (outside(s.from_s, s.to_s)) continue;
     const int y0 = y_of(first_row_at(s.from_s)) - kRow / 2, y1 = y_of(last_row_at(s.to_s)) + kRow / 2;
     for (const auto& lane : lanes)
       if (node_of(lane) == s.node || lane == s.node)
@@ -638,11 +890,13 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   }
   // A client waiting for an answer that did not come in time: a band in its lane.
   for (const auto& w : waits) {
-    if (shown.empty() || !column.count(w.lane)) continue;
+    if (!column.count(w.lane) || outside(w.from_s, w.to_s)) continue;
     const int y0 = y_of(first_row_at(w.from_s)), y1 = y_of(last_row_at(w.to_s));
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f6d9a8\" fill-opacity=\"0.5\"><title>{}</title></rect>\n",
                        x_of(w.lane) - kLane / 2 + 10, y0, kLane - 20, std::max(2, y1 - y0), html::escape(w.title));
   }
+  // Every arrow's line and head, kept to lay the words out around them.
+  std::vector<Segment> drawn;
   // Messages: an arrow from the row that sends to the row that receives (a level one where they
   // share a row); one whose receiving is not shown stops short, crossed where it never arrived.
   {
@@ -669,19 +923,24 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       }
       const int dir = x2 > x1 ? 1 : -1;
       const int xe = arrives ? x2 - dir * 5 : x1 + dir * (kLane / 3);
+      const int ye = arrives ? y2 : y1 + kRow / 3;
       svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.2\"{}><title>{}</title></line>\n", x1,
-                         y1, xe, arrives ? y2 : y1 + kRow / 3, l.colour, l.reply ? " stroke-dasharray=\"5 3\"" : "", html::escape(l.title));
+                         y1, xe, ye, l.colour, l.reply ? " stroke-dasharray=\"5 3\"" : "", html::escape(l.title));
+      drawn.push_back({double(x1), double(y1), double(xe), double(ye)});
       if (!arrives && l.lost)  // crossed where it never arrived; one received past the rows shown just stops short
         svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" text-anchor=\"middle\"><title>not received</title>x</text>\n", xe,
                            y1 + kRow / 3 + 4, l.colour);
-      else if (arrives)
+      else if (arrives) {
         svg += fmt::format("<polygon points=\"{},{} {},{} {},{}\" fill=\"{}\"/>\n", x2 - dir * 4, y2, x2 - dir * 11, y2 - 4, x2 - dir * 11,
                            y2 + 4, l.colour);
+        drawn.push_back({double(x2 - dir * 11), double(y2 - 4), double(x2 - dir * 4), double(y2 + 4), true});
+      }
       if (shown[from_row].round_trip) {  // the reply, dashed, back on the same row just below
         const int yb = y1 + 4;
         svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#50a070\" stroke-width=\"1.2\" stroke-dasharray=\"5 3\"/>"
                            "<polygon points=\"{},{} {},{} {},{}\" fill=\"#50a070\"/>\n",
                            x2, yb, x1 + dir * 5, yb, x1 + dir * 4, yb, x1 + dir * 11, yb - 4, x1 + dir * 11, yb + 4);
+        drawn.push_back({double(x2), double(yb), double(x1 + dir * 4), double(yb + 4), true});
       }
     }
   }
@@ -692,29 +951,54 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#bbbbbb\" stroke-dasharray=\"4 3\"/>\n", x, kTop - 6,
                        height - 30);
   }
-  // Events: a time at the left, a mark and its words in its lane, an arrow to whom it waited behind.
+  // Arrows to whom a row waited behind, or whose lock its DEL removed: level, on the row.
+  std::string wait_arrows;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const Row& r = shown[i];
+    const int x = x_of(r.lane), y = y_of(i);
+    for (const auto& to : r.arrows_to) {
+      if (!column.count(to) || to == r.lane) continue;
+      const int x2 = x_of(to);
+      wait_arrows += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d08020\" stroke-width=\"1.5\"/>"
+                                 "<polygon points=\"{},{} {},{} {},{}\" fill=\"#d08020\"><title>{} {}</title></polygon>\n",
+                                 x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4,
+                                 r.removes ? "removed the lock of" : "waited behind", html::escape(to));
+      drawn.push_back({double(x), double(y), double(x2), double(y)});
+      drawn.push_back({double(x2 + (x2 > x ? -7 : 7)), double(y - 4), double(x2), double(y + 4), true});
+    }
+  }
+  svg += wait_arrows;
+  // Events: a time at the left, a mark, and its words beside it where no arrow runs through
+  // them (cut to the room there is; the whole on hover and in the event list).
   for (std::size_t i = 0; i < shown.size(); ++i) {
     const Row& r = shown[i];
     const int x = x_of(r.lane), y = y_of(i);
     svg += fmt::format("<text x=\"6\" y=\"{}\" fill=\"#666666\">{:.3f} s</text>\n", y + 4, r.at_s);
-    for (const auto& to : r.arrows_to) {
-      if (!column.count(to) || to == r.lane) continue;
-      const int x2 = x_of(to);
-      svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d08020\" stroke-width=\"1.5\"/>"
-                         "<polygon points=\"{},{} {},{} {},{}\" fill=\"#d08020\"><title>{} {}</title></polygon>\n",
-                         x, y, x2, y, x2, y, x2 + (x2 > x ? -7 : 7), y - 4, x2 + (x2 > x ? -7 : 7), y + 4,
-                         r.colour == "#d02020" ? "removed the lock of" : "waited behind", html::escape(to));
-    }
     svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"/>\n", x, y, r.text.empty() ? 2 : 4, r.colour);
+    if (r.text.empty()) {  // a mark without words: what it is on hover
+      svg += fmt::format("<text x=\"{}\" y=\"{}\"><title>{}</title></text>\n", x + 7, y + 4, html::escape(r.full));
+      continue;
+    }
+    // Words above a row whose arrow leaves level from it, below the mark's centre otherwise.
+    const bool above = (r.link != Row::kNoLink && !r.receives) || !r.arrows_to.empty();
+    const int baseline = above ? y - 7 : y + 4;  // above: clear of the arrow's head too
     // A message arriving from the right ends at the mark, over where its words begin: they move on.
     const bool from_right = r.receives && column.count(links[r.link].from) && column.at(links[r.link].from) > column.at(r.lane);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"><title>{}</title>{}</text>\n", x + (from_right ? 14 : 7),
-                       r.link != Row::kNoLink && !r.receives ? y - 4 : y + 4,
-                       r.colour == "#d02020" ? "#b01010" : "#222222", html::escape(r.full), html::escape(cut(r.text, 36)));
+    const Placed p = place_words(r.text, r.keep_end, x, from_right ? 14 : 7, baseline, kLane, drawn);
+    if (p.text.empty()) {  // no room for any words beside it: what it is on hover
+      svg += fmt::format("<text x=\"{}\" y=\"{}\"><title>{}</title></text>\n", x + 7, baseline, html::escape(r.full));
+      continue;
+    }
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"{}><title>{}</title>{}</text>\n", p.x, baseline,
+                       r.colour == "#d02020" ? "#b01010" : "#222222", p.anchor_end ? " text-anchor=\"end\"" : "", html::escape(r.full),
+                       html::escape(p.text));
   }
   std::string folded;
   if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
   if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
+  if (earlier > 0)
+    folded += fmt::format("{}{} earlier event{} not shown: the diagram starts near the finding", folded.empty() ? "" : "; ", earlier,
+                          earlier == 1 ? "" : "s");
   if (t.calls_left_out > 0)
     folded += fmt::format("{}{} call{} not kept", folded.empty() ? "" : "; ", t.calls_left_out, t.calls_left_out == 1 ? "" : "s");
   if (shown.empty()) folded = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";

@@ -18,6 +18,22 @@ namespace locksim::reports {
 /// op 7 attempt 1"; empty for another origin (a session, the cleanup job).
 std::string operation_of(const std::string& who);
 
+/// A participant's lane: its origin up to the first comma ("app-1 worker 4" of "app-1 worker 4,
+/// client 7, op 7 attempt 1"; a session's origin, "s1", is its own lane).
+std::string lane_of(const std::string& who);
+
+/// When the service ended a hold its holder still believed in (its lease ran out, another's
+/// DEL removed it); < 0: the service granted it as long as the holder believed.
+double lost_at(const Timeline::Bar& b);
+
+/// How a hold ended, in words: "released", "expired at t=10.600 s", "deleted by app-1 worker 3
+/// at t=5.900 s (wrong unlock)", "session expired at t=... (ZooKeeper)", "node crashed", with
+/// ", renewed 3 times" and "; its DEL removed ...'s lock (wrong unlock)"; empty: still held.
+std::string ended_words(const Timeline::Bar& b);
+
+/// How many events narrate() tells before it folds any.
+std::size_t narrated_events(const Timeline& timeline);
+
 /// The trial's events in time order, one line each ("t=5.910 s  app-1 paused 6.000 s ..."):
 /// pauses and crashes, lock holds (the grant in the service's words, renewals, the lease
 /// running out, a DEL removing another's lock, sessions expiring, the unlock and what it
@@ -40,7 +56,10 @@ std::vector<std::string> explain(const Timeline& timeline, const std::vector<std
 /// The trial as an SVG sequence diagram (a standalone <svg> element, no script, no external
 /// reference). At most `max_lanes` lanes, those involved in a violation first, and
 /// `max_rows` events; what is left out is said under the diagram.
+/// Past `max_rows`, the rows around `focus_s` (when a finding happened; < 0: none) are drawn.
+/// Where a second or more passes between two rows, a break says how long; every event's words
+/// sit where no arrow runs through them.
 std::string sequence_svg(const Timeline& timeline, const std::string& title, std::size_t max_lanes = 10,
-                         std::size_t max_rows = 120);
+                         std::size_t max_rows = 120, double focus_s = -1);
 
 }  // namespace locksim::reports

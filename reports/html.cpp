@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "reports/explain.hpp"
+#include "reports/focus.hpp"
 
 namespace locksim::reports::html {
 
@@ -69,14 +70,20 @@ std::string inline_svg(const std::string& svg_file, const std::string& prefix) {
 }
 
 std::string trial_section(const Timeline& t, const std::string& heading, const std::vector<std::string>& fired,
-                          const std::map<std::string, std::string>& meanings) {
+                          const std::map<std::string, std::string>& meanings, const std::string& property) {
+  const Focus f = focus(t, fired, property);
   std::string out = fmt::format("<h3>{}</h3>\n", escape(heading));
   if (!fired.empty()) out += fmt::format("<p>Checkers that fired: <b>{}</b></p>\n", escape(fmt::format("{}", fmt::join(fired, ", "))));
-  for (const auto& paragraph : explain(t, fired, meanings)) out += fmt::format("<p class=\"why\">{}</p>\n", escape(paragraph));
-  out += "<div class=\"diagram\">\n" + sequence_svg(t, heading) + "</div>\n";
+  for (const auto& paragraph : explain(f.told, fired, meanings)) out += fmt::format("<p class=\"why\">{}</p>\n", escape(paragraph));
+  if (!f.whole())
+    out += fmt::format("<p class=\"muted\">The story of {}. {}</p>\n", escape(f.about),
+                       escape(fmt::format("{}", fmt::join(f.left_out, " "))));
+  out += "<div class=\"diagram\">\n" + sequence_svg(f.told, heading, 10, 120, f.at_s) + "</div>\n";
   std::string story;
-  for (const auto& line : narrate(t)) story += escape(line) + "\n";
-  if (!story.empty()) out += "<details><summary>Every event, in order</summary>\n<pre>" + story + "</pre>\n</details>\n";
+  for (const auto& line : narrate(f.told)) story += escape(line) + "\n";
+  if (!story.empty())
+    out += fmt::format("<details><summary>{}</summary>\n<pre>{}</pre>\n</details>\n",
+                       f.whole() ? "Every event, in order" : "The story's events, in order", story);
   return out;
 }
 

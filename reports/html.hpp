@@ -22,9 +22,10 @@ std::string page(const std::string& title, const std::string& body);
 /// prefixed with `prefix` so that several plots on one page do not share them.
 std::string inline_svg(const std::string& svg_file, const std::string& prefix);
 
-/// A trial explained: why each violation happened, its sequence diagram, and every event in
-/// order (folded), under `heading`.
+/// A trial explained: why each violation happened, its sequence diagram, and its events in
+/// order, under `heading`; a long trial told around its finding (reports/focus.hpp), the one
+/// a search asked for (`property`) where it shows.
 std::string trial_section(const Timeline& timeline, const std::string& heading, const std::vector<std::string>& fired,
-                          const std::map<std::string, std::string>& meanings = {});
+                          const std::map<std::string, std::string>& meanings = {}, const std::string& property = "");
 
 }  // namespace locksim::reports::html

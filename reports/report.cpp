@@ -10,12 +10,17 @@
 #include <sstream>
 #include <map>
 
+#include "reports/focus.hpp"
 #include "reports/html.hpp"
 #include "reports/report_folder.hpp"
 
 namespace locksim::reports {
 
 namespace {
+
+// The most lock holds a timeline picture draws, a row each: more would be taller than a screen.
+constexpr std::size_t kMostPictureRows = 40;
+
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
@@ -249,9 +254,11 @@ std::string timeline_data(const Timeline& t) {
   out += "\n\n# commits: s, row of the hold of the same attempt\n";
   bool any_commit = false;
   for (const auto& st : t.statements) {
-    if (st.sql != "COMMIT") continue;
+    std::string word = st.sql;  // as written: "COMMIT", "commit"
+    for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (word != "COMMIT") continue;
     for (std::size_t i = 0; i < t.bars.size(); ++i)
-      if (t.bars[i].row.ends_with("  " + st.who)) {
+      if (t.bars[i].holder == st.who) {
         out += fmt::format("{:.6f} {}\n", st.to_s, i);
         any_commit = true;
         break;
@@ -289,7 +296,7 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
                                  escape(strategy), t.seed, t.schedule.empty() ? "" : "; " + escape(t.schedule),
                                  cut ? " (leases cut at the right edge)" : "", from, to, top - 0.3);
   std::string tics = "set ytics ('duplicate inserts' -1";
-  for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}' {}", escape(t.bars[i].row), i);
+  for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}  {}' {}", escape(t.bars[i].lock), escape(t.bars[i].holder), i);
   body += tics + ") font ',8' noenhanced\n";
   int n = 0;
   for (const auto& b : t.bands) {
@@ -481,21 +488,33 @@ void remove_pictures(const std::string& folder, const std::vector<std::string>& 
 
 std::string write_replay_report(const Timeline& t, const std::string& strategy, const std::string& folder,
                                 const std::vector<std::string>& fired, const std::string& heading,
-                                const std::map<std::string, std::string>& meanings, const std::string& claim) {
+                                const std::map<std::string, std::string>& meanings, const std::string& claim,
+                                const std::string& property) {
   StagedFolder staged(folder, FolderKind::part, {"timeline-", "report.html"});
   const std::string name = "timeline-" + slug(strategy);
-  write_atomically(staged.path() + "/" + name + ".dat", timeline_data(t));
-  write_atomically(staged.path() + "/" + name + ".gp", timeline_script(t, name, strategy));
-  const bool drawn = run_gnuplot(staged.path(), name + ".gp");
-  if (!drawn) remove_pictures(staged.path(), {name});
+  // The picture draws the holds of the trial's story, a row each: past kMostPictureRows rows it
+  // would be taller than a screen, and is not asked for.
+  const Timeline& told = focus(t, fired, property).told;
+  Plotted drawn{false, fmt::format("{} lock holds in the story, more than the {} rows a picture shows", told.bars.size(),
+                                   kMostPictureRows)};
+  if (told.bars.size() <= kMostPictureRows) {
+    write_atomically(staged.path() + "/" + name + ".dat", timeline_data(told));
+    write_atomically(staged.path() + "/" + name + ".gp", timeline_script(told, name, strategy));
+    drawn = run_gnuplot(staged.path(), name + ".gp");
+    if (!drawn) remove_pictures(staged.path(), {name});
+  }
   std::string body = fmt::format("<h1>{}</h1>\n", html::escape(heading.empty() ? "Replay of " + strategy : heading));
   if (!claim.empty()) body += fmt::format("<p class=\"verdict\">Search: {}</p>\n", html::escape(claim));
-  body += html::trial_section(t, "One trial of " + strategy, fired, meanings);
-  if (drawn && t.worth_drawing()) body += "<h2>Who held which lock</h2>\n<div class=\"plot\">\n" + svg_of(staged.path(), name, 0) + "</div>\n";
+  body += html::trial_section(t, "One trial of " + strategy, fired, meanings, property);
+  if (drawn && told.worth_drawing())
+    body += "<h2>Who held which lock</h2>\n<div class=\"plot\">\n" + svg_of(staged.path(), name, 0) + "</div>\n";
+  else if (!drawn && told.worth_drawing())
+    body += fmt::format("<p class=\"muted\">No picture of who held which lock: {}.</p>\n", html::escape(drawn.why));
   write_atomically(staged.path() + "/report.html", html::page(heading.empty() ? "Replay of " + strategy : heading, body));
   staged.commit();
-  return drawn ? folder + "/" + name + ".png"
-               : "no picture: gnuplot is not installed or failed (" + folder + "/" + name + ".gp is there)";
+  if (drawn) return folder + "/" + name + ".png";
+  return told.bars.size() <= kMostPictureRows ? fmt::format("no picture: {} ({}/{}.gp is there)", drawn.why, folder, name)
+                                              : "no picture: " + drawn.why;
 }
 
 ReportFiles write_report(const RunResults& r, const std::string& folder) {
@@ -534,7 +553,7 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     pictures.push_back("violations");
   }
   for (const auto& st : r.strategies) {  // the teaching picture, where one trial is small enough to read
-    if (!st.timeline.worth_drawing() || st.timeline.bars.size() > 40 || pictures.size() >= 8) continue;
+    if (!st.timeline.worth_drawing() || st.timeline.bars.size() > kMostPictureRows || pictures.size() >= 8) continue;
     const std::string name = "timeline-" + slug(st.name);
     write(name + ".dat", timeline_data(st.timeline));
     script += timeline_script(st.timeline, name, st.name);
@@ -542,14 +561,13 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
   }
   if (!script.empty()) {
     write("plots.gp", script);
-    if (run_gnuplot(staged.path(), "plots.gp")) {
+    if (const Plotted plotted = run_gnuplot(staged.path(), "plots.gp")) {
       f.plotted = true;
       for (const auto& p : pictures)
         for (const char* ext : {".png", ".svg"}) f.written.push_back(p + ext);
     } else {
       remove_pictures(staged.path(), pictures);
-      f.note = "No pictures: gnuplot is not installed or failed (the data and plots.gp are here; run "
-               "`gnuplot plots.gp` in this folder).";
+      f.note = "No pictures: " + plotted.why + " (the data and plots.gp are here; run `gnuplot plots.gp` in this folder).";
     }
   }
   write("report.md", markdown(r, f.plotted ? pictures : std::vector<std::string>{}, f.note));

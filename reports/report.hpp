@@ -33,7 +33,8 @@ ReportFiles write_report(const RunResults& results, const std::string& folder);
 /// Returns the picture's path, or a note saying why there is none.
 std::string write_replay_report(const Timeline& timeline, const std::string& strategy, const std::string& folder,
                                 const std::vector<std::string>& fired = {}, const std::string& heading = "",
-                                const std::map<std::string, std::string>& meanings = {}, const std::string& claim = "");
+                                const std::map<std::string, std::string>& meanings = {}, const std::string& claim = "",
+                                const std::string& property = "");
 
 
 }  // namespace locksim::reports

@@ -41,14 +41,23 @@ struct Metric {
 /// One trial drawn as a picture: who believed they held which lock when (with the lease the
 /// service granted, where known), nodes paused or down, and the duplicate inserts.
 struct Timeline {
+  /// How a hold ended, as the lock monitor saw it; reports/explain.hpp puts it in words.
+  enum class End {
+    held,             // still believed when the trial ended
+    released,         // its holder let go
+    expired,          // the lease ran out at the service
+    deleted,          // another's DEL removed it (a wrong unlock)
+    session_expired,  // ZooKeeper: the session, and its lock node with it
+    lease_expired,    // etcd: the lease, and its key with it
+    lost,             // gone at the service otherwise (a failover)
+    crashed,          // its holder's node crashed
+  };
   struct Bar {
-    std::string row;  // "lock:openid:0  app-1 worker 4, op 0"
+    std::string lock;    // "lock:openid:0"
+    std::string holder;  // its origin: "app-1 worker 4, client 7, op 7 attempt 1"
     double from_s = 0, to_s = 0;
     double lease_to_s = -1;  // the end of the granted lease at the service (renewed, expired or deleted); < 0: not known
-    /// How the hold ended, in words: "released", "expired at t=10.600 s", "deleted by app-1 worker 3
-    /// at t=5.900 s (wrong unlock)", "session expired", "node crashed", with ", renewed 3 times".
-    /// Empty: still believed when the trial ended.
-    std::string ended{};
+    End end = End::held;
     double service_to_s = -1;  // when the service ended it, where before to_s (an expiry, another's DEL); < 0: not
     std::string deleted_by{};  // whose DEL removed this holder's lock (a wrong unlock)
     std::string removed{};     // whose lock this holder's DEL removed at to_s (a wrong unlock)
@@ -60,9 +69,12 @@ struct Timeline {
     double from_s = 0, to_s = 0;
     std::string kind;  // "paused", "down"
   };
+  /// An insert of a key that the trial's rows hold more than once.
   struct Mark {
-    std::string label;  // "row 17 by app-1 worker 4, ..."
+    std::int64_t row = 0;  // its id
+    std::string who;       // the inserting connection's origin
     double at_s = 0;
+    std::string key{};     // the duplicated key
   };
   /// A database statement of an operation involved in what went wrong: one that waited for a
   /// lock or failed, or inserted a duplicated key, and the other statements of its operation.
@@ -105,6 +117,7 @@ struct Timeline {
   /// Calls `messages` leaves out: involved ones past its bound, and any the trial's call log
   /// did not keep (past its own bound of kept calls), to say so.
   std::uint64_t calls_left_out = 0;
+  std::uint64_t operations = 0;  // the trial's client operations, all of them
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "app/story.hpp"
 #include "app/trial.hpp"
 #include "models/checkers/checker.hpp"
 #include "models/deployment.hpp"
@@ -134,6 +135,7 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
     std::vector<models::db::RowRecord> duplicated;
     if (!s.lua_workload) duplicated = deployment.database().rows_sharing(strategies::kAccounts, "open_id");
     out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed);
+    out.timeline.operations = out.operations;
   }
   return out;
 }

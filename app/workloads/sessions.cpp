@@ -9,6 +9,7 @@
 
 #include "app/database_input.hpp"
 #include "app/fault_kind.hpp"
+#include "app/story.hpp"
 #include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"

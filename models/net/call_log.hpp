@@ -36,8 +36,9 @@ struct CallRecord {
 class CallLog {
  public:
   static constexpr std::size_t kNone = ~std::size_t{0};
-  /// At most this many calls are kept; later ones are counted only.
-  static constexpr std::size_t kMostKept = 20000;
+  /// At most this many calls are kept (about 40 MB; a minute at 500 requests a second); later
+  /// ones are counted only. Only a trial drawn keeps its calls.
+  static constexpr std::size_t kMostKept = 150000;
 
   std::size_t open(std::string caller_node, std::string caller, std::string callee_node, std::string request, sim::Time at) {
     if (calls_.size() == kMostKept) {

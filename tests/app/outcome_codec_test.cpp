@@ -50,7 +50,9 @@ TEST_CASE("a client trial's outcome, timeline and latencies included, decodes to
     CHECK(back.timeline.messages[i].gave_up_s == o.timeline.messages[i].gave_up_s);
   }
   for (std::size_t i = 0; i < o.timeline.bars.size(); ++i) {
-    CHECK(back.timeline.bars[i].row == o.timeline.bars[i].row);
+    CHECK(back.timeline.bars[i].lock == o.timeline.bars[i].lock);
+    CHECK(back.timeline.bars[i].holder == o.timeline.bars[i].holder);
+    CHECK(back.timeline.bars[i].end == o.timeline.bars[i].end);
     CHECK(back.timeline.bars[i].from_s == o.timeline.bars[i].from_s);  // exact, not close
     CHECK(back.timeline.bars[i].lease_to_s == o.timeline.bars[i].lease_to_s);
   }

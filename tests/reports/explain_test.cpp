@@ -26,11 +26,11 @@ using locksim::reports::Timeline;
 Timeline paused_holder() {
   Timeline t;
   t.end_s = 50;
-  t.bars.push_back({"lock:k  app-1 worker 4, op 0", 0.01, 45.02, 3.01});
-  t.bars.push_back({"lock:k  app-2 worker 1, op 1", 40.0, 40.05, 43.0});
+  t.bars.push_back({"lock:k", "app-1 worker 4, op 0", 0.01, 45.02, 3.01});
+  t.bars.push_back({"lock:k", "app-2 worker 1, op 1", 40.0, 40.05, 43.0});
   t.bands.push_back({"app-1", 0.02, 45.0, "paused"});
-  t.inserts.push_back({"row 1 by app-2 worker 1, client 0, op 1 attempt 1", 40.03});
-  t.inserts.push_back({"row 2 by app-1 worker 4, client 0, op 0 attempt 1", 45.01});
+  t.inserts.push_back({1, "app-2 worker 1, client 0, op 1 attempt 1", 40.03, "k"});
+  t.inserts.push_back({2, "app-1 worker 4, client 0, op 0 attempt 1", 45.01, "k"});
   return t;
 }
 
@@ -104,7 +104,7 @@ TEST_CASE("the sequence diagram has a lane per participant, the duplicate insert
 
 TEST_CASE("the sequence diagram keeps the lanes involved in a violation and says what it folded") {
   Timeline t = paused_holder();
-  for (int i = 0; i < 12; ++i) t.bars.push_back({"lock:other  app-3 worker " + std::to_string(i), 1.0 + i, 1.5 + i, -1});
+  for (int i = 0; i < 12; ++i) t.bars.push_back({"lock:other", "app-3 worker " + std::to_string(i), 1.0 + i, 1.5 + i, -1});
   const std::string svg = locksim::reports::sequence_svg(t, "one trial", 4, 30);
   CHECK(svg.find(">app-1 worker 4</text>") != std::string::npos);  // the inserters stay
   CHECK(svg.find(">app-2 worker 1</text>") != std::string::npos);
@@ -156,13 +156,14 @@ TEST_CASE("a DEL that removed another holder's lock ends that holder's lease at 
   const Timeline& t = del_strategy(results).timeline;
   const Timeline::Bar* robbed = deleted_bar(t);
   REQUIRE(robbed != nullptr);
-  CHECK(robbed->row.find("app-2") != std::string::npos);
+  CHECK(robbed->holder.starts_with("app-2"));
   CHECK(robbed->deleted_by.starts_with("app-1"));
   CHECK(robbed->service_to_s == Approx(5.9).margin(0.05));  // app-1's DEL, not the nominal 10.6 s
   CHECK(robbed->lease_to_s == robbed->service_to_s);
-  CHECK(robbed->ended.find("(wrong unlock)") != std::string::npos);
+  CHECK(robbed->end == Timeline::End::deleted);
+  CHECK(locksim::reports::ended_words(*robbed).find("(wrong unlock)") != std::string::npos);
   bool unlocker_marked = false;
-  for (const auto& b : t.bars) unlocker_marked = unlocker_marked || (b.removed.starts_with("app-2") && b.row.find("app-1") != std::string::npos);
+  for (const auto& b : t.bars) unlocker_marked = unlocker_marked || (b.removed.starts_with("app-2") && b.holder.starts_with("app-1"));
   CHECK(unlocker_marked);
 
   // The commands on the wire: app-1's late DEL found a lock to delete, app-2's later one none.
@@ -208,7 +209,7 @@ TEST_CASE("a lock released before its holder's COMMIT is drawn with the commit a
   REQUIRE(rows >> at >> row);
   const Timeline::Bar& hold = results.strategies.front().timeline.bars.at(row);
   CHECK(at > hold.to_s);  // the lesson: the lock went before the transaction committed
-  CHECK(hold.ended == "released");
+  CHECK(hold.end == Timeline::End::released);
 }
 
 namespace {
@@ -220,8 +221,8 @@ Timeline retried_request() {
   t.end_s = 1;
   t.messages.push_back({"client 7", "app-1 worker 2", "op 7 attempt 1 (key 7)", "ok", 0.1, 0.101, 0.5, 0.8, 0.801, 0.4});
   t.messages.push_back({"client 7", "app-1 worker 3", "op 7 attempt 2 (key 7)", "ok", 0.45, 0.451, 0.46, 0.9, 0.901, -1});
-  t.inserts.push_back({"row 1 by app-1 worker 2, client 7, op 7 attempt 1", 0.7});
-  t.inserts.push_back({"row 2 by app-1 worker 3, client 7, op 7 attempt 2", 0.85});
+  t.inserts.push_back({1, "app-1 worker 2, client 7, op 7 attempt 1", 0.7, "k"});
+  t.inserts.push_back({2, "app-1 worker 3, client 7, op 7 attempt 2", 0.85, "k"});
   return t;
 }
 
@@ -279,7 +280,7 @@ TEST_CASE("a ZooKeeper lock node gone with its session ends the hold's lease whe
   const Timeline& t = results.strategies.front().timeline;
   const Timeline::Bar* lost = nullptr;
   for (const auto& b : t.bars)
-    if (b.ended.starts_with("session expired at t=")) lost = &b;
+    if (locksim::reports::ended_words(b).starts_with("session expired at t=")) lost = &b;
   REQUIRE(lost != nullptr);
   CHECK(lost->service == "zookeeper");
   CHECK(lost->from_s < lost->service_to_s);
@@ -310,8 +311,8 @@ TEST_CASE("an attempt no worker took up is told as received, and its retry story
   // attempt 1 reached app-1, whose queue was full: rejected at once; attempt 2 was taken up and inserted twice over
   t.messages.push_back({"client 3", "app-1", "op 3 attempt 1 (key 3)", "rejected", 0.1, 0.101, -1, 0.101, 0.102, -1});
   t.messages.push_back({"client 3", "app-1 worker 1", "op 3 attempt 2 (key 3)", "ok", 0.2, 0.201, 0.201, 0.3, 0.301, -1});
-  t.inserts.push_back({"row 1 by app-1 worker 1, client 3, op 3 attempt 2", 0.25});
-  t.inserts.push_back({"row 2 by app-2 worker 1, client 9, op 9 attempt 1", 0.26});
+  t.inserts.push_back({1, "app-1 worker 1, client 3, op 3 attempt 2", 0.25, "k"});
+  t.inserts.push_back({2, "app-2 worker 1, client 9, op 9 attempt 1", 0.26, "k"});
   const std::string story = joined(locksim::reports::narrate(t));
   CHECK(story.find("app-1 receives op 3 attempt 1 (key 3) from client 3; no worker takes it up") != std::string::npos);
   CHECK(story.find("app-1 takes up op 3 attempt 1") == std::string::npos);

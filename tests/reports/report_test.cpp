@@ -108,7 +108,7 @@ TEST_CASE("a timeline without lock holds still draws its duplicate inserts: no b
   locksim::reports::Timeline t;  // check-then-insert: two inserts of one key, no lock at all
   t.seed = 1;
   t.end_s = 1;
-  t.inserts = {{"row 1", 0.2}, {"row 2", 0.3}};
+  t.inserts = {{1, "a", 0.2, "k"}, {2, "b", 0.3, "k"}};
   TempFolder folder;
   locksim::reports::write_replay_report(t, "check-then-insert", folder.path.string());
   const std::string data = read(folder.path / "timeline-check-then-insert.dat");
@@ -136,8 +136,8 @@ TEST_CASE("the timeline's key asks for rows of at most three titles, centred on 
   locksim::reports::Timeline t;
   t.seed = 1;
   t.end_s = 1;
-  t.bars = {{"lock:openid:0  app-1 worker 4, client 0, op 0 attempt 1", 0.1, 0.5, 0.7},
-            {"lock:openid:0  app-2 worker 4, client 0, op 1 attempt 1", 0.6, 0.9, 1.2}};
+  t.bars = {{"lock:openid:0", "app-1 worker 4, client 0, op 0 attempt 1", 0.1, 0.5, 0.7},
+            {"lock:openid:0", "app-2 worker 4, client 0, op 1 attempt 1", 0.6, 0.9, 1.2}};
   TempFolder folder;
   locksim::reports::write_replay_report(t, "redis-set-nx-ex-drop", folder.path.string());
   const std::string script = read(folder.path / "timeline-redis-set-nx-ex-drop.gp");
@@ -172,4 +172,23 @@ TEST_CASE("without gnuplot the report is still written, with a note saying why t
   CHECK(read(folder.path / "report.md").find(files.note) != std::string::npos);
   CHECK(std::filesystem::exists(folder.path / "plots.gp"));
   CHECK_FALSE(std::filesystem::exists(folder.path / "violations.png"));
+}
+
+TEST_CASE("a gnuplot that fails is reported as it failed: its exit status and its first error line") {
+  const auto results = small_run();
+  TempFolder folder;
+  TempFolder bin;
+  std::filesystem::create_directories(bin.path);
+  {
+    std::ofstream fake(bin.path / "gnuplot");
+    fake << "#!/bin/sh\necho '' >&2\necho '         ^' >&2\necho '\"plots.gp\" line 7: picture too large' >&2\nexit 1\n";
+  }
+  std::filesystem::permissions(bin.path / "gnuplot", std::filesystem::perms::owner_all);
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", bin.path.c_str(), 1);
+  const auto files = locksim::reports::write_report(results, folder.path.string());
+  ::setenv("PATH", path.c_str(), 1);
+  CHECK_FALSE(files.plotted);
+  CHECK(files.note.find("No pictures: gnuplot failed (exit 1): \"plots.gp\" line 7: picture too large") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(folder.path / "plots.gp.errors"));  // its error output is not left behind
 }

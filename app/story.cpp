@@ -1,0 +1,259 @@
+#include "app/story.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "app/trial.hpp"
+#include "models/db/sql.hpp"
+#include "reports/explain.hpp"
+
+namespace locksim {
+
+// A lock wait, in a few words.
+std::string wait_text(const models::db::LockWait& w) {
+  return fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
+                     w.behind.empty() ? std::string("nobody") : fmt::format("{}", fmt::join(w.behind, ", ")),
+                     std::chrono::duration<double, std::milli>(w.waited).count());
+}
+
+namespace {
+
+
+std::string undone_text(const models::db::Result& r) {
+  if (r.undone == models::db::Undone::nothing) return "";
+  return fmt::format("{} ({} row change{})", r.undone == models::db::Undone::statement ? "statement" : "transaction", r.undone_rows,
+                     r.undone_rows == 1 ? "" : "s");
+}
+
+// What a statement came to, in a few words.
+std::string outcome_text(const models::db::Statement& st, const models::db::Result& r, std::size_t rows) {
+  if (!r.ok()) return r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", static_cast<int>(r.code), r.message);
+  using K = models::db::Statement::Kind;
+  if (st.kind == K::select) return fmt::format("{} row{}", rows, rows == 1 ? "" : "s");
+  if (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) {
+    std::string out = fmt::format("{} affected", r.affected);
+    if (r.insert_id != 0 && r.affected != 0) out += fmt::format(", id {}", r.insert_id);
+    if (r.warnings != 0) out += fmt::format(", {} warning{}", r.warnings, r.warnings == 1 ? "" : "s");
+    return out;
+  }
+  return "ok";
+}
+
+// A participant's lane, as the diagram names it: an app server's worker "app-1.worker-3" is
+// "app-1 worker 4" (as in a connection's origin), another process "<node>.<name>" is
+// "<node> <name>", and a caller a request named ("client 7") keeps its name.
+std::string lane_of_process(const std::string& node, const std::string& process) {
+  const std::string worker = node + ".worker-";
+  if (process.starts_with(worker)) {
+    const std::string index = process.substr(worker.size());
+    if (!index.empty() && std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      return fmt::format("{} worker {}", node, std::stoi(index) + 1);
+  }
+  if (process.starts_with(node + ".")) return node + " " + process.substr(node.size() + 1);
+  if (process.starts_with(node) || node == "clients") return process;
+  return node + " " + process;
+}
+
+// The holders involved in what went wrong (their origins): those whose lock the service ended
+// under them or whose DEL removed another's, and those the service granted a lock to while its
+// earlier holder still believed it held it.
+std::set<std::string> involved_holders(const reports::Timeline& t) {
+  std::set<std::string> out;
+  for (const auto& b : t.bars) {
+    if (b.service_to_s < 0 && b.deleted_by.empty() && b.removed.empty()) continue;
+    out.insert(b.holder);
+    if (!b.deleted_by.empty()) out.insert(b.deleted_by);
+    for (const auto& other : t.bars)
+      if (b.service_to_s >= 0 && other.lock == b.lock && b.service_to_s <= other.from_s && other.from_s < b.to_s)
+        out.insert(other.holder);
+  }
+  return out;
+}
+
+// The operations involved in what went wrong: those of the involved holders, of the inserts of
+// duplicated keys and of the statements involved.
+std::set<std::string> involved_operations(const reports::Timeline& t, const std::set<std::string>& holders) {
+  std::set<std::string> ops;
+  const auto add = [&](const std::string& who) {
+    if (std::string op = reports::operation_of(who); !op.empty()) ops.insert(std::move(op));
+  };
+  for (const auto& who : holders) add(who);
+  for (const auto& m : t.inserts) add(m.who);
+  for (const auto& st : t.statements) add(st.who);
+  return ops;
+}
+
+// The calls of the involved operations: each attempt a client sent, the calls the worker that
+// took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests), and the
+// background calls on its node meanwhile. At most 400, the first ones.
+void add_involved_messages(reports::Timeline& t, const models::CallLog& log, const std::set<std::string>& ops, sim::Time end) {
+  constexpr std::size_t kMost = 400;
+  const auto secs = [](sim::Time t) { return t == sim::kNever ? -1.0 : seconds(t); };
+  const auto message = [&](const models::CallRecord& c) {
+    return reports::Timeline::Message{lane_of_process(c.caller_node, c.caller),
+                                      c.callee.empty() ? c.callee_node : lane_of_process(c.callee_node, c.callee),
+                                      c.request,
+                                      c.reply,
+                                      seconds(c.sent),
+                                      secs(c.arrived),
+                                      secs(c.taken),
+                                      secs(c.answered),
+                                      secs(c.returned),
+                                      secs(c.gave_up)};
+  };
+  // The attempts of the involved operations, and when their workers worked on them: per
+  // worker, in the order it took them up (one at a time).
+  std::map<std::string, std::vector<std::pair<sim::Time, sim::Time>>> windows;
+  std::set<std::size_t> kept;
+  const auto& calls = log.calls();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& c = calls[i];
+    if (!c.request.starts_with("op ") || !ops.count(c.request.substr(0, c.request.find(" attempt")))) continue;
+    kept.insert(i);
+    if (!c.callee.empty()) windows[lane_of_process(c.callee_node, c.callee)].emplace_back(c.taken, std::min(c.answered, end));
+  }
+  // On the nodes of those workers, from the first attempt taken up to the last answered: the
+  // background calls that keep their locks and sessions alive (ZooKeeper pings, etcd
+  // keep-alives, a watchdog's renewals).
+  std::map<std::string, std::pair<sim::Time, sim::Time>> busy;  // node -> span
+  for (auto& [lane, w] : windows) {
+    std::sort(w.begin(), w.end());
+    // A worker killed on an attempt never answered it: its window ends where the worker of its
+    // name (restarted) took up the next one.
+    for (std::size_t k = 0; k + 1 < w.size(); ++k) w[k].second = std::min(w[k].second, w[k + 1].first);
+    const std::string node = lane.substr(0, lane.find(' '));
+    const auto it = busy.try_emplace(node, w.front().first, w.front().second).first;
+    for (const auto& [from, to] : w) {
+      it->second.first = std::min(it->second.first, from);
+      it->second.second = std::max(it->second.second, to);
+    }
+  }
+  for (std::size_t i = 0; i < calls.size() && !windows.empty(); ++i) {
+    const auto& c = calls[i];
+    const auto node = busy.find(c.caller_node);
+    if (node == busy.end()) continue;  // no involved worker on the caller's node
+    if (!c.caller.starts_with(c.caller_node + ".worker-") && node->second.first <= c.sent && c.sent <= node->second.second) {
+      kept.insert(i);
+      continue;
+    }
+    const auto it = windows.find(lane_of_process(c.caller_node, c.caller));
+    if (it == windows.end()) continue;
+    // The last attempt the worker took up at or before the call: the call is its if it was still on it.
+    const auto& w = it->second;
+    const auto after = std::upper_bound(w.begin(), w.end(), c.sent, [](sim::Time t, const auto& x) { return t < x.first; });
+    if (after != w.begin() && c.sent <= std::prev(after)->second) kept.insert(i);
+  }
+  for (const std::size_t i : kept) {
+    if (t.messages.size() == kMost) break;
+    t.messages.push_back(message(calls[i]));
+  }
+  t.calls_left_out = kept.size() - t.messages.size() + log.dropped();
+}
+
+}  // namespace
+
+std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
+                                                              const std::set<std::string>& origins, bool all) {
+  std::set<std::string> involved = origins;
+  for (const auto& s : log)
+    if (!s.result.ok() || !s.result.waits.empty()) involved.insert(s.who);
+  std::vector<reports::Timeline::Statement> out;
+  for (const auto& s : log) {
+    if (!all && !involved.count(s.who)) continue;
+    if (out.size() == 200) break;
+    reports::Timeline::Statement st{seconds(s.start), seconds(s.end), s.who, models::db::sql::as_written(s.statement),
+                                    outcome_text(s.statement, s.result, s.rows)};
+    for (const auto& w : s.result.waits) {
+      st.waits.push_back(wait_text(w));
+      for (const auto& who : w.behind)
+        if (std::find(st.waited_for.begin(), st.waited_for.end(), who) == st.waited_for.end()) st.waited_for.push_back(who);
+    }
+    st.cycle = s.result.deadlock_cycle;
+    st.undone = undone_text(s.result);
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+namespace {
+
+// A hold as a bar: as its holder believed it, with the lease to where the service really
+// ended it and why the hold ended, in words.
+reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const models::checkers::LockMonitor::Record& r,
+                           sim::Time end) {
+  using models::checkers::HoldEnd;
+  using models::checkers::LockService;
+  const sim::Time until = std::min(r.until, end);
+  reports::Timeline::Bar b{r.lock, r.who, seconds(r.from), seconds(until), r.lease_until == sim::kNever ? -1.0 : seconds(r.lease_until)};
+  const HoldEnd why = models::checkers::LockMonitor::end_of(r, end);
+  sim::Time service_end = r.service_until;
+  if (why == HoldEnd::expired && service_end == sim::kNever) service_end = r.lease_until;
+  if (service_end != sim::kNever && service_end < until) {
+    b.service_to_s = seconds(service_end);
+    b.lease_to_s = b.service_to_s;  // the lease ended there, whatever its TTL said
+  }
+  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd"};
+  b.service = kServices[static_cast<int>(r.service)];
+  if (r.deleted_by) b.deleted_by = locks.records()[*r.deleted_by].who;
+  if (r.removed) b.removed = locks.records()[*r.removed].who;
+  using End = reports::Timeline::End;
+  switch (why) {
+    case HoldEnd::held: b.end = End::held; break;
+    case HoldEnd::released: b.end = End::released; break;
+    case HoldEnd::expired: b.end = End::expired; break;
+    case HoldEnd::deleted: b.end = End::deleted; break;
+    case HoldEnd::session_lost: b.end = r.service == LockService::etcd ? End::lease_expired : End::session_expired; break;
+    case HoldEnd::lost: b.end = End::lost; break;
+    case HoldEnd::crashed: b.end = End::crashed; break;
+  }
+  for (const sim::Time t : r.renewals) b.renewals_s.push_back(seconds(t));
+  return b;
+}
+
+}  // namespace
+
+reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
+                           const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
+                           const models::CallLog* calls, std::uint64_t seed) {
+  reports::Timeline t;
+  t.seed = seed;
+  const sim::Time end = engine.now();
+  t.end_s = seconds(end);
+  for (const auto& r : locks.records()) t.bars.push_back(bar(locks, r, end));
+  std::map<std::uint32_t, sim::Time> down_since;
+  for (const auto& e : engine.trace().events()) {
+    const std::string node = engine.node_name(e.node);
+    if (e.kind == sim::trace_kind::node_pause)
+      t.bands.push_back({node, seconds(e.at), seconds(e.at + sim::Duration{e.a}), "paused"});
+    else if (e.kind == sim::trace_kind::node_crash)
+      down_since[e.node] = e.at;
+    else if (e.kind == sim::trace_kind::node_restart && down_since.count(e.node)) {
+      t.bands.push_back({node, seconds(down_since[e.node]), seconds(e.at), "down"});
+      down_since.erase(e.node);
+    }
+  }
+  for (const auto& [node, since] : down_since) t.bands.push_back({engine.node_name(node), seconds(since), t.end_s, "down"});
+  std::map<std::string, int> per_key;
+  for (const auto& row : rows) ++per_key[std::get<std::string>(row.row.values.at("open_id"))];
+  std::set<std::string> inserted_duplicates;
+  for (const auto& row : rows)  // the trial's own inserts: a seeded row was there before it began
+    if (per_key[std::get<std::string>(row.row.values.at("open_id"))] > 1 && row.origin.transaction != 0) {
+      t.inserts.push_back({row.row.id, row.origin.who, seconds(row.origin.inserted_at),
+                           std::get<std::string>(row.row.values.at("open_id"))});
+      inserted_duplicates.insert(row.origin.who);
+    }
+  const std::set<std::string> holders = involved_holders(t);
+  std::set<std::string> origins = inserted_duplicates;
+  origins.insert(holders.begin(), holders.end());
+  t.statements = involved_statements(log, origins);
+  if (calls != nullptr) add_involved_messages(t, *calls, involved_operations(t, holders), end);
+  return t;
+}
+
+
+}  // namespace locksim
