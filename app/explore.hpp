@@ -98,8 +98,10 @@ struct Finding {
 
 /// How big a failing run is; a shrunk run is no larger in any of these.
 struct RunSize {
-  int clients = 0;
+  int clients = 0;     // traffic: the operations the run sent, each a user's own
   int operations = 0;  // per client
+  bool traffic = false;   // the population's traffic (clients.traffic) rather than clients
+  double horizon_s = 0;   // traffic for a duration: how long operations arrive
   int faults = 0;      // scheduled pauses, crashes, partitions, clock steps; random GC pauses count 1
   double pause_ms = 0;  // the scheduled pauses' total length
   int choices = 0;      // dfs: deviating choices; pct: change points

@@ -428,7 +428,7 @@ void load_rate(const Reader& t, models::Traffic& traffic) {
 //    "double_submit": {"probability": 0.01, "delay": {...}}}
 //   or {"kind": "listed", "times_ms": [0, 5, 5, 900], ...}: one operation at each time.
 models::Traffic load_traffic(const Reader& t) {
-  t.only({"kind", "rate_per_s", "duration_s", "operations", "times_ms", "start_ms", "keys", "double_submit"});
+  t.only({"kind", "rate_per_s", "duration_s", "operations", "times_ms", "start_ms", "keys", "double_submit", "only"});
   models::Traffic traffic;
   const Names<models::Traffic::Kind> kinds = {{"poisson", models::Traffic::Kind::poisson},
                                               {"constant", models::Traffic::Kind::constant},
@@ -473,6 +473,25 @@ models::Traffic load_traffic(const Reader& t) {
     traffic.double_submit = d.number("probability", 0, 0, 1);
     traffic.double_submit_delay = d.distribution("delay", traffic.double_submit_delay);
   }
+  // Ranges of operation numbers, ascending and apart: [[0, 99], [120, 120]].
+  t.declare("only", {{"type", "array"},
+                     {"minItems", 1},
+                     {"items", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}, {"minItems", 2}, {"maxItems", 2}}}});
+  if (t.has("only")) {
+    const Reader o = t.child("only");
+    const char* expected = "a list of [first, last] ranges of operation numbers, ascending and apart: [[0, 99], [120, 120]]";
+    if (!o.raw().is_array() || o.raw().empty() || o.raw().size() > static_cast<std::size_t>(limits::max_operations)) o.fail(expected);
+    std::int64_t after = -1;  // the last number of the range before
+    for (std::size_t i = 0; i < o.raw().size(); ++i) {
+      const json& r = o.raw().at(i);
+      const auto number = [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < 2 * limits::max_operations; };
+      if (!r.is_array() || r.size() != 2 || !number(r[0]) || !number(r[1]) || r[0].get<std::int64_t>() > r[1].get<std::int64_t>() ||
+          r[0].get<std::int64_t>() <= after)
+        o.item(i).fail(expected);
+      after = r[1].get<std::int64_t>();
+      traffic.only.emplace_back(r[0].get<std::uint64_t>(), r[1].get<std::uint64_t>());
+    }
+  }
   return traffic;
 }
 
@@ -491,6 +510,10 @@ json traffic_json(const models::Traffic& t) {
   if (t.keys != models::KeyChoice::fresh) out["keys"]["count"] = t.key_count;
   if (t.keys == models::KeyChoice::zipf) out["keys"]["exponent"] = t.zipf_exponent;
   out["double_submit"] = {{"probability", t.double_submit}, {"delay", distribution_json(t.double_submit_delay)}};
+  if (!t.only.empty()) {
+    out["only"] = json::array();
+    for (const auto& [first, last] : t.only) out["only"].push_back({first, last});
+  }
   return out;
 }
 

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -18,23 +20,69 @@ namespace locksim {
 using nlohmann::json;
 
 bool RunSize::no_larger_than(const RunSize& o) const {
-  return clients <= o.clients && operations <= o.operations && faults <= o.faults && pause_ms <= o.pause_ms &&
-         choices <= o.choices && options <= o.options;
+  return clients <= o.clients && operations <= o.operations && horizon_s <= o.horizon_s && faults <= o.faults &&
+         pause_ms <= o.pause_ms && choices <= o.choices && options <= o.options;
 }
 
 std::string RunSize::text() const {
-  return fmt::format("{} client(s) x {} operation(s), {} fault(s), {:g} ms of scheduled pauses, {} deviating choice(s)",
-                     clients, operations, faults, pause_ms, choices);
+  const std::string load = !traffic           ? fmt::format("{} client(s) x {} operation(s)", clients, operations)
+                           : horizon_s > 0    ? fmt::format("{} operation(s) sent of traffic arriving for {:g} s", clients, horizon_s)
+                                              : fmt::format("{} operation(s) sent of traffic", clients);
+  return fmt::format("{}, {} fault(s), {:g} ms of scheduled pauses, {} deviating choice(s)", load, faults, pause_ms, choices);
 }
 
 namespace {
 
 constexpr int kSeedsPerCandidate = 4;
 
+using Ranges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+std::uint64_t count(const Ranges& ranges) {
+  std::uint64_t n = 0;
+  for (const auto& [first, last] : ranges) n += last - first + 1;
+  return n;
+}
+
+// The ranges without the operations at positions [from, to) of the ones they hold, in order.
+Ranges without(const Ranges& ranges, std::uint64_t from, std::uint64_t to) {
+  Ranges out;
+  std::uint64_t at = 0;  // the position of the range's first operation
+  for (const auto& [first, last] : ranges) {
+    const std::uint64_t n = last - first + 1;
+    if (at + n <= from || at >= to) {
+      out.emplace_back(first, last);
+    } else {
+      if (from > at) out.emplace_back(first, first + (from - at) - 1);
+      if (to < at + n) out.emplace_back(first + (to - at), last);
+    }
+    at += n;
+  }
+  return out;
+}
+
+json ranges_json(const Ranges& ranges) {
+  json out = json::array();
+  for (const auto& [first, last] : ranges) out.push_back({first, last});
+  return out;
+}
+
+// A run's size before it runs: for traffic, the operations it may send (those of `only`, or
+// as many as arrive), which the run's own count then replaces.
 RunSize size_of(const Scenario& s, const Token& t) {
   RunSize z;
   z.clients = s.deployment.clients.clients;
   z.operations = s.deployment.clients.operations_per_client;
+  if (const auto& traffic = s.deployment.clients.traffic) {
+    z.traffic = true;
+    z.operations = 1;
+    z.horizon_s = traffic->operations == 0 && traffic->times.empty() ? std::chrono::duration<double>(traffic->duration).count() : 0;
+    const double arriving = traffic->kind == models::Traffic::Kind::listed ? static_cast<double>(traffic->times.size())
+                            : traffic->operations != 0                    ? static_cast<double>(traffic->operations)
+                                                                          : traffic->rate_per_s * z.horizon_s;
+    z.clients = static_cast<int>(std::min<double>(traffic->only.empty() ? std::ceil(arriving * (1 + traffic->double_submit))
+                                                                        : static_cast<double>(count(traffic->only)),
+                                                  std::numeric_limits<int>::max()));
+  }
   for (const FaultSetup& f : s.faults) {
     z.faults += f.faults->count();
     z.pause_ms += f.faults->pause_ms();
@@ -64,7 +112,7 @@ std::vector<int> smaller(int n) {
 
 // The candidates one step smaller than `t`, in the order they are tried: whole parts of
 // the run first (clients, operations, faults), then shorter pauses, then simpler choices.
-std::vector<Token> candidates(const Token& t, const json& doc) {
+std::vector<Token> candidates(const Token& t, const json& doc, const RunSize& size) {
   std::vector<Token> out;
   // Clients are the account-bind workload's: the others have none to take away.
   const json workload = doc.value("workload", json::object());
@@ -79,11 +127,29 @@ std::vector<Token> candidates(const Token& t, const json& doc) {
     }
   };
   if (has_clients && clients.is_object() && clients.contains("traffic")) {
-    // The population's traffic: fewer arrivals.
+    // The population's traffic: a shorter horizon first (arrivals are drawn in order, so the
+    // ones before it arrive as they did), then fewer arrivals.
     const json traffic = clients.at("traffic");
+    if (traffic.is_object() && traffic.contains("duration_s") && traffic.at("duration_s").is_number())
+      for (double share : {0.5, 0.75, 0.875})
+        out.push_back(with_set(t, "clients.traffic.duration_s", traffic.at("duration_s").get<double>() * share));
     if (traffic.is_object() && traffic.contains("operations") && traffic.at("operations").is_number_integer())
       for (int ops : smaller(traffic.at("operations").get<int>())) out.push_back(with_set(t, "clients.traffic.operations", ops));
     if (traffic.is_object() && traffic.contains("times_ms")) fewer_times(traffic.at("times_ms"), "clients.traffic.times_ms");
+    // Then the operations sent, by delta debugging over their numbers: each half left out,
+    // then each quarter, ... down to single operations (at most 64 parts while many are left).
+    Ranges sent;
+    if (traffic.is_object() && traffic.contains("only"))
+      for (const json& r : traffic.at("only")) sent.emplace_back(r.at(0).get<std::uint64_t>(), r.at(1).get<std::uint64_t>());
+    else if (size.clients > 0)
+      sent.emplace_back(0, static_cast<std::uint64_t>(size.clients) - 1);
+    const std::uint64_t n = count(sent);
+    for (std::uint64_t parts = 2; n > 1 && parts <= std::min<std::uint64_t>(n, 64) * 2; parts *= 2) {
+      const std::uint64_t p = std::min(parts, n), chunk = (n + p - 1) / p;
+      for (std::uint64_t from = 0; from < n; from += chunk)
+        out.push_back(with_set(t, "clients.traffic.only", ranges_json(without(sent, from, std::min(n, from + chunk)))));
+      if (p == n) break;
+    }
   } else if (has_clients) {
     for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
     const json arrival = clients.value("arrival", json::object());
@@ -139,7 +205,9 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
   Shrunk r{found, {}, {}, 0, {}};
   Scenario current = load_scenario(scenario_path(found.scenario), found.sets, {found.strategy});
   r.before = r.after = size_of(current, found);
-  r.fired = fired_checkers(run_token(current, strategy_named(current, found.strategy), found, TraceKept::none), property);
+  const TrialOutcome first = run_token(current, strategy_named(current, found.strategy), found, TraceKept::none);
+  if (r.before.traffic) r.before.clients = r.after.clients = static_cast<int>(first.operations);
+  r.fired = fired_checkers(first, property);
   // "any" shrinks towards the checker that fired first, so the result shows the same failure.
   const std::string target = property == "any" ? first_metric(r.fired) : property;
   if (target.empty()) return r;  // the token does not violate: nothing to shrink
@@ -148,7 +216,7 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
   // some measure and no larger in any, so this ends) or the budget is spent.
   for (bool progress = true; progress && r.runs < static_cast<std::uint64_t>(budget);) {
     progress = false;
-    for (Token candidate : candidates(r.token, json::parse(current.resolved))) {
+    for (Token candidate : candidates(r.token, json::parse(current.resolved), r.after)) {
       if (r.runs >= static_cast<std::uint64_t>(budget)) break;
       Scenario s;
       try {
@@ -157,11 +225,13 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
         continue;  // a candidate the scenario rules refuse (a fault naming a node now gone, say)
       }
       candidate.scenario_hash = s.hash;
-      const RunSize size = size_of(s, candidate);
+      RunSize size = size_of(s, candidate);
+      if (size.traffic) size.clients = std::min(size.clients, r.after.clients);  // a shorter horizon sends no more
       if (!size.no_larger_than(r.after) || size == r.after) continue;
       // A random-mode run is its seed: a smaller scenario may need another seed to fail the
-      // same way, so a few are tried. A schedule's run is kept on its own seed.
-      const int seeds = candidate.schedule.empty() ? kSeedsPerCandidate : 1;
+      // same way, so a few are tried. A schedule's run is kept on its own seed, and so is
+      // traffic's, whose operations are numbered by what its seed drew.
+      const int seeds = candidate.schedule.empty() && !size.traffic ? kSeedsPerCandidate : 1;
       std::vector<std::string> fired;
       TrialOutcome outcome;
       for (int k = 0; k < seeds && fired.empty() && r.runs < static_cast<std::uint64_t>(budget); ++k) {
@@ -171,6 +241,22 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
         fired = fired_checkers(outcome, target);
       }
       if (fired.empty()) continue;
+      if (size.traffic) {
+        size.clients = static_cast<int>(outcome.operations);  // what it sent
+        // Operations are numbered as they arrive, so those sent are the first of `only`'s
+        // numbers: the rest (past the horizon) go, and `only` counts what is sent.
+        const json doc = json::parse(s.resolved);
+        const json& traffic = doc.at("clients").at("traffic");
+        if (traffic.contains("only")) {
+          Ranges only;
+          for (const json& range : traffic.at("only")) only.emplace_back(range.at(0).get<std::uint64_t>(), range.at(1).get<std::uint64_t>());
+          if (outcome.operations > 0 && count(only) > outcome.operations) {
+            candidate = with_set(candidate, "clients.traffic.only", ranges_json(without(only, outcome.operations, count(only))));
+            s = load_scenario(scenario_path(candidate.scenario), candidate.sets, {candidate.strategy});
+            candidate.scenario_hash = s.hash;
+          }
+        }
+      }
       r.token = candidate;
       r.after = size;
       r.fired = fired_checkers(outcome, property);

@@ -138,6 +138,12 @@ std::uint64_t Clients::traffic_key(sim::Stream& stream, std::uint64_t operation)
 
 // The population's arrivals, one process: each operation a request of a user of its own
 // (client = the operation's number), a double click now and then.
+bool Traffic::sends(std::uint64_t operation) const {
+  if (only.empty()) return true;
+  const auto after = std::upper_bound(only.begin(), only.end(), operation, [](std::uint64_t op, const auto& r) { return op < r.first; });
+  return after != only.begin() && operation <= std::prev(after)->second;
+}
+
 void Clients::run_traffic() {
   const Traffic& t = *config_.traffic;
   sim::Stream& stream = streams_.front();
@@ -159,15 +165,18 @@ void Clients::run_traffic() {
     const std::uint64_t operation = next_operation++;
     const std::uint64_t key = traffic_key(stream, operation);
     const auto client = static_cast<std::uint32_t>(operation);
-    node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, operation),
-                [this, client, operation, key, &stream] { run_operation(client, operation, key, operation, stream); });
+    if (t.sends(operation))
+      node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, operation),
+                  [this, client, operation, key, &stream] { run_operation(client, operation, key, operation, stream); });
     if (t.double_submit > 0 && stream.uniform01() < t.double_submit) {  // the same request again, as a second click sends it
       const std::uint64_t again = next_operation++;
       const sim::Duration delay = t.double_submit_delay.sample_duration(stream);
-      node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, again), [this, client, again, key, operation, delay, &stream] {
-        sim::sleep_for(delay);
-        run_operation(client, again, key, operation, stream);
-      });
+      if (t.sends(again))
+        node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, again),
+                    [this, client, again, key, operation, delay, &stream] {
+                      sim::sleep_for(delay);
+                      run_operation(client, again, key, operation, stream);
+                    });
     }
   }
 }

@@ -68,6 +68,11 @@ struct Traffic {
   double zipf_exponent = 1;
   double double_submit = 0;
   sim::Distribution double_submit_delay = sim::fixed(sim::Duration{});
+  /// Only the operations numbered in these [first, last] ranges (ascending, apart) are sent;
+  /// the others are drawn as before but not sent, so the ones sent arrive as they did.
+  /// Empty: every one. What shrinking keeps of a finding's traffic.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> only{};
+  bool sends(std::uint64_t operation) const;
 };
 const char* to_string(KeyChoice keys);
 

@@ -150,7 +150,8 @@ const json kMinimalZipf = {
 // The population's traffic, over Zipf keys: the keys of clients.traffic.
 const json kTraffic = json::parse(R"({
   "name": "x",
-  "clients": {"traffic": {"rate_per_s": 50, "operations": 20, "keys": {"kind": "zipf", "count": 10, "exponent": 1.2}}}
+  "clients": {"traffic": {"rate_per_s": 50, "operations": 20, "keys": {"kind": "zipf", "count": 10, "exponent": 1.2},
+                          "only": [[0, 9], [12, 19]]}}
 })");
 
 // Traffic at listed times.

@@ -234,6 +234,28 @@ TEST_CASE("a shrunk run still violates the same property and is no larger than t
     const auto r = locksim::replay(locksim::parse_token(s.token.text()));
     CHECK(r.outcome.counts.at("duplicate_rows") > 0);
   }
+  SECTION("traffic: a shorter horizon, then only the operations involved, from a design at 200 requests/s") {
+    locksim::ExploreOptions o;
+    o.scenario = "evaluate-redis-lock";
+    o.strategy = "check-then-insert";
+    o.property = "duplicate_rows";
+    o.sets = {"clients.traffic.duration_s=4"};
+    o.budget = 5;
+    const auto f = locksim::explore(o);
+    REQUIRE(f.found);
+    const auto s = locksim::shrink(f.token, o.property, 300);
+    CHECK(s.before.traffic);
+    CHECK(s.after.no_larger_than(s.before));
+    CHECK(s.after.horizon_s < s.before.horizon_s);
+    CHECK(s.after.clients * 20 < s.before.clients);  // from about 800 operations to a handful
+    CHECK(s.after.text().find("operation(s) sent of traffic arriving for") != std::string::npos);
+    bool only = false;
+    for (const auto& set : s.token.sets) only = only || set.starts_with("clients.traffic.only=");
+    CHECK(only);
+    const auto r = locksim::replay(locksim::parse_token(s.token.text()));
+    CHECK(r.outcome.counts.at("duplicate_rows") > 0);
+    CHECK(r.outcome.operations == static_cast<std::uint64_t>(s.after.clients));
+  }
   SECTION("a shorter pause and no more deviating choices, from a dfs finding") {
     const auto f = locksim::explore(two_clients("redis-set-nx-ex-drop"));
     REQUIRE(f.found);

@@ -4,10 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "scenario_files.hpp"
 #include "app/runner.hpp"
+#include "app/trial.hpp"
 #include "app/scenario.hpp"
 
 namespace {
@@ -101,15 +103,25 @@ TEST_CASE("traffic written wrong is one line naming the key") {
              Catch::Contains("times_ms only with"));
   CHECK_THAT(refused({{"traffic", {{"rate_per_s", 10}, {"operations", 5}, {"double_submit", {{"probability", 2}}}}}}),
              Catch::Contains("/clients/traffic/double_submit/probability"));
+  for (const json& only : {json{{3, 1}}, json{{0, 4}, {2, 9}}, json::array(), json{{0, -1}}, json{{0}}, json{5}})
+    CHECK_THAT(refused({{"traffic", {{"rate_per_s", 10}, {"operations", 5}, {"only", only}}}}),
+               Catch::Contains("/clients/traffic/only") && Catch::Contains("ranges of operation numbers, ascending and apart"));
 }
 
-TEST_CASE("lost_updates counts only where the operation rebinds: an insert-if-absent design is right to keep the first binding") {
-  json zipf = with_traffic({{"kind", "constant"}, {"rate_per_s", 2000}, {"operations", 300},
-                            {"keys", {{"kind", "zipf"}, {"count", 20}}}},
-                           "upsert");
-  const auto bind = run(zipf);
-  CHECK(bind.counts.count("lost_updates") == 0);
-  zipf["workload"] = {{"kind", "account-bind"}, {"operation", "rebind"}};
-  zipf["strategies"] = {"insert-ignore-reselect"};  // first wins: later bindings are dropped
-  CHECK(total(run(zipf), "lost_updates") > 0);
+TEST_CASE("traffic's only sends the operations it numbers, and leaves the arrivals of the others as they were drawn") {
+  const json all = {{"kind", "poisson"}, {"rate_per_s", 200}, {"operations", 50}, {"keys", {{"kind", "uniform"}, {"count", 5}}},
+                    {"double_submit", {{"probability", 0.2}}}};
+  const auto trial = [](const json& traffic) {
+    test::TempScenario file(with_traffic(traffic).dump());
+    const auto s = locksim::load_scenario(file.path);
+    return locksim::run_trial(s, s.strategies.front(), s.seed, locksim::TraceKept::hash);
+  };
+  const auto every = trial(all);
+  json covering = all;
+  covering["only"] = {{0, 1000}};
+  CHECK(trial(covering).trace_hash == every.trace_hash);  // the same run: nothing drawn differently
+  json some = all;
+  some["only"] = {{3, 5}, {40, 41}, {1000, 1100}};  // numbers past the last arrival send nothing
+  CHECK(trial(some).operations == 5);
+  CHECK(every.operations > 50);  // the double clicks are operations of their own
 }
