@@ -14,10 +14,14 @@ using models::checkers::MetricKind;
 namespace {
 // What the runner computes itself, over the operations of a whole run.
 std::vector<MetricInfo> runner_metrics() {
-  std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations", .meaning = "logical operations the clients ran (the batch scheduler: tasks; the sessions workload: steps issued)"}};
+  std::vector<MetricInfo> out = {{.name = "operations", .unit = "operations",
+                                  .meaning = "logical operations the clients ran (the batch scheduler: tasks; the sessions workload: steps "
+                                             "issued)",
+                                  .per_operation = false}};
   out.push_back({.name = "injected_faults", .unit = "faults",
                  .meaning = "faults injected: each listed fault whose time came, each GC pause (faults.gc_pauses.count_over_ms "
-                            "long at least); NAME.per_fault divides a count by it"});
+                            "long at least); NAME.per_fault divides a count by it",
+                 .per_operation = false});
   out.push_back({.name = "failed_operations", .unit = "operations",
                  .meaning = "logical operations of the clients that ended in an error or gave up (the errors counts say which "
                             "error); the latency percentiles and time parts leave them out"});
@@ -98,8 +102,7 @@ MetricForm metric_form(const std::string& name) {
     // Counts summed or maxed over trials have a total and a share; a rate needs a sum.
     if (m == nullptr || m->aggregate == Aggregate::over_run || m->aggregate == Aggregate::each || base == "operations") continue;
     const bool rate = std::string(form).starts_with("per_");
-    if (rate && (m->aggregate != Aggregate::sum || m->kind != MetricKind::count)) continue;
-    if (rate && base == "injected_faults") continue;
+    if (rate && (m->aggregate != Aggregate::sum || m->kind != MetricKind::count || !m->per_operation)) continue;
     return {base, form};
   }
   return {name, ""};
@@ -145,13 +148,18 @@ std::string metrics_markdown() {
       "  fires, and the report's violations plot shows it.\n"
       "- **max** metrics give the largest value of any trial; **over the run** ones are computed once over every\n"
       "  operation of the run.\n"
-      "- A count summed over trials is also a rate: `NAME.per_million` is its total per million operations (the\n"
-      "  clients' logical operations), with an exact 95% Poisson interval; `NAME.per_fault` its total per injected\n"
-      "  fault (`injected_faults`: for a rare fault, the harm each one does); `NAME.total` is the total and\n"
-      "  `NAME.share` the share of trials in which it fired. `expect` and `sweep --metric` take these forms\n"
-      "  (`\"duplicate_rows.per_million\": \"< 5\"`).\n\n"
-      "| metric | kind | unit | finding | over trials | meaning |\n"
-      "|---|---|---|---|---|---|\n";
+      "- A count summed over trials that counts what the operations did or met (the **per million** column) is also\n"
+      "  a rate: `NAME.per_million` is its total per million operations (the clients' logical operations), with an\n"
+      "  exact 95% Poisson interval; `NAME.per_fault` its total per injected fault (`injected_faults`: for a rare\n"
+      "  fault, the harm each one does). A count of the run's own jobs, trials or setup has no rate, and a count of\n"
+      "  the table's rows has none where the scenario seeds rows (`database.rows`, `database.legacy`): those rows\n"
+      "  were not inserted by the operations. `NAME.total` is the total and `NAME.share` the share of trials in\n"
+      "  which it fired. `expect` and `sweep --metric` take these forms (`\"duplicate_rows.per_million\": \"< 5\"`).\n"
+      "- Strategies run on the same seeds see the same arrivals, but not always the same number of operations: a\n"
+      "  client whose attempt fails retries or gives up by the strategy's errors, and a double submission or a retry\n"
+      "  is an operation or an attempt of its own. The report's table gives the operations and how many failed.\n\n"
+      "| metric | kind | unit | finding | over trials | per million | meaning |\n"
+      "|---|---|---|---|---|---|---|\n";
   const Registry& r = registry();
   for (std::size_t i = 0; i < r.builtin; ++i) {
     const MetricInfo& m = r.all[i];
@@ -160,8 +168,9 @@ std::string metrics_markdown() {
                             : m.aggregate == Aggregate::each ? "each trial"
                                                              : "over the run";
     const std::string finding = !m.finding ? "" : m.fires_above == 0 ? "above 0" : fmt::format("above {:g}", m.fires_above);
-    md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", m.name, models::checkers::to_string(m.kind), m.unit, finding,
-                      aggregate, m.meaning);
+    const bool rate = m.aggregate == Aggregate::sum && m.kind == MetricKind::count && m.per_operation;
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", m.name, models::checkers::to_string(m.kind), m.unit, finding,
+                      aggregate, !rate ? "" : m.counts_seeded_rows ? "without seeded rows" : "yes", m.meaning);
   }
   return md;
 }

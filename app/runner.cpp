@@ -131,14 +131,16 @@ struct StrategyFold {
   }
 
   // The figures over the trials done.
-  reports::StrategyResult finish() && {
+  // `seeds_rows`: the scenario loads rows before each trial (listed or legacy), which the
+  // table's counts include.
+  reports::StrategyResult finish(bool seeds_rows) && {
     reports::StrategyResult& r = result;
     for (auto& [name, m] : r.counts) {
       m.mean = sums[name] / static_cast<double>(r.trials);
       m.share = reports::wilson(m.fired, r.trials);
       const MetricInfo& info = metric(name);
       const bool rate = info.aggregate == models::checkers::Aggregate::sum && info.kind == models::checkers::MetricKind::count &&
-                        name != "operations" && name != "injected_faults";
+                        info.per_operation && !(info.counts_seeded_rows && seeds_rows);
       if (rate && r.operations > 0) m.per_million = reports::per_million(m.total, r.operations);
       if (const auto faults = r.counts.find("injected_faults"); rate && faults != r.counts.end() && faults->second.total > 0)
         m.per_fault = reports::per_unit(m.total, faults->second.total);
@@ -255,7 +257,9 @@ reports::RunResults finish_run(ScenarioRun&& run) {
   const Scenario& s = *run.s;
   std::vector<StrategyFold>& folds = run.folds;
   reports::RunResults results = std::move(run.results);
-  for (StrategyFold& f : folds) results.strategies.push_back(std::move(f).finish());
+  const models::DatabaseSetup& database = s.deployment.database;
+  const bool seeds_rows = !database.rows.empty() || database.legacy.has_value();
+  for (StrategyFold& f : folds) results.strategies.push_back(std::move(f).finish(seeds_rows));
 
   for (const Expectation& e : s.expect) {
     reports::ExpectationResult er{e.text()};

@@ -148,12 +148,12 @@ std::string table(const RunResults& r) {
   const bool dups = r.headline == "duplicate_rows";
   const std::string headline = dups ? "dup rows" : r.headline.size() > 16 ? r.headline.substr(0, 15) + "~" : r.headline;
   const std::size_t headline_width = std::max<std::size_t>(9, headline.size());
-  out += fmt::format("{:<{}} {:>8} {:>{}} {:>20} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", width, "ops",
-                     headline, headline_width, "per M ops [95%]", dups ? "trials with dups" : "trials with any", "dup keys", "dropped", "p50 ms", "p99 ms", "db/op", "redis",
-                     "errors (ops)");
+  out += fmt::format("{:<{}} {:>8} {:>7} {:>{}} {:>20} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", "strategy", width, "ops",
+                     "failed", headline, headline_width, "per M ops [95%]", dups ? "trials with dups" : "trials with any", "dup keys",
+                     "dropped", "p50 ms", "p99 ms", "db/op", "redis", "errors (ops)");
   for (const auto& s : r.strategies) {
-    out += fmt::format("{:<{}} {:>8} {:>{}} {:>20} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, width, s.operations,
-                       count_cell(s, r.headline), headline_width, per_million_cell(s, r.headline), share_cell(s, r.headline),
+    out += fmt::format("{:<{}} {:>8} {:>7} {:>{}} {:>20} {:>16} {:>8} {:>8} {:>9} {:>9} {:>6} {:>6}  {}\n", s.name, width, s.operations,
+                       count_cell(s, "failed_operations"), count_cell(s, r.headline), headline_width, per_million_cell(s, r.headline), share_cell(s, r.headline),
                        count_cell(s, "duplicated_keys"), count_cell(s, "dropped_requests"),
                        figure(s, "latency_ms.p50", "{:.1f}"), figure(s, "latency_ms.p99", "{:.1f}"),
                        figure(s, "db_ops_per_op", "{:.2f}"), figure(s, "redis_ops_per_op", "{:.2f}"), errors_cell(s));

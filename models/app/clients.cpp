@@ -81,7 +81,10 @@ void Clients::start() {
   sim::Engine& engine = node_.engine();
   streams_.clear();
   if (config_.traffic) {
+    // The arrivals' own stream, and another for what the operations draw (their retries'
+    // backoff): arrivals are then the same whatever the strategy makes the operations do.
     streams_.push_back(engine.stream(config_.name + "-traffic"));
+    streams_.push_back(engine.stream(config_.name + "-traffic-operations"));
     node_.spawn(config_.name + "-traffic", [this] { run_traffic(); });
     return;
   }
@@ -147,6 +150,7 @@ bool Traffic::sends(std::uint64_t operation) const {
 void Clients::run_traffic() {
   const Traffic& t = *config_.traffic;
   sim::Stream& stream = streams_.front();
+  sim::Stream& operations = streams_.back();
   const sim::Time begin = sim::Time{t.start};
   const sim::Time end = begin + t.duration;
   const auto gap = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(1.0 / t.rate_per_s));
@@ -167,15 +171,15 @@ void Clients::run_traffic() {
     const auto client = static_cast<std::uint32_t>(operation);
     if (t.sends(operation))
       node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, operation),
-                  [this, client, operation, key, &stream] { run_operation(client, operation, key, operation, stream); });
+                  [this, client, operation, key, &operations] { run_operation(client, operation, key, operation, operations); });
     if (t.double_submit > 0 && stream.uniform01() < t.double_submit) {  // the same request again, as a second click sends it
       const std::uint64_t again = next_operation++;
       const sim::Duration delay = t.double_submit_delay.sample_duration(stream);
       if (t.sends(again))
         node_.spawn(fmt::format(FMT_COMPILE("{}-traffic.op-{}"), config_.name, again),
-                    [this, client, again, key, operation, delay, &stream] {
+                    [this, client, again, key, operation, delay, &operations] {
                       sim::sleep_for(delay);
-                      run_operation(client, again, key, operation, stream);
+                      run_operation(client, again, key, operation, operations);
                     });
     }
   }

@@ -141,7 +141,7 @@ class Clients {
   Node& node_;
   LoadBalancer& balancer_;
   ClientsConfig config_;
-  std::vector<sim::Stream> streams_;  // one per client; the traffic's alone when there is traffic
+  std::vector<sim::Stream> streams_;  // one per client; with traffic, the arrivals' and the operations' streams
   std::vector<double> zipf_cdf_{};    // traffic over Zipf keys: P(key index <= i)
   sim::TraceKind attempt_kind_;
   sim::TraceKind outcome_kind_;

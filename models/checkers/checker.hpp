@@ -51,6 +51,12 @@ struct MetricInfo {
   bool finding = false;
   double fires_above = 0;
   Aggregate aggregate = Aggregate::sum;
+  /// Whether its total per million operations (and per injected fault) means something: a
+  /// count of what the operations did or met, not of the run's own jobs, trials or setup.
+  bool per_operation = true;
+  /// It counts the table's rows, the rows seeded before the trial included: per operation only
+  /// where the scenario seeds none.
+  bool counts_seeded_rows = false;
 };
 
 /// What a checker sees of a finished trial. Pointers are null, and lists empty, where the

@@ -47,8 +47,8 @@ class DuplicateRows : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "duplicate_rows", .unit = "rows", .meaning = "rows beyond the first for one business key: the duplicate inserts",
-             .finding = true},
-            {.name = "duplicated_keys", .unit = "keys", .meaning = "business keys with more than one row"}};
+             .finding = true, .counts_seeded_rows = true},
+            {.name = "duplicated_keys", .unit = "keys", .meaning = "business keys with more than one row", .counts_seeded_rows = true}};
   }
   // The account table's rows by OpenID; the sessions workload's tables by their indexed column.
   void check(const Trial& trial, Findings& out) const override {

@@ -25,21 +25,21 @@ class Rollout : public Checker {
              .finding = true},
             {.name = "created_in_phase.<n>", .unit = "rows", .meaning = "duplicates_created inserted in phase n of the rollout"},
             {.name = "left_after_phase.<n>", .unit = "rows",
-             .meaning = "duplicate rows in the table at the end of phase n of the rollout (left_after_phase.0: at its start)"},
-            {.name = "operations_in_phase.<n>", .unit = "operations", .meaning = "logical operations begun in phase n"},
+             .meaning = "duplicate rows in the table at the end of phase n of the rollout (left_after_phase.0: at its start)", .per_operation = false},
+            {.name = "operations_in_phase.<n>", .unit = "operations", .meaning = "logical operations begun in phase n", .per_operation = false},
             {.name = "failed_in_phase.<n>", .unit = "operations",
              .meaning = "logical operations begun in phase n that ended failed or gave up"},
             {.name = "p99_ms_in_phase.<n>", .kind = MetricKind::duration, .unit = "ms",
              .meaning = "99th percentile latency of the successful operations begun in phase n (the worst trial's)",
              .aggregate = Aggregate::max},
-            {.name = "ddl_statements", .unit = "statements", .meaning = "DDL statements the rollout ran, retries included"},
-            {.name = "ddl_failed", .unit = "statements", .meaning = "DDL statements that failed (1062 on a duplicate, mostly)"},
-            {.name = "unique_index", .unit = "trials", .meaning = "the rollout ended with a unique index on the key column"},
+            {.name = "ddl_statements", .unit = "statements", .meaning = "DDL statements the rollout ran, retries included", .per_operation = false},
+            {.name = "ddl_failed", .unit = "statements", .meaning = "DDL statements that failed (1062 on a duplicate, mostly)", .per_operation = false},
+            {.name = "unique_index", .unit = "trials", .meaning = "the rollout ended with a unique index on the key column", .per_operation = false},
             {.name = "clean_and_indexed_ms", .kind = MetricKind::duration, .unit = "ms",
              .meaning = "from the start until a unique index stood on the key column (so the table was clean); the "
                         "plan's end in a trial where none did"},
-            {.name = "cleanup_runs", .unit = "runs", .meaning = "runs of the rollout's cleanup job"},
-            {.name = "cleanup_deleted_rows", .unit = "rows", .meaning = "duplicate rows the cleanup job deleted"}};
+            {.name = "cleanup_runs", .unit = "runs", .meaning = "runs of the rollout's cleanup job", .per_operation = false},
+            {.name = "cleanup_deleted_rows", .unit = "rows", .meaning = "duplicate rows the cleanup job deleted", .per_operation = false}};
   }
 
   void check(const Trial& trial, Findings& out) const override {

@@ -9,9 +9,11 @@ class UnfinishedRuns : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "unfinished_runs", .unit = "trials",
-             .meaning = "trials stopped by the time, event or memory budget before their work was done", .finding = true},
+             .meaning = "trials stopped by the time, event or memory budget before their work was done", .finding = true,
+             .per_operation = false},
             {.name = "memory_budget_runs", .unit = "trials",
-             .meaning = "unfinished runs stopped by the memory budget: the servers held more than memory_budget_mb"}};
+             .meaning = "unfinished runs stopped by the memory budget: the servers held more than memory_budget_mb",
+             .per_operation = false}};
   }
   void check(const Trial& trial, Findings& out) const override {
     out.set("unfinished_runs", trial.finished ? 0 : 1);
