@@ -155,9 +155,11 @@ std::string metrics_markdown() {
       "  the table's rows has none where the scenario seeds rows (`database.rows`, `database.legacy`): those rows\n"
       "  were not inserted by the operations. `NAME.total` is the total and `NAME.share` the share of trials in\n"
       "  which it fired. `expect` and `sweep --metric` take these forms (`\"duplicate_rows.per_million\": \"< 5\"`).\n"
-      "- Strategies run on the same seeds see the same arrivals, but not always the same number of operations: a\n"
-      "  client whose attempt fails retries or gives up by the strategy's errors, and a double submission or a retry\n"
-      "  is an operation or an attempt of its own. The report's table gives the operations and how many failed.\n\n"
+      "- Strategies run on one seed run the same operations: each client its `operations`, and traffic's arrivals\n"
+      "  (double submissions included) come from a stream of their own, apart from what the operations draw. What\n"
+      "  differs is their attempts (a retry after a timeout or an error is an attempt, not an operation) and, for a\n"
+      "  client that runs its operations one after another, when the later ones begin; a trial a budget stopped runs\n"
+      "  fewer. The report's table gives the operations and how many of them failed.\n\n"
       "| metric | kind | unit | finding | over trials | per million | meaning |\n"
       "|---|---|---|---|---|---|---|\n";
   const Registry& r = registry();
