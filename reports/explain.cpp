@@ -83,6 +83,12 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
         took += fmt::format(", which inserted at {}", at(m.at_s));
     next.push_back(std::move(took));
   }
+  constexpr std::size_t kMostNextTold = 8;
+  if (next.size() > kMostNextTold) {
+    const std::size_t more = next.size() - kMostNextTold;
+    next.resize(kMostNextTold);
+    next.push_back(fmt::format("and {} more", more));
+  }
   if (!next.empty())
     out += fmt::format(" Meanwhile the service granted the lock again: to {}. For that while two clients each believed "
                        "they held it.",
@@ -183,10 +189,16 @@ std::string retry_story(const Timeline& t, const std::string& op) {
 }
 
 std::string duplicate_story(const Timeline& t) {
+  // A hot key may be inserted thousands of times: the first few are told, the others counted.
+  constexpr std::size_t kMostInsertsTold = 8;
+  const std::vector<Timeline::Mark> told(t.inserts.begin(), t.inserts.begin() + static_cast<std::ptrdiff_t>(
+                                                                                      std::min(t.inserts.size(), kMostInsertsTold)));
   std::vector<std::string> parts;
-  for (const auto& m : t.inserts) parts.push_back(fmt::format("{} at {}", label(m), at(m.at_s)));
-  std::string out = fmt::format("One key was inserted more than once: {}.", fmt::join(parts, "; "));
-  for (const auto& m : t.inserts) {
+  for (const auto& m : told) parts.push_back(fmt::format("{} at {}", label(m), at(m.at_s)));
+  std::string out = fmt::format("One key was inserted more than once: {}{}.", fmt::join(parts, "; "),
+                                t.inserts.size() > told.size() ? fmt::format("; and {} more inserts", t.inserts.size() - told.size())
+                                                               : std::string());
+  for (const auto& m : told) {
     const std::string lane = lane_of(m.who);
     const Timeline::Bar* hold = held_at(t, lane, m.at_s);
     if (hold == nullptr) {
@@ -210,7 +222,7 @@ std::string duplicate_story(const Timeline& t) {
     }
   }
   std::set<std::string> ops;
-  for (const auto& m : t.inserts) ops.insert(operation_of(m.who));
+  for (const auto& m : told) ops.insert(operation_of(m.who));
   for (const auto& op : ops)
     if (!op.empty()) out += retry_story(t, op);
   if (t.inserts.size() > 1 && t.statements.empty())
