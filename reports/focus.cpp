@@ -95,16 +95,6 @@ std::vector<Violation> violations(const Timeline& t, Kind k) {
   return out;
 }
 
-// 12345 as "12,345".
-std::string thousands(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // A statement that ended in an error ("1062 Duplicate entry ...", not "1 affected" or "0 rows").
 bool failed(const Timeline::Statement& st) {
   return !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
@@ -257,7 +247,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
                                      op_list.size() > listed ? fmt::format(" and {} more", op_list.size() - listed) : "");
   if (t.operations > 0)
     f.left_out.push_back(fmt::format("Of the trial's {} operations over {:.3f} s, this story follows {} ({}), from t={:.3f} s to t={:.3f} s.",
-                                     thousands(t.operations), t.end_s, op_list.size(), followed, from, to));
+                                     grouped(t.operations), t.end_s, op_list.size(), followed, from, to));
   else
     f.left_out.push_back(fmt::format("This story follows {} from t={:.3f} s to t={:.3f} s.",
                                      op_list.empty() ? fmt::format("{}", fmt::join(whos, ", ")) : followed, from, to));
@@ -267,23 +257,23 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
     std::size_t released = 0;
     for (const auto& b : t.bars)
       if (!involved(b.holder) && b.end == Timeline::End::released && lost_at(b) < 0) ++released;
-    parts.push_back(released == other_bars ? fmt::format("{} lock holds of other operations, each released by its holder", thousands(other_bars))
+    parts.push_back(released == other_bars ? fmt::format("{} lock holds of other operations, each released by its holder", grouped(other_bars))
                                            : fmt::format("{} lock holds of other operations ({} released by their holders, {} ended otherwise)",
-                                                         thousands(other_bars), thousands(released), thousands(other_bars - released)));
+                                                         grouped(other_bars), grouped(released), grouped(other_bars - released)));
   }
   if (t.bands.size() > out.bands.size())
-    parts.push_back(fmt::format("{} pauses and crashes of other nodes, at other times or shorter", thousands(t.bands.size() - out.bands.size())));
+    parts.push_back(fmt::format("{} pauses and crashes of other nodes, at other times or shorter", grouped(t.bands.size() - out.bands.size())));
   if (t.inserts.size() > out.inserts.size())
-    parts.push_back(fmt::format("{} inserts of other duplicated keys", thousands(t.inserts.size() - out.inserts.size())));
+    parts.push_back(fmt::format("{} inserts of other duplicated keys", grouped(t.inserts.size() - out.inserts.size())));
   if (t.statements.size() > out.statements.size())
-    parts.push_back(fmt::format("{} statements of other operations", thousands(t.statements.size() - out.statements.size())));
+    parts.push_back(fmt::format("{} statements of other operations", grouped(t.statements.size() - out.statements.size())));
   if (t.messages.size() > out.messages.size())
-    parts.push_back(fmt::format("{} calls of other operations", thousands(t.messages.size() - out.messages.size())));
+    parts.push_back(fmt::format("{} calls of other operations", grouped(t.messages.size() - out.messages.size())));
   if (!parts.empty()) f.left_out.push_back(fmt::format("Left out: {}.", fmt::join(parts, "; ")));
   if (t.calls_left_out > 0)
     f.left_out.push_back(fmt::format("{} calls of the trial were not kept (past the bound of calls a trial keeps), so some of the "
                                      "story's calls may be missing.",
-                                     thousands(t.calls_left_out)));
+                                     grouped(t.calls_left_out)));
   if (found.size() > told) {
     std::vector<std::string> when;
     for (std::size_t i = told; i < found.size() && when.size() < 10; ++i) when.push_back(fmt::format("t={:.3f} s", found[i].at_s));

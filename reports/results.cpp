@@ -35,6 +35,15 @@ Share per_unit(double count, double exposure) {
 
 Share per_million(double count, std::uint64_t operations) { return per_unit(count, static_cast<double>(operations) / 1e6); }
 
+std::string grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string to_text(const Cell& cell) {
   if (const auto* n = std::get_if<std::int64_t>(&cell)) return std::to_string(*n);
   return "'" + std::get<std::string>(cell) + "'";

@@ -121,6 +121,9 @@ struct Timeline {
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };
 
+/// A count with its thousands grouped: 1204 -> "1,204".
+std::string grouped(std::uint64_t n);
+
 /// A value in a table cell: a number or a string, as the database holds it.
 using Cell = std::variant<std::int64_t, std::string>;
 std::string to_text(const Cell& cell);  // 5, 'a'

@@ -12,16 +12,6 @@
 namespace locksim::reports {
 namespace {
 
-// 1204 -> "1,204".
-std::string grouped(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string plural(std::uint64_t n, const char* one, const char* many) { return grouped(n) + " " + (n == 1 ? one : many); }
 
 // "with at most 2 reorderings and 1 pause of ... placed anywhere"
