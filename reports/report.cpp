@@ -186,9 +186,21 @@ std::string rollout_data(const RunResults& r, std::vector<std::string>& plans) {
   for (const auto& s : r.strategies) {
     if (s.phases.empty()) continue;
     plans.push_back(s.name);
-    out += fmt::format("# {}: time (s), duplicate rows in the table\n0 {:g}\n", s.name, mean_per_trial(s, "left_after_phase.0"));
-    for (std::size_t k = 0; k < s.phases.size(); ++k)
-      out += fmt::format("{:g} {:g}\n", s.phases[k].to_s, mean_per_trial(s, "left_after_phase." + std::to_string(k + 1)));
+    out += fmt::format("# {}: time (s), duplicate rows in the table\n", s.name);
+    // Sampled evenly over the plan where the rollout sampled (left_at_sample.<k>), so the lines
+    // cross where they did; else at the start and the end of each phase.
+    std::size_t samples = 0;
+    while (s.counts.count("left_at_sample." + std::to_string(samples))) ++samples;
+    if (samples > 1) {
+      const double end = s.phases.back().to_s;
+      for (std::size_t k = 0; k < samples; ++k)
+        out += fmt::format("{:g} {:g}\n", end * static_cast<double>(k) / static_cast<double>(samples - 1),
+                           mean_per_trial(s, "left_at_sample." + std::to_string(k)));
+    } else {
+      out += fmt::format("0 {:g}\n", mean_per_trial(s, "left_after_phase.0"));
+      for (std::size_t k = 0; k < s.phases.size(); ++k)
+        out += fmt::format("{:g} {:g}\n", s.phases[k].to_s, mean_per_trial(s, "left_after_phase." + std::to_string(k + 1)));
+    }
     out += "\n\n";
   }
   return out;
@@ -197,10 +209,10 @@ std::string rollout_data(const RunResults& r, std::vector<std::string>& plans) {
 std::string rollout_script(const std::vector<std::string>& plans) {
   static constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"};
   std::string body =
-      "set title 'Duplicate rows in the table at the start and at the end of each phase (mean over trials)'\n"
+      "set title 'Duplicate rows in the table over the rollout (mean over trials)'\n"
       "set xlabel 'time (s)'\nset ylabel 'duplicate rows'\nset yrange [0:*]\nset grid\nset key top right font ',8' noenhanced\nplot ";
   for (std::size_t i = 0; i < plans.size(); ++i)
-    body += fmt::format("{}'rollout.dat' index {} using 1:2 with linespoints lw 2 pt {} lc rgb '{}' dashtype {} title '{}'",
+    body += fmt::format("{}'rollout.dat' index {} using 1:2 with linespoints lw 2 pt {} ps 0.6 lc rgb '{}' dashtype {} title '{}'",
                         i == 0 ? "" : ", ", i, 5 + i % 4, kColours[i % std::size(kColours)], 1 + i % 4, escape(plans[i]));
   return both_formats("rollout", "900,420", "900,420", body + "\n");
 }

@@ -176,7 +176,10 @@ std::string table(const RunResults& r) {
       if (!note.per_trial || note.each_trial || in_columns(name, r.headline)) continue;
       auto it = s.counts.find(name);
       if (it == s.counts.end() || it->second.fired == 0) continue;
-      line += fmt::format("{}{} {:.6g}{} in {}", line.empty() ? "" : ", ", name, it->second.total,
+      // A duration summed over trials means nothing: its mean a trial does.
+      const bool duration = note.unit == "ms";
+      line += fmt::format("{}{} {}{} in {}", line.empty() ? "" : ", ", name,
+                          duration ? fmt::format("{:.6g} ms a trial", it->second.mean) : fmt::format("{:.6g}", it->second.total),
                           it->second.per_million ? " (" + rate(it->second.per_million->value) + " per M ops" +
                                                        (it->second.per_fault ? ", " + rate(it->second.per_fault->value) + " per fault" : "") + ")"
                                                  : "",

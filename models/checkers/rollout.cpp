@@ -26,6 +26,9 @@ class Rollout : public Checker {
             {.name = "created_in_phase.<n>", .unit = "rows", .meaning = "duplicates_created inserted in phase n of the rollout"},
             {.name = "left_after_phase.<n>", .unit = "rows",
              .meaning = "duplicate rows in the table at the end of phase n of the rollout (left_after_phase.0: at its start)", .per_operation = false},
+            {.name = "left_at_sample.<k>", .unit = "rows",
+             .meaning = "duplicate rows in the table k thirtieths of the way through the rollout's plan (the picture's lines)",
+             .per_operation = false},
             {.name = "operations_in_phase.<n>", .unit = "operations", .meaning = "logical operations begun in phase n", .per_operation = false},
             {.name = "failed_in_phase.<n>", .unit = "operations",
              .meaning = "logical operations begun in phase n that ended failed or gave up"},
@@ -84,6 +87,8 @@ class Rollout : public Checker {
     }
     for (std::size_t k = 0; k < log.duplicates_at.size(); ++k)
       out.set("left_after_phase." + std::to_string(k), static_cast<double>(log.duplicates_at[k]));
+    for (std::size_t k = 0; k < log.duplicates_sampled.size(); ++k)
+      out.set("left_at_sample." + std::to_string(k), static_cast<double>(log.duplicates_sampled[k]));
     double failed_ddl = 0;
     for (const auto& d : log.ddl) failed_ddl += d.code == db::Code::ok ? 0 : 1;
     out.set("ddl_statements", static_cast<double>(log.ddl.size()));

@@ -19,6 +19,10 @@ struct RolloutLog {
   /// Duplicate rows in the table (rows beyond the first of a key) at each boundary, taken as
   /// the trial reached it (fewer than the boundaries when the trial ended before its plan).
   std::vector<std::uint64_t> duplicates_at{};
+  /// Duplicate rows in the table at kSamples + 1 evenly spaced times from the start to the
+  /// plan's end (as the trial reached them): the rollout picture's lines, between phase ends.
+  static constexpr std::size_t kSamples = 30;
+  std::vector<std::uint64_t> duplicates_sampled{};
   /// Every row whose insert committed, deleted since or not, of a key that more than one such
   /// row had, in id order (filled at the end; the others are no duplicate, and a legacy table
   /// may hold millions).

@@ -109,10 +109,21 @@ std::size_t Rollout::code_index(const Deploy& deploy) const {
 
 void Rollout::drive() {
   const db::Database& database = env_.services().database->database();
-  std::size_t next = 0;
+  const auto duplicates = [&] {
+    return checkers::find_duplicates(database, plan_->table.name, plan_->table.key_column, 0).duplicate_rows;
+  };
+  constexpr auto kSamples = checkers::RolloutLog::kSamples;
+  const sim::Duration plan = log_.boundaries.back().time_since_epoch();
+  const auto sample_at = [&](std::size_t k) { return sim::Time{plan * static_cast<std::int64_t>(k) / static_cast<std::int64_t>(kSamples)}; };
+  std::size_t next = 0, sample = 0;
   for (const sim::Time boundary : log_.boundaries) {
+    for (; sample <= kSamples && sample_at(sample) < boundary; ++sample) {
+      sim::sleep_until(sample_at(sample));
+      log_.duplicates_sampled.push_back(duplicates());
+    }
     sim::sleep_until(boundary);
-    log_.duplicates_at.push_back(checkers::find_duplicates(database, plan_->table.name, plan_->table.key_column, 0).duplicate_rows);
+    log_.duplicates_at.push_back(duplicates());
+    for (; sample <= kSamples && sample_at(sample) == boundary; ++sample) log_.duplicates_sampled.push_back(log_.duplicates_at.back());
     if (boundary == log_.boundaries.back()) break;
     for (; next < plan_->steps.size() && sim::Time{plan_->steps[next].at} <= boundary; ++next) apply(plan_->steps[next]);
   }

@@ -4,12 +4,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "models/deployment.hpp"
 #include "models/rollout/rollout.hpp"
+#include "reports/report.hpp"
 #include "scenario_files.hpp"
 #include "support.hpp"
 
@@ -72,6 +75,28 @@ TEST_CASE("a deployed lock stops the duplicates the running check-then-insert cr
   // Nobody cleans: what was created is left.
   CHECK(total(s, "left_after_phase.3") == total(s, "duplicates_created"));
   CHECK(total(s, "duplicate_rows") == total(s, "duplicates_created"));
+}
+
+TEST_CASE("the rollout samples the table's duplicates evenly over its plan, agreeing with each phase end it falls on") {
+  const auto r = run(scenario({plan("lock", {{{"at_s", 20}, {"deploy", "redis-token-cas-unlock"}}})}, 30));
+  const auto& s = named(r, "lock");
+  // 31 samples, one every second: the one at 20 s is the first phase's end.
+  CHECK(total(s, "left_at_sample.0") == total(s, "left_after_phase.0"));
+  CHECK(total(s, "left_at_sample.20") == total(s, "left_after_phase.1"));
+  CHECK(total(s, "left_at_sample.30") == total(s, "left_after_phase.2"));
+  CHECK(s.counts.count("left_at_sample.31") == 0);
+  // Nobody cleans: the duplicates only grow while the old code runs, and stop once the lock is in.
+  CHECK(total(s, "left_at_sample.10") > total(s, "left_at_sample.1"));
+  CHECK(total(s, "left_at_sample.10") <= total(s, "left_at_sample.20"));
+  // The picture's data: a line of 31 points per plan, not two.
+  const auto folder = test::unique_temp_path("locksim-rollout");
+  locksim::reports::write_report(r, folder.string());
+  std::ifstream in(folder / "rollout.dat");
+  std::string line;
+  int points = 0;
+  while (std::getline(in, line)) points += !line.empty() && line[0] != '#';
+  std::filesystem::remove_all(folder);
+  CHECK(points == 31);
 }
 
 TEST_CASE("a rolling deploy leaves old servers inserting without the lock until the last one switches") {
