@@ -195,7 +195,11 @@ std::string duplicate_story(const Timeline& t) {
                                                                                       std::min(t.inserts.size(), kMostInsertsTold)));
   std::vector<std::string> parts;
   for (const auto& m : told) parts.push_back(fmt::format("{} at {}", label(m), at(m.at_s)));
-  std::string out = fmt::format("One key was inserted more than once: {}{}.", fmt::join(parts, "; "),
+  std::set<std::string> keys;
+  for (const auto& m : t.inserts) keys.insert(m.key);
+  std::string out = fmt::format("{} inserted more than once: {}{}.",
+                                keys.size() <= 1 ? std::string("One key was") : fmt::format("{} keys were", keys.size()),
+                                fmt::join(parts, "; "),
                                 t.inserts.size() > told.size() ? fmt::format("; and {} more inserts", t.inserts.size() - told.size())
                                                                : std::string());
   for (const auto& m : told) {

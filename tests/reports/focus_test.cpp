@@ -98,6 +98,10 @@ TEST_CASE("the property a search asked for picks the story where the trial shows
   CHECK(joined(lease.left_out).find("2 inserts of other duplicated keys") != std::string::npos);
   const auto dup = locksim::reports::focus(t, {"duplicate_rows 1"});
   REQUIRE(dup.told.inserts.size() == 2);
+  CHECK(joined(locksim::reports::explain(dup.told, {"duplicate_rows 1"})).starts_with("One key was inserted more than once: row 1 by"));
+  Timeline two_keys;  // a short trial, told whole, that duplicated two keys
+  two_keys.inserts = {{1, "s1", 0.1, "a"}, {2, "s2", 0.2, "a"}, {3, "s1", 0.3, "b"}, {4, "s2", 0.4, "b"}};
+  CHECK(joined(locksim::reports::explain(two_keys, {"duplicate_rows 2"})).starts_with("2 keys were inserted more than once: row 1 by"));
   CHECK(dup.at_s == Approx(0.905));  // the key became a duplicate at its second insert
 }
 
