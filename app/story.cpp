@@ -23,7 +23,6 @@ std::string wait_text(const models::db::LockWait& w) {
 
 namespace {
 
-
 std::string undone_text(const models::db::Result& r) {
   if (r.undone == models::db::Undone::nothing) return "";
   return fmt::format("{} ({} row change{})", r.undone == models::db::Undone::statement ? "statement" : "transaction", r.undone_rows,
@@ -254,6 +253,5 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   if (calls != nullptr) add_involved_messages(t, *calls, involved_operations(t, holders), end);
   return t;
 }
-
 
 }  // namespace locksim

@@ -19,11 +19,6 @@ namespace {
 // A hold's row in the picture and its tooltip: "<lock>  <holder>".
 std::string row_of(const Timeline::Bar& b) { return b.lock + "  " + b.holder; }
 
-// The node a lane runs on: "app-1 worker 4" runs on "app-1".
-std::string node_of(const std::string& lane) {
-  return lane.substr(0, lane.find(' '));
-}
-
 // An insert, as the diagram and the narration name it: "row 17 by app-1 worker 4, ...".
 std::string label(const Timeline::Mark& m) { return fmt::format("row {} by {}", m.row, m.who); }
 
@@ -113,7 +108,7 @@ const Timeline::Bar* held_at(const Timeline& t, const std::string& lane, double 
 }
 
 // A client's attempt (its request names its operation), not a call to a lock service.
-bool is_attempt(const Timeline::Message& m) { return m.from.starts_with("client ") && m.request.starts_with("op "); }
+bool is_attempt(const Timeline::Message& m) { return !attempt_of(m).empty(); }
 
 // Whether the reply reached the caller while it still waited.
 bool answered_in_time(const Timeline::Message& m) { return m.returned_s >= 0 && (m.gave_up_s < 0 || m.returned_s <= m.gave_up_s); }
@@ -300,6 +295,18 @@ std::vector<std::string> collapse_repeats(std::vector<std::string>&& paragraphs)
 }  // namespace
 
 std::string lane_of(const std::string& who) { return who.substr(0, who.find(',')); }
+
+std::string node_of(const std::string& lane) { return lane.substr(0, lane.find(' ')); }
+
+std::string attempt_of(const Timeline::Message& m) {
+  if (!m.from.starts_with("client ") || !m.request.starts_with("op ")) return "";
+  return m.request.substr(0, m.request.find(" attempt"));
+}
+
+bool failed(const Timeline::Statement& st) {
+  return !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
+         st.outcome.find("affected") == std::string::npos && st.outcome.find("row") == std::string::npos;
+}
 
 double lost_at(const Timeline::Bar& b) {
   if (b.service_to_s >= 0) return b.service_to_s;
@@ -696,9 +703,7 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     if (!st.undone.empty()) full += " (rolled back the " + st.undone + ")";
     for (const auto& w : st.waits) full += "; waited for " + w;
     if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(st.cycle, " -> "));
-    const bool failed = !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
-                        st.outcome.find("affected") == std::string::npos && st.outcome.find("row") == std::string::npos;
-    const std::string colour = failed ? "#d02020" : "#555555";
+    const std::string colour = failed(st) ? "#d02020" : "#555555";
     // A statement that took a time the diagram shows (a lock wait, a slow write) is drawn from
     // its issue to its answer, with its outcome on the answer's row; a quick one is one row.
     const bool spans = st.to_s - st.from_s >= 0.0005;

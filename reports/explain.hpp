@@ -22,6 +22,16 @@ std::string operation_of(const std::string& who);
 /// client 7, op 7 attempt 1"; a session's origin, "s1", is its own lane).
 std::string lane_of(const std::string& who);
 
+/// The node a lane runs on: "app-1" of "app-1 worker 4".
+std::string node_of(const std::string& lane);
+
+/// The operation a client's attempt is of: "op 7" of "op 7 attempt 2 (key 7)" sent by "client
+/// 7"; empty for a call to a lock service.
+std::string attempt_of(const Timeline::Message& m);
+
+/// Whether a statement ended in an error ("1062 Duplicate entry ...", not "1 affected" or "0 rows").
+bool failed(const Timeline::Statement& st);
+
 /// When the service ended a hold its holder still believed in (its lease ran out, another's
 /// DEL removed it); < 0: the service granted it as long as the holder believed.
 double lost_at(const Timeline::Bar& b);

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -95,20 +94,6 @@ std::vector<Violation> violations(const Timeline& t, Kind k) {
   return out;
 }
 
-// A statement that ended in an error ("1062 Duplicate entry ...", not "1 affected" or "0 rows").
-bool failed(const Timeline::Statement& st) {
-  return !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
-         st.outcome.find("affected") == std::string::npos && st.outcome.find("row") == std::string::npos;
-}
-
-std::string node_of(const std::string& lane) { return lane.substr(0, lane.find(' ')); }
-
-// An attempt's operation: "op 7" of "op 7 attempt 2 (key 7)"; empty for another call.
-std::string attempt_op(const Timeline::Message& m) {
-  if (!m.from.starts_with("client ") || !m.request.starts_with("op ")) return "";
-  return m.request.substr(0, m.request.find(" attempt"));
-}
-
 }  // namespace
 
 Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std::string& property) {
@@ -197,7 +182,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   // them; a node's background calls (renewals, keep-alives) within the story's window.
   std::map<std::string, std::vector<std::pair<double, double>>> on_it;  // worker lane -> when it worked on an attempt told
   for (const auto& m : t.messages) {
-    const std::string op = attempt_op(m);
+    const std::string op = attempt_of(m);
     if (op.empty() || !ops.count(op)) continue;
     span(m.sent_s, std::max({m.sent_s, m.returned_s, m.gave_up_s}));
     if (m.taken_s >= 0) on_it[m.to].emplace_back(m.taken_s, m.replied_s >= 0 ? m.replied_s : t.end_s);
@@ -207,7 +192,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   for (const auto& b : out.bars) nodes.insert(node_of(lane_of(b.holder)));
   for (const auto& [lane, spans] : on_it) nodes.insert(node_of(lane));
   for (const auto& m : t.messages) {
-    const std::string op = attempt_op(m);
+    const std::string op = attempt_of(m);
     bool keep = !op.empty() && ops.count(op) > 0;
     if (op.empty()) {
       if (const auto it = on_it.find(m.from); it != on_it.end())

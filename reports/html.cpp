@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include "reports/explain.hpp"
-#include "reports/focus.hpp"
 
 namespace locksim::reports::html {
 
@@ -69,9 +68,8 @@ std::string inline_svg(const std::string& svg_file, const std::string& prefix) {
   return svg;
 }
 
-std::string trial_section(const Timeline& t, const std::string& heading, const std::vector<std::string>& fired,
-                          const std::map<std::string, std::string>& meanings, const std::string& property) {
-  const Focus f = focus(t, fired, property);
+std::string trial_section(const Focus& f, const std::string& heading, const std::vector<std::string>& fired,
+                          const std::map<std::string, std::string>& meanings) {
   std::string out = fmt::format("<h3>{}</h3>\n", escape(heading));
   if (!fired.empty()) out += fmt::format("<p>Checkers that fired: <b>{}</b></p>\n", escape(fmt::format("{}", fmt::join(fired, ", "))));
   for (const auto& paragraph : explain(f.told, fired, meanings)) out += fmt::format("<p class=\"why\">{}</p>\n", escape(paragraph));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/focus.hpp"
 #include "reports/results.hpp"
 
 namespace locksim::reports::html {
@@ -22,10 +23,10 @@ std::string page(const std::string& title, const std::string& body);
 /// prefixed with `prefix` so that several plots on one page do not share them.
 std::string inline_svg(const std::string& svg_file, const std::string& prefix);
 
-/// A trial explained: why each violation happened, its sequence diagram, and its events in
-/// order, under `heading`; a long trial told around its finding (reports/focus.hpp), the one
-/// a search asked for (`property`) where it shows.
-std::string trial_section(const Timeline& timeline, const std::string& heading, const std::vector<std::string>& fired,
-                          const std::map<std::string, std::string>& meanings = {}, const std::string& property = "");
+/// A trial explained through its story (reports/focus.hpp: a long trial told around its
+/// finding): why each violation happened, its sequence diagram, and its events in order, under
+/// `heading`.
+std::string trial_section(const Focus& story, const std::string& heading, const std::vector<std::string>& fired,
+                          const std::map<std::string, std::string>& meanings = {});
 
 }  // namespace locksim::reports::html

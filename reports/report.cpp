@@ -475,7 +475,7 @@ std::string html_report(const RunResults& r, const std::string& folder, const st
   for (const auto& st : r.strategies) {
     if (!st.first_violation) continue;
     const auto& v = *st.first_violation;
-    explained += html::trial_section(v.timeline, fmt::format("{}: its first violating trial, seed {}", st.name, r.seed + v.trial), v.fired,
+    explained += html::trial_section(focus(v.timeline, v.fired), fmt::format("{}: its first violating trial, seed {}", st.name, r.seed + v.trial), v.fired,
                                          meanings);
     explained += fmt::format("<p class=\"muted\">Run it alone: <code>locksim run {} --strategy {} --seed {} --trials 1</code></p>\n",
                              escape(r.file.empty() ? r.scenario : r.file), escape(st.name), r.seed + v.trial);
@@ -506,7 +506,8 @@ std::string write_replay_report(const Timeline& t, const std::string& strategy, 
   const std::string name = "timeline-" + slug(strategy);
   // The picture draws the holds of the trial's story, a row each: past kMostPictureRows rows it
   // would be taller than a screen, and is not asked for.
-  const Timeline& told = focus(t, fired, property).told;
+  const Focus story = focus(t, fired, property);
+  const Timeline& told = story.told;
   Plotted drawn{false, fmt::format("{} lock holds in the story, more than the {} rows a picture shows", told.bars.size(),
                                    kMostPictureRows)};
   if (told.bars.size() <= kMostPictureRows) {
@@ -517,7 +518,7 @@ std::string write_replay_report(const Timeline& t, const std::string& strategy, 
   }
   std::string body = fmt::format("<h1>{}</h1>\n", html::escape(heading.empty() ? "Replay of " + strategy : heading));
   if (!claim.empty()) body += fmt::format("<p class=\"verdict\">Search: {}</p>\n", html::escape(claim));
-  body += html::trial_section(t, "One trial of " + strategy, fired, meanings, property);
+  body += html::trial_section(story, "One trial of " + strategy, fired, meanings);
   if (drawn && told.worth_drawing())
     body += "<h2>Who held which lock</h2>\n<div class=\"plot\">\n" + svg_of(staged.path(), name, 0) + "</div>\n";
   else if (!drawn && told.worth_drawing())
