@@ -9,60 +9,57 @@
 #include <set>
 
 #include "app/trial.hpp"
+#include "models/app/request.hpp"
 #include "models/db/sql.hpp"
-#include "reports/explain.hpp"
 
 namespace locksim {
 
-// A lock wait, in a few words.
-std::string wait_text(const models::db::LockWait& w) {
-  return fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
-                     w.behind.empty() ? std::string("nobody") : fmt::format("{}", fmt::join(w.behind, ", ")),
-                     std::chrono::duration<double, std::milli>(w.waited).count());
+using Who = reports::Timeline::Who;
+
+Who who_of_process(const std::string& node, const std::string& process) {
+  Who who{process, process, node};
+  const std::string worker = node + ".worker-";
+  if (process.starts_with(worker)) {
+    const std::string index = process.substr(worker.size());
+    if (!index.empty() && std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      who.worker = static_cast<std::uint32_t>(std::stoi(index) + 1);
+      who.lane = fmt::format("{} worker {}", node, who.worker);
+      return who;
+    }
+  }
+  if (process.starts_with(node + "."))
+    who.lane = node + " " + process.substr(node.size() + 1);
+  else if (!process.starts_with(node) && node != "clients")
+    who.lane = node + " " + process;
+  return who;
+}
+
+Who who_of(const std::string& origin) {
+  Who who{origin, origin, origin};
+  if (const auto o = models::Origin::read(origin)) {
+    who.node = o->server;
+    who.worker = o->worker;
+    who.lane = fmt::format("{} worker {}", o->server, o->worker);
+    who.client = o->client;
+    who.operation = static_cast<std::int64_t>(o->operation);
+    who.attempt = o->attempt;
+  }
+  return who;
 }
 
 namespace {
 
-std::string undone_text(const models::db::Result& r) {
-  if (r.undone == models::db::Undone::nothing) return "";
-  return fmt::format("{} ({} row change{})", r.undone == models::db::Undone::statement ? "statement" : "transaction", r.undone_rows,
-                     r.undone_rows == 1 ? "" : "s");
-}
-
-// What a statement came to, in a few words.
-std::string outcome_text(const models::db::Statement& st, const models::db::Result& r, std::size_t rows) {
-  if (!r.ok()) return r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", static_cast<int>(r.code), r.message);
-  using K = models::db::Statement::Kind;
-  if (st.kind == K::select) return fmt::format("{} row{}", rows, rows == 1 ? "" : "s");
-  if (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) {
-    std::string out = fmt::format("{} affected", r.affected);
-    if (r.insert_id != 0 && r.affected != 0) out += fmt::format(", id {}", r.insert_id);
-    if (r.warnings != 0) out += fmt::format(", {} warning{}", r.warnings, r.warnings == 1 ? "" : "s");
-    return out;
-  }
-  return "ok";
-}
-
-// A participant's lane, as the diagram names it: an app server's worker "app-1.worker-3" is
-// "app-1 worker 4" (as in a connection's origin), another process "<node>.<name>" is
-// "<node> <name>", and a caller a request named ("client 7") keeps its name.
-std::string lane_of_process(const std::string& node, const std::string& process) {
-  const std::string worker = node + ".worker-";
-  if (process.starts_with(worker)) {
-    const std::string index = process.substr(worker.size());
-    if (!index.empty() && std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      return fmt::format("{} worker {}", node, std::stoi(index) + 1);
-  }
-  if (process.starts_with(node + ".")) return node + " " + process.substr(node.size() + 1);
-  if (process.starts_with(node) || node == "clients") return process;
-  return node + " " + process;
+std::vector<Who> whos_of(const std::vector<std::string>& origins) {
+  std::vector<Who> out;
+  for (const auto& o : origins) out.push_back(who_of(o));
+  return out;
 }
 
 // The holders involved in what went wrong (their origins): those whose lock the service ended
 // under them or whose DEL removed another's, and those the service granted a lock to while its
 // earlier holder still believed it held it.
-std::set<std::string> involved_holders(const reports::Timeline& t) {
-  std::set<std::string> out;
+std::set<Who> involved_holders(const reports::Timeline& t) {
+  std::set<Who> out;
   for (const auto& b : t.bars) {
     if (b.service_to_s < 0 && b.deleted_by.empty() && b.removed.empty()) continue;
     out.insert(b.holder);
@@ -76,10 +73,10 @@ std::set<std::string> involved_holders(const reports::Timeline& t) {
 
 // The operations involved in what went wrong: those of the involved holders, of the inserts of
 // duplicated keys and of the statements involved.
-std::set<std::string> involved_operations(const reports::Timeline& t, const std::set<std::string>& holders) {
-  std::set<std::string> ops;
-  const auto add = [&](const std::string& who) {
-    if (std::string op = reports::operation_of(who); !op.empty()) ops.insert(std::move(op));
+std::set<std::int64_t> involved_operations(const reports::Timeline& t, const std::set<Who>& holders) {
+  std::set<std::int64_t> ops;
+  const auto add = [&](const Who& who) {
+    if (who.operation >= 0) ops.insert(who.operation);
   };
   for (const auto& who : holders) add(who);
   for (const auto& m : t.inserts) add(m.who);
@@ -90,12 +87,13 @@ std::set<std::string> involved_operations(const reports::Timeline& t, const std:
 // The calls of the involved operations: each attempt a client sent, the calls the worker that
 // took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests), and the
 // background calls on its node meanwhile. At most 400, the first ones.
-void add_involved_messages(reports::Timeline& t, const models::CallLog& log, const std::set<std::string>& ops, sim::Time end) {
+void add_involved_messages(reports::Timeline& t, const models::CallLog& log, const std::set<std::int64_t>& ops, sim::Time end) {
   constexpr std::size_t kMost = 400;
   const auto secs = [](sim::Time t) { return t == sim::kNever ? -1.0 : seconds(t); };
   const auto message = [&](const models::CallRecord& c) {
-    return reports::Timeline::Message{lane_of_process(c.caller_node, c.caller),
-                                      c.callee.empty() ? c.callee_node : lane_of_process(c.callee_node, c.callee),
+    return reports::Timeline::Message{who_of_process(c.caller_node, c.caller),
+                                      c.callee.empty() ? Who{c.callee_node, c.callee_node, c.callee_node}
+                                                       : who_of_process(c.callee_node, c.callee),
                                       c.request,
                                       c.reply,
                                       seconds(c.sent),
@@ -103,7 +101,9 @@ void add_involved_messages(reports::Timeline& t, const models::CallLog& log, con
                                       secs(c.taken),
                                       secs(c.answered),
                                       secs(c.returned),
-                                      secs(c.gave_up)};
+                                      secs(c.gave_up),
+                                      c.operation,
+                                      c.attempt};
   };
   // The attempts of the involved operations, and when their workers worked on them: per
   // worker, in the order it took them up (one at a time).
@@ -112,9 +112,9 @@ void add_involved_messages(reports::Timeline& t, const models::CallLog& log, con
   const auto& calls = log.calls();
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const auto& c = calls[i];
-    if (!c.request.starts_with("op ") || !ops.count(c.request.substr(0, c.request.find(" attempt")))) continue;
+    if (c.operation < 0 || !ops.count(c.operation)) continue;
     kept.insert(i);
-    if (!c.callee.empty()) windows[lane_of_process(c.callee_node, c.callee)].emplace_back(c.taken, std::min(c.answered, end));
+    if (!c.callee.empty()) windows[who_of_process(c.callee_node, c.callee).lane].emplace_back(c.taken, std::min(c.answered, end));
   }
   // On the nodes of those workers, from the first attempt taken up to the last answered: the
   // background calls that keep their locks and sessions alive (ZooKeeper pings, etcd
@@ -140,7 +140,7 @@ void add_involved_messages(reports::Timeline& t, const models::CallLog& log, con
       kept.insert(i);
       continue;
     }
-    const auto it = windows.find(lane_of_process(c.caller_node, c.caller));
+    const auto it = windows.find(who_of_process(c.caller_node, c.caller).lane);
     if (it == windows.end()) continue;
     // The last attempt the worker took up at or before the call: the call is its if it was still on it.
     const auto& w = it->second;
@@ -156,6 +156,19 @@ void add_involved_messages(reports::Timeline& t, const models::CallLog& log, con
 
 }  // namespace
 
+reports::LockWait lock_wait(const models::db::LockWait& w) {
+  return {w.mode, w.table, w.index, w.entry, w.behind, std::chrono::duration<double, std::milli>(w.waited).count()};
+}
+
+const char* undone_name(models::db::Undone undone) {
+  switch (undone) {
+    case models::db::Undone::nothing: return "";
+    case models::db::Undone::statement: return "statement";
+    case models::db::Undone::transaction: return "transaction";
+  }
+  return "";
+}
+
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
                                                               const std::set<std::string>& origins, bool all) {
   std::set<std::string> involved = origins;
@@ -165,15 +178,31 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
   for (const auto& s : log) {
     if (!all && !involved.count(s.who)) continue;
     if (out.size() == 200) break;
-    reports::Timeline::Statement st{seconds(s.start), seconds(s.end), s.who, models::db::sql::as_written(s.statement),
-                                    outcome_text(s.statement, s.result, s.rows)};
-    for (const auto& w : s.result.waits) {
-      st.waits.push_back(wait_text(w));
-      for (const auto& who : w.behind)
-        if (std::find(st.waited_for.begin(), st.waited_for.end(), who) == st.waited_for.end()) st.waited_for.push_back(who);
+    using Kind = reports::Timeline::Statement::Kind;
+    using SKind = models::db::Statement::Kind;
+    const SKind kind = s.statement.kind;
+    reports::Timeline::Statement st{seconds(s.start), seconds(s.end), who_of(s.who), models::db::sql::as_written(s.statement)};
+    st.kind = kind == SKind::select ? Kind::select
+              : kind == SKind::insert || kind == SKind::insert_if_absent || kind == SKind::update || kind == SKind::remove ? Kind::write
+                                                                                                                           : Kind::other;
+    const models::db::Result& r = s.result;
+    st.rows = static_cast<std::int64_t>(s.rows);
+    st.affected = r.affected;
+    st.insert_id = r.insert_id;
+    st.warnings = r.warnings;
+    if (!r.ok()) {
+      st.error = static_cast<int>(r.code);
+      st.message = r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", st.error, r.message);
     }
-    st.cycle = s.result.deadlock_cycle;
-    st.undone = undone_text(s.result);
+    for (const auto& w : r.waits) {
+      st.waits.push_back(lock_wait(w));
+      for (const auto& who : w.behind)
+        if (std::find_if(st.waited_for.begin(), st.waited_for.end(), [&](const Who& x) { return x.text == who; }) == st.waited_for.end())
+          st.waited_for.push_back(who_of(who));
+    }
+    st.cycle = whos_of(r.deadlock_cycle);
+    st.undone = undone_name(r.undone);
+    st.undone_rows = r.undone_rows;
     out.push_back(std::move(st));
   }
   return out;
@@ -188,7 +217,7 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
   using models::checkers::HoldEnd;
   using models::checkers::LockService;
   const sim::Time until = std::min(r.until, end);
-  reports::Timeline::Bar b{r.lock, r.who, seconds(r.from), seconds(until), r.lease_until == sim::kNever ? -1.0 : seconds(r.lease_until)};
+  reports::Timeline::Bar b{r.lock, who_of(r.who), seconds(r.from), seconds(until), r.lease_until == sim::kNever ? -1.0 : seconds(r.lease_until)};
   const HoldEnd why = models::checkers::LockMonitor::end_of(r, end);
   sim::Time service_end = r.service_until;
   if (why == HoldEnd::expired && service_end == sim::kNever) service_end = r.lease_until;
@@ -198,8 +227,8 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
   }
   static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd"};
   b.service = kServices[static_cast<int>(r.service)];
-  if (r.deleted_by) b.deleted_by = locks.records()[*r.deleted_by].who;
-  if (r.removed) b.removed = locks.records()[*r.removed].who;
+  if (r.deleted_by) b.deleted_by = who_of(locks.records()[*r.deleted_by].who);
+  if (r.removed) b.removed = who_of(locks.records()[*r.removed].who);
   using End = reports::Timeline::End;
   switch (why) {
     case HoldEnd::held: b.end = End::held; break;
@@ -239,16 +268,16 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   for (const auto& [node, since] : down_since) t.bands.push_back({engine.node_name(node), seconds(since), t.end_s, "down"});
   std::map<std::string, int> per_key;
   for (const auto& row : rows) ++per_key[std::get<std::string>(row.row.values.at("open_id"))];
-  std::set<std::string> inserted_duplicates;
+  std::set<std::string> inserted_duplicates;  // by their origin
   for (const auto& row : rows)  // the trial's own inserts: a seeded row was there before it began
     if (per_key[std::get<std::string>(row.row.values.at("open_id"))] > 1 && row.origin.transaction != 0) {
-      t.inserts.push_back({row.row.id, row.origin.who, seconds(row.origin.inserted_at),
+      t.inserts.push_back({row.row.id, who_of(row.origin.who), seconds(row.origin.inserted_at),
                            std::get<std::string>(row.row.values.at("open_id"))});
       inserted_duplicates.insert(row.origin.who);
     }
-  const std::set<std::string> holders = involved_holders(t);
+  const std::set<Who> holders = involved_holders(t);
   std::set<std::string> origins = inserted_duplicates;
-  origins.insert(holders.begin(), holders.end());
+  for (const auto& h : holders) origins.insert(h.text);
   t.statements = involved_statements(log, origins);
   if (calls != nullptr) add_involved_messages(t, *calls, involved_operations(t, holders), end);
   return t;

@@ -16,8 +16,20 @@
 
 namespace locksim {
 
-/// A statement's lock wait: "X on t.PRIMARY 3, behind s1, 12.0 ms".
-std::string wait_text(const models::db::LockWait& w);
+/// A connection's or a lock holder's origin as the story keeps it: an app server's worker on a
+/// client's attempt (models::Origin: lane "app-1 worker 4", node, worker, client, operation,
+/// attempt), else a process's own name ("s1", "cleanup job"), its own lane and node.
+reports::Timeline::Who who_of(const std::string& origin);
+
+/// A call's participant: an app server's worker "app-1.worker-3" is the lane "app-1 worker 4"
+/// (as in a connection's origin), another process "<node>.<name>" is "<node> <name>", and a
+/// caller a request named ("client 7") keeps its name.
+reports::Timeline::Who who_of_process(const std::string& node, const std::string& process);
+
+/// A statement's lock wait, as reports keep it.
+reports::LockWait lock_wait(const models::db::LockWait& w);
+/// What a failed statement undid: "statement", "transaction"; "" for nothing.
+const char* undone_name(models::db::Undone undone);
 
 /// The statements of the operations involved in what went wrong: every statement of an
 /// operation (a connection's origin) that waited for a lock, failed, or is in `origins`; with

@@ -17,12 +17,19 @@ namespace locksim::reports {
 namespace {
 
 // A hold's row in the picture and its tooltip: "<lock>  <holder>".
-std::string row_of(const Timeline::Bar& b) { return b.lock + "  " + b.holder; }
+std::string row_of(const Timeline::Bar& b) { return b.lock + "  " + b.holder.text; }
 
 // An insert, as the diagram and the narration name it: "row 17 by app-1 worker 4, ...".
-std::string label(const Timeline::Mark& m) { return fmt::format("row {} by {}", m.row, m.who); }
+std::string label(const Timeline::Mark& m) { return fmt::format("row {} by {}", m.row, m.who.text); }
 
 std::string at(double s) { return fmt::format("t={:.3f} s", s); }
+
+// Whos as their origins name them.
+std::vector<std::string> texts(const std::vector<Timeline::Who>& whos) {
+  std::vector<std::string> out;
+  for (const auto& w : whos) out.push_back(w.text);
+  return out;
+}
 
 // The bands of `node` that cover `t`.
 const Timeline::Band* band_at(const Timeline& t, const std::string& node, double s) {
@@ -49,32 +56,32 @@ std::string lost_words(const Timeline::Bar& b) {
 // holder's node was paused or down.
 std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   const std::string& lock = b.lock;
-  const std::string& holder = b.holder;
+  const Timeline::Who& holder = b.holder;
   const double lost = lost_at(b);
   std::string out;
   if (!b.deleted_by.empty()) {
     out = fmt::format("{}'s DEL at {} removed {}'s lock on {}: {} no longer held that lock, and a plain DEL removes whoever's "
                       "lock is there (a wrong unlock; a compare-and-delete of its own value would have removed nothing). {} still "
                       "believed it held the lock (until {}).",
-                      lane_of(b.deleted_by), at(lost), lane_of(holder), lock, lane_of(b.deleted_by), lane_of(holder), at(b.to_s));
+                      b.deleted_by.lane, at(lost), holder.lane, lock, b.deleted_by.lane, holder.lane, at(b.to_s));
   } else {
     const std::string what = b.service == "zookeeper" ? fmt::format("ZooKeeper session expired at {}, and its lock node under {} went with it", at(lost), lock)
                              : b.service == "etcd"    ? fmt::format("etcd lease expired at {}, and its key under {} went with it", at(lost), lock)
                                                       : fmt::format("lease on {} ran out at the lock service at {}", lock, at(lost));
-    out = fmt::format("{}'s {}, while {} still believed it held the lock (until {}).", lane_of(holder), what, lane_of(holder),
+    out = fmt::format("{}'s {}, while {} still believed it held the lock (until {}).", holder.lane, what, holder.lane,
                       at(b.to_s));
-    if (const auto* band = band_at(t, node_of(lane_of(holder)), lost))
+    if (const auto* band = band_at(t, holder.node, lost))
       out += fmt::format(" Its node {} was {}: nothing ran on it, so it could neither renew the lease nor notice it ending.",
                          band->node, band_words(*band));
   }
   std::vector<std::string> next;  // who took the lock in the gap, and what they inserted
   for (const auto& other : t.bars) {
     const std::string& other_lock = other.lock;
-    const std::string& other_holder = other.holder;
+    const Timeline::Who& other_holder = other.holder;
     if (&other == &b || other_lock != lock || other.from_s < lost || other.from_s >= b.to_s) continue;
-    std::string took = fmt::format("{} at {}", lane_of(other_holder), at(other.from_s));
+    std::string took = fmt::format("{} at {}", other_holder.lane, at(other.from_s));
     for (const auto& m : t.inserts)
-      if (lane_of(m.who) == lane_of(other_holder) && other.from_s <= m.at_s && m.at_s <= other.to_s)
+      if (m.who.lane == other_holder.lane && other.from_s <= m.at_s && m.at_s <= other.to_s)
         took += fmt::format(", which inserted at {}", at(m.at_s));
     next.push_back(std::move(took));
   }
@@ -103,12 +110,12 @@ std::string granted_words(const Timeline::Bar& b, const std::string& lock) {
 // The hold of `who` on any lock at `s`, if any.
 const Timeline::Bar* held_at(const Timeline& t, const std::string& lane, double s) {
   for (const auto& b : t.bars)
-    if (lane_of(b.holder) == lane && b.from_s <= s && s <= b.to_s) return &b;
+    if (b.holder.lane == lane && b.from_s <= s && s <= b.to_s) return &b;
   return nullptr;
 }
 
 // A client's attempt (its request names its operation), not a call to a lock service.
-bool is_attempt(const Timeline::Message& m) { return !attempt_of(m).empty(); }
+bool is_attempt(const Timeline::Message& m) { return m.operation >= 0; }
 
 // Whether the reply reached the caller while it still waited.
 bool answered_in_time(const Timeline::Message& m) { return m.returned_s >= 0 && (m.gave_up_s < 0 || m.returned_s <= m.gave_up_s); }
@@ -130,54 +137,53 @@ struct Folded {
 
 std::vector<Folded> fold_messages(const Timeline& t) {
   std::vector<Folded> out;
-  std::map<std::string, std::size_t> last;  // a caller's latest entry
+  std::map<std::string, std::size_t> last;  // a caller's latest entry, by its lane
   for (const auto& m : t.messages) {
-    const auto it = last.find(m.from);
+    const auto it = last.find(m.from.lane);
     if (it != last.end()) {
       Folded& f = out[it->second];
       const Timeline::Message& before = *f.message;
-      if (!is_attempt(m) && before.to == m.to && before.request == m.request && before.reply == m.reply &&
+      if (!is_attempt(m) && before.to.lane == m.to.lane && before.request == m.request && before.reply == m.reply &&
           (before.gave_up_s < 0) == (m.gave_up_s < 0)) {
         ++f.times;
         f.last_s = m.sent_s;
         continue;
       }
     }
-    last[m.from] = out.size();
+    last[m.from.lane] = out.size();
     out.push_back({&m, 1, m.sent_s});
   }
   return out;
 }
 
-// The attempts a client sent for operation `op` ("op 7"), in order.
-std::vector<const Timeline::Message*> attempts_of(const Timeline& t, const std::string& op) {
+// The attempts a client sent for operation `op`, in order.
+std::vector<const Timeline::Message*> attempts_of(const Timeline& t, std::int64_t op) {
   std::vector<const Timeline::Message*> out;
   for (const auto& m : t.messages)
-    if (is_attempt(m) && m.request.starts_with(op + " attempt ")) out.push_back(&m);
+    if (is_attempt(m) && m.operation == op) out.push_back(&m);
   return out;
 }
 
 // An operation retried after a timeout whose attempts both went on: each attempt, who took it
 // up and when, and when the client gave up on it.
-std::string retry_story(const Timeline& t, const std::string& op) {
+std::string retry_story(const Timeline& t, std::int64_t op) {
   const auto attempts = attempts_of(t, op);
   if (attempts.size() < 2) return "";
   std::vector<std::string> told;
   bool any_went_on = false;
   for (const auto* m : attempts) {
-    const std::string attempt = m->request.substr(0, m->request.find(" ("));
-    std::string part = fmt::format("{} at {}", attempt.substr(attempt.find("attempt")), at(m->sent_s));
-    if (m->taken_s >= 0) part += fmt::format(", taken up by {} at {}", m->to, at(m->taken_s));
+    std::string part = fmt::format("attempt {} at {}", m->attempt, at(m->sent_s));
+    if (m->taken_s >= 0) part += fmt::format(", taken up by {} at {}", m->to.lane, at(m->taken_s));
     const bool went_on = m->taken_s >= 0 && m->gave_up_s >= 0 && (m->replied_s < 0 || m->replied_s > m->gave_up_s);
     if (m->gave_up_s >= 0)
       part += fmt::format("; the client got no answer in {:.3f} s and gave up on it at {}{}", m->gave_up_s - m->sent_s, at(m->gave_up_s),
-                          went_on ? fmt::format(", while {} still worked on it", m->to) : "");
+                          went_on ? fmt::format(", while {} still worked on it", m->to.lane) : "");
     else if (!m->reply.empty() && m->reply != "ok")
       part += fmt::format(", answered {}", m->reply);
     any_went_on = any_went_on || went_on;
     told.push_back(std::move(part));
   }
-  return fmt::format(" {} sent {} {} times: {}.{}", attempts.front()->from, op, attempts.size(), fmt::join(told, "; "),
+  return fmt::format(" {} sent op {} {} times: {}.{}", attempts.front()->from.lane, op, attempts.size(), fmt::join(told, "; "),
                      any_went_on ? " Each attempt is a request of its own to the servers: an attempt its client gave up on went on "
                                    "beside its retry."
                                  : "");
@@ -198,7 +204,7 @@ std::string duplicate_story(const Timeline& t) {
                                 t.inserts.size() > told.size() ? fmt::format("; and {} more inserts", t.inserts.size() - told.size())
                                                                : std::string());
   for (const auto& m : told) {
-    const std::string lane = lane_of(m.who);
+    const std::string lane = m.who.lane;
     const Timeline::Bar* hold = held_at(t, lane, m.at_s);
     if (hold == nullptr) {
       out += t.bars.empty() ? "" : fmt::format(" {} inserted without holding a lock.", lane);
@@ -207,23 +213,23 @@ std::string duplicate_story(const Timeline& t) {
     const std::string& lock = hold->lock;
     if (!hold->deleted_by.empty() && lost_at(*hold) < m.at_s) {
       out += fmt::format(" {} inserted believing it held {}, but {}'s DEL had removed its lock at {}", lane, lock,
-                         lane_of(hold->deleted_by), at(lost_at(*hold)));
+                         hold->deleted_by.lane, at(lost_at(*hold)));
       out += ": it went on still believing it held the lock, and inserted what another holder had inserted.";
     } else if (lost_at(*hold) >= 0 && lost_at(*hold) < m.at_s) {
       const char* lost = hold->service == "zookeeper" ? "its ZooKeeper session had expired"
                          : hold->service == "etcd"    ? "its etcd lease had expired"
                                                       : "its lease had run out";
       out += fmt::format(" {} inserted believing it held {}, but {} at {}", lane, lock, lost, at(lost_at(*hold)));
-      if (const auto* band = band_at(t, node_of(lane), lost_at(*hold))) out += fmt::format(" while its node was {}", band_words(*band));
+      if (const auto* band = band_at(t, m.who.node, lost_at(*hold))) out += fmt::format(" while its node was {}", band_words(*band));
       out += ": it woke still believing it held the lock, and inserted again what another holder had inserted.";
     } else {
       out += fmt::format(" {} held {} when it inserted.", lane, lock);
     }
   }
-  std::set<std::string> ops;
-  for (const auto& m : told) ops.insert(operation_of(m.who));
-  for (const auto& op : ops)
-    if (!op.empty()) out += retry_story(t, op);
+  std::set<std::int64_t> ops;
+  for (const auto& m : told)
+    if (m.who.operation >= 0) ops.insert(m.who.operation);
+  for (const auto op : ops) out += retry_story(t, op);
   if (t.inserts.size() > 1 && t.statements.empty())
     out += " Nothing in the database refused the second insert: no unique index on the key stood behind the lock.";
   return out;
@@ -231,12 +237,12 @@ std::string duplicate_story(const Timeline& t) {
 
 std::string deadlock_story(const Timeline::Statement& st) {
   std::vector<std::string> lanes;
-  for (const auto& who : st.cycle) lanes.push_back(lane_of(who));
+  for (const auto& who : st.cycle) lanes.push_back(who.lane);
   std::string out = fmt::format("A deadlock at {}: {} each held a lock another on the cycle waited for ({}). InnoDB found the "
                                 "cycle when {} asked for a lock, chose {} as the victim and ended its statement with 1213, rolling "
                                 "back its {}",
-                                at(st.to_s), fmt::join(lanes, " and "), fmt::join(lanes, " -> "), lane_of(st.who),
-                                lanes.empty() ? lane_of(st.who) : lanes.front(), st.undone.empty() ? "transaction" : st.undone);
+                                at(st.to_s), fmt::join(lanes, " and "), fmt::join(lanes, " -> "), st.who.lane,
+                                lanes.empty() ? st.who.lane : lanes.front(), st.undone.empty() ? "transaction" : undone_words(st));
   out += "; the other went on once its lock was free. Two transactions that take the same locks in different orders, "
          "or a shared lock each then needs exclusive, deadlock: retry the victim's transaction.";
   return out;
@@ -294,18 +300,26 @@ std::vector<std::string> collapse_repeats(std::vector<std::string>&& paragraphs)
 
 }  // namespace
 
-std::string lane_of(const std::string& who) { return who.substr(0, who.find(',')); }
+std::string operation_of(const Timeline::Who& who) { return who.operation < 0 ? "" : fmt::format("op {}", who.operation); }
 
-std::string node_of(const std::string& lane) { return lane.substr(0, lane.find(' ')); }
+std::string attempt_of(const Timeline::Message& m) { return m.operation < 0 ? "" : fmt::format("op {}", m.operation); }
 
-std::string attempt_of(const Timeline::Message& m) {
-  if (!m.from.starts_with("client ") || !m.request.starts_with("op ")) return "";
-  return m.request.substr(0, m.request.find(" attempt"));
+bool failed(const Timeline::Statement& st) { return st.error != 0; }
+
+std::string outcome_words(const Timeline::Statement& st) {
+  if (failed(st)) return st.message;
+  using Kind = Timeline::Statement::Kind;
+  if (st.kind == Kind::select) return fmt::format("{} row{}", st.rows, st.rows == 1 ? "" : "s");
+  if (st.kind == Kind::other) return "ok";
+  std::string out = fmt::format("{} affected", st.affected);
+  if (st.insert_id != 0 && st.affected != 0) out += fmt::format(", id {}", st.insert_id);
+  if (st.warnings != 0) out += fmt::format(", {} warning{}", st.warnings, st.warnings == 1 ? "" : "s");
+  return out;
 }
 
-bool failed(const Timeline::Statement& st) {
-  return !st.outcome.empty() && std::isdigit(static_cast<unsigned char>(st.outcome.front())) &&
-         st.outcome.find("affected") == std::string::npos && st.outcome.find("row") == std::string::npos;
+std::string undone_words(const Timeline::Statement& st) {
+  if (st.undone.empty()) return "";
+  return fmt::format("{} ({} row change{})", st.undone, st.undone_rows, st.undone_rows == 1 ? "" : "s");
 }
 
 double lost_at(const Timeline::Bar& b) {
@@ -321,7 +335,7 @@ std::string ended_words(const Timeline::Bar& b) {
     case End::held: break;
     case End::released: out = "released"; break;
     case End::expired: out = "expired at " + at; break;
-    case End::deleted: out = fmt::format("deleted by {} at {} (wrong unlock)", b.deleted_by, at); break;
+    case End::deleted: out = fmt::format("deleted by {} at {} (wrong unlock)", b.deleted_by.text, at); break;
     case End::session_expired:
     case End::lease_expired:
       out = fmt::format("{}{} ({})", b.end == End::lease_expired ? "lease expired" : "session expired",
@@ -332,15 +346,8 @@ std::string ended_words(const Timeline::Bar& b) {
   }
   if (!b.renewals_s.empty())
     out += fmt::format("{}renewed {} time{}", out.empty() ? "" : ", ", b.renewals_s.size(), b.renewals_s.size() == 1 ? "" : "s");
-  if (!b.removed.empty()) out += fmt::format("{}its DEL removed {}'s lock (wrong unlock)", out.empty() ? "" : "; ", b.removed);
+  if (!b.removed.empty()) out += fmt::format("{}its DEL removed {}'s lock (wrong unlock)", out.empty() ? "" : "; ", b.removed.text);
   return out;
-}
-
-std::string operation_of(const std::string& who) {
-  const auto at = who.find(", op ");
-  if (at == std::string::npos) return "";
-  const auto end = who.find(" attempt", at);
-  return who.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
 }
 
 namespace {
@@ -353,7 +360,7 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
                                                     : fmt::format("{} crashed; back at t={:.3f} s", b.node, b.to_s));
   for (const auto& b : t.bars) {
     const std::string& lock = b.lock;
-  const std::string& holder = b.holder;
+    const std::string& holder = b.holder.text;
     lines.emplace_back(b.from_s, b.service.empty() ? fmt::format("{} acquired it", row_of(b))
                                                    : fmt::format("{}: {}", holder, granted_words(b, lock)));
     // Renewals: the first few, then how many in all.
@@ -365,14 +372,14 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
                                                           b.renewals_s.size()));
     if (!b.deleted_by.empty())
       lines.emplace_back(lost_at(b), fmt::format("{}: DEL {} removed {}'s lock (a wrong unlock); {} still believes it holds it",
-                                                 lane_of(b.deleted_by), lock, lane_of(holder), lane_of(holder)));
+                                                 b.deleted_by.lane, lock, b.holder.lane, b.holder.lane));
     else if (lost_at(b) >= 0)  // only a lease that ran out while its holder still held on
       lines.emplace_back(lost_at(b), fmt::format("{}: {}", row_of(b), lost_words(b)));
     std::string end = fmt::format("{} stopped believing it holds it", row_of(b));
     if (b.end == Timeline::End::released)
       end = fmt::format("{}: unlocked {}; its own lock was still there and went", holder, lock);
     else if (!b.removed.empty())
-      end = fmt::format("{}: DEL {} removed {}'s lock, not its own (a wrong unlock)", holder, lock, lane_of(b.removed));
+      end = fmt::format("{}: DEL {} removed {}'s lock, not its own (a wrong unlock)", holder, lock, b.removed.lane);
     else if (b.end == Timeline::End::session_expired)
       end = fmt::format("{}: its ZooKeeper session had expired and its lock node with it; it let go of {}", holder, lock);
     else if (b.end == Timeline::End::lease_expired)
@@ -387,21 +394,21 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
   for (const auto& f : fold_messages(t)) {
     const Timeline::Message& m = *f.message;
     if (is_attempt(m)) {
-      lines.emplace_back(m.sent_s, fmt::format("{} sends {} to {}", m.from, m.request, node_of(m.to)));
+      lines.emplace_back(m.sent_s, fmt::format("{} sends {} to {}", m.from.lane, m.request, m.to.node));
       if (m.taken_s >= 0)
-        lines.emplace_back(m.taken_s, fmt::format("{} takes up {} from {} ({:.3f} s after it was sent)", m.to, m.request, m.from,
+        lines.emplace_back(m.taken_s, fmt::format("{} takes up {} from {} ({:.3f} s after it was sent)", m.to.lane, m.request, m.from.lane,
                                                   m.taken_s - m.sent_s));
       else if (m.arrived_s >= 0)
-        lines.emplace_back(m.arrived_s, fmt::format("{} receives {} from {}; no worker takes it up", m.to, m.request, m.from));
+        lines.emplace_back(m.arrived_s, fmt::format("{} receives {} from {}; no worker takes it up", m.to.lane, m.request, m.from.lane));
       if (m.gave_up_s >= 0)
-        lines.emplace_back(m.gave_up_s, fmt::format("{}: no answer to {} in {:.3f} s: it gives up on that attempt", m.from, m.request,
+        lines.emplace_back(m.gave_up_s, fmt::format("{}: no answer to {} in {:.3f} s: it gives up on that attempt", m.from.lane, m.request,
                                                     m.gave_up_s - m.sent_s));
       if (m.replied_s >= 0)
-        lines.emplace_back(m.replied_s, fmt::format("{} answers {}: {}{}", m.to, m.request, m.reply,
-                                                    answered_in_time(m) ? "" : fmt::format(", but {} is no longer waiting", m.from)));
+        lines.emplace_back(m.replied_s, fmt::format("{} answers {}: {}{}", m.to.lane, m.request, m.reply,
+                                                    answered_in_time(m) ? "" : fmt::format(", but {} is no longer waiting", m.from.lane)));
       continue;
     }
-    std::string line = fmt::format("{} -> {}: {}", m.from, m.to, m.request);
+    std::string line = fmt::format("{} -> {}: {}", m.from.lane, m.to.lane, m.request);
     if (answered_in_time(m))
       line += " -> " + reply_words(m);
     else if (m.gave_up_s >= 0)
@@ -410,10 +417,10 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
     lines.emplace_back(m.sent_s, std::move(line));
   }
   for (const auto& st : t.statements) {
-    std::string line = fmt::format("{}: {} -> {}", st.who, st.sql, st.outcome);
-    if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", st.undone);
-    for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", w);
-    if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(st.cycle, " -> "), st.cycle.front());
+    std::string line = fmt::format("{}: {} -> {}", st.who.text, st.sql, outcome_words(st));
+    if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", undone_words(st));
+    for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", wait_words(w));
+    if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(texts(st.cycle), " -> "), st.cycle.front().text);
     lines.emplace_back(st.from_s, std::move(line));
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -461,11 +468,11 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
       out.push_back(deadlock_story(st));
       told.insert("deadlocks");
       told.insert("errors.1213");
-    } else if (st.outcome.starts_with("1205")) {
+    } else if (st.error == 1205) {
       out.push_back(fmt::format("At {} {} gave up waiting for a lock (1205, the lock wait timeout) while running {}{}; only the "
                                 "statement was rolled back, and the transaction stays open.",
-                                at(st.to_s), lane_of(st.who), st.sql,
-                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(st.waited_for, ", "))));
+                                at(st.to_s), st.who.lane, st.sql,
+                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(texts(st.waited_for), ", "))));
       told.insert("errors.1205");
     }
   }
@@ -629,23 +636,29 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   // first appearance.
   std::vector<std::string> order;
   std::map<std::string, int> weight;
-  const auto see = [&](const std::string& lane, int w) {
-    if (!weight.count(lane)) order.push_back(lane);
-    weight[lane] += w;
+  std::map<std::string, std::string> node_of_lane;
+  const auto see = [&](const Timeline::Who& who, int w) {
+    if (!weight.count(who.lane)) order.push_back(who.lane);
+    weight[who.lane] += w;
+    node_of_lane.try_emplace(who.lane, who.node);
   };
-  for (const auto& m : t.inserts) see(lane_of(m.who), 100);
+  const auto node_of = [&](const std::string& lane) {
+    const auto it = node_of_lane.find(lane);
+    return it == node_of_lane.end() ? lane : it->second;
+  };
+  for (const auto& m : t.inserts) see(m.who, 100);
   for (const auto& st : t.statements) {
-    see(lane_of(st.who), st.cycle.empty() && st.waits.empty() ? 1 : 50);
-    for (const auto& w : st.waited_for) see(lane_of(w), 20);
+    see(st.who, st.cycle.empty() && st.waits.empty() ? 1 : 50);
+    for (const auto& w : st.waited_for) see(w, 20);
   }
   for (const auto& b : t.bars) {
-    see(lane_of(b.holder), lost_at(b) >= 0 ? 60 : 2);
-    if (!b.deleted_by.empty()) see(lane_of(b.deleted_by), 60);
+    see(b.holder, lost_at(b) >= 0 ? 60 : 2);
+    if (!b.deleted_by.empty()) see(b.deleted_by, 60);
   }
   for (const auto& b : t.bands) {
     bool any = false;
     for (const auto& lane : order) any = any || node_of(lane) == b.node;
-    if (!any) see(b.node, 10);
+    if (!any) see({b.node, b.node, b.node}, 10);
   }
   const std::vector<Folded> messages = fold_messages(t);
   std::set<std::string> services;  // lanes that only answer calls: Redis nodes, ZooKeeper, etcd
@@ -653,9 +666,9 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const Timeline::Message& m = *f.message;
     see(m.from, is_attempt(m) ? 40 : 1);
     see(m.to, is_attempt(m) ? 1 : 30);
-    if (!is_attempt(m)) services.insert(m.to);
+    if (!is_attempt(m)) services.insert(m.to.lane);
   }
-  for (const auto& f : messages) services.erase(f.message->from);
+  for (const auto& f : messages) services.erase(f.message->from.lane);
   std::vector<std::string> lanes = order;
   std::stable_sort(lanes.begin(), lanes.end(), [&](const auto& a, const auto& b) { return weight[a] > weight[b]; });
   const std::size_t folded_lanes = lanes.size() > max_lanes ? lanes.size() - max_lanes : 0;
@@ -676,16 +689,15 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   std::vector<Busy> busy;
   for (const auto& b : t.bars) {
     const std::string& lock = b.lock;
-  const std::string& holder = b.holder;
-    const std::string lane = lane_of(holder);
+    const std::string& lane = b.holder.lane;
     rows.push_back({b.from_s, lane, "acquired " + lock, row_of(b) + " acquired", "#3060c0"});
     if (!b.deleted_by.empty()) {
       // The wrong unlock: the DEL in the deleter's lane, pointing at the holder it robbed.
-      const std::string full = fmt::format("{}'s DEL removed {}'s lock on {} (a wrong unlock)", lane_of(b.deleted_by), lane, lock);
-      Row del{lost_at(b), lane_of(b.deleted_by), "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}};
+      const std::string full = fmt::format("{}'s DEL removed {}'s lock on {} (a wrong unlock)", b.deleted_by.lane, lane, lock);
+      Row del{lost_at(b), b.deleted_by.lane, "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}};
       del.removes = true;
       rows.push_back(std::move(del));
-      rows.push_back({lost_at(b), lane, "lock deleted by " + lane_of(b.deleted_by), full, "#d02020"});
+      rows.push_back({lost_at(b), lane, "lock deleted by " + b.deleted_by.lane, full, "#d02020"});
     } else if (lost_at(b) >= 0) {
       const std::string what = b.service == "zookeeper" ? "session expired" : b.service == "etcd" ? "lease expired" : "lease ran out";
       rows.push_back({lost_at(b), lane, what + ": " + lock, row_of(b) + ": " + lost_words(b), "#d08020"});
@@ -699,26 +711,27 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
                     row_of(b) + ": no longer believes it holds it" + (ended.empty() ? "" : " (" + ended + ")"), "#3060c0"});
   }
   for (const auto& st : t.statements) {
-    std::string full = st.sql + " -> " + st.outcome;
-    if (!st.undone.empty()) full += " (rolled back the " + st.undone + ")";
-    for (const auto& w : st.waits) full += "; waited for " + w;
-    if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(st.cycle, " -> "));
+    const std::string outcome = outcome_words(st);
+    std::string full = st.sql + " -> " + outcome;
+    if (!st.undone.empty()) full += " (rolled back the " + undone_words(st) + ")";
+    for (const auto& w : st.waits) full += "; waited for " + wait_words(w);
+    if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(texts(st.cycle), " -> "));
     const std::string colour = failed(st) ? "#d02020" : "#555555";
     // A statement that took a time the diagram shows (a lock wait, a slow write) is drawn from
     // its issue to its answer, with its outcome on the answer's row; a quick one is one row.
     const bool spans = st.to_s - st.from_s >= 0.0005;
-    Row r{st.from_s, lane_of(st.who), spans ? st.sql : st.sql + " -> " + st.outcome, full, spans ? "#555555" : colour};
-    r.keep_end = spans ? "" : " -> " + st.outcome;
-    for (const auto& w : st.waited_for) r.arrows_to.push_back(lane_of(w));
+    Row r{st.from_s, st.who.lane, spans ? st.sql : st.sql + " -> " + outcome, full, spans ? "#555555" : colour};
+    r.keep_end = spans ? "" : " -> " + outcome;
+    for (const auto& w : st.waited_for) r.arrows_to.push_back(w.lane);
     rows.push_back(std::move(r));
     if (spans) {
-      Row answer{st.to_s, lane_of(st.who), "-> " + st.outcome, full, colour};
+      Row answer{st.to_s, st.who.lane, "-> " + outcome, full, colour};
       answer.keep_end = answer.text;
       rows.push_back(std::move(answer));
-      busy.push_back({lane_of(st.who), st.from_s, st.to_s, !st.waits.empty(), full});
+      busy.push_back({st.who.lane, st.from_s, st.to_s, !st.waits.empty(), full});
     }
   }
-  for (const auto& m : t.inserts) rows.push_back({m.at_s, lane_of(m.who), "DUPLICATE: " + label(m), label(m) + ": a duplicated key", "#d02020"});
+  for (const auto& m : t.inserts) rows.push_back({m.at_s, m.who.lane, "DUPLICATE: " + label(m), label(m) + ": a duplicated key", "#d02020"});
   // Messages: a client's attempt and its answer, a call to a lock service and its reply; a
   // client's timeout as a band from the attempt to when it gave up.
   std::vector<Link> links;
@@ -733,43 +746,43 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     const std::string times = f.times > 1 ? fmt::format(" (x{})", f.times) : "";
     const std::size_t request = links.size();
     const double received = is_attempt(m) && m.taken_s >= 0 ? m.taken_s : m.arrived_s;
-    links.push_back({m.from, m.to, "#5070a0", false, received < 0, m.from + " -> " + m.to + ": " + m.request + times});
+    links.push_back({m.from.lane, m.to.lane, "#5070a0", false, received < 0, m.from.lane + " -> " + m.to.lane + ": " + m.request + times});
     if (!is_attempt(m) && answered_in_time(m) && m.returned_s - m.sent_s < 0.001) {
       // A call answered within a millisecond: one row, there and back.
       const std::string reply = reply_words(m).substr(0, reply_words(m).find(':')) + times;
-      Row r{m.sent_s, m.from, m.request + " -> " + reply,
-            fmt::format("{} -> {}: {} -> {}{}", m.from, m.to, m.request, reply_words(m), times), "#5070a0", {}, request};
-      r.to_lane = m.to;
+      Row r{m.sent_s, m.from.lane, m.request + " -> " + reply,
+            fmt::format("{} -> {}: {} -> {}{}", m.from.lane, m.to.lane, m.request, reply_words(m), times), "#5070a0", {}, request};
+      r.to_lane = m.to.lane;
       r.round_trip = true;
       r.keep_end = " -> " + reply;
       rows.push_back(std::move(r));
       continue;
     }
     const std::string short_request = is_attempt(m) ? m.request.substr(0, m.request.find(" (")) : m.request;
-    rows.push_back({m.sent_s, m.from, (is_attempt(m) ? "sends " : "") + short_request + times,
-                    fmt::format("{} sends {} to {}{}", m.from, m.request, m.to, times), "#5070a0", {}, request});
+    rows.push_back({m.sent_s, m.from.lane, (is_attempt(m) ? "sends " : "") + short_request + times,
+                    fmt::format("{} sends {} to {}{}", m.from.lane, m.request, m.to.lane, times), "#5070a0", {}, request});
     if (received >= 0) {
       const bool taken = is_attempt(m) && m.taken_s >= 0;
-      rows.push_back({received, m.to, !is_attempt(m) ? "" : taken ? "takes up " + short_request : "receives " + short_request,
-                      fmt::format("{} {} {} ({:.3f} s after it was sent){}", m.to, taken ? "takes up" : "receives", m.request,
+      rows.push_back({received, m.to.lane, !is_attempt(m) ? "" : taken ? "takes up " + short_request : "receives " + short_request,
+                      fmt::format("{} {} {} ({:.3f} s after it was sent){}", m.to.lane, taken ? "takes up" : "receives", m.request,
                                   received - m.sent_s, is_attempt(m) && !taken ? "; no worker takes it up" : ""),
                       "#5070a0", {}, request, true});
     }
     if (m.replied_s >= 0) {
       const std::size_t reply = links.size();
       const bool late = !answered_in_time(m);
-      links.push_back({m.to, m.from, late ? "#d08020" : "#50a070", true, m.returned_s < 0, m.to + " -> " + m.from + ": " + m.reply});
-      rows.push_back({m.replied_s, m.to, is_attempt(m) ? "answers " + m.reply : "", fmt::format("{} answers {}: {}", m.to, m.request, m.reply),
+      links.push_back({m.to.lane, m.from.lane, late ? "#d08020" : "#50a070", true, m.returned_s < 0, m.to.lane + " -> " + m.from.lane + ": " + m.reply});
+      rows.push_back({m.replied_s, m.to.lane, is_attempt(m) ? "answers " + m.reply : "", fmt::format("{} answers {}: {}", m.to.lane, m.request, m.reply),
                       "#50a070", {}, reply});
       if (m.returned_s >= 0)
-        rows.push_back({m.returned_s, m.from, late ? "too late, unread: " + m.reply : "answer: " + reply_words(m),
-                        fmt::format("{} gets the answer to {}: {}{}", m.from, m.request, m.reply, late ? " (after it gave up: unread)" : ""),
+        rows.push_back({m.returned_s, m.from.lane, late ? "too late, unread: " + m.reply : "answer: " + reply_words(m),
+                        fmt::format("{} gets the answer to {}: {}{}", m.from.lane, m.request, m.reply, late ? " (after it gave up: unread)" : ""),
                         late ? "#d08020" : "#50a070", {}, reply, true});
     }
     if (m.gave_up_s >= 0) {
-      const std::string title = fmt::format("{}: no answer to {} in {:.3f} s", m.from, m.request, m.gave_up_s - m.sent_s);
-      rows.push_back({m.gave_up_s, m.from, fmt::format("timed out after {:.3f} s", m.gave_up_s - m.sent_s), title, "#d08020"});
-      waits.push_back({m.from, m.sent_s, m.gave_up_s, title});
+      const std::string title = fmt::format("{}: no answer to {} in {:.3f} s", m.from.lane, m.request, m.gave_up_s - m.sent_s);
+      rows.push_back({m.gave_up_s, m.from.lane, fmt::format("timed out after {:.3f} s", m.gave_up_s - m.sent_s), title, "#d08020"});
+      waits.push_back({m.from.lane, m.sent_s, m.gave_up_s, title});
     }
   }
   struct Span {  // a band across a node's lanes, between two rows
@@ -885,7 +898,7 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   }
   // Holds: a span in the holder's lane from its acquire to its end.
   for (const auto& b : t.bars) {
-    const std::string lane = lane_of(b.holder);
+    const std::string lane = b.holder.lane;
     if (!column.count(lane) || outside(b.from_s, b.to_s)) continue;
     const int x = x_of(lane);
     const int y0 = y_of(first_row_at(b.from_s)), y1 = y_of(last_row_at(b.to_s));
@@ -896,7 +909,7 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"8\" height=\"{}\" fill=\"#d08020\" fill-opacity=\"0.6\"><title>{}: held after "
                          "{}</title></rect>\n",
                          x - 4, yl, std::max(2, y1 - yl), html::escape(row_of(b)),
-                         b.deleted_by.empty() ? "its lease ran out" : html::escape("its lock was deleted by " + lane_of(b.deleted_by)));
+                         b.deleted_by.empty() ? "its lease ran out" : html::escape("its lock was deleted by " + b.deleted_by.lane));
     }
   }
   // Pauses and crashes: a band across the node's lanes.

@@ -14,23 +14,21 @@
 
 namespace locksim::reports {
 
-/// The logical operation a participant's origin names: "op 7" of "app-1 worker 4, client 7,
-/// op 7 attempt 1"; empty for another origin (a session, the cleanup job).
-std::string operation_of(const std::string& who);
+/// The logical operation someone worked on, as the story names it: "op 7"; empty for a
+/// participant not on a client's operation (a session, the cleanup job).
+std::string operation_of(const Timeline::Who& who);
 
-/// A participant's lane: its origin up to the first comma ("app-1 worker 4" of "app-1 worker 4,
-/// client 7, op 7 attempt 1"; a session's origin, "s1", is its own lane).
-std::string lane_of(const std::string& who);
-
-/// The node a lane runs on: "app-1" of "app-1 worker 4".
-std::string node_of(const std::string& lane);
-
-/// The operation a client's attempt is of: "op 7" of "op 7 attempt 2 (key 7)" sent by "client
-/// 7"; empty for a call to a lock service.
+/// The operation a client's attempt is of: "op 7"; empty for another call.
 std::string attempt_of(const Timeline::Message& m);
 
-/// Whether a statement ended in an error ("1062 Duplicate entry ...", not "1 affected" or "0 rows").
+/// Whether a statement ended in an error.
 bool failed(const Timeline::Statement& st);
+
+/// What a statement came to, in a few words: "0 rows", "1 affected, id 7", "1062 Duplicate entry ...".
+std::string outcome_words(const Timeline::Statement& st);
+
+/// What a failed statement rolled back: "statement (2 row changes)"; empty: nothing.
+std::string undone_words(const Timeline::Statement& st);
 
 /// When the service ended a hold its holder still believed in (its lease ran out, another's
 /// DEL removed it); < 0: the service granted it as long as the holder believed.

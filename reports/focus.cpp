@@ -40,10 +40,17 @@ const char* kind_name(Kind k) {
   return "";
 }
 
+// Whos as their origins name them.
+std::vector<std::string> texts(const std::set<Timeline::Who>& whos) {
+  std::vector<std::string> out;
+  for (const auto& w : whos) out.push_back(w.text);
+  return out;
+}
+
 // One violation the timeline shows: when, and who and what it involved.
 struct Violation {
   double at_s = 0;
-  std::set<std::string> whos{};   // origins
+  std::set<Timeline::Who> whos{};
   std::set<std::string> keys{};   // duplicated keys
   std::string lock{};             // a hold's lock
   double lost_s = -1, to_s = -1;  // a hold: the service ended it at lost_s, its holder let go at to_s
@@ -81,7 +88,7 @@ std::vector<Violation> violations(const Timeline& t, Kind k) {
     case Kind::deadlock:
     case Kind::lock_wait_timeout:
       for (const auto& st : t.statements) {
-        if (k == Kind::deadlock ? st.cycle.empty() : !st.outcome.starts_with("1205")) continue;
+        if (k == Kind::deadlock ? st.cycle.empty() : st.error != 1205) continue;
         Violation v{st.to_s, {st.who}};
         v.whos.insert(st.cycle.begin(), st.cycle.end());
         v.whos.insert(st.waited_for.begin(), st.waited_for.end());
@@ -127,7 +134,8 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
 
   // Who is involved: the violations' origins and, for a hold the service ended, whoever the
   // service granted the lock to meanwhile; then every attempt of their operations.
-  std::set<std::string> whos, keys;
+  std::set<Timeline::Who> whos;
+  std::set<std::string> keys;
   for (std::size_t i = 0; i < told; ++i) {
     const Violation& v = found[i];
     whos.insert(v.whos.begin(), v.whos.end());
@@ -136,13 +144,10 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
       for (const auto& b : t.bars)
         if (b.lock == v.lock && b.from_s >= v.lost_s && b.from_s < v.to_s) whos.insert(b.holder);
   }
-  std::set<std::string> ops;
+  std::set<std::int64_t> ops;
   for (const auto& who : whos)
-    if (std::string op = operation_of(who); !op.empty()) ops.insert(std::move(op));
-  const auto involved = [&](const std::string& who) {
-    const std::string op = operation_of(who);
-    return op.empty() ? whos.count(who) > 0 : ops.count(op) > 0;
-  };
+    if (who.operation >= 0) ops.insert(who.operation);
+  const auto involved = [&](const Timeline::Who& who) { return who.operation < 0 ? whos.count(who) > 0 : ops.count(who.operation) > 0; };
 
   Timeline& out = f.told;
   out.seed = t.seed;
@@ -170,8 +175,8 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   constexpr std::size_t kMostOwnFailures = 10;
   std::size_t own_failures = 0;
   for (const auto& st : t.statements) {
-    const bool own_failure = operation_of(st.who).empty() && !whos.count(st.who) && failed(st) && st.cycle.empty() &&
-                             !st.outcome.starts_with("1205") && own_failures < kMostOwnFailures;
+    const bool own_failure = st.who.operation < 0 && !whos.count(st.who) && failed(st) && st.cycle.empty() && st.error != 1205 &&
+                             own_failures < kMostOwnFailures;
     if (involved(st.who) || own_failure) {
       own_failures += own_failure ? 1 : 0;
       out.statements.push_back(st);
@@ -181,24 +186,26 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   // Calls: the attempts of the operations told, and the calls their workers made while on
   // them; a node's background calls (renewals, keep-alives) within the story's window.
   std::map<std::string, std::vector<std::pair<double, double>>> on_it;  // worker lane -> when it worked on an attempt told
+  std::set<std::string> worker_nodes;                                     // of those workers
   for (const auto& m : t.messages) {
-    const std::string op = attempt_of(m);
-    if (op.empty() || !ops.count(op)) continue;
+    if (m.operation < 0 || !ops.count(m.operation)) continue;
     span(m.sent_s, std::max({m.sent_s, m.returned_s, m.gave_up_s}));
-    if (m.taken_s >= 0) on_it[m.to].emplace_back(m.taken_s, m.replied_s >= 0 ? m.replied_s : t.end_s);
+    if (m.taken_s >= 0) {
+      on_it[m.to.lane].emplace_back(m.taken_s, m.replied_s >= 0 ? m.replied_s : t.end_s);
+      worker_nodes.insert(m.to.node);
+    }
   }
   std::set<std::string> nodes;
-  for (const auto& who : whos) nodes.insert(node_of(lane_of(who)));
-  for (const auto& b : out.bars) nodes.insert(node_of(lane_of(b.holder)));
-  for (const auto& [lane, spans] : on_it) nodes.insert(node_of(lane));
+  for (const auto& who : whos) nodes.insert(who.node);
+  for (const auto& b : out.bars) nodes.insert(b.holder.node);
+  nodes.insert(worker_nodes.begin(), worker_nodes.end());
   for (const auto& m : t.messages) {
-    const std::string op = attempt_of(m);
-    bool keep = !op.empty() && ops.count(op) > 0;
-    if (op.empty()) {
-      if (const auto it = on_it.find(m.from); it != on_it.end())
+    bool keep = m.operation >= 0 && ops.count(m.operation) > 0;
+    if (m.operation < 0) {
+      if (const auto it = on_it.find(m.from.lane); it != on_it.end())
         keep = std::any_of(it->second.begin(), it->second.end(), [&](const auto& w) { return w.first <= m.sent_s && m.sent_s <= w.second; });
       else
-        keep = m.from.find(" worker ") == std::string::npos && nodes.count(node_of(m.from)) && from <= m.sent_s && m.sent_s <= to;
+        keep = m.from.worker == 0 && nodes.count(m.from.node) && from <= m.sent_s && m.sent_s <= to;
     }
     if (keep) out.messages.push_back(m);
   }
@@ -223,10 +230,8 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   out.calls_left_out = t.calls_left_out;
 
   // What is left out, counted.
-  std::vector<std::string> op_list(ops.begin(), ops.end());
-  std::sort(op_list.begin(), op_list.end(), [](const std::string& a, const std::string& b) {
-    return a.size() != b.size() ? a.size() < b.size() : a < b;  // "op 9" before "op 10"
-  });
+  std::vector<std::string> op_list;  // in order: "op 9" before "op 10"
+  for (const auto op : ops) op_list.push_back(fmt::format("op {}", op));
   const std::size_t listed = std::min<std::size_t>(op_list.size(), 6);
   std::string followed = fmt::format("{}{}", fmt::join(op_list.begin(), op_list.begin() + static_cast<std::ptrdiff_t>(listed), ", "),
                                      op_list.size() > listed ? fmt::format(" and {} more", op_list.size() - listed) : "");
@@ -235,7 +240,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
                                      grouped(t.operations), t.end_s, op_list.size(), followed, from, to));
   else
     f.left_out.push_back(fmt::format("This story follows {} from t={:.3f} s to t={:.3f} s.",
-                                     op_list.empty() ? fmt::format("{}", fmt::join(whos, ", ")) : followed, from, to));
+                                     op_list.empty() ? fmt::format("{}", fmt::join(texts(whos), ", ")) : followed, from, to));
   std::vector<std::string> parts;
   const std::size_t other_bars = t.bars.size() - out.bars.size();
   if (other_bars > 0) {

@@ -308,7 +308,7 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
                                  escape(strategy), t.seed, t.schedule.empty() ? "" : "; " + escape(t.schedule),
                                  cut ? " (leases cut at the right edge)" : "", from, to, top - 0.3);
   std::string tics = "set ytics ('duplicate inserts' -1";
-  for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}  {}' {}", escape(t.bars[i].lock), escape(t.bars[i].holder), i);
+  for (std::size_t i = 0; i < t.bars.size(); ++i) tics += fmt::format(", '{}  {}' {}", escape(t.bars[i].lock), escape(t.bars[i].holder.text), i);
   body += tics + ") font ',8' noenhanced\n";
   int n = 0;
   for (const auto& b : t.bands) {
@@ -320,7 +320,7 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
   for (std::size_t i = 0; i < t.bars.size(); ++i)  // who removed the lock, beside the mark
     if (!t.bars[i].deleted_by.empty())
       body += fmt::format("set label {} 'DEL by {}' at {:.6f}, {:.2f} font ',8' tc rgb '#d02020' noenhanced\n", ++n,
-                          escape(t.bars[i].deleted_by.substr(0, t.bars[i].deleted_by.find(','))), t.bars[i].service_to_s,
+                          escape(t.bars[i].deleted_by.lane), t.bars[i].service_to_s,
                           static_cast<double>(i) + 0.45);
   body += fmt::format("plot '{0}.dat' index 1 using 2:($1+0.28):2:3:($1+0.2):($1+0.36) with boxxyerror fs solid 0.3 "
                       "lc rgb '#999999' title 'lease at the service (to its real end)', "

@@ -2,6 +2,7 @@
 
 #include <boost/math/distributions/chi_squared.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,6 +43,11 @@ std::string grouped(std::uint64_t n) {
     out += digits[i];
   }
   return out;
+}
+
+std::string wait_words(const LockWait& w) {
+  return fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
+                     w.behind.empty() ? std::string("nobody") : fmt::format("{}", fmt::join(w.behind, ", ")), w.waited_ms);
 }
 
 std::string to_text(const Cell& cell) {
@@ -250,7 +256,7 @@ std::string steps_table(const RunResults& r) {
       out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}  {}\n", st.step,
                          st.issued_ms < 0 ? "-" : fmt::format("{:.1f}", st.issued_ms),
                          st.finished_ms < 0 ? "-" : fmt::format("{:.1f}", st.finished_ms), st.session, sql, width, step_result(st));
-      for (const auto& w : st.waits) out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}    lock wait: {}\n", "", "", "", "", "", width, w);
+      for (const auto& w : st.waits) out += fmt::format("  {:>3} {:>9} {:>9}  {:<8} {:<{}}    lock wait: {}\n", "", "", "", "", "", width, wait_words(w));
       if (!st.deadlock_cycle.empty()) {
         std::string cycle;
         for (const auto& who : st.deadlock_cycle) cycle += who + " -> ";
@@ -399,7 +405,9 @@ std::string to_json(const RunResults& r) {
         one["waited"] = !st.waited_for.empty();
         one["waited_for"] = st.waited_for;
         one["waited_ms"] = st.waited_ms;
-        one["waits"] = st.waits;
+        std::vector<std::string> waits;
+        for (const auto& w : st.waits) waits.push_back(wait_words(w));
+        one["waits"] = waits;
         one["deadlock_cycle"] = st.deadlock_cycle;
         one["undone"] = st.undone.empty() ? json(nullptr) : json(st.undone);
         one["undone_rows"] = st.undone_rows;

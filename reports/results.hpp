@@ -38,9 +38,38 @@ struct Metric {
   std::optional<Share> per_fault{};
 };
 
+/// A statement's wait for a lock, as the database reported it.
+struct LockWait {
+  std::string mode;          // "X", "S gap", "X next-key", "X insert intention", ...
+  std::string table, index;  // "t_account", "PRIMARY"
+  std::string entry;         // "('m', 2)"; a gap or an insert intention: "gap before ('x', 3)", "supremum"
+  std::vector<std::string> behind{};  // the sessions it waited behind, by their origin
+  double waited_ms = 0;
+};
+/// A lock wait in a few words: "X on t.PRIMARY (2), behind s1, 12.0 ms".
+std::string wait_words(const LockWait& wait);
+
 /// One trial drawn as a picture: who believed they held which lock when (with the lease the
 /// service granted, where known), nodes paused or down, and the duplicate inserts.
 struct Timeline {
+  /// Who did something, as the trial's models named it, with the parts the story groups by:
+  /// an app server's worker on a client's attempt (its text "app-1 worker 4, client 7, op 7
+  /// attempt 1", its lane "app-1 worker 4", node "app-1", worker 4, client 7, operation 7,
+  /// attempt 1), another process ("app-1.watchdog": lane "app-1 watchdog"), a session of a
+  /// sessions script ("s1"), a process of a scenario's own ("cleanup job", "DBA"), a client
+  /// ("client 7") or a service's node ("redis-1").
+  struct Who {
+    std::string text{};  // as the models wrote it
+    std::string lane{};  // the participant, as the diagram names its lane
+    std::string node{};  // the node it ran on; a session or a scenario's process: its name
+    std::uint32_t worker = 0;     // an app server's worker, from 1; 0: not a worker's
+    std::uint32_t client = 0;     // with an operation: the client that sent it
+    std::int64_t operation = -1;  // the client operation it worked on; < 0: none
+    std::uint32_t attempt = 0;    // with an operation: which attempt, from 1
+    bool empty() const { return text.empty(); }
+    friend bool operator==(const Who& a, const Who& b) { return a.text == b.text; }
+    friend bool operator<(const Who& a, const Who& b) { return a.text < b.text; }
+  };
   /// How a hold ended, as the lock monitor saw it; reports/explain.hpp puts it in words.
   enum class End {
     held,             // still believed when the trial ended
@@ -54,13 +83,13 @@ struct Timeline {
   };
   struct Bar {
     std::string lock;    // "lock:openid:0"
-    std::string holder;  // its origin: "app-1 worker 4, client 7, op 7 attempt 1"
+    Who holder;          // "app-1 worker 4, client 7, op 7 attempt 1"
     double from_s = 0, to_s = 0;
     double lease_to_s = -1;  // the end of the granted lease at the service (renewed, expired or deleted); < 0: not known
     End end = End::held;
     double service_to_s = -1;  // when the service ended it, where before to_s (an expiry, another's DEL); < 0: not
-    std::string deleted_by{};  // whose DEL removed this holder's lock (a wrong unlock)
-    std::string removed{};     // whose lock this holder's DEL removed at to_s (a wrong unlock)
+    Who deleted_by{};  // whose DEL removed this holder's lock (a wrong unlock); empty: nobody's
+    Who removed{};     // whose lock this holder's DEL removed at to_s (a wrong unlock); empty: none
     std::vector<double> renewals_s{};  // each renewal of the lease (a watchdog's PEXPIRE)
     std::string service{};  // "redis", "redlock", "zookeeper", "etcd"; empty: not known
   };
@@ -72,27 +101,34 @@ struct Timeline {
   /// An insert of a key that the trial's rows hold more than once.
   struct Mark {
     std::int64_t row = 0;  // its id
-    std::string who;       // the inserting connection's origin
+    Who who;               // the inserting connection's origin
     double at_s = 0;
     std::string key{};     // the duplicated key
   };
   /// A database statement of an operation involved in what went wrong: one that waited for a
   /// lock or failed, or inserted a duplicated key, and the other statements of its operation.
   struct Statement {
+    enum class Kind { select, write, other };
     double from_s = 0, to_s = 0;
-    std::string who;      // the connection's origin: "app-1 worker 2, client 7, op 7 attempt 1"
+    Who who;  // the connection's origin: "app-1 worker 2, client 7, op 7 attempt 1"
     std::string sql;
-    std::string outcome;  // "0 rows", "1 affected, id 7", "1213 Deadlock found ..."
-    std::vector<std::string> waits{};  // each lock wait: the entry, the mode, behind whom, how long
-    std::vector<std::string> waited_for{};  // the connections it waited behind (their `who`)
-    std::vector<std::string> cycle{};  // 1213: who was on the cycle, the victim first
-    std::string undone{};              // what its failure rolled back
+    Kind kind = Kind::other;
+    std::int64_t rows = 0;                    // a SELECT's rows
+    std::int64_t affected = 0, insert_id = 0;  // a write's
+    int warnings = 0;
+    int error = 0;            // the server's error number; 0: it succeeded
+    std::string message{};    // the error as the server said it: "1062 Duplicate entry 'a' for key 'uk'"
+    std::vector<LockWait> waits{};  // each lock wait, in order
+    std::vector<Who> waited_for{};  // the connections it waited behind
+    std::vector<Who> cycle{};       // 1213: who was on the cycle, the victim first
+    std::string undone{};           // what its failure rolled back: "statement", "transaction"; empty: nothing
+    std::int64_t undone_rows = 0;   // the row changes it rolled back
   };
   /// A request and its reply between two participants: a client's attempt and the app worker
   /// that took it up, a worker's command and the Redis node, ZooKeeper or etcd it went to.
   struct Message {
-    std::string from;     // the caller's lane: "client 7", "app-1 worker 4"
-    std::string to;       // the callee's lane: the worker that took the attempt up, "redis-1"
+    Who from;  // the caller: "client 7", "app-1 worker 4"
+    Who to;    // the callee: the worker that took the attempt up, "redis-1"
     std::string request;  // "op 7 attempt 1 (key 3)", "SET lock:openid:3 app-1-3-7-1 NX PX 10000"
     std::string reply{};  // "ok", "duplicate_key", "(nil)", "OK"; empty: none was sent
     double sent_s = 0;
@@ -101,6 +137,8 @@ struct Timeline {
     double replied_s = -1;   // the reply sent; < 0: never
     double returned_s = -1;  // the reply reached the caller; < 0: lost, or still on its way
     double gave_up_s = -1;   // the caller stopped waiting (its timeout) before a reply; < 0: it did not
+    std::int64_t operation = -1;  // a client's attempt: the operation it is of; < 0: another call
+    std::uint32_t attempt = 0;    // a client's attempt: which one, from 1
   };
   std::uint64_t seed = 0;
   /// How the trial's simultaneous events were ordered when not by its seed alone, as its
@@ -142,7 +180,7 @@ struct StepResult {
   std::string message{};
   std::vector<std::string> waited_for{};  // the sessions it waited behind
   double waited_ms = 0;                   // in lock waits, in all
-  std::vector<std::string> waits{};       // each lock wait: the entry, the mode, behind whom, how long
+  std::vector<LockWait> waits{};          // each lock wait, in order
   std::vector<std::string> deadlock_cycle{};  // 1213: the sessions on the cycle, this one first
   std::string undone{};                   // what its failure rolled back: "statement", "transaction"
   std::int64_t undone_rows = 0;

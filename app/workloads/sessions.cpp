@@ -54,12 +54,10 @@ reports::StepResult step_result(const models::sessions::StepRecord& r) {
     for (const auto& who : w.behind)
       if (std::find(out.waited_for.begin(), out.waited_for.end(), who) == out.waited_for.end()) out.waited_for.push_back(who);
     out.waited_ms += std::chrono::duration<double, std::milli>(w.waited).count();
-    out.waits.push_back(wait_text(w));
+    out.waits.push_back(lock_wait(w));
   }
   out.deadlock_cycle = res.deadlock_cycle;
-  out.undone = res.undone == models::db::Undone::statement     ? "statement"
-               : res.undone == models::db::Undone::transaction ? "transaction"
-                                                               : "";
+  out.undone = undone_name(res.undone);
   out.undone_rows = res.undone_rows;
   return out;
 }

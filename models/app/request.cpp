@@ -1,6 +1,9 @@
 #include "models/app/request.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace models {
 
@@ -23,6 +26,41 @@ const char* to_string(ErrorKind kind) {
 std::string call_text(const Request& r) { return fmt::format("op {} attempt {} (key {})", r.operation, r.attempt, r.key); }
 
 std::string call_caller(const Request& r) { return fmt::format("client {}", r.client); }
+
+std::pair<std::int64_t, std::uint32_t> call_attempt(const Request& r) {
+  return {static_cast<std::int64_t>(r.operation), r.attempt};
+}
+
+std::string Origin::text() const {
+  return fmt::format(FMT_COMPILE("{} worker {}, client {}, op {} attempt {}"), server, worker, client, operation, attempt);
+}
+
+namespace {
+
+// Reads `word` and then a number from the front of `text`, leaving what follows.
+template <class N>
+bool take(std::string_view& text, std::string_view word, N& number) {
+  if (!text.starts_with(word)) return false;
+  text.remove_prefix(word.size());
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error != std::errc() || end == text.data()) return false;
+  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+  return true;
+}
+
+}  // namespace
+
+std::optional<Origin> Origin::read(std::string_view text) {
+  const auto at = text.find(" worker ");
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  Origin o;
+  o.server = std::string(text.substr(0, at));
+  text.remove_prefix(at);
+  if (!take(text, " worker ", o.worker) || !take(text, ", client ", o.client) || !take(text, ", op ", o.operation) ||
+      !take(text, " attempt ", o.attempt) || !text.empty())
+    return std::nullopt;
+  return o;
+}
 
 std::string reply_text(const Response& r) { return r.ok() ? "ok" : to_string(r.error); }
 

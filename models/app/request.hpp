@@ -2,7 +2,10 @@
 // What clients send to app servers and what they get back.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "sim/sim.hpp"
 
@@ -31,6 +34,21 @@ struct Request {
   std::uint64_t key = 0;
   std::uint64_t value = 0;
   sim::Time sent;               // true time the attempt left the client
+};
+
+/// Who a connection or a lock holder is while an app server's worker works on a client's
+/// attempt, as connections and lock records name it: "app-1 worker 4, client 7, op 7 attempt 1"
+/// (`text()`). Other origins are a process's own name ("s1", "cleanup job", "DBA").
+struct Origin {
+  std::string server;          // "app-1"
+  std::uint32_t worker = 0;    // from 1
+  std::uint32_t client = 0;
+  std::uint64_t operation = 0;
+  std::uint32_t attempt = 0;
+  std::string text() const;
+  /// The origin `text` names, where `text()` wrote it; none for a process's own name.
+  static std::optional<Origin> read(std::string_view text);
+  bool operator==(const Origin&) const = default;
 };
 
 /// Where time went: for one attempt on the server, its waits (the other parts stay zero);
@@ -80,6 +98,7 @@ struct Response {
 // "client 7", answered "ok" or with its error.
 std::string call_text(const Request& request);
 std::string call_caller(const Request& request);
+std::pair<std::int64_t, std::uint32_t> call_attempt(const Request& request);
 std::string reply_text(const Response& response);
 
 }  // namespace models

@@ -31,6 +31,8 @@ struct CallRecord {
   sim::Time answered = sim::kNever;  // the reply sent
   sim::Time returned = sim::kNever;  // the reply reached the caller (after gave_up: too late, unread)
   sim::Time gave_up = sim::kNever;   // the caller's timeout ran out before a reply
+  std::int64_t operation = -1;       // a client's attempt: the operation it is of; < 0: another call
+  std::uint32_t attempt = 0;         // a client's attempt: which one, from 1
 };
 
 class CallLog {

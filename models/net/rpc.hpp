@@ -7,6 +7,8 @@
 // reply arriving after the caller gave up is dropped unread.
 
 #include <concepts>
+#include <cstdint>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +33,13 @@ concept LoggedReply = requires(const T& reply) {
 template <class Req>
 std::string call_caller(const Req&) {
   return sim::this_process_name();
+}
+
+/// The client operation a request is an attempt of, and which attempt, as the call log keeps
+/// them: none ({-1, 0}) unless the request's type says (an overload of call_attempt).
+template <class Req>
+std::pair<std::int64_t, std::uint32_t> call_attempt(const Req&) {
+  return {-1, 0};
 }
 
 /// How a server answers one request, once, over the network back to its caller.
@@ -94,8 +103,11 @@ std::optional<Resp> try_call(Network& net, sim::NodeId from, sim::NodeId to, Req
   std::size_t call = CallLog::kNone;
   if constexpr (LoggedRequest<Req>)
     if (CallLog* log = net.calls())
-      call = log->open(net.engine().node_name(from), call_caller(request), net.engine().node_name(to), call_text(request),
-                       net.engine().now());
+      if ((call = log->open(net.engine().node_name(from), call_caller(request), net.engine().node_name(to), call_text(request),
+                            net.engine().now())) != CallLog::kNone) {
+        CallRecord& record = *log->find(call);
+        std::tie(record.operation, record.attempt) = call_attempt(request);
+      }
   net.send(from, to, [reply = ReplyTo<Resp>(net, to, from, std::move(promise), call), request = std::move(request),
                       arrive = std::move(arrive)]() mutable {
     reply.arrived();

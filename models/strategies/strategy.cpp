@@ -113,8 +113,7 @@ sim::Duration Strategy::millis(const std::string& name) const {
 }
 
 std::string Strategy::who(const Request& r, const Worker& w) {
-  return fmt::format(FMT_COMPILE("{} worker {}, client {}, op {} attempt {}"), w.server.name(), w.index + 1, r.client, r.operation,
-                     r.attempt);
+  return Origin{w.server.name(), static_cast<std::uint32_t>(w.index + 1), r.client, r.operation, r.attempt}.text();
 }
 
 std::string Strategy::attempt_token(const Request& r, const Worker& w) {

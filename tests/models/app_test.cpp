@@ -71,12 +71,25 @@ TEST_CASE("the call log keeps each attempt: the worker that took it up, the clie
   CHECK(first.answered == at_ms(151));    // the worker finished anyway
   CHECK(first.returned == at_ms(152));    // and its answer came after the client stopped waiting
   CHECK(first.reply == "ok");
+  CHECK(first.operation == 0);  // the attempt's operation and number, as data beside the words
+  CHECK(first.attempt == 1);
   const models::CallRecord& retry = calls[1];
   CHECK(retry.request == "op 0 attempt 2 (key 0)");
+  CHECK(retry.operation == 0);
+  CHECK(retry.attempt == 2);
   CHECK(retry.sent == at_ms(100));
   CHECK(retry.callee == "app-1.worker-" + std::to_string(worker_of.at(2)));
   CHECK(retry.callee != first.callee);  // the first worker was still on attempt 1
   CHECK(retry.gave_up == at_ms(200));
+}
+
+TEST_CASE("a worker's origin reads back as the worker, client, operation and attempt it was written from; other names as none") {
+  const models::Origin o{"app-12", 4, 7, 123456789012ULL, 3};
+  CHECK(o.text() == "app-12 worker 4, client 7, op 123456789012 attempt 3");
+  CHECK(models::Origin::read(o.text()) == o);
+  for (const char* other : {"s1", "cleanup job", "DBA", "app-1 worker 4", "app-1 worker 4, client 7, op 7", "app-1 worker x, client 7, op 7 attempt 1",
+                            "app-1 worker 4, client 7, op 7 attempt 1 more", " worker 4, client 7, op 7 attempt 1"})
+    CHECK_FALSE(models::Origin::read(other).has_value());
 }
 
 TEST_CASE("without keep_calls the network keeps no call log") {

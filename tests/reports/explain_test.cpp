@@ -15,6 +15,7 @@
 #include "app/scenario.hpp"
 #include "reports/explain.hpp"
 #include "reports/report.hpp"
+#include "reports/timeline_parts.hpp"
 #include "support.hpp"
 
 namespace {
@@ -26,11 +27,11 @@ using locksim::reports::Timeline;
 Timeline paused_holder() {
   Timeline t;
   t.end_s = 50;
-  t.bars.push_back({"lock:k", "app-1 worker 4, op 0", 0.01, 45.02, 3.01});
-  t.bars.push_back({"lock:k", "app-2 worker 1, op 1", 40.0, 40.05, 43.0});
+  t.bars.push_back({"lock:k", test::who("app-1 worker 4, client 0, op 0 attempt 1"), 0.01, 45.02, 3.01});
+  t.bars.push_back({"lock:k", test::who("app-2 worker 1, client 0, op 1 attempt 1"), 40.0, 40.05, 43.0});
   t.bands.push_back({"app-1", 0.02, 45.0, "paused"});
-  t.inserts.push_back({1, "app-2 worker 1, client 0, op 1 attempt 1", 40.03, "k"});
-  t.inserts.push_back({2, "app-1 worker 4, client 0, op 0 attempt 1", 45.01, "k"});
+  t.inserts.push_back({1, test::who("app-2 worker 1, client 0, op 1 attempt 1"), 40.03, "k"});
+  t.inserts.push_back({2, test::who("app-1 worker 4, client 0, op 0 attempt 1"), 45.01, "k"});
   return t;
 }
 
@@ -75,8 +76,11 @@ TEST_CASE("a duplicate after a pause is explained by the lease that ran out in i
 
 TEST_CASE("a deadlock is explained by its cycle, its victim and what was rolled back") {
   Timeline t;
-  Timeline::Statement st{0.01, 0.011, "s2", "INSERT INTO t (k) VALUES ('a')", "1213 Deadlock found", {}, {"s3"}, {"s2", "s3"},
-                         "transaction (1 row change)"};
+  auto st = test::refused(0.01, 0.011, "s2", "INSERT INTO t (k) VALUES ('a')", 1213, "1213 Deadlock found");
+  st.waited_for = {test::who("s3")};
+  st.cycle = {test::who("s2"), test::who("s3")};
+  st.undone = "transaction";
+  st.undone_rows = 1;
   t.statements.push_back(st);
   const std::string why = joined(locksim::reports::explain(t, {"deadlocks 1"}));
   CHECK(why.find("s2 and s3 each held a lock") != std::string::npos);
@@ -104,7 +108,9 @@ TEST_CASE("the sequence diagram has a lane per participant, the duplicate insert
 
 TEST_CASE("the sequence diagram keeps the lanes involved in a violation and says what it folded") {
   Timeline t = paused_holder();
-  for (int i = 0; i < 12; ++i) t.bars.push_back({"lock:other", "app-3 worker " + std::to_string(i), 1.0 + i, 1.5 + i, -1});
+  for (int i = 0; i < 12; ++i)
+    t.bars.push_back({"lock:other", test::who(fmt::format("app-3 worker {}, client {}, op {} attempt 1", i + 1, 10 + i, 10 + i)), 1.0 + i,
+                      1.5 + i, -1});
   const std::string svg = locksim::reports::sequence_svg(t, "one trial", 4, 30);
   CHECK(svg.find(">app-1 worker 4</text>") != std::string::npos);  // the inserters stay
   CHECK(svg.find(">app-2 worker 1</text>") != std::string::npos);
@@ -156,20 +162,20 @@ TEST_CASE("a DEL that removed another holder's lock ends that holder's lease at 
   const Timeline& t = del_strategy(results).timeline;
   const Timeline::Bar* robbed = deleted_bar(t);
   REQUIRE(robbed != nullptr);
-  CHECK(robbed->holder.starts_with("app-2"));
-  CHECK(robbed->deleted_by.starts_with("app-1"));
+  CHECK(robbed->holder.node == "app-2");
+  CHECK(robbed->deleted_by.node == "app-1");
   CHECK(robbed->service_to_s == Approx(5.9).margin(0.05));  // app-1's DEL, not the nominal 10.6 s
   CHECK(robbed->lease_to_s == robbed->service_to_s);
   CHECK(robbed->end == Timeline::End::deleted);
   CHECK(locksim::reports::ended_words(*robbed).find("(wrong unlock)") != std::string::npos);
   bool unlocker_marked = false;
-  for (const auto& b : t.bars) unlocker_marked = unlocker_marked || (b.removed.starts_with("app-2") && b.holder.starts_with("app-1"));
+  for (const auto& b : t.bars) unlocker_marked = unlocker_marked || (b.removed.node == "app-2" && b.holder.node == "app-1");
   CHECK(unlocker_marked);
 
   // The commands on the wire: app-1's late DEL found a lock to delete, app-2's later one none.
   std::vector<std::string> dels;
   for (const auto& m : t.messages)
-    if (m.request == "DEL lock:openid:0") dels.push_back(m.from + " " + m.reply);
+    if (m.request == "DEL lock:openid:0") dels.push_back(m.from.lane + " " + m.reply);
   REQUIRE(!dels.empty());
   CHECK(dels.front() == "app-1 worker 4 (integer) 1");
   CHECK(std::find(dels.begin(), dels.end(), "app-2 worker 4 (integer) 0") != dels.end());
@@ -219,10 +225,10 @@ namespace {
 Timeline retried_request() {
   Timeline t;
   t.end_s = 1;
-  t.messages.push_back({"client 7", "app-1 worker 2", "op 7 attempt 1 (key 7)", "ok", 0.1, 0.101, 0.5, 0.8, 0.801, 0.4});
-  t.messages.push_back({"client 7", "app-1 worker 3", "op 7 attempt 2 (key 7)", "ok", 0.45, 0.451, 0.46, 0.9, 0.901, -1});
-  t.inserts.push_back({1, "app-1 worker 2, client 7, op 7 attempt 1", 0.7, "k"});
-  t.inserts.push_back({2, "app-1 worker 3, client 7, op 7 attempt 2", 0.85, "k"});
+  t.messages.push_back({test::client(7), test::worker("app-1", 2), "op 7 attempt 1 (key 7)", "ok", 0.1, 0.101, 0.5, 0.8, 0.801, 0.4, 7, 1});
+  t.messages.push_back({test::client(7), test::worker("app-1", 3), "op 7 attempt 2 (key 7)", "ok", 0.45, 0.451, 0.46, 0.9, 0.901, -1, 7, 2});
+  t.inserts.push_back({1, test::who("app-1 worker 2, client 7, op 7 attempt 1"), 0.7, "k"});
+  t.inserts.push_back({2, test::who("app-1 worker 3, client 7, op 7 attempt 2"), 0.85, "k"});
   return t;
 }
 
@@ -259,9 +265,10 @@ TEST_CASE("a refused SET NX is told as refused, and a retry loop once with how m
   Timeline t;
   t.end_s = 1;
   for (int i = 0; i < 5; ++i)
-    t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "(nil)", 0.1 * i, 0.1 * i + 0.0002, -1,
-                          0.1 * i + 0.0003, 0.1 * i + 0.0005, -1});
-  t.messages.push_back({"app-1 worker 1", "redis-1", "SET lock:k app-1-0-3-1 NX PX 5000", "OK", 0.5, 0.5002, -1, 0.5003, 0.5005, -1});
+    t.messages.push_back({test::worker("app-1", 1), test::node("redis-1"), "SET lock:k app-1-0-3-1 NX PX 5000", "(nil)", 0.1 * i,
+                          0.1 * i + 0.0002, -1, 0.1 * i + 0.0003, 0.1 * i + 0.0005, -1});
+  t.messages.push_back(
+      {test::worker("app-1", 1), test::node("redis-1"), "SET lock:k app-1-0-3-1 NX PX 5000", "OK", 0.5, 0.5002, -1, 0.5003, 0.5005, -1});
   const std::string story = joined(locksim::reports::narrate(t));
   CHECK(story.find("t=0.000 s  app-1 worker 1 -> redis-1: SET lock:k app-1-0-3-1 NX PX 5000 -> (nil): refused, another holds the key (5 "
                    "times in all, the last at t=0.400 s)") != std::string::npos);
@@ -289,7 +296,7 @@ TEST_CASE("a ZooKeeper lock node gone with its session ends the hold's lease whe
   // The holder's node pinged for its session once it woke, and heard it was gone.
   bool told_expired = false;
   for (const auto& m : t.messages)
-    told_expired = told_expired || (m.from.ends_with("zk-ping") && m.request == "ping" && m.reply == "SessionExpired" && m.sent_s > lost->service_to_s);
+    told_expired = told_expired || (m.from.lane.ends_with("zk-ping") && m.request == "ping" && m.reply == "SessionExpired" && m.sent_s > lost->service_to_s);
   CHECK(told_expired);
   const std::string why = joined(locksim::reports::explain(t, {"lease_expiry_violations 1"}));
   CHECK(why.find(fmt::format("ZooKeeper session expired at t={:.3f} s, and its lock node under /locks/openid:0 went with it",
@@ -309,10 +316,10 @@ TEST_CASE("an attempt no worker took up is told as received, and its retry story
   Timeline t;
   t.end_s = 1;
   // attempt 1 reached app-1, whose queue was full: rejected at once; attempt 2 was taken up and inserted twice over
-  t.messages.push_back({"client 3", "app-1", "op 3 attempt 1 (key 3)", "rejected", 0.1, 0.101, -1, 0.101, 0.102, -1});
-  t.messages.push_back({"client 3", "app-1 worker 1", "op 3 attempt 2 (key 3)", "ok", 0.2, 0.201, 0.201, 0.3, 0.301, -1});
-  t.inserts.push_back({1, "app-1 worker 1, client 3, op 3 attempt 2", 0.25, "k"});
-  t.inserts.push_back({2, "app-2 worker 1, client 9, op 9 attempt 1", 0.26, "k"});
+  t.messages.push_back({test::client(3), test::node("app-1"), "op 3 attempt 1 (key 3)", "rejected", 0.1, 0.101, -1, 0.101, 0.102, -1, 3, 1});
+  t.messages.push_back({test::client(3), test::worker("app-1", 1), "op 3 attempt 2 (key 3)", "ok", 0.2, 0.201, 0.201, 0.3, 0.301, -1, 3, 2});
+  t.inserts.push_back({1, test::who("app-1 worker 1, client 3, op 3 attempt 2"), 0.25, "k"});
+  t.inserts.push_back({2, test::who("app-2 worker 1, client 9, op 9 attempt 1"), 0.26, "k"});
   const std::string story = joined(locksim::reports::narrate(t));
   CHECK(story.find("app-1 receives op 3 attempt 1 (key 3) from client 3; no worker takes it up") != std::string::npos);
   CHECK(story.find("app-1 takes up op 3 attempt 1") == std::string::npos);
@@ -320,4 +327,38 @@ TEST_CASE("an attempt no worker took up is told as received, and its retry story
   CHECK(why.find("client 3 sent op 3 2 times: attempt 1 at t=0.100 s, answered rejected; attempt 2 at t=0.200 s, taken up by app-1 "
                  "worker 1 at t=0.201 s.") != std::string::npos);
   CHECK(why.find("went on beside its retry") == std::string::npos);
+}
+
+TEST_CASE("a trial's story passes who and what as data: the deadlock's statement, its cycle and its waits name their operations") {
+  auto s = locksim::load_scenario(locksim::scenario_path("select-for-update-deadlock"));
+  s.trials = 1;
+  s.strategies.erase(s.strategies.begin() + 1, s.strategies.end());  // select-for-update alone
+  const auto results = locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true});
+  const Timeline& t = results.strategies.front().timeline;
+  const Timeline::Statement* victim = nullptr;
+  for (const auto& st : t.statements)
+    if (!st.cycle.empty()) victim = &st;
+  REQUIRE(victim != nullptr);
+  CHECK(victim->error == 1213);
+  CHECK(locksim::reports::failed(*victim));
+  CHECK(locksim::reports::outcome_words(*victim).starts_with("1213 Deadlock found"));
+  CHECK(victim->undone == "transaction");
+  CHECK(victim->cycle.front() == victim->who);  // the victim first
+  for (const auto& who : victim->cycle) {
+    CHECK(who.node.starts_with("app-"));
+    CHECK(who.worker > 0);
+    CHECK(who.operation >= 0);
+    CHECK(who.lane == fmt::format("{} worker {}", who.node, who.worker));
+  }
+  REQUIRE_FALSE(victim->waits.empty());
+  CHECK(victim->waits.front().mode.find("insert intention") != std::string::npos);
+  CHECK(victim->waits.front().behind.size() == 1);
+  // The statements that succeeded say what they came to in their own fields.
+  bool selected = false;
+  for (const auto& st : t.statements)
+    if (st.kind == Timeline::Statement::Kind::select && !locksim::reports::failed(st)) {
+      selected = true;
+      CHECK(locksim::reports::outcome_words(st) == fmt::format("{} row{}", st.rows, st.rows == 1 ? "" : "s"));
+    }
+  CHECK(selected);
 }

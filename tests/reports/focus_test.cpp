@@ -10,6 +10,7 @@
 #include "reports/explain.hpp"
 #include "reports/focus.hpp"
 #include "reports/report.hpp"
+#include "reports/timeline_parts.hpp"
 #include "support.hpp"
 
 namespace {
@@ -30,25 +31,25 @@ Timeline busy_trial() {
   t.operations = 300;
   for (int i = 0; i < 300; ++i) {
     if (i == 150 || i == 151) continue;
-    Timeline::Bar b{fmt::format("lock:openid:{}", i), fmt::format("app-2 worker {}, client {}, op {} attempt 1", i % 8, i, i), 0.1 * i,
+    Timeline::Bar b{fmt::format("lock:openid:{}", i), test::who(fmt::format("app-2 worker {}, client {}, op {} attempt 1", i % 8 + 1, i, i)), 0.1 * i,
                     0.1 * i + 0.01, 0.1 * i + 5};
     b.end = Timeline::End::released;
     b.service = "redis";
     t.bars.push_back(b);
     t.bands.push_back({"app-2", 0.1 * i + 0.05, 0.1 * i + 0.06, "paused"});
   }
-  Timeline::Bar lost{"lock:openid:150", "app-1 worker 4, client 150, op 150 attempt 1", 15.0, 26.0, 20.0};
+  Timeline::Bar lost{"lock:openid:150", test::who("app-1 worker 4, client 150, op 150 attempt 1"), 15.0, 26.0, 20.0};
   lost.service = "redis";
   lost.service_to_s = 20.0;
   lost.end = Timeline::End::expired;
-  Timeline::Bar next{"lock:openid:150", "app-1 worker 2, client 151, op 151 attempt 1", 21.0, 21.1, 26.0};
+  Timeline::Bar next{"lock:openid:150", test::who("app-1 worker 2, client 151, op 151 attempt 1"), 21.0, 21.1, 26.0};
   next.service = "redis";
   next.end = Timeline::End::released;
   t.bars.push_back(lost);
   t.bars.push_back(next);
   t.bands.push_back({"app-1", 15.1, 25.9, "paused"});
-  t.statements.push_back({25.95, 26.05, "app-1 worker 4, client 150, op 150 attempt 1",
-                          "INSERT INTO t_account (open_id, device) VALUES ('openid:150', 'device-150')", "1 affected, id 9"});
+  t.statements.push_back(test::wrote(25.95, 26.05, "app-1 worker 4, client 150, op 150 attempt 1",
+                                     "INSERT INTO t_account (open_id, device) VALUES ('openid:150', 'device-150')", 1, 9));
   return t;
 }
 
@@ -61,8 +62,8 @@ TEST_CASE("a long trial is told around its finding: the operations involved, the
   CHECK(f.about == "lease_expiry_violations");
   CHECK(f.at_s == Approx(20.0));
   REQUIRE(f.told.bars.size() == 2);  // the hold whose lease ran out, and who took the lock meanwhile
-  CHECK(f.told.bars[0].holder.find("op 150 ") != std::string::npos);
-  CHECK(f.told.bars[1].holder.find("op 151 ") != std::string::npos);
+  CHECK(f.told.bars[0].holder.operation == 150);
+  CHECK(f.told.bars[1].holder.operation == 151);
   REQUIRE(f.told.bands.size() == 1);  // app-1's pause; app-2's are another node's
   CHECK(f.told.bands[0].node == "app-1");
   CHECK(f.told.statements.size() == 1);
@@ -79,8 +80,8 @@ TEST_CASE("a long trial is told around its finding: the operations involved, the
 TEST_CASE("a short trial is told whole, as before") {
   Timeline t;
   t.end_s = 50;
-  t.bars.push_back({"lock:k", "app-1 worker 4, op 0", 0.01, 45.02, 3.01});
-  t.bars.push_back({"lock:k", "app-2 worker 1, op 1", 40.0, 40.05, 43.0});
+  t.bars.push_back({"lock:k", test::who("app-1 worker 4, client 0, op 0 attempt 1"), 0.01, 45.02, 3.01});
+  t.bars.push_back({"lock:k", test::who("app-2 worker 1, client 1, op 1 attempt 1"), 40.0, 40.05, 43.0});
   t.bands.push_back({"app-1", 0.02, 45.0, "paused"});
   const auto f = locksim::reports::focus(t, {"lease_expiry_violations 1"});
   CHECK(f.whole());
@@ -90,8 +91,8 @@ TEST_CASE("a short trial is told whole, as before") {
 
 TEST_CASE("the property a search asked for picks the story where the trial shows more than one kind") {
   Timeline t = busy_trial();
-  t.inserts.push_back({1, "app-2 worker 3, client 7, op 7 attempt 1", 0.705, "openid:7"});
-  t.inserts.push_back({2, "app-2 worker 5, client 9, op 9 attempt 1", 0.905, "openid:7"});
+  t.inserts.push_back({1, test::who("app-2 worker 3, client 7, op 7 attempt 1"), 0.705, "openid:7"});
+  t.inserts.push_back({2, test::who("app-2 worker 5, client 9, op 9 attempt 1"), 0.905, "openid:7"});
   CHECK(locksim::reports::focus(t, {"duplicate_rows 1", "lease_expiry_violations 1"}).about == "duplicate_rows");
   const auto lease = locksim::reports::focus(t, {"duplicate_rows 1", "lease_expiry_violations 1"}, "lease_expiry_violations");
   CHECK(lease.about == "lease_expiry_violations");
@@ -100,7 +101,7 @@ TEST_CASE("the property a search asked for picks the story where the trial shows
   REQUIRE(dup.told.inserts.size() == 2);
   CHECK(joined(locksim::reports::explain(dup.told, {"duplicate_rows 1"})).starts_with("One key was inserted more than once: row 1 by"));
   Timeline two_keys;  // a short trial, told whole, that duplicated two keys
-  two_keys.inserts = {{1, "s1", 0.1, "a"}, {2, "s2", 0.2, "a"}, {3, "s1", 0.3, "b"}, {4, "s2", 0.4, "b"}};
+  two_keys.inserts = {{1, test::who("s1"), 0.1, "a"}, {2, test::who("s2"), 0.2, "a"}, {3, test::who("s1"), 0.3, "b"}, {4, test::who("s2"), 0.4, "b"}};
   CHECK(joined(locksim::reports::explain(two_keys, {"duplicate_rows 2"})).starts_with("2 keys were inserted more than once: row 1 by"));
   CHECK(dup.at_s == Approx(0.905));  // the key became a duplicate at its second insert
 }
@@ -108,8 +109,8 @@ TEST_CASE("the property a search asked for picks the story where the trial shows
 TEST_CASE("past kViolationsTold violations of the kind, the others are listed by when") {
   Timeline t = busy_trial();
   for (int i = 0; i < 5; ++i) {
-    Timeline::Statement st{1.0 + i, 1.2 + i, fmt::format("s{}", i), "UPDATE t SET v = 1 WHERE id = 1", "1213 Deadlock found"};
-    st.cycle = {fmt::format("s{}", i), fmt::format("s{}", i + 10)};
+    auto st = test::refused(1.0 + i, 1.2 + i, fmt::format("s{}", i), "UPDATE t SET v = 1 WHERE id = 1", 1213, "1213 Deadlock found");
+    st.cycle = {test::who(fmt::format("s{}", i)), test::who(fmt::format("s{}", i + 10))};
     t.statements.push_back(st);
   }
   const auto f = locksim::reports::focus(t, {"deadlocks 5"});
@@ -122,8 +123,8 @@ TEST_CASE("paragraphs alike but for when are told once, with how many more times
   Timeline t;
   t.end_s = 10;
   for (int i = 0; i < 4; ++i) {
-    Timeline::Statement st{1.0 + i, 1.5 + i, "s2", "UPDATE t SET v = 1 WHERE id = 1", "1213 Deadlock found"};
-    st.cycle = {"s2", "s1"};
+    auto st = test::refused(1.0 + i, 1.5 + i, "s2", "UPDATE t SET v = 1 WHERE id = 1", 1213, "1213 Deadlock found");
+    st.cycle = {test::who("s2"), test::who("s1")};
     t.statements.push_back(st);
   }
   const auto why = locksim::reports::explain(t, {"deadlocks 4"});
@@ -135,11 +136,11 @@ TEST_CASE("paragraphs alike but for when are told once, with how many more times
 TEST_CASE("a statement that took a while is drawn from its issue to its answer, with its outcome written on the answer's row") {
   Timeline t;
   t.end_s = 1;
-  Timeline::Statement st{0.005, 0.1058, "s1", "INSERT INTO t (k) VALUES ('a')", "1 affected, id 1"};
-  st.waits = {"X on t.k 'a', behind s2, 100.0 ms"};
-  st.waited_for = {"s2"};
+  auto st = test::wrote(0.005, 0.1058, "s1", "INSERT INTO t (k) VALUES ('a')", 1, 1);
+  st.waits = {{"X", "t", "k", "'a'", {"s2"}, 100.0}};
+  st.waited_for = {test::who("s2")};
   t.statements.push_back(st);
-  t.statements.push_back({0.0, 0.0002, "s2", "SELECT id FROM t WHERE k = 'a'", "0 rows"});
+  t.statements.push_back(test::selected(0.0, 0.0002, "s2", "SELECT id FROM t WHERE k = 'a'", 0));
   const std::string svg = locksim::reports::sequence_svg(t, "one trial");
   CHECK(svg.find(">0.005 s</text>") != std::string::npos);  // issued
   CHECK(svg.find(">0.106 s</text>") != std::string::npos);  // answered, where its outcome is
@@ -152,8 +153,8 @@ TEST_CASE("a statement that took a while is drawn from its issue to its answer, 
 TEST_CASE("the diagram of a long story starts near its finding, and a second or more between two rows is a break") {
   Timeline t;
   t.end_s = 100;
-  for (int i = 0; i < 300; ++i) t.statements.push_back({0.01 * i, 0.01 * i + 0.0001, "s1", fmt::format("SELECT {}", i), "1 row"});
-  t.statements.push_back({60.0, 60.0001, "s1", "SELECT 'after the break'", "1 row"});
+  for (int i = 0; i < 300; ++i) t.statements.push_back(test::selected(0.01 * i, 0.01 * i + 0.0001, "s1", fmt::format("SELECT {}", i), 1));
+  t.statements.push_back(test::selected(60.0, 60.0001, "s1", "SELECT 'after the break'", 1));
   const std::string svg = locksim::reports::sequence_svg(t, "one trial", 10, 120, 2.5);  // the finding at row 250
   CHECK(svg.find(">2.500 s</text>") != std::string::npos);
   CHECK(svg.find(">0.000 s</text>") == std::string::npos);
@@ -165,10 +166,10 @@ TEST_CASE("the diagram of a long story starts near its finding, and a second or 
 TEST_CASE("a page stays small whatever the trial: a key inserted thousands of times, thousands of holds and pauses") {
   Timeline t = busy_trial();
   for (int i = 0; i < 5000; ++i) {
-    const std::string who = fmt::format("app-{} worker {}, client {}, op {} attempt 1", 1 + i % 3, i % 8, 1000 + i, 1000 + i);
-    t.inserts.push_back({i + 1, who, 0.5 + 0.005 * i, "openid:hot"});
-    t.statements.push_back({0.5 + 0.005 * i - 0.002, 0.5 + 0.005 * i, who,
-                            "INSERT INTO t_account (open_id, device) VALUES ('openid:hot', 'd')", "1 affected"});
+    const std::string who = fmt::format("app-{} worker {}, client {}, op {} attempt 1", 1 + i % 3, i % 8 + 1, 1000 + i, 1000 + i);
+    t.inserts.push_back({i + 1, test::who(who), 0.5 + 0.005 * i, "openid:hot"});
+    t.statements.push_back(test::wrote(0.5 + 0.005 * i - 0.002, 0.5 + 0.005 * i, who,
+                                       "INSERT INTO t_account (open_id, device) VALUES ('openid:hot', 'd')", 1));
   }
   const std::vector<std::string> fired = {"duplicate_rows 4999"};
   const auto folder = test::unique_temp_path("locksim-hot-key");

@@ -21,6 +21,7 @@
 #include "reports/report.hpp"
 #include "reports/report_folder.hpp"
 #include "reports/sweep_report.hpp"
+#include "reports/timeline_parts.hpp"
 
 namespace fs = std::filesystem;
 using namespace locksim::reports;
@@ -66,8 +67,8 @@ RunResults made_up(const std::vector<std::string>& strategies, std::uint64_t see
     for (double ms : {1.0, 2.0, 5.0}) s.latency.add(ms);
     s.counts["duplicate_rows"] = {2, 2.0 / 3, 1, wilson(1, 3)};
     s.timeline.end_s = 2;
-    s.timeline.bars = {{"lock:a", "one", 0, 1, 1.5}, {"lock:a", "two", 0.5, 2, -1}};
-    s.timeline.inserts = {{1, "one", 0.7, "a"}, {2, "two", 1.2, "a"}};
+    s.timeline.bars = {{"lock:a", test::who("one"), 0, 1, 1.5}, {"lock:a", test::who("two"), 0.5, 2, -1}};
+    s.timeline.inserts = {{1, test::who("one"), 0.7, "a"}, {2, test::who("two"), 1.2, "a"}};
     r.strategies.push_back(s);
   }
   return r;

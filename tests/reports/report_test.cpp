@@ -13,6 +13,7 @@
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "reports/report.hpp"
+#include "reports/timeline_parts.hpp"
 
 namespace {
 
@@ -108,7 +109,7 @@ TEST_CASE("a timeline without lock holds still draws its duplicate inserts: no b
   locksim::reports::Timeline t;  // check-then-insert: two inserts of one key, no lock at all
   t.seed = 1;
   t.end_s = 1;
-  t.inserts = {{1, "a", 0.2, "k"}, {2, "b", 0.3, "k"}};
+  t.inserts = {{1, test::who("a"), 0.2, "k"}, {2, test::who("b"), 0.3, "k"}};
   TempFolder folder;
   locksim::reports::write_replay_report(t, "check-then-insert", folder.path.string());
   const std::string data = read(folder.path / "timeline-check-then-insert.dat");
@@ -136,8 +137,8 @@ TEST_CASE("the timeline's key asks for rows of at most three titles, centred on 
   locksim::reports::Timeline t;
   t.seed = 1;
   t.end_s = 1;
-  t.bars = {{"lock:openid:0", "app-1 worker 4, client 0, op 0 attempt 1", 0.1, 0.5, 0.7},
-            {"lock:openid:0", "app-2 worker 4, client 0, op 1 attempt 1", 0.6, 0.9, 1.2}};
+  t.bars = {{"lock:openid:0", test::who("app-1 worker 4, client 0, op 0 attempt 1"), 0.1, 0.5, 0.7},
+            {"lock:openid:0", test::who("app-2 worker 4, client 0, op 1 attempt 1"), 0.6, 0.9, 1.2}};
   TempFolder folder;
   locksim::reports::write_replay_report(t, "redis-set-nx-ex-drop", folder.path.string());
   const std::string script = read(folder.path / "timeline-redis-set-nx-ex-drop.gp");
