@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "app/metrics.hpp"
+#include "reports/timeline_json.hpp"
 
 // CBOR (RFC 8949) through nlohmann::json: binary, and a double travels as its 8 bytes.
 
@@ -22,18 +23,6 @@ struct adl_serializer<locksim::reports::Cell> {
 }  // namespace nlohmann
 
 namespace locksim::reports {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LockWait, mode, table, index, entry, behind, waited_ms)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Who, text, lane, node, worker, client, operation, attempt)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, lock, holder, from_s, to_s, lease_to_s, end, service_to_s, deleted_by, removed,
-                                   renewals_s, service)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Band, node, from_s, to_s, kind)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Mark, row, who, at_s, key)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, kind, rows, affected, insert_id, warnings, error,
-                                   message, waits, waited_for, cycle, undone, undone_rows)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Message, from, to, request, reply, sent_s, arrived_s, taken_s, replied_s, returned_s,
-                                   gave_up_s, operation, attempt)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, seed, schedule, end_s, bars, bands, inserts, statements, messages, calls_left_out,
-                                   operations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, step, session, sql, issued_ms, finished_ms, columns, rows, affected, insert_id,
                                    warnings, error, message, waited_for, waited_ms, waits, deadlock_cycle, undone, undone_rows,
                                    outcomes)

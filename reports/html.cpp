@@ -69,13 +69,16 @@ std::string inline_svg(const std::string& svg_file, const std::string& prefix) {
 }
 
 std::string trial_section(const Focus& f, const std::string& heading, const std::vector<std::string>& fired,
-                          const std::map<std::string, std::string>& meanings) {
+                          const std::map<std::string, std::string>& meanings, const std::string& data_file) {
   std::string out = fmt::format("<h3>{}</h3>\n", escape(heading));
   if (!fired.empty()) out += fmt::format("<p>Checkers that fired: <b>{}</b></p>\n", escape(fmt::format("{}", fmt::join(fired, ", "))));
   for (const auto& paragraph : explain(f.told, fired, meanings)) out += fmt::format("<p class=\"why\">{}</p>\n", escape(paragraph));
   if (!f.whole())
-    out += fmt::format("<p class=\"muted\">The story of {}. {}</p>\n", escape(f.about),
-                       escape(fmt::format("{}", fmt::join(f.left_out, " "))));
+    out += fmt::format("<p class=\"muted\">The story of {}. {}{}</p>\n", escape(f.about), escape(fmt::format("{}", fmt::join(f.left_out, " "))),
+                       data_file.empty() ? std::string()
+                                         : fmt::format(" The trial's timeline, everything this story was chosen from, as data: "
+                                                       "<a href=\"{0}\" download>{0}</a>.",
+                                                       escape(data_file)));
   out += "<div class=\"diagram\">\n" + sequence_svg(f.told, heading, 10, 120, f.at_s) + "</div>\n";
   std::string story;
   for (const auto& line : narrate(f.told)) story += escape(line) + "\n";

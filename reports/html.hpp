@@ -25,8 +25,9 @@ std::string inline_svg(const std::string& svg_file, const std::string& prefix);
 
 /// A trial explained through its story (reports/focus.hpp: a long trial told around its
 /// finding): why each violation happened, its sequence diagram, and its events in order, under
-/// `heading`.
+/// `heading`. A story that leaves things out points to `data_file` (the trial's timeline as
+/// JSON, beside the page), when one is named.
 std::string trial_section(const Focus& story, const std::string& heading, const std::vector<std::string>& fired,
-                          const std::map<std::string, std::string>& meanings = {});
+                          const std::map<std::string, std::string>& meanings = {}, const std::string& data_file = {});
 
 }  // namespace locksim::reports::html

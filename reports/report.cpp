@@ -13,6 +13,7 @@
 #include "reports/focus.hpp"
 #include "reports/html.hpp"
 #include "reports/report_folder.hpp"
+#include "reports/timeline_json.hpp"
 
 namespace locksim::reports {
 
@@ -223,6 +224,10 @@ std::string slug(const std::string& name) {
   for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
   return out;
 }
+
+// Where a strategy's first violating trial is kept as data, beside report.html, when its story
+// leaves things out.
+std::string trial_data_name(const std::string& strategy) { return "trial-" + slug(strategy) + ".json"; }
 
 
 // Holds as bars (the lease as a thin bar beside it, to where the service really ended it),
@@ -475,8 +480,9 @@ std::string html_report(const RunResults& r, const std::string& folder, const st
   for (const auto& st : r.strategies) {
     if (!st.first_violation) continue;
     const auto& v = *st.first_violation;
-    explained += html::trial_section(focus(v.timeline, v.fired), fmt::format("{}: its first violating trial, seed {}", st.name, r.seed + v.trial), v.fired,
-                                         meanings);
+    const Focus story = focus(v.timeline, v.fired);
+    explained += html::trial_section(story, fmt::format("{}: its first violating trial, seed {}", st.name, r.seed + v.trial), v.fired,
+                                     meanings, story.whole() ? std::string() : trial_data_name(st.name));
     explained += fmt::format("<p class=\"muted\">Run it alone: <code>locksim run {} --strategy {} --seed {} --trials 1</code></p>\n",
                              escape(r.file.empty() ? r.scenario : r.file), escape(st.name), r.seed + v.trial);
   }
@@ -510,6 +516,7 @@ std::string write_replay_report(const Timeline& t, const std::string& strategy, 
   const Timeline& told = story.told;
   Plotted drawn{false, fmt::format("{} lock holds in the story, more than the {} rows a picture shows", told.bars.size(),
                                    kMostPictureRows)};
+  if (!story.whole()) write_atomically(staged.path() + "/" + name + ".json", nlohmann::json(t).dump());
   if (told.bars.size() <= kMostPictureRows) {
     write_atomically(staged.path() + "/" + name + ".dat", timeline_data(told));
     write_atomically(staged.path() + "/" + name + ".gp", timeline_script(told, name, strategy));
@@ -518,7 +525,7 @@ std::string write_replay_report(const Timeline& t, const std::string& strategy, 
   }
   std::string body = fmt::format("<h1>{}</h1>\n", html::escape(heading.empty() ? "Replay of " + strategy : heading));
   if (!claim.empty()) body += fmt::format("<p class=\"verdict\">Search: {}</p>\n", html::escape(claim));
-  body += html::trial_section(story, "One trial of " + strategy, fired, meanings);
+  body += html::trial_section(story, "One trial of " + strategy, fired, meanings, story.whole() ? std::string() : name + ".json");
   if (drawn && told.worth_drawing())
     body += "<h2>Who held which lock</h2>\n<div class=\"plot\">\n" + svg_of(staged.path(), name, 0) + "</div>\n";
   else if (!drawn && told.worth_drawing())
@@ -565,6 +572,9 @@ ReportFiles write_report(const RunResults& r, const std::string& folder) {
     script += violations_script(fired, r.strategies.size());
     pictures.push_back("violations");
   }
+  for (const auto& st : r.strategies)  // a story that leaves things out: the whole trial beside the page
+    if (st.first_violation && !focus(st.first_violation->timeline, st.first_violation->fired).whole())
+      write(trial_data_name(st.name), nlohmann::json(st.first_violation->timeline).dump());
   for (const auto& st : r.strategies) {  // the teaching picture, where one trial is small enough to read
     if (!st.timeline.worth_drawing() || st.timeline.bars.size() > kMostPictureRows || pictures.size() >= 8) continue;
     const std::string name = "timeline-" + slug(st.name);

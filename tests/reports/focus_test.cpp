@@ -5,11 +5,14 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "reports/explain.hpp"
 #include "reports/focus.hpp"
 #include "reports/report.hpp"
+#include "reports/timeline_json.hpp"
 #include "reports/timeline_parts.hpp"
 #include "support.hpp"
 
@@ -180,4 +183,29 @@ TEST_CASE("a page stays small whatever the trial: a key inserted thousands of ti
   const std::string why = joined(locksim::reports::explain(locksim::reports::focus(t, fired).told, fired));
   CHECK(why.find("; and 4992 more inserts.") != std::string::npos);
   CHECK(why.size() < 20000);  // not a list of every insert
+}
+
+TEST_CASE("a story that leaves things out links the trial's whole timeline as JSON beside the page; a story told whole links none") {
+  const Timeline t = busy_trial();
+  const std::vector<std::string> fired = {"lease_expiry_violations 1"};
+  const auto folder = test::unique_temp_path("locksim-long-story");
+  locksim::reports::write_replay_report(t, "redis-lock", folder.string(), fired);
+  const auto data = folder / "timeline-redis-lock.json";
+  REQUIRE(std::filesystem::exists(data));
+  std::ifstream in(data);
+  const Timeline back = nlohmann::json::parse(in).get<Timeline>();
+  CHECK(back.bars.size() == t.bars.size());  // every hold, not only the story's two
+  CHECK(back.bars.back().holder.operation == 151);
+  CHECK(back.statements.front().kind == Timeline::Statement::Kind::write);
+  std::ifstream page_in(folder / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(page_in)), std::istreambuf_iterator<char>());
+  CHECK(page.find("<a href=\"timeline-redis-lock.json\" download>timeline-redis-lock.json</a>") != std::string::npos);
+  std::filesystem::remove_all(folder);
+
+  Timeline small;
+  small.end_s = 1;
+  small.inserts = {{1, test::who("s1"), 0.1, "a"}, {2, test::who("s2"), 0.2, "a"}};
+  locksim::reports::write_replay_report(small, "redis-lock", folder.string(), {"duplicate_rows 1"});
+  CHECK_FALSE(std::filesystem::exists(folder / "timeline-redis-lock.json"));
+  std::filesystem::remove_all(folder);
 }

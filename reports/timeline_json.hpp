@@ -1,0 +1,37 @@
+#pragma once
+// A trial's Timeline as JSON: what a report writes beside its page for a story that leaves
+// things out (every hold, pause, insert, statement and call the trial's timeline holds), and
+// what carries a trial's outcome between ranks (app/outcome_codec.cpp). Names, not numbers, for
+// how a hold ended and what a statement was.
+
+#include <nlohmann/json.hpp>
+
+#include "reports/results.hpp"
+
+namespace locksim::reports {
+
+NLOHMANN_JSON_SERIALIZE_ENUM(Timeline::End, {{Timeline::End::held, "held"},
+                                             {Timeline::End::released, "released"},
+                                             {Timeline::End::expired, "expired"},
+                                             {Timeline::End::deleted, "deleted"},
+                                             {Timeline::End::session_expired, "session_expired"},
+                                             {Timeline::End::lease_expired, "lease_expired"},
+                                             {Timeline::End::lost, "lost"},
+                                             {Timeline::End::crashed, "crashed"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Timeline::Statement::Kind, {{Timeline::Statement::Kind::select, "select"},
+                                                         {Timeline::Statement::Kind::write, "write"},
+                                                         {Timeline::Statement::Kind::other, "other"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LockWait, mode, table, index, entry, behind, waited_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Who, text, lane, node, worker, client, operation, attempt)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, lock, holder, from_s, to_s, lease_to_s, end, service_to_s, deleted_by, removed,
+                                   renewals_s, service)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Band, node, from_s, to_s, kind)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Mark, row, who, at_s, key)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, kind, rows, affected, insert_id, warnings, error,
+                                   message, waits, waited_for, cycle, undone, undone_rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Message, from, to, request, reply, sent_s, arrived_s, taken_s, replied_s, returned_s,
+                                   gave_up_s, operation, attempt)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, seed, schedule, end_s, bars, bands, inserts, statements, messages, calls_left_out,
+                                   operations)
+
+}  // namespace locksim::reports
