@@ -252,7 +252,7 @@ def model_sql(locksim, script, workdir):
     strategy = results["strategies"][0]
     ignore = script.get("conformance", {}).get("ignore_ids", False)
     outcomes = []
-    timeline = [(st["issued_ms"], st["finished_ms"]) for st in strategy["steps"]]
+    timeline = [(st["issued_ms"], st["finished_ms"], st.get("applied_ms")) for st in strategy["steps"]]
     for st in strategy["steps"]:
         if st["issued_ms"] is None:
             outcomes.append(sql_outcome("not issued"))
@@ -619,10 +619,12 @@ def waits_for_a_lock(record):
 
 
 def follow_model(script, i, records, model_timeline, deadline):
-    """Step i is issued only once every step the model had finished by its issue time has finished on
-    the server too, or the server shows that step itself waiting for a lock (a divergence its outcome
-    will show; waiting for its busy session does not count): a busy server that runs late keeps the
-    model's order. A step the model had still building
+    """Step i is issued only once every step the model had finished, or whose reads and writes the
+    model had made, by its issue time has finished on the server too, or the server shows that step
+    itself waiting for a lock (a divergence its outcome will show; waiting for its busy session does
+    not count): a busy server that runs late keeps the model's order. A woken statement the model
+    had applied but not yet answered (T2's UPDATE the moment T1 commits) is thus in place before the
+    next step reads, as it is in the model, whatever the machine's load. A step the model had still building
     then (an online ALTER, whose time is work, not a wait) must still build on the server; when the
     server has already finished it (a server much faster than the script's timing allows), the step
     cannot be placed and the script says so."""
@@ -630,14 +632,14 @@ def follow_model(script, i, records, model_timeline, deadline):
     if issued is None:
         return
     for j, record in enumerate(records):
-        finished = model_timeline[j][1]
-        if finished is not None and finished <= issued:
+        finished, applied = model_timeline[j][1], model_timeline[j][2]
+        if (finished is not None and finished <= issued) or (applied is not None and applied <= issued):
             while not (record["done"].is_set() or waits_for_a_lock(record)) and time.monotonic() < deadline:
                 record["done"].wait(0.01)
     if not isinstance(script["steps"][i].get("at_ms"), (int, float)):
         return
     for j, record in enumerate(records):
-        began, finished = model_timeline[j]
+        began, finished, _ = model_timeline[j]
         if is_alter(record["sql"]) and began is not None and began <= issued and (finished is None or finished > issued) \
                 and record["done"].is_set():
             raise RuntimeError(f"step {i + 1} is placed inside step {j + 1}, which this server had already "

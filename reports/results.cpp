@@ -395,6 +395,7 @@ std::string to_json(const RunResults& r) {
         one["sql"] = st.sql;
         one["issued_ms"] = st.issued_ms < 0 ? json(nullptr) : json(st.issued_ms);
         one["finished_ms"] = st.finished_ms < 0 ? json(nullptr) : json(st.finished_ms);
+        one["applied_ms"] = st.applied_ms < 0 ? json(nullptr) : json(st.applied_ms);
         one["columns"] = st.columns;
         one["rows"] = rows(st.rows);
         one["affected"] = st.affected;

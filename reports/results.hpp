@@ -172,6 +172,7 @@ struct StepResult {
   std::size_t step = 0;  // from 1
   std::string session, sql;
   double issued_ms = -1, finished_ms = -1;  // -1: never issued / never finished
+  double applied_ms = -1;  // when its reads and writes were made, after its lock waits; -1: never (it failed)
   std::vector<std::string> columns{};
   std::vector<std::vector<Cell>> rows{};
   std::int64_t affected = 0, insert_id = 0;

@@ -39,6 +39,7 @@ reports::StepResult step_result(const models::sessions::StepRecord& r) {
   if (!r.done) return out;
   const models::db::Result& res = r.result;
   out.finished_ms = ms(r.finished);
+  if (r.result.applied != sim::kNever) out.applied_ms = ms(r.result.applied);
   out.columns = r.columns;
   for (const auto& row : r.rows) {
     std::vector<reports::Cell> cells;

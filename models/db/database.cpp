@@ -1601,12 +1601,25 @@ struct Database::Impl {
     return {};
   }
 
+  // The simulated time, where the statement runs in a simulation (a test may run it alone).
+  static sim::Time now_if_running() {
+    const sim::Engine* e = sim::Engine::current();
+    return e == nullptr ? sim::kNever : e->now();
+  }
+
   // Server time passes in the statement's process; nothing at all when there is none.
   static void spend(sim::Duration d) {
     if (d > sim::Duration::zero()) sim::sleep_for(d);
   }
 
   Result run(SessionState& s, const Statement& st, const StatementTiming& timing) {
+    Result out = run_unstamped(s, st, timing);
+    if (out.ok() && out.applied == sim::kNever) out.applied = now_if_running();
+    return out;
+  }
+
+  // run(), but for when a statement's changes were made: set only where they come before its end.
+  Result run_unstamped(SessionState& s, const Statement& st, const StatementTiming& timing) {
     using K = Statement::Kind;
     ++stats.statements;
     spend(timing.before);
@@ -1678,6 +1691,7 @@ struct Database::Impl {
       return out;
     }
     out.waits = std::move(txn.waits);
+    out.applied = now_if_running();
     if (autocommit) {
       spend(timing.before_commit);
       commit(txn);

@@ -290,6 +290,10 @@ struct Result {
   std::vector<std::string> deadlock_cycle{};
   Undone undone = Undone::nothing;
   std::int64_t undone_rows = 0;  // row changes the failure undid
+  /// When the statement's reads and writes were made, after its lock waits (a COMMIT: when it
+  /// committed; a DDL: when it ended); kNever for a failure. An autocommit write is made before
+  /// its commit's own time, which `end` of its log entry includes.
+  sim::Time applied = sim::kNever;
   bool ok() const { return code == Code::ok; }
 };
 

@@ -274,3 +274,27 @@ TEST_CASE("a table of seeded rows at the end is kept as its first rows, the coun
   CHECK(text.find("... and 2480 more rows (checksum ") != std::string::npos);
   CHECK(text.find("(21, 'legacy:21')") == std::string::npos);
 }
+
+TEST_CASE("a step woken by a commit is applied when the lock is free, before its answer and before the next step reads") {
+  // Hermitage's G0 under READ UNCOMMITTED: T2's UPDATE waits for T1's row lock; T1 commits, and
+  // T1's next SELECT reads T2's uncommitted 12, written the moment T1's commit freed the lock.
+  const auto r = run(sessions(
+      {step("setup", "INSERT INTO t (k, v) VALUES ('a', 10)"), step("T1", "SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED"),
+       step("T1", "BEGIN"), step("T2", "BEGIN"), step("T1", "UPDATE t SET v = 11 WHERE k = 'a'"),
+       step("T2", "UPDATE t SET v = 12 WHERE k = 'a'"), step("T1", "COMMIT"), step("T1", "SELECT v FROM t WHERE k = 'a'"),
+       step("T2", "INSERT INTO t (k) VALUES ('a')")}));
+  const auto& woken = step_of(r, 6);
+  const auto& commit = step_of(r, 7);
+  const auto& select = step_of(r, 8);
+  CHECK(woken.waited_ms > 0);
+  CHECK(commit.applied_ms <= woken.applied_ms);     // the lock was free once T1 committed
+  CHECK(woken.applied_ms < select.issued_ms);       // the update was made before the select came
+  CHECK(select.issued_ms < woken.finished_ms);      // though its answer came after: the harness waits on applied_ms
+  CHECK(select.rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{12}}});
+  for (std::size_t n = 1; n <= 8; ++n) {  // every step that succeeded says when it was applied, within its span
+    CHECK(step_of(r, n).issued_ms <= step_of(r, n).applied_ms);
+    CHECK(step_of(r, n).applied_ms <= step_of(r, n).finished_ms);
+  }
+  CHECK(step_of(r, 9).error == 1062);  // a failure made nothing
+  CHECK(step_of(r, 9).applied_ms < 0);
+}
