@@ -24,6 +24,7 @@
 #include "app/cluster.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
+#include "app/trial.hpp"
 #include "models/faults/placement.hpp"
 #include "reports/report.hpp"
 
@@ -163,7 +164,7 @@ std::pair<int, int> Schedule::deviating() const {
   return {static_cast<int>(deviations.size()), options};
 }
 
-sim::Chooser chooser_of(const Token& t) {
+sim::Chooser chooser_of(const Token& t, std::vector<Asked>* asked) {
   Schedule schedule = Schedule::parse(t.schedule);
   if (schedule.kind != Schedule::Kind::dfs) return {};
   struct State {
@@ -171,10 +172,12 @@ sim::Chooser chooser_of(const Token& t) {
     std::uint64_t asked = 0;
   };
   auto state = std::make_shared<State>(State{std::move(schedule.deviations), 0});
-  return [state](const std::string&, std::uint64_t n) -> std::uint64_t {
+  return [state, asked](const std::string& stream, std::uint64_t n) -> std::uint64_t {
     const auto it = state->deviations.find(state->asked++);
     // An option beyond this run's choice (a token shrunk on a smaller scenario): the default.
-    return it == state->deviations.end() || it->second >= n ? 0 : it->second;
+    const std::uint64_t v = it == state->deviations.end() || it->second >= n ? 0 : it->second;
+    if (asked != nullptr) asked->push_back({stream, v, seconds(sim::Engine::current()->now())});
+    return v;
   };
 }
 
@@ -188,15 +191,40 @@ sim::TieBreak schedule_of(const Token& t) {
   return pct_schedule(schedule.depth, schedule.steps, schedule.seed);
 }
 
-std::string describe_schedule(const std::string& text) {
+namespace {
+
+// A fault the search placed at `at_s`, as the trial's timeline shows it: a pause or a crash
+// begun then; a message lost shows no band.
+std::string placed_words(double at_s, const reports::Timeline& t) {
+  for (const auto& b : t.bands)
+    if (std::abs(b.from_s - at_s) < 1e-9)
+      return b.kind == "paused" ? fmt::format("a {:.3f} s pause of {} at t={:.3f} s", b.to_s - b.from_s, b.node, at_s)
+                                : fmt::format("a crash of {} at t={:.3f} s (back at t={:.3f} s)", b.node, at_s, b.to_s);
+  return fmt::format("a lost message at t={:.3f} s", at_s);
+}
+
+}  // namespace
+
+std::string describe_schedule(const std::string& text, const std::vector<Asked>* asked, const reports::Timeline* timeline) {
   const Schedule schedule = Schedule::parse(text);
   switch (schedule.kind) {
     case Schedule::Kind::pct: return fmt::format("pct, depth {}", schedule.depth);
     case Schedule::Kind::dfs: {
       if (schedule.deviations.empty()) return "dfs, every choice its default";
-      std::vector<std::string> choices;
-      for (const auto& [choice, option] : schedule.deviations) choices.push_back(fmt::format("choice {} takes option {}", choice, option));
-      return "dfs: " + fmt::format("{}", fmt::join(choices, ", "));
+      std::vector<std::string> placed, choices;
+      for (const auto& [choice, option] : schedule.deviations) {
+        const Asked* a = asked != nullptr && choice < asked->size() ? &(*asked)[choice] : nullptr;
+        if (a != nullptr && timeline != nullptr && a->stream == models::kPlacementStream && a->option != 0)
+          placed.push_back(placed_words(a->at_s, *timeline));
+        else if (a != nullptr)
+          choices.push_back(fmt::format("choice {} (t={:.3f} s) takes option {}", choice, a->at_s, option));
+        else
+          choices.push_back(fmt::format("choice {} takes option {}", choice, option));
+      }
+      std::string out = "dfs: ";
+      if (!placed.empty()) out += fmt::format("the search placed {}", fmt::join(placed, " and "));
+      if (!placed.empty() && !choices.empty()) out += "; ";
+      return out + fmt::format("{}", fmt::join(choices, ", "));
     }
     case Schedule::Kind::seed: break;
   }
@@ -753,8 +781,9 @@ Replay replay(const Token& t) {
                                      : "",
                                  s.hash, t.scenario_hash));
   Replay r{s, strategy_named(s, t.strategy), {}, {}};
-  r.outcome = run_token(s, r.strategy, t, TraceKept::timeline);
-  r.outcome.timeline.schedule = describe_schedule(t.schedule);
+  std::vector<Asked> asked;
+  r.outcome = run_trial(s, r.strategy, t.seed, TraceKept::timeline, schedule_of(t), chooser_of(t, &asked));
+  r.outcome.timeline.schedule = describe_schedule(t.schedule, &asked, &r.outcome.timeline);
   r.fired = fired_checkers(r.outcome, "any");
   return r;
 }

@@ -73,9 +73,19 @@ struct Token {
 };
 /// Throws InputError for a string that is not a token.
 Token parse_token(const std::string& text);
+/// A choice a token's run asked: its stream ("sim.ties", models::kPlacementStream), the
+/// option it took, and when.
+struct Asked {
+  std::string stream;
+  std::uint64_t option = 0;
+  double at_s = 0;
+};
 /// A token's schedule in words, for a replay's title: "" for the seed's own order,
-/// "dfs: choice 9 takes option 1", "pct, depth 3".
-std::string describe_schedule(const std::string& schedule);
+/// "dfs: choice 9 takes option 1", "pct, depth 3". With what the run asked and its timeline,
+/// a fault the search placed is told as what it was: "dfs: the search placed a 45.000 s pause
+/// of app-1 at t=0.012 s; choice 9 (t=0.020 s) takes option 1".
+std::string describe_schedule(const std::string& schedule, const std::vector<Asked>* asked = nullptr,
+                              const reports::Timeline* timeline = nullptr);
 
 struct Finding {
   std::string scenario;  // its name
@@ -150,7 +160,8 @@ struct Schedule {
   std::pair<int, int> deviating() const;
 };
 /// The chooser a dfs schedule names (empty otherwise).
-sim::Chooser chooser_of(const Token& token);
+/// With `asked`, each choice the run asked is kept there.
+sim::Chooser chooser_of(const Token& token, std::vector<Asked>* asked = nullptr);
 /// Runs the token's trial (the scenario loaded with its overrides).
 TrialOutcome run_token(const Scenario& scenario, const StrategyChoice& strategy, const Token& token,
                        TraceKept kept = TraceKept::hash);
