@@ -286,7 +286,7 @@ void Engine::restart(NodeId node) {
 [[gnu::always_inline]] inline Engine::Next Engine::take_next(Event& e) {
   if (stop_requested_) return Next::stop;
   if (failure_) return Next::failure;
-  if (events_ - run_start_events_ >= config_.event_budget) return Next::event_budget;
+  if (events_ - run_start_events_ >= config_.event_budget || work_over_budget_) return Next::event_budget;
   if (events_ >= next_memory_check_ && over_memory()) return Next::memory_budget;
   // Only background wake-ups left (an injector's next fault, say): the run is over.
   if (foreground_pending_ == 0 && holds_ == 0) return Next::end;
@@ -402,6 +402,14 @@ void Engine::kill(ProcessId process) {
       return;
     }
   }
+}
+
+void Engine::work(std::uint64_t units) {
+  if (current_ == nullptr) return;
+  work_ += units;
+  if (events_ - run_start_events_ + (work_ - run_start_work_) / kWorkPerEvent < config_.event_budget) return;
+  work_over_budget_ = true;
+  kill(current_->id);  // throws sim::Killed: the process unwinds from inside its work
 }
 
 void Engine::kill_process(Process* p) {
@@ -815,6 +823,8 @@ RunResult Engine::run() {
   } running(running_);
   stop_requested_ = false;
   run_start_events_ = events_;
+  run_start_work_ = work_;
+  work_over_budget_ = false;
   RunResult result;
   Event e;
   for (;;) {

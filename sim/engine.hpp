@@ -178,6 +178,12 @@ class Engine {
   ProcessId spawn(NodeId node, std::string name, std::function<void()> body, SpawnOptions options = {});
   /// Kills one process (it unwinds with sim::Killed). Killing the caller throws at once.
   void kill(ProcessId process);
+  /// Work the running process does inside one event (the rows a statement visits), counted
+  /// against the event budget at kWorkPerEvent units an event. Once events and work together
+  /// pass the budget, the calling process is killed at once (its statement does not finish)
+  /// and the run ends with RunStatus::event_budget. Outside a process: nothing.
+  static constexpr std::uint64_t kWorkPerEvent = 100;
+  void work(std::uint64_t units);
   /// Number of processes started and not yet finished.
   std::size_t live_processes() const { return live_; }
   /// The running process's id and node (kWorld and 0 outside any process).
@@ -330,6 +336,8 @@ class Engine {
   std::int64_t now_ = 0;
   std::uint64_t events_ = 0;
   std::uint64_t run_start_events_ = 0;  // events_ when the current run() began
+  std::uint64_t work_ = 0, run_start_work_ = 0;  // work() units, all and when the current run() began
+  bool work_over_budget_ = false;                // work() passed the event budget in this run
   std::uint64_t foreground_pending_ = 0;  // scheduled events not of background processes
   std::uint64_t holds_ = 0;               // see hold_open()
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -19,6 +19,11 @@ inline Time now() { return engine("sim::now").now(); }
 
 /// Suspends the calling process for `d` (zero yields to the other events of this instant).
 inline void sleep_for(Duration d) { engine("sim::sleep_for").sleep_for(d, "sim::sleep_for"); }
+/// Work done inside the current event (rows a statement visits), counted against the event
+/// budget (Engine::work); nothing outside a running simulation.
+inline void work(std::uint64_t units) {
+  if (Engine* e = Engine::current()) e->work(units);
+}
 /// Suspends the calling process until `t` (at once if `t` has passed).
 void sleep_until(Time t);
 

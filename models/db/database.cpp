@@ -889,6 +889,7 @@ struct Database::Impl {
       if (live_entry(t, kPrimary, primary_entry(id))) out.push_back(primary_entry(id));
       return out;
     }
+    sim::work(t.rows.size());  // a full scan: every row, counted against the trial's event budget
     for (const auto& [id, row] : t.rows)
       if (live(row)) out.push_back(primary_entry(id));
     return out;
@@ -1086,6 +1087,7 @@ struct Database::Impl {
     }
     std::optional<Entry> last = at ? before(t, index, *at) : last_entry(t, index);
     for (; at; at = after(t, index, *at)) {
+      sim::work(1);  // each entry of the range, counted against the trial's event budget
       if (!r.contains_above_lo(key_of_entry(*at))) continue;  // a string id bound: compare as the index orders
       if (!r.below_hi(key_of_entry(*at))) {
         // The first entry past the range: locked next-key under REPEATABLE READ (the entry
@@ -1173,6 +1175,7 @@ struct Database::Impl {
       for (auto it = t.entries.lower_bound(Entry{named->value, kBeforeAll}); it != t.entries.end() && it->key == named->value; ++it)
         read(it->id, t.rows.at(it->id));
     } else {
+      sim::work(t.rows.size());
       for (const auto& [id, row] : t.rows) read(id, row);
       // A path on the key index returns its rows in the index's order.
       if (path_for(t, s).index == kKey)
@@ -1379,6 +1382,7 @@ struct Database::Impl {
 
   // The smallest key two live rows of `t` hold, as a unique build's scan finds it first.
   std::optional<Value> smallest_duplicate(const Table& t) const {
+    sim::work(t.entries.size());  // an index build reads every entry
     std::optional<Value> last;
     for (const Entry& e : t.entries) {
       if (!live_entry(t, kKey, e)) continue;
@@ -1440,6 +1444,7 @@ struct Database::Impl {
     if (!t.schema.columns.count(column))
       throw sim::UsageError("models::db: Key column '" + column + "' doesn't exist in table");
     t.schema.key_column = column;
+    sim::work(t.rows.size());
     for (const auto& [id, row] : t.rows)
       for (const Version& v : row.versions) t.entries.insert(Entry{v.values.at(column), id});
   }

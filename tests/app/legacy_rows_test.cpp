@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/database_input.hpp"
+#include "app/runner.hpp"
 #include "scenario_files.hpp"
 #include "support.hpp"
 
@@ -140,4 +141,24 @@ TEST_CASE("the seeded rows as SQL: one INSERT a row with its id, in id order", "
         "INSERT INTO t (id, k) VALUES (5, 'z');\n"
         "INSERT INTO t (id, k) VALUES (6, 'o''k:1');\n"
         "INSERT INTO t (id, k) VALUES (7, 'o''k:2');\n");
+}
+
+TEST_CASE("a statement over many seeded rows counts them against the trial's event budget and is stopped inside past it",
+          "[legacy]") {
+  json doc = legacy_doc({{"table", "t"}, {"column", "k"}, {"keys", 100000}});
+  doc["steps"] = {{{"session", "s1"}, {"sql", "BEGIN"}},
+                  {{"session", "s1"}, {"sql", "DELETE FROM t WHERE k <> 'zz'"}},
+                  {{"session", "s1"}, {"sql", "COMMIT"}}};
+  doc["trials"] = 1;
+  const auto whole = locksim::run_scenario(load(doc));
+  const auto& done = whole.strategies.front();
+  CHECK(done.steps.at(1).affected > 100000);  // 100,000 keys' rows are about 1,000 events' worth: well inside the default budget
+  CHECK((done.counts.count("unfinished_runs") == 0 || done.counts.at("unfinished_runs").total == 0));
+
+  doc["event_budget"] = 1000;
+  const auto cut = locksim::run_scenario(load(doc));
+  const auto& stopped = cut.strategies.front();
+  CHECK(stopped.counts.at("unfinished_runs").total == 1);
+  CHECK(stopped.steps.at(1).finished_ms < 0);  // the DELETE never answered
+  CHECK(stopped.steps.at(2).issued_ms < 0);    // nor did the script go on
 }

@@ -164,6 +164,35 @@ TEST_CASE("processes spawned by processes start at the spawning instant on the s
   CHECK(child_node == node);
 }
 
+TEST_CASE("work inside one event counts against the event budget, and past it the working process stops where it is") {
+  auto c = config();
+  c.event_budget = 50;
+  sim::Engine engine(c);
+  int rows_done = 0;
+  bool unwound = false;
+  engine.spawn(sim::kWorld, "scan", [&] {
+    struct Unwinds {
+      bool& flag;
+      ~Unwinds() { flag = true; }
+    } unwinds{unwound};
+    for (int row = 0; row < 1'000'000; ++row) {  // one event's loop, far past the budget in work
+      sim::work(1);
+      ++rows_done;
+    }
+  });
+  const auto result = engine.run();
+  CHECK(result.status == sim::RunStatus::event_budget);
+  // 50 events' worth, less the events run before it: the scan stopped inside its loop.
+  CHECK(rows_done < static_cast<int>(50 * sim::Engine::kWorkPerEvent));
+  CHECK(rows_done > static_cast<int>(40 * sim::Engine::kWorkPerEvent));
+  CHECK(unwound);
+
+  sim::Engine within(c);  // work below the budget changes nothing
+  within.spawn(sim::kWorld, "scan", [&] { sim::work(10 * sim::Engine::kWorkPerEvent); });
+  CHECK(within.run().status == sim::RunStatus::completed);
+  sim::work(1'000'000'000);  // outside a simulation: nothing
+}
+
 TEST_CASE("the event budget ends the run with a report naming every waiting process and what it waits for") {
   auto c = config();
   c.event_budget = 50;
