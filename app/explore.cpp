@@ -547,6 +547,14 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
       if (!found) found = n;
     }
     f.runs += hit.ran;
+    if (f.runs == 1 && hit.ran == 1) {  // the default run: how wide the bound is
+      const Node& first = level.front();
+      std::vector<std::uint32_t> reorder, place;
+      for (std::size_t at = 0; at < first.options.size(); ++at) (first.placing[at] ? place : reorder).push_back(first.options[at]);
+      int placeable = 0;
+      for (const auto& fault : s.faults) placeable += fault.faults->placed_text().empty() ? 0 : fault.faults->count();
+      f.estimated_schedules = schedules_within(reorder, o.bound) * schedules_within(place, placeable);
+    }
     if (hit.hit || (found && !o.count_all)) break;
     if (hit.ran < level.size()) break;  // out of budget or time: not covered
     std::vector<Node> below;
@@ -786,6 +794,17 @@ Replay replay(const Token& t) {
   r.outcome.timeline.schedule = describe_schedule(t.schedule, &asked, &r.outcome.timeline);
   r.fired = fired_checkers(r.outcome, "any");
   return r;
+}
+
+double schedules_within(const std::vector<std::uint32_t>& options, int most) {
+  // e[k]: the runs with exactly k deviations among the choices seen so far.
+  std::vector<double> e(static_cast<std::size_t>(std::max(most, 0)) + 1, 0.0);
+  e[0] = 1;
+  for (const std::uint32_t n : options)
+    for (std::size_t k = e.size() - 1; k >= 1; --k) e[k] += e[k - 1] * (n > 0 ? n - 1.0 : 0.0);
+  double out = 0;
+  for (const double x : e) out += x;
+  return out;
 }
 
 }  // namespace locksim

@@ -104,7 +104,15 @@ struct Finding {
   std::vector<std::string> faults_on;  // swarm: the finding's faults ("pauses.0", "gc_pauses")
   bool reduced = false;           // dfs: the reduction applied (on, and the strategy allows it)
   std::uint64_t equivalent_skipped = 0;  // dfs: runs not spawned, each equivalent to one explored
+  /// dfs: about how many schedules the bound holds, from the default run's choices (each set of
+  /// at most `bound` reorderings, times each set of placements the budget allows), before the
+  /// reduction; an estimate, since a run off the default may ask other choices. 0: not known.
+  double estimated_schedules = 0;
 };
+
+/// The runs with at most `most` deviations among choices offering `options` each: the sum over
+/// k <= most of the k-th elementary symmetric sum of (options - 1). A dfs search's size.
+double schedules_within(const std::vector<std::uint32_t>& options, int most);
 
 /// How big a failing run is; a shrunk run is no larger in any of these.
 struct RunSize {

@@ -242,6 +242,11 @@ int explore(const ExploreCommand& c) {
                f.exhausted ? "the space within the bound is exhausted"
                            : (f.found && !claim.counted_all ? "stopped at the first violation"
                                                            : "the budget ran out before the space was covered"));
+  if (o.mode == "dfs" && !f.exhausted && (!f.found || claim.counted_all) && f.estimated_schedules > 0)
+    fmt::print("dfs: bound {} holds about {} schedules, by the choices the default run asked{} (an estimate: a run off the "
+               "default may ask others); this search ran {}: lower --bound, or raise --budget or --time, to exhaust it\n",
+               o.bound, locksim::reports::grouped(static_cast<std::uint64_t>(std::min(f.estimated_schedules, 1e18))),
+               f.reduced ? ", before the reduction skips equivalent ones" : "", locksim::reports::grouped(f.runs));
   const std::string folder = "reports/out/" + claim.scenario + "/explore";
   locksim::reports::write_search_report(claim, folder);
   fmt::print("verdict: {}\nwritten: {}/search.json, report.html\n", locksim::reports::verdict(claim), folder);

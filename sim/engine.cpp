@@ -153,7 +153,8 @@ void Engine::count_memory(std::function<std::uint64_t()> held) {
 
 // Over the budget, the check stays due: every later take of an event ends the run the same way.
 [[gnu::noinline]] bool Engine::over_memory() {
-  if (memory_held_() > config_.memory_budget) return true;
+  const std::uint64_t pending = queue_.size() + (ready_.size() - ready_head_);
+  if (memory_held_() + pending * kPendingEventBytes > config_.memory_budget) return true;
   next_memory_check_ = events_ + kMemoryCheckEvents;
   return false;
 }

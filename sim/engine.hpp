@@ -49,7 +49,9 @@ struct EngineConfig {
   /// The run ends, reported as such, after this many events.
   std::uint64_t event_budget = 10'000'000'000ull;
   /// The run ends, reported as such, once the models hold more bytes than this, as they count
-  /// them (Engine::count_memory says how; checked every kMemoryCheckEvents events). 0: no budget.
+  /// them (Engine::count_memory says how), with each pending event (a message in flight, a
+  /// timer) counted at Engine::kPendingEventBytes; checked every kMemoryCheckEvents events.
+  /// 0: no budget.
   std::uint64_t memory_budget = 0;
   TraceMode trace = TraceMode::hash;
   /// Stack size of each process (four times this in an AddressSanitizer build, whose
@@ -237,6 +239,9 @@ class Engine {
   /// How the models count the bytes they hold, for EngineConfig::memory_budget: called every
   /// kMemoryCheckEvents events (a count, so the check falls at the same events in every run).
   void count_memory(std::function<std::uint64_t()> held);
+  /// What the memory budget counts for each pending event: the event and the callback it
+  /// carries (a message in flight holds its request).
+  static constexpr std::uint64_t kPendingEventBytes = 128;
   static constexpr std::uint64_t kMemoryCheckEvents = 1024;
 
   // --- Blocking, for sim's primitives (Mailbox, Future); models use those ----

@@ -387,3 +387,25 @@ TEST_CASE("swarm runs turn the scenario's faults on and off by seed, and a findi
   three.jobs = 3;
   CHECK(locksim::explore(three).token.text() == f.token.text());
 }
+
+TEST_CASE("a dfs search says about how many schedules its bound holds, from the default run's choices") {
+  // Three choices of 2, 3 and 1 options: 1 run with none off its default, 1 + 2 with one, 2 with two.
+  CHECK(locksim::schedules_within({2, 3, 1}, 0) == 1);
+  CHECK(locksim::schedules_within({2, 3, 1}, 1) == 4);
+  CHECK(locksim::schedules_within({2, 3, 1}, 2) == 6);
+  CHECK(locksim::schedules_within({2, 3, 1}, 5) == 6);
+  // A search that exhausts its bound ran no more than the estimate holds; one cut short by its
+  // budget is told how much wider the bound is.
+  auto o = two_clients("unique-index");
+  o.reduction = false;
+  o.bound = 1;
+  const auto small = locksim::explore(o);
+  REQUIRE(small.exhausted);
+  CHECK(small.estimated_schedules >= 1);
+  CHECK(static_cast<double>(small.runs) <= 2 * small.estimated_schedules);
+  o.bound = 3;
+  o.budget = 50;
+  const auto cut = locksim::explore(o);
+  CHECK_FALSE(cut.exhausted);
+  CHECK(cut.estimated_schedules > 50);
+}

@@ -454,12 +454,28 @@ TEST_CASE("the memory budget ends the run at the same event every time the model
     });
     const auto result = engine.run();
     CHECK(result.status == sim::RunStatus::memory_budget);
-    CHECK(held > 10'000);
+    CHECK(held + 2 * sim::Engine::kPendingEventBytes > 10'000);  // with the filler's wake-up pending
     CHECK(held < 10'000 + 7 * (sim::Engine::kMemoryCheckEvents + 1));  // found within one check's events
     CHECK(result.liveness_report().find("memory budget reached") != std::string::npos);
     return std::pair{result.events, result.trace_hash};
   };
   CHECK(run_once() == run_once());
+}
+
+TEST_CASE("the memory budget counts the events pending (messages in flight, timers), not only what the models hold") {
+  const auto run = [](int timers) {
+    auto c = config();
+    c.memory_budget = 1'000'000;
+    sim::Engine engine(c);
+    engine.count_memory([] { return std::uint64_t{0}; });  // the models hold nothing
+    engine.spawn(sim::kWorld, "sender", [&engine, timers] {
+      for (int i = 0; i < timers; ++i) engine.after(1h, sim::kWorld, [] {});  // each a message held in flight
+      for (int i = 0; i < 3000; ++i) sim::sleep_for(1ms);
+    });
+    return engine.run().status;
+  };
+  CHECK(run(20'000) == sim::RunStatus::memory_budget);  // 20,000 x 128 bytes: past 1 MB
+  CHECK(run(1'000) != sim::RunStatus::memory_budget);
 }
 
 TEST_CASE("without a memory budget the models' count is never asked for") {
