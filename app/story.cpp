@@ -16,6 +16,13 @@ namespace locksim {
 
 using Who = reports::Timeline::Who;
 
+namespace {
+
+// An app server's worker as its lane is named, from 1: "app-1 worker 4".
+std::string worker_lane(const std::string& node, std::uint32_t worker) { return fmt::format("{} worker {}", node, worker); }
+
+}  // namespace
+
 Who who_of_process(const std::string& node, const std::string& process) {
   Who who{process, process, node};
   const std::string worker = node + ".worker-";
@@ -23,7 +30,7 @@ Who who_of_process(const std::string& node, const std::string& process) {
     const std::string index = process.substr(worker.size());
     if (!index.empty() && std::all_of(index.begin(), index.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
       who.worker = static_cast<std::uint32_t>(std::stoi(index) + 1);
-      who.lane = fmt::format("{} worker {}", node, who.worker);
+      who.lane = worker_lane(node, who.worker);
       return who;
     }
   }
@@ -39,7 +46,7 @@ Who who_of(const std::string& origin) {
   if (const auto o = models::Origin::read(origin)) {
     who.node = o->server;
     who.worker = o->worker;
-    who.lane = fmt::format("{} worker {}", o->server, o->worker);
+    who.lane = worker_lane(o->server, o->worker);
     who.client = o->client;
     who.operation = static_cast<std::int64_t>(o->operation);
     who.attempt = o->attempt;
