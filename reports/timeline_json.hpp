@@ -22,7 +22,26 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Timeline::Statement::Kind, {{Timeline::Statement::K
                                                          {Timeline::Statement::Kind::write, "write"},
                                                          {Timeline::Statement::Kind::other, "other"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LockWait, mode, table, index, entry, behind, waited_ms)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Who, text, lane, node, worker, client, operation, attempt)
+// Nobody (no DEL removed a hold's lock) is null; someone is every part.
+inline void to_json(nlohmann::json& j, const Timeline::Who& w) {
+  if (w.empty()) {
+    j = nullptr;
+    return;
+  }
+  j = {{"text", w.text},   {"lane", w.lane},           {"node", w.node},      {"worker", w.worker},
+       {"client", w.client}, {"operation", w.operation}, {"attempt", w.attempt}};
+}
+inline void from_json(const nlohmann::json& j, Timeline::Who& w) {
+  w = {};
+  if (j.is_null()) return;
+  j.at("text").get_to(w.text);
+  j.at("lane").get_to(w.lane);
+  j.at("node").get_to(w.node);
+  j.at("worker").get_to(w.worker);
+  j.at("client").get_to(w.client);
+  j.at("operation").get_to(w.operation);
+  j.at("attempt").get_to(w.attempt);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, lock, holder, from_s, to_s, lease_to_s, end, service_to_s, deleted_by, removed,
                                    renewals_s, service)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Band, node, from_s, to_s, kind)

@@ -196,6 +196,7 @@ TEST_CASE("a story that leaves things out links the trial's whole timeline as JS
   const Timeline back = nlohmann::json::parse(in).get<Timeline>();
   CHECK(back.bars.size() == t.bars.size());  // every hold, not only the story's two
   CHECK(back.bars.back().holder.operation == 151);
+  CHECK(back.bars.front().deleted_by.empty());  // nobody's DEL: null in the file, empty again read back
   CHECK(back.statements.front().kind == Timeline::Statement::Kind::write);
   std::ifstream page_in(folder / "report.html");
   const std::string page((std::istreambuf_iterator<char>(page_in)), std::istreambuf_iterator<char>());
