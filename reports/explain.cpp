@@ -24,13 +24,6 @@ std::string label(const Timeline::Mark& m) { return fmt::format("row {} by {}", 
 
 std::string at(double s) { return fmt::format("t={:.3f} s", s); }
 
-// Whos as their origins name them.
-std::vector<std::string> texts(const std::vector<Timeline::Who>& whos) {
-  std::vector<std::string> out;
-  for (const auto& w : whos) out.push_back(w.text);
-  return out;
-}
-
 // The bands of `node` that cover `t`.
 const Timeline::Band* band_at(const Timeline& t, const std::string& node, double s) {
   for (const auto& b : t.bands)
@@ -300,10 +293,6 @@ std::vector<std::string> collapse_repeats(std::vector<std::string>&& paragraphs)
 
 }  // namespace
 
-std::string operation_of(const Timeline::Who& who) { return who.operation < 0 ? "" : fmt::format("op {}", who.operation); }
-
-std::string attempt_of(const Timeline::Message& m) { return m.operation < 0 ? "" : fmt::format("op {}", m.operation); }
-
 bool failed(const Timeline::Statement& st) { return st.error != 0; }
 
 std::string outcome_words(const Timeline::Statement& st) {
@@ -420,7 +409,7 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
     std::string line = fmt::format("{}: {} -> {}", st.who.text, st.sql, outcome_words(st));
     if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", undone_words(st));
     for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", wait_words(w));
-    if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(texts(st.cycle), " -> "), st.cycle.front().text);
+    if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(texts_of(st.cycle), " -> "), st.cycle.front().text);
     lines.emplace_back(st.from_s, std::move(line));
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -472,7 +461,7 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
       out.push_back(fmt::format("At {} {} gave up waiting for a lock (1205, the lock wait timeout) while running {}{}; only the "
                                 "statement was rolled back, and the transaction stays open.",
                                 at(st.to_s), st.who.lane, st.sql,
-                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(texts(st.waited_for), ", "))));
+                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(texts_of(st.waited_for), ", "))));
       told.insert("errors.1205");
     }
   }
@@ -715,7 +704,7 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     std::string full = st.sql + " -> " + outcome;
     if (!st.undone.empty()) full += " (rolled back the " + undone_words(st) + ")";
     for (const auto& w : st.waits) full += "; waited for " + wait_words(w);
-    if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(texts(st.cycle), " -> "));
+    if (!st.cycle.empty()) full += "; deadlock cycle: " + fmt::format("{}", fmt::join(texts_of(st.cycle), " -> "));
     const std::string colour = failed(st) ? "#d02020" : "#555555";
     // A statement that took a time the diagram shows (a lock wait, a slow write) is drawn from
     // its issue to its answer, with its outcome on the answer's row; a quick one is one row.

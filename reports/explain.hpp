@@ -14,12 +14,13 @@
 
 namespace locksim::reports {
 
-/// The logical operation someone worked on, as the story names it: "op 7"; empty for a
-/// participant not on a client's operation (a session, the cleanup job).
-std::string operation_of(const Timeline::Who& who);
-
-/// The operation a client's attempt is of: "op 7"; empty for another call.
-std::string attempt_of(const Timeline::Message& m);
+/// Whos as their origins name them ("app-1 worker 4, client 7, op 7 attempt 1", "s1"), in order.
+template <class Whos>
+std::vector<std::string> texts_of(const Whos& whos) {
+  std::vector<std::string> out;
+  for (const Timeline::Who& w : whos) out.push_back(w.text);
+  return out;
+}
 
 /// Whether a statement ended in an error.
 bool failed(const Timeline::Statement& st);

@@ -40,13 +40,6 @@ const char* kind_name(Kind k) {
   return "";
 }
 
-// Whos as their origins name them.
-std::vector<std::string> texts(const std::set<Timeline::Who>& whos) {
-  std::vector<std::string> out;
-  for (const auto& w : whos) out.push_back(w.text);
-  return out;
-}
-
 // One violation the timeline shows: when, and who and what it involved.
 struct Violation {
   double at_s = 0;
@@ -240,7 +233,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
                                      grouped(t.operations), t.end_s, op_list.size(), followed, from, to));
   else
     f.left_out.push_back(fmt::format("This story follows {} from t={:.3f} s to t={:.3f} s.",
-                                     op_list.empty() ? fmt::format("{}", fmt::join(texts(whos), ", ")) : followed, from, to));
+                                     op_list.empty() ? fmt::format("{}", fmt::join(texts_of(whos), ", ")) : followed, from, to));
   std::vector<std::string> parts;
   const std::size_t other_bars = t.bars.size() - out.bars.size();
   if (other_bars > 0) {
