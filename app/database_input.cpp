@@ -11,6 +11,7 @@
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
+#include "models/db/pg_sql.hpp"
 #include "models/db/sql.hpp"
 
 namespace locksim {
@@ -31,21 +32,30 @@ bool is_session_name(const std::string& name) {
   return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; });
 }
 
-// A statement of the file, parsed; a mistake names the statement and where in it.
-// `key` of an object, or item `key` of a list.
-sql::Prepared parse(const Reader& r, const std::string& key) {
+// A statement of the file, parsed in the engine's dialect; a mistake names the statement and
+// where in it. `key` of an object, or item `key` of a list.
+sql::Prepared parse(const Reader& r, const std::string& key, models::db::Engine engine) {
   const json& v = r.raw().is_array() ? r.raw().at(std::stoul(key)) : r.raw().at(key);
   if (!v.is_string()) r.fail("an SQL statement (a string)", key);
   const std::string text = v.get<std::string>();
+  // One line: where, the server's error (MySQL's 1064 near what, at which byte, what was
+  // expected; PostgreSQL's 42601 or 0A000), the statement cut to 60 bytes, and where the SQL
+  // the model runs is described.
+  const auto refuse = [&](const char* what) {
+    throw InputError(fmt::format("{}: {}: {} in {} (the SQL the model runs: docs/sql.md)", shown(r.file()), shown(r.where(key)), what,
+                                 quote_value(text, 60)));
+  };
   try {
-    return sql::prepare(text);
+    return engine == models::db::Engine::postgresql ? models::db::pg::prepare(text) : sql::prepare(text);
   } catch (const sql::Error& e) {
-    // One line: where, MySQL's 1064 (near what, at which byte, what was expected), the
-    // statement cut to 60 bytes, and where the SQL the model runs is described.
-    throw InputError(fmt::format("{}: {}: {} in {} (the SQL the model runs: docs/sql.md)", shown(r.file()), shown(r.where(key)),
-                                 e.what(), quote_value(text, 60)));
+    refuse(e.what());
+  } catch (const models::db::pg::Error& e) {
+    refuse(e.what());
   }
+  throw std::logic_error("unreachable");
 }
+
+const Names<models::db::Engine> kEngines = {{"mariadb", models::db::Engine::mariadb}, {"postgresql", models::db::Engine::postgresql}};
 
 models::db::Value value_of(const Reader& row, const std::string& column) {
   const json& v = row.raw().at(column);
@@ -108,6 +118,13 @@ void check_columns(const models::db::Expr& e, const Check& check) {
 
 }  // namespace
 
+models::db::Engine read_engine(const Reader& top) {
+  if (!top.has("database")) return models::db::Engine::mariadb;
+  const Reader database = top.child("database");
+  if (!database.raw().is_object()) return models::db::Engine::mariadb;  // refused where the section is read
+  return database.pick("engine", models::db::Engine::mariadb, kEngines);
+}
+
 void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
   database.declare("tables", {{"type", "array"}, {"items", {{"type", "string"}}}});
   database.declare("rows", {{"type", "object"}});
@@ -120,7 +137,7 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
     const Reader list = database.child("tables");
     if (!list.raw().is_array()) list.fail("a list of CREATE TABLE statements");
     for (std::size_t i = 0; i < list.raw().size(); ++i) {
-      const sql::Prepared p = parse(list, std::to_string(i));
+      const sql::Prepared p = parse(list, std::to_string(i), setup.server.database.engine);
       if (!p.create) list.fail("a CREATE TABLE statement", std::to_string(i));
       const std::string& name = p.create->name;
       const bool twice = std::any_of(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == name; });
@@ -222,6 +239,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
 }
 
 models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
+  const models::db::Engine engine = read_engine(top);
   models::sessions::Script script;
   script.settle = workload.millis("settle_ms", script.settle, 0.001);
   top.declare("steps", {{"type", "array"}, {"minItems", 1}, {"maxItems", 10'000}});
@@ -249,7 +267,7 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
       st.fail("a session name of 1 to 32 letters, digits, '-' or '_', starting with a letter, other than db-1 and script (it "
               "names the session's node), got " + quote_value(step.session),
               "session");
-    step.sql = parse(st, "sql");
+    step.sql = parse(st, "sql", engine);
     if (step.sql.create) st.fail("a statement a session runs (tables go in database.tables)", "sql");
     std::vector<models::db::Value> args;
     if (st.has("args")) {
@@ -298,7 +316,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
   for (std::size_t i = 0; i < script.steps.size(); ++i) {
     const models::db::Statement& st = script.steps[i].sql.statement;
     if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation ||
-        st.kind == Kind::set_lock_wait_timeout)
+        st.kind == Kind::set_lock_wait_timeout || st.kind == Kind::set_timeout || st.kind == Kind::advisory)
       continue;
     const std::string at = fmt::format("steps/{}/sql", i);
     auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });
@@ -349,6 +367,9 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
                                "docs/sql.md)", moved),
                    at);
     for (const auto& [column, value] : st.on_update) check(column);
+    for (const auto& column : st.more().conflict_target) check(column);
+    for (const auto& column : st.more().returning)
+      if (column != "*") check(column);
     if (!st.count_rows)  // COUNT(*) names no column
       for (const auto& column : script.steps[i].sql.columns) check(column);
   }

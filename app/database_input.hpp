@@ -18,6 +18,10 @@ namespace locksim {
 
 struct StrategyChoice;
 
+/// database.engine: "mariadb" (the default) or "postgresql", which also says in which dialect
+/// the file's SQL is written.
+models::db::Engine read_engine(const Reader& top);
+
 /// database.tables, database.rows and database.legacy into `setup` (the legacy rule, its rows
 /// made as each trial loads them, after the listed ones); `ddl` gets each CREATE TABLE as written.
 void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl);

@@ -181,7 +181,7 @@ std::optional<models::ErrorKind> error_kind(const std::string& name) {
   for (auto kind : {models::ErrorKind::timeout, models::ErrorKind::rejected, models::ErrorKind::duplicate_key,
                     models::ErrorKind::deadlock, models::ErrorKind::lock_wait_timeout, models::ErrorKind::lock_busy,
                     models::ErrorKind::dropped, models::ErrorKind::fenced, models::ErrorKind::internal})
-    if (error_name(kind) == name) return kind;
+    if (error_name(kind) == name || error_name(kind, models::db::Engine::postgresql) == name) return kind;
   return std::nullopt;
 }
 

@@ -24,7 +24,7 @@ struct adl_serializer<locksim::reports::Cell> {
 
 namespace locksim::reports {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepResult, step, session, sql, issued_ms, finished_ms, applied_ms, columns, rows, affected, insert_id,
-                                   warnings, error, message, waited_for, waited_ms, waits, deadlock_cycle, undone, undone_rows,
+                                   warnings, error, code, message, waited_for, waited_ms, waits, deadlock_cycle, undone, undone_rows,
                                    outcomes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TableResult, name, columns, rows, row_count, checksum)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Histogram::State, counts, max_ms)

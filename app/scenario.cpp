@@ -684,7 +684,8 @@ json effective_config(const Scenario& s) {
                      {"internal_latency", distribution_json(d.internal_link.latency)},
                      {"app_work", distribution_json(s.app_work)},
                      {"remote_service", distribution_json(d.remote.service)}};
-  doc["database"] = {{"isolation", name_of(names::isolation, d.database.server.isolation)},
+  doc["database"] = {{"engine", models::db::to_string(d.database.server.database.engine)},
+                     {"isolation", name_of(names::isolation, d.database.server.isolation)},
                      {"pool_size", d.database.pool.size},
                      {"read", distribution_json(d.database.server.read_service)},
                      {"write", distribution_json(d.database.server.write_service)},
@@ -958,16 +959,23 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   }
   if (top.has("database")) {
     const Reader r = top.child("database");
-    r.only({"isolation", "pool_size", "read", "write", "commit", "row", "lock_wait_timeout_ms", "statement_timeout_ms",
+    r.only({"engine", "isolation", "pool_size", "read", "write", "commit", "row", "lock_wait_timeout_ms", "statement_timeout_ms",
             "index_build_us_per_row", "tables", "rows", "legacy"});
     auto& db = d.database;
+    db.server.database.engine = read_engine(top);
+    if (db.server.database.engine == models::db::Engine::postgresql) {
+      // PostgreSQL's defaults: READ COMMITTED, and no lock_timeout.
+      db.server.isolation = models::db::Isolation::read_committed;
+      db.server.database.lock_wait_timeout = sim::Duration::zero();
+    }
     db.server.isolation = r.pick("isolation", db.server.isolation, names::isolation);
     db.pool.size = static_cast<std::size_t>(r.integer("pool_size", static_cast<std::int64_t>(db.pool.size), 1, 100'000));
     db.server.read_service = r.distribution("read", db.server.read_service);
     db.server.write_service = r.distribution("write", db.server.write_service);
     db.server.commit_service = r.distribution("commit", db.server.commit_service);
     db.server.row_service = r.distribution("row", db.server.row_service);
-    db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout, 1);
+    db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout,
+                                                    db.server.database.engine == models::db::Engine::postgresql ? 0 : 1);
     db.pool.statement_timeout = r.millis("statement_timeout_ms", db.pool.statement_timeout, 1);
     // An online ADD INDEX's build, per row of the table (docs/sql.md, "Online ALTER").
     const double build_us = r.number("index_build_us_per_row", std::chrono::duration<double, std::micro>(db.server.database.index_build_per_row).count(), 0, 1e6);

@@ -177,7 +177,8 @@ const char* undone_name(models::db::Undone undone) {
 }
 
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
-                                                              const std::set<std::string>& origins, bool all) {
+                                                              const std::set<std::string>& origins, bool all,
+                                                              models::db::Engine engine) {
   std::set<std::string> involved = origins;
   for (const auto& s : log)
     if (!s.result.ok() || !s.result.waits.empty()) involved.insert(s.who);
@@ -199,7 +200,8 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
     st.warnings = r.warnings;
     if (!r.ok()) {
       st.error = static_cast<int>(r.code);
-      st.message = r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", st.error, r.message);
+      st.code = engine == models::db::Engine::postgresql ? models::db::sqlstate(r.code) : std::to_string(st.error);
+      st.message = r.message.empty() ? models::db::to_string(r.code) : fmt::format("{} {}", st.code, r.message);
     }
     for (const auto& w : r.waits) {
       st.waits.push_back(lock_wait(w));

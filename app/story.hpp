@@ -35,7 +35,8 @@ const char* undone_name(models::db::Undone undone);
 /// operation (a connection's origin) that waited for a lock, failed, or is in `origins`; with
 /// `all`, every statement. At most 200, the first ones.
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
-                                                              const std::set<std::string>& origins, bool all = false);
+                                                              const std::set<std::string>& origins, bool all = false,
+                                                              models::db::Engine engine = models::db::Engine::mariadb);
 /// The picture of one trial: holds as the holders believed them, pauses and crashes from the
 /// trace, the trial's inserts of duplicated keys (of `rows`, the account table's; seeded rows
 /// count for a key but are not marked), and the statements and calls of the operations involved.

@@ -231,11 +231,14 @@ std::string duplicate_story(const Timeline& t) {
 std::string deadlock_story(const Timeline::Statement& st) {
   std::vector<std::string> lanes;
   for (const auto& who : st.cycle) lanes.push_back(who.lane);
-  std::string out = fmt::format("A deadlock at {}: {} each held a lock another on the cycle waited for ({}). InnoDB found the "
-                                "cycle when {} asked for a lock, chose {} as the victim and ended its statement with 1213, rolling "
+  const bool innodb = st.code.empty() || st.code == "1213";
+  std::string out = fmt::format("A deadlock at {}: {} each held a lock another on the cycle waited for ({}). {} found the "
+                                "cycle when {} asked for a lock, chose {} as the victim and ended its statement with {}, rolling "
                                 "back its {}",
-                                at(st.to_s), fmt::join(lanes, " and "), fmt::join(lanes, " -> "), st.who.lane,
-                                lanes.empty() ? st.who.lane : lanes.front(), st.undone.empty() ? "transaction" : undone_words(st));
+                                at(st.to_s), fmt::join(lanes, " and "), fmt::join(lanes, " -> "), innodb ? "InnoDB" : "PostgreSQL",
+                                st.who.lane,
+                                lanes.empty() ? st.who.lane : lanes.front(), innodb ? "1213" : st.code,
+                                st.undone.empty() ? "transaction" : undone_words(st));
   out += "; the other went on once its lock was free. Two transactions that take the same locks in different orders, "
          "or a shared lock each then needs exclusive, deadlock: retry the victim's transaction.";
   return out;
@@ -456,13 +459,15 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
     if (!st.cycle.empty()) {
       out.push_back(deadlock_story(st));
       told.insert("deadlocks");
-      told.insert("errors.1213");
+      told.insert("errors." + (st.code.empty() ? std::string("1213") : st.code));
     } else if (st.error == 1205) {
-      out.push_back(fmt::format("At {} {} gave up waiting for a lock (1205, the lock wait timeout) while running {}{}; only the "
-                                "statement was rolled back, and the transaction stays open.",
-                                at(st.to_s), st.who.lane, st.sql,
-                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(texts_of(st.waited_for), ", "))));
-      told.insert("errors.1205");
+      const std::string code = st.code.empty() ? "1205" : st.code;
+      out.push_back(fmt::format("At {} {} gave up waiting for a lock ({}, the lock wait timeout) while running {}{}; {}.",
+                                at(st.to_s), st.who.lane, code, st.sql,
+                                st.waited_for.empty() ? "" : fmt::format(", behind {}", fmt::join(texts_of(st.waited_for), ", ")),
+                                st.undone == "transaction" ? "its whole transaction was rolled back"
+                                                           : "only the statement was rolled back, and the transaction stays open"));
+      told.insert("errors." + code);
     }
   }
   out = collapse_repeats(std::move(out));

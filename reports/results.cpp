@@ -46,7 +46,9 @@ std::string grouped(std::uint64_t n) {
 }
 
 std::string wait_words(const LockWait& w) {
-  return fmt::format("{} on {}.{} {}, behind {}, {:.1f} ms", w.mode, w.table, w.index, w.entry,
+  // "X on t.PRIMARY (2)" on MariaDB; "FOR UPDATE on t row (2)" and "ShareLock on transaction 7" on PostgreSQL.
+  const std::string place = w.table.empty() ? "" : w.index.empty() ? w.table + " " : w.table + "." + w.index + " ";
+  return fmt::format("{} on {}{}, behind {}, {:.1f} ms", w.mode, place, w.entry,
                      w.behind.empty() ? std::string("nobody") : fmt::format("{}", fmt::join(w.behind, ", ")), w.waited_ms);
 }
 
@@ -218,7 +220,7 @@ std::string step_result(const StepResult& st) {
   if (st.finished_ms < 0) return "still waiting at the end";
   std::string out;
   if (st.error != 0) {
-    out = fmt::format("{} {}", st.error, st.message);
+    out = fmt::format("{} {}", st.code.empty() ? std::to_string(st.error) : st.code, st.message);
     if (!st.undone.empty()) out += fmt::format("; rolled back the {} ({} row change{})", st.undone, st.undone_rows, st.undone_rows == 1 ? "" : "s");
   } else if (!st.columns.empty()) {
     out = fmt::format("{} row{}", st.rows.size(), st.rows.size() == 1 ? "" : "s");
@@ -402,6 +404,7 @@ std::string to_json(const RunResults& r) {
         one["insert_id"] = st.insert_id;
         one["warnings"] = st.warnings;
         one["error"] = st.error == 0 ? json(nullptr) : json(st.error);
+        one["code"] = st.code.empty() ? json(nullptr) : json(st.code);
         one["message"] = st.message;
         one["waited"] = !st.waited_for.empty();
         one["waited_for"] = st.waited_for;

@@ -116,7 +116,8 @@ struct Timeline {
     std::int64_t rows = 0;                    // a SELECT's rows
     std::int64_t affected = 0, insert_id = 0;  // a write's
     int warnings = 0;
-    int error = 0;            // the server's error number; 0: it succeeded
+    int error = 0;            // the model's error number (MySQL's on MariaDB); 0: it succeeded
+    std::string code{};       // the error as its server names it: "1062" on MariaDB, "23505" on PostgreSQL
     std::string message{};    // the error as the server said it: "1062 Duplicate entry 'a' for key 'uk'"
     std::vector<LockWait> waits{};  // each lock wait, in order
     std::vector<Who> waited_for{};  // the connections it waited behind
@@ -177,7 +178,8 @@ struct StepResult {
   std::vector<std::vector<Cell>> rows{};
   std::int64_t affected = 0, insert_id = 0;
   int warnings = 0;
-  int error = 0;  // the MySQL error number; 0 for none
+  int error = 0;  // the model's error number (MySQL's on MariaDB); 0 for none
+  std::string code{};  // the error as its server names it: "1062" on MariaDB, "23505" on PostgreSQL; empty for none
   std::string message{};
   std::vector<std::string> waited_for{};  // the sessions it waited behind
   double waited_ms = 0;                   // in lock waits, in all

@@ -46,7 +46,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, lock, holder, from_s, to_s, le
                                    renewals_s, service)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Band, node, from_s, to_s, kind)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Mark, row, who, at_s, key)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, kind, rows, affected, insert_id, warnings, error,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, kind, rows, affected, insert_id, warnings, error, code,
                                    message, waits, waited_for, cycle, undone, undone_rows)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Message, from, to, request, reply, sent_s, arrived_s, taken_s, replied_s, returned_s,
                                    gave_up_s, operation, attempt)

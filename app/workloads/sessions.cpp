@@ -23,13 +23,18 @@ reports::Cell cell(const models::db::Value& v) {
   return std::get<std::string>(v);
 }
 
-std::string step_outcome(const models::sessions::StepRecord& r) {
-  if (!r.was_issued) return "not issued";
-  if (!r.done) return "unfinished";
-  return r.result.ok() ? "ok" : std::to_string(static_cast<int>(r.result.code));
+// The error as the engine's server names it: MySQL's number, PostgreSQL's SQLSTATE.
+std::string error_code(const models::db::Result& r, models::db::Engine engine) {
+  return engine == models::db::Engine::postgresql ? models::db::sqlstate(r.code) : std::to_string(static_cast<int>(r.code));
 }
 
-reports::StepResult step_result(const models::sessions::StepRecord& r) {
+std::string step_outcome(const models::sessions::StepRecord& r, models::db::Engine engine) {
+  if (!r.was_issued) return "not issued";
+  if (!r.done) return "unfinished";
+  return r.result.ok() ? "ok" : error_code(r.result, engine);
+}
+
+reports::StepResult step_result(const models::sessions::StepRecord& r, models::db::Engine engine) {
   reports::StepResult out;
   out.step = r.step;
   out.session = r.session;
@@ -50,6 +55,7 @@ reports::StepResult step_result(const models::sessions::StepRecord& r) {
   out.insert_id = res.insert_id;
   out.warnings = res.warnings;
   out.error = res.ok() ? 0 : static_cast<int>(res.code);
+  if (!res.ok()) out.code = error_code(res, engine);
   out.message = res.message.empty() && !res.ok() ? models::db::to_string(res.code) : res.message;
   for (const auto& w : res.waits) {
     for (const auto& who : w.behind)
@@ -106,7 +112,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   out.events = run.events;
   out.trace_hash = run.trace_hash;
   out.db_statements = deployment.database().stats().statements;
-  for (const auto& r : records) out.step_outcomes.push_back(step_outcome(r));
+  for (const auto& r : records) out.step_outcomes.push_back(step_outcome(r, deployment.database().engine()));
   // Its logical operations are its steps.
   out.operations = static_cast<std::uint64_t>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.was_issued; }));
   out.counts["operations"] = static_cast<double>(out.operations);
@@ -114,8 +120,8 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   if (in_full) {
     out.timeline.seed = deployment.engine().config().seed;
     out.timeline.end_s = seconds(deployment.engine().now());
-    out.timeline.statements = involved_statements(deployment.statements(), {}, true);
-    for (const auto& r : records) out.steps.push_back(step_result(r));
+    out.timeline.statements = involved_statements(deployment.statements(), {}, true, deployment.database().engine());
+    for (const auto& r : records) out.steps.push_back(step_result(r, deployment.database().engine()));
     for (const auto& t : tables) out.tables.push_back(table_result(t));
   }
   return out;

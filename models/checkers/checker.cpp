@@ -11,11 +11,12 @@ const char* to_string(MetricKind kind) {
   return "?";
 }
 
-std::string error_name(ErrorKind kind) {
+std::string error_name(ErrorKind kind, db::Engine engine) {
+  const bool pg = engine == db::Engine::postgresql;
   switch (kind) {
-    case ErrorKind::duplicate_key: return "1062";
-    case ErrorKind::deadlock: return "1213";
-    case ErrorKind::lock_wait_timeout: return "1205";
+    case ErrorKind::duplicate_key: return pg ? "23505" : "1062";
+    case ErrorKind::deadlock: return pg ? "40P01" : "1213";
+    case ErrorKind::lock_wait_timeout: return pg ? "55P03" : "1205";
     default: return to_string(kind);
   }
 }

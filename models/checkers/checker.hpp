@@ -102,9 +102,10 @@ class Checker {
   virtual void check(const Trial& trial, Findings& out) const = 0;
 };
 
-/// How an error kind is named in metrics (`errors.<name>`) and in `retry_on`: MySQL errors
-/// by number (1062, 1213, 1205), the others by their kind (timeout, lock_busy, ...).
-std::string error_name(ErrorKind kind);
+/// How an error kind is named in metrics (`errors.<name>`) and in `retry_on`: database errors
+/// by the server's code (MariaDB's 1062, 1213, 1205; PostgreSQL's 23505, 40P01, 55P03), the
+/// others by their kind (timeout, lock_busy, ...).
+std::string error_name(ErrorKind kind, db::Engine engine = db::Engine::mariadb);
 
 /// Every checker, in the order tables list their metrics.
 const std::vector<const Checker*>& registry();

@@ -10,13 +10,15 @@ class ClientErrors : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "errors.<kind>", .unit = "operations",
-             .meaning = "operations that ended with this error (MySQL errors by number: 1062, 1213, 1205; others by kind: "
+             .meaning = "operations that ended with this error (database errors by the server's code: 1062, 1213, 1205 on MariaDB, "
+                        "23505, 40P01, 55P03 on PostgreSQL; others by kind: "
                         "timeout, rejected, lock_busy, dropped, fenced, internal)"}};
   }
   void check(const Trial& trial, Findings& out) const override {
     if (trial.operations == nullptr) return;
+    const db::Engine engine = trial.database != nullptr ? trial.database->engine() : db::Engine::mariadb;
     for (const auto& op : *trial.operations)
-      if (op.outcome != Outcome::ok) out.add("errors." + error_name(op.last_error), 1);
+      if (op.outcome != Outcome::ok) out.add("errors." + error_name(op.last_error, engine), 1);
   }
 };
 }  // namespace

@@ -24,6 +24,7 @@ class SessionSteps : public Checker {
   }
   void check(const Trial& trial, Findings& out) const override {
     if (trial.steps != nullptr) {
+      const bool postgres = trial.database != nullptr && trial.database->engine() == db::Engine::postgresql;
       for (const auto& r : *trial.steps) {
         if (!r.was_issued) continue;
         const std::string at = fmt::format("steps.{}.", r.step);
@@ -36,7 +37,9 @@ class SessionSteps : public Checker {
         out.set(at + "rows", static_cast<double>(res.rows.size()));
         out.set(at + "warnings", res.warnings);
         out.set(at + "waited", r.waited() ? 1 : 0);
-        if (!res.ok()) out.add("errors." + std::to_string(static_cast<int>(res.code)), 1);
+        // errors.1062 on MariaDB; errors.23505 (the SQLSTATE) on PostgreSQL.
+        if (!res.ok())
+          out.add("errors." + (postgres ? std::string(db::sqlstate(res.code)) : std::to_string(static_cast<int>(res.code))), 1);
       }
     }
     if (trial.tables != nullptr)

@@ -1,5 +1,8 @@
 #include "models/db/database.hpp"
 
+#include "models/db/model.hpp"
+#include "models/db/rows.hpp"
+
 #include <algorithm>
 #include <utility>
 #include <limits>
@@ -25,6 +28,31 @@ const char* to_string(Isolation isolation) {
   return "?";
 }
 
+const char* to_string(Engine engine) { return engine == Engine::postgresql ? "postgresql" : "mariadb"; }
+
+const char* sqlstate(Code code) {
+  switch (code) {
+    case Code::ok: return "";
+    case Code::out_of_range: return "22003";
+    case Code::value_out_of_range: return "22003";
+    case Code::bad_null: return "23502";
+    case Code::bad_field: return "42703";
+    case Code::no_default: return "23502";
+    case Code::duplicate_key_name: return "42P07";
+    case Code::duplicate_key: return "23505";
+    case Code::no_such_index: return "42704";
+    case Code::lock_wait_timeout: return "55P03";
+    case Code::deadlock: return "40P01";
+    case Code::transaction_in_progress: return "25001";
+    case Code::connection_timeout: return "08006";
+    case Code::serialization_failure: return "40001";
+    case Code::in_failed_transaction: return "25P02";
+    case Code::statement_timeout: return "57014";
+    case Code::no_conflict_index: return "42P10";
+  }
+  return "XX000";
+}
+
 const char* to_string(Code code) {
   switch (code) {
     case Code::ok: return "ok";
@@ -40,11 +68,23 @@ const char* to_string(Code code) {
     case Code::deadlock: return "1213 Deadlock found when trying to get lock";
     case Code::transaction_in_progress: return "1568 Transaction characteristics can't be changed";
     case Code::connection_timeout: return "connection timed out";
+    case Code::serialization_failure: return "40001 could not serialize access";
+    case Code::in_failed_transaction: return "25P02 current transaction is aborted";
+    case Code::statement_timeout: return "57014 canceling statement due to statement timeout";
+    case Code::no_conflict_index: return "42P10 no unique or exclusion constraint matching the ON CONFLICT specification";
   }
   return "?";
 }
 
 namespace {
+
+using detail::Failure;
+using detail::assign;
+using detail::kRowBytes;
+using detail::matches;
+using detail::order_and_limit;
+using detail::row_values;
+using detail::version_bytes;
 
 using TxnId = std::uint64_t;
 constexpr int kPrimary = 0;  // the clustered index, keyed by id
@@ -153,19 +193,11 @@ bool has_to_wait(const Lock& req, const Lock& other) {
   return req.record && other.record && req.at == other.at;  // a gap request never waits
 }
 
-// A statement's error, as the statement functions throw it.
-struct Failure {
-  Code code = Code::ok;
-  std::string message{};
-  std::vector<std::string> cycle{};  // 1213: the transactions on the cycle, the victim first
-  std::int64_t undone_rows = 0;      // 1213: the row changes the rollback undid
-};
-
 struct Table {
   TableSchema schema;
   std::map<std::int64_t, RowData> rows;
   // The secondary index: (key, id) for every key a version of a row holds. Whether an
-  // entry is there now is read from its row (Impl::live_entry).
+  // entry is there now is read from its row (InnoDb::live_entry).
   std::set<Entry> entries;
   // The AUTO_INCREMENT counter. It stops at BIGINT's maximum: once an id has taken that value, an
   // insert that needs a new one fails with 167, as InnoDB's does (conformance:
@@ -305,60 +337,20 @@ std::string mode_text(const Lock& l) {
   return mode;
 }
 
-bool matches(const Values& v, const Where& where) {
-  for (const Condition& c : where) {
-    auto it = v.find(c.column);
-    if (it == v.end()) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
-    const Value& have = it->second;
-    bool ok = false;
-    switch (c.op) {
-      case Condition::Op::eq: ok = have == c.value; break;
-      case Condition::Op::ne: ok = have != c.value; break;
-      case Condition::Op::lt: ok = have < c.value; break;
-      case Condition::Op::le: ok = have <= c.value; break;
-      case Condition::Op::gt: ok = have > c.value; break;
-      case Condition::Op::ge: ok = have >= c.value; break;
-    }
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// Whether the row matches the statement's whole WHERE: `where`'s terms and `filter`'s.
-bool matches(const Values& v, const Statement& s) {
-  if (!matches(v, s.where)) return false;
-  if (s.more().filter.empty()) return true;
-  try {
-    return std::all_of(s.more().filter.begin(), s.more().filter.end(), [&](const Expr& e) { return holds(e, Scope{v, s.more().args}); });
-  } catch (const ExprError& e) {
-    throw Failure{static_cast<Code>(e.code), e.message};
-  }
-}
-
 // Levels that lock gaps (REPEATABLE READ, SERIALIZABLE) and those that do not.
 bool gap_locking(Isolation i) { return i == Isolation::repeatable_read || i == Isolation::serializable; }
 
-// What storing a row costs, as the memory budget counts it (Database::bytes_held): each version
-// with its columns (a name and a value each, and the bytes of a string too long to sit inline),
-// and the row's place in its table with an index entry. An estimate of what the model holds,
-// the same on every machine, so the budget ends a trial at the same event everywhere.
-std::uint64_t heap_bytes(const std::string& s) { return s.size() > 15 ? s.size() + 1 : 0; }
-std::uint64_t version_bytes(const Values& values) {
-  std::uint64_t out = 64;
-  for (const auto& [column, value] : values) {
-    out += 72 + heap_bytes(column);
-    if (const auto* text = std::get_if<std::string>(&value)) out += heap_bytes(*text);
-  }
-  return out;
-}
-constexpr std::uint64_t kRowBytes = 160;
 
 }  // namespace
 
-struct Database::Impl {
-  explicit Impl(Database& db) : db(db) {}
-  Database& db;
-  DatabaseStats stats;
+// InnoDB's model (the header's comment says what it imitates).
+class InnoDb final : public Database::Model {
+ public:
+  using SessionId = Database::SessionId;
+  using RowVisitor = Database::RowVisitor;
+  explicit InnoDb(DatabaseConfig config) : config(config) {}
+  DatabaseConfig config;
+  DatabaseStats stats_;
   std::map<std::string, Table> tables;
   std::map<SessionId, SessionState> sessions;
   std::map<TxnId, Txn*> txns;
@@ -582,7 +574,7 @@ struct Database::Impl {
     }
     ++txn.lock_structs;  // a waiting request is a struct of its own
     if (!req.insert_intention) txn.had_kind(kind);
-    ++stats.lock_waits;
+    ++stats_.lock_waits;
     txn.waiting = &req;
     txn.waiting_table = &t;
     txn.waiting_index = index;
@@ -598,7 +590,7 @@ struct Database::Impl {
         if (cycle[i]->weight() < cycle[victim]->weight()) victim = i;
       std::vector<std::string> names;
       for (std::size_t i = 0; i < cycle.size(); ++i) names.push_back(who(cycle[(victim + i) % cycle.size()]->id));
-      ++stats.deadlocks;
+      ++stats_.deadlocks;
       if (victim == 0) {
         drop_waiting(txn);
         const auto changes = static_cast<std::int64_t>(txn.undo.size());
@@ -616,11 +608,11 @@ struct Database::Impl {
     req.wake.emplace(std::move(promise));
     Code outcome;
     try {
-      outcome = granted.get_for(txn.session->lock_wait_timeout.value_or(db.config_.lock_wait_timeout));
+      outcome = granted.get_for(txn.session->lock_wait_timeout.value_or(config.lock_wait_timeout));
     } catch (const sim::Timeout&) {
       txn.waits[wait].waited = sim::now() - started;
       drop_waiting(txn);
-      ++stats.lock_wait_timeouts;
+      ++stats_.lock_wait_timeouts;
       throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
     }
     txn.waits[wait].waited = sim::now() - started;
@@ -713,7 +705,7 @@ struct Database::Impl {
   void rollback(Txn& txn) {
     undo_to(txn, 0);
     finish(txn);
-    ++stats.rollbacks;
+    ++stats_.rollbacks;
   }
 
   void commit(Txn& txn) {
@@ -722,7 +714,7 @@ struct Database::Impl {
       for (Version& v : u.table->rows.at(u.id).versions)
         if (v.txn == txn.id && v.commit == 0) v.commit = commits;
     finish(txn);
-    ++stats.commits;
+    ++stats_.commits;
   }
 
   // Ends the transaction: its locks go and waiters are granted.
@@ -985,26 +977,6 @@ struct Database::Impl {
     return true;
   }
 
-  // ORDER BY and LIMIT on rows a statement found, in the order found: a stable sort, then
-  // the offset and count.
-  static void order_and_limit(const Statement& s, std::vector<Row>& rows) {
-    if (!s.more().order_by.empty()) {
-      std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-        for (const auto& [column, descending] : s.more().order_by) {
-          const auto x = a.values.find(column), y = b.values.find(column);
-          if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
-          if (x->second == y->second) continue;
-          return descending ? y->second < x->second : x->second < y->second;
-        }
-        return false;
-      });
-    }
-    if (!s.limit || s.count_rows) return;  // COUNT(*)'s LIMIT applies to its one row
-    const auto from = static_cast<std::size_t>(std::min<std::int64_t>(s.offset, static_cast<std::int64_t>(rows.size())));
-    rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(from));
-    if (static_cast<std::size_t>(*s.limit) < rows.size()) rows.resize(static_cast<std::size_t>(*s.limit));
-  }
-
   // Locks the visited entry `e` of `index` (and, on the secondary index, its row) for a
   // locking read or DML, record only or next-key; keeps its id when its latest version
   // matches. Returns whether a lock was waited for (the caller looks again).
@@ -1201,30 +1173,10 @@ struct Database::Impl {
     return v->deleted && v->txn == txn.id;
   }
 
-  // A new row's values: the columns given over the table's defaults, checked as MySQL
-  // checks them; an `id` given is returned in `explicit_id` rather than stored.
-  Values row_values(const Table& t, const Values& given, std::optional<std::int64_t>& explicit_id) const {
-    Values values = t.schema.columns;
-    for (const auto& [column, value] : given) {
-      if (column == "id") {
-        if (!std::holds_alternative<std::int64_t>(value))
-          throw sim::UsageError("Incorrect integer value: " + to_string(value) + " for column 'id'");
-        explicit_id = std::get<std::int64_t>(value);
-      } else if (column == t.schema.key_column || t.schema.columns.count(column)) {
-        values[column] = value;
-      } else {
-        throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
-      }
-    }
-    if (!t.schema.key_column.empty() && !given.count(t.schema.key_column) && !t.schema.columns.count(t.schema.key_column))
-      throw sim::UsageError("Field '" + t.schema.key_column + "' doesn't have a default value");
-    return values;
-  }
-
-  std::int64_t load_row(const std::string& name, const Values& given, std::string who) {
+  std::int64_t load_row_values(const std::string& name, const Values& given, std::string who) {
     Table& t = table(name);
     std::optional<std::int64_t> explicit_id;
-    Values values = row_values(t, given, explicit_id);
+    Values values = row_values(t.schema, given, explicit_id);
     if (!explicit_id && t.ids_exhausted) throw sim::UsageError("Out of range value for column 'id' at row 1");
     if (!explicit_id && !t.schema.auto_increment) throw sim::UsageError("Field 'id' doesn't have a default value");
     const std::int64_t id = explicit_id.value_or(t.next_id);
@@ -1259,7 +1211,7 @@ struct Database::Impl {
                 std::optional<std::int64_t> auto_id = std::nullopt) {
     Result out;
     std::optional<std::int64_t> explicit_id;
-    Values values = row_values(t, given, explicit_id);
+    Values values = row_values(t.schema, given, explicit_id);
     const std::optional<Value> key = key_of(t, values);
     if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
@@ -1358,24 +1310,6 @@ struct Database::Impl {
     // An online unique build takes the insert without a check, and logs it: a key another
     // live row holds dooms the build, even if it goes again before the build ends.
     if (t.build && t.build->unique && !t.build->doomed_by && key && entries_with(t, *key).size() > 1) t.build->doomed_by = key;
-  }
-
-  // Runs the statement's computed assignments on `row` in order, each seeing the ones before
-  // (MySQL's single-table UPDATE); `inserted` is the row an INSERT tried, for VALUES(col).
-  static void assign(const Statement& s, Values& row, const Values* inserted) {
-    for (const auto& [column, e] : s.more().assign) {
-      const auto it = row.find(column);
-      if (it == row.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'field list'"};
-      std::optional<Value> v;
-      try {
-        v = evaluate(e, Scope{row, s.more().args, inserted});
-      } catch (const ExprError& error) {
-        throw Failure{static_cast<Code>(error.code), error.message};
-      }
-      // NULL into a NOT NULL column: strict mode's 1048, which the model has no column for.
-      if (!v) throw Failure{Code::bad_null, "Column '" + column + "' cannot be null"};
-      it->second = std::move(*v);
-    }
   }
 
   // --- Online DDL --------------------------------------------------------------
@@ -1486,12 +1420,12 @@ struct Database::Impl {
         t.schema.key_column.clear();
         t.entries.clear();
       }
-      ++stats.duplicate_keys;
+      ++stats_.duplicate_keys;
       return Result{.code = Code::duplicate_key, .message = duplicate_message(dup, st.index)};
     };
     if (st.unique)
       if (auto dup = smallest_duplicate(t)) return fail(*dup);
-    spend(db.config_.index_build_per_row * live_rows(t));
+    spend(config.index_build_per_row * live_rows(t));
     if (st.unique) {
       std::optional<Value> dup = t.build->doomed_by;
       if (!dup) dup = smallest_duplicate(t);
@@ -1510,7 +1444,7 @@ struct Database::Impl {
     const Values& old = current(t.rows.at(dup))->values;
     switch (s.on_duplicate) {
       case OnDuplicate::error:
-        ++stats.duplicate_keys;
+        ++stats_.duplicate_keys;
         throw Failure{Code::duplicate_key, std::move(message)};
       case OnDuplicate::ignore:
         out.warnings = 1;  // 0 rows, a warning
@@ -1553,13 +1487,7 @@ struct Database::Impl {
   }
 
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
-    const auto assigns = [&](const std::string& column) {
-      return s.values.count(column) ||
-             std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; });
-    };
-    if (!remove && !t.schema.key_column.empty() && assigns(t.schema.key_column))
-      throw sim::UsageError("models::db: updating the key column is not modelled");
-    if (!remove && assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
+    if (!remove) detail::check_unmoved(t.schema, s);
     Result out;
     std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
     if (s.limit || !s.more().order_by.empty()) {
@@ -1626,7 +1554,7 @@ struct Database::Impl {
   // run(), but for when a statement's changes were made: set only where they come before its end.
   Result run_unstamped(SessionState& s, const Statement& st, const StatementTiming& timing) {
     using K = Statement::Kind;
-    ++stats.statements;
+    ++stats_.statements;
     spend(timing.before);
     if (st.kind == K::begin) {
       if (s.txn) commit(*s.txn);  // BEGIN commits an open transaction implicitly
@@ -1704,103 +1632,152 @@ struct Database::Impl {
     }
     return out;
   }
+  // --- The engine's side of Database's calls ---------------------------------
+
+  void create_table(TableSchema schema) override {
+    if (tables.count(schema.name)) throw sim::UsageError("models::db: table '" + schema.name + "' exists");
+    Table& t = tables[schema.name];
+    t.schema = std::move(schema);
+  }
+
+  std::int64_t load_row(const std::string& table, const Values& values, std::string who) override {
+    return load_row_values(table, values, std::move(who));
+  }
+
+  const TableSchema* schema(const std::string& name) const override {
+    const auto it = tables.find(name);
+    return it == tables.end() ? nullptr : &it->second.schema;
+  }
+
+  SessionId open_session(Isolation isolation, std::string who) override {
+    const SessionId id = next_session++;
+    sessions[id] = SessionState{isolation, std::move(who), nullptr};
+    return id;
+  }
+
+  void set_origin(SessionId session, std::string who) override { sessions.at(session).who = std::move(who); }
+
+  Result execute(SessionId session, const Statement& statement, const StatementTiming& timing) override {
+    auto it = sessions.find(session);
+    if (it == sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
+    return run(it->second, statement, timing);
+  }
+
+  void close(SessionId session) override {
+    auto it = sessions.find(session);
+    if (it == sessions.end()) return;
+    if (it->second.txn) rollback(*it->second.txn);
+    sessions.erase(it);
+  }
+
+  bool in_transaction(SessionId session) const override {
+    auto it = sessions.find(session);
+    return it != sessions.end() && it->second.txn != nullptr;
+  }
+
+  void for_each(const std::string& name, bool ever, const RowVisitor& visit) const override {
+    visit_rows(const_table(name), ever, visit);
+  }
+
+  const Table& const_table(const std::string& name) const {
+    auto it = tables.find(name);
+    if (it == tables.end()) throw sim::UsageError("models::db: no table '" + name + "'");
+    return it->second;
+  }
+
+  std::vector<RowRecord> rows_sharing(const std::string& name, const std::string& column, bool ever) const override {
+    const Table& t = const_table(name);
+    if (column != t.schema.key_column || column.empty()) return rows_sharing_by_count(*this, name, column, ever);
+    std::vector<RowRecord> out;
+    // Every (key, id) entry a version held is in the index until none holds it: an entry counts
+    // where the shown version holds its key.
+    std::vector<std::pair<std::int64_t, const RowData*>> group;
+    const auto end_group = [&] {
+      if (group.size() > 1)
+        for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, shown(*row, ever)->values}, row->origin});
+      group.clear();
+    };
+    const Value* key = nullptr;
+    for (const Entry& e : t.entries) {
+      const auto row = t.rows.find(e.id);
+      if (row == t.rows.end()) continue;
+      const Version* v = shown(row->second, ever);
+      if (v == nullptr || v->values.at(column) != e.key) continue;
+      if (key == nullptr || *key != e.key) {
+        end_group();
+        key = &e.key;
+      }
+      group.emplace_back(e.id, &row->second);
+    }
+    end_group();
+    std::sort(out.begin(), out.end(), [](const RowRecord& a, const RowRecord& b) { return a.row.id < b.row.id; });
+    return out;
+  }
+
+  const DatabaseStats& stats() const override { return stats_; }
+  std::uint64_t bytes_held() const override { return bytes; }
 };
 
-Database::Database(DatabaseConfig config) : impl_(std::make_unique<Impl>(*this)), config_(config) {}
-Database::~Database() = default;
+std::unique_ptr<Database::Model> innodb_model(const DatabaseConfig& config) { return std::make_unique<InnoDb>(config); }
 
-void Database::create_table(TableSchema schema) {
-  if (impl_->tables.count(schema.name)) throw sim::UsageError("models::db: table '" + schema.name + "' exists");
-  if (!schema.key_column.empty()) schema.columns.erase(schema.key_column);
-  Table& t = impl_->tables[schema.name];
-  t.schema = std::move(schema);
-}
-
-std::int64_t Database::load_row(const std::string& table, Values values, std::string who) {
-  return impl_->load_row(table, values, std::move(who));
-}
-
-bool Database::has_table(const std::string& table) const { return impl_->tables.count(table) != 0; }
-
-std::vector<std::string> Database::columns(const std::string& table) const {
-  const TableSchema& schema = impl_->table(table).schema;
-  if (!schema.column_order.empty()) return schema.column_order;
-  std::vector<std::string> out{"id"};
-  if (!schema.key_column.empty()) out.push_back(schema.key_column);
-  for (const auto& [column, value] : schema.columns) out.push_back(column);
+std::vector<RowRecord> rows_sharing_by_count(const Database::Model& model, const std::string& table, const std::string& column,
+                                             bool ever) {
+  std::vector<RowRecord> out;
+  std::map<Value, std::uint32_t> rows_per_value;
+  model.for_each(table, ever, [&](std::int64_t, const RowValues& values, const RowOrigin&) { ++rows_per_value[values.at(column)]; });
+  model.for_each(table, ever, [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
+    if (rows_per_value.at(values.at(column)) > 1) out.push_back(RowRecord{Row{id, values}, origin});
+  });
   return out;
 }
 
-Database::SessionId Database::open_session(Isolation isolation, std::string who) {
-  const SessionId id = impl_->next_session++;
-  impl_->sessions[id] = SessionState{isolation, std::move(who), nullptr};
-  return id;
+// --- Database: the calls, on the engine's model -----------------------------
+
+Database::Database(DatabaseConfig config)
+    : model_(config.engine == Engine::postgresql ? postgres_model(config) : innodb_model(config)), config_(config) {}
+Database::~Database() = default;
+
+void Database::create_table(TableSchema schema) {
+  if (!schema.key_column.empty()) schema.columns.erase(schema.key_column);
+  model_->create_table(std::move(schema));
 }
 
-void Database::set_origin(SessionId session, std::string who) { impl_->sessions.at(session).who = std::move(who); }
+std::int64_t Database::load_row(const std::string& table, Values values, std::string who) {
+  return model_->load_row(table, values, std::move(who));
+}
+
+bool Database::has_table(const std::string& table) const { return model_->schema(table) != nullptr; }
+
+std::vector<std::string> Database::columns(const std::string& table) const {
+  const TableSchema* schema = model_->schema(table);
+  if (schema == nullptr) throw sim::UsageError("models::db: no table '" + table + "'");
+  if (!schema->column_order.empty()) return schema->column_order;
+  std::vector<std::string> out{"id"};
+  if (!schema->key_column.empty()) out.push_back(schema->key_column);
+  for (const auto& [column, value] : schema->columns) out.push_back(column);
+  return out;
+}
+
+Database::SessionId Database::open_session(Isolation isolation, std::string who) { return model_->open_session(isolation, std::move(who)); }
+
+void Database::set_origin(SessionId session, std::string who) { model_->set_origin(session, std::move(who)); }
 
 Result Database::execute(SessionId session, const Statement& statement) { return execute(session, statement, {}); }
 
 Result Database::execute(SessionId session, const Statement& statement, const StatementTiming& timing) {
-  auto it = impl_->sessions.find(session);
-  if (it == impl_->sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
-  return impl_->run(it->second, statement, timing);
+  return model_->execute(session, statement, timing);
 }
 
-void Database::close(SessionId session) {
-  auto it = impl_->sessions.find(session);
-  if (it == impl_->sessions.end()) return;
-  if (it->second.txn) impl_->rollback(*it->second.txn);
-  impl_->sessions.erase(it);
-}
+void Database::close(SessionId session) { model_->close(session); }
 
-bool Database::in_transaction(SessionId session) const {
-  auto it = impl_->sessions.find(session);
-  return it != impl_->sessions.end() && it->second.txn != nullptr;
-}
+bool Database::in_transaction(SessionId session) const { return model_->in_transaction(session); }
 
-void Database::for_each_committed(const std::string& table, const RowVisitor& visit) const {
-  Impl::visit_rows(impl_->table(table), false, visit);
-}
+void Database::for_each_committed(const std::string& table, const RowVisitor& visit) const { model_->for_each(table, false, visit); }
 
-void Database::for_each_ever_committed(const std::string& table, const RowVisitor& visit) const {
-  Impl::visit_rows(impl_->table(table), true, visit);
-}
+void Database::for_each_ever_committed(const std::string& table, const RowVisitor& visit) const { model_->for_each(table, true, visit); }
 
 std::vector<RowRecord> Database::rows_sharing(const std::string& table, const std::string& column, bool ever) const {
-  const Table& t = impl_->table(table);
-  std::vector<RowRecord> out;
-  if (column != t.schema.key_column || column.empty()) {  // no index to read along: a count per value first
-    std::map<Value, std::uint32_t> rows_per_value;
-    Impl::visit_rows(t, ever, [&](std::int64_t, const RowValues& values, const RowOrigin&) { ++rows_per_value[values.at(column)]; });
-    Impl::visit_rows(t, ever, [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
-      if (rows_per_value.at(values.at(column)) > 1) out.push_back(RowRecord{Row{id, values}, origin});
-    });
-    return out;
-  }
-  // Every (key, id) entry a version held is in the index until none holds it: an entry counts
-  // where the shown version holds its key.
-  std::vector<std::pair<std::int64_t, const RowData*>> group;
-  const auto end_group = [&] {
-    if (group.size() > 1)
-      for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, Impl::shown(*row, ever)->values}, row->origin});
-    group.clear();
-  };
-  const Value* key = nullptr;
-  for (const Entry& e : t.entries) {
-    const auto row = t.rows.find(e.id);
-    if (row == t.rows.end()) continue;
-    const Version* v = Impl::shown(row->second, ever);
-    if (v == nullptr || v->values.at(column) != e.key) continue;
-    if (key == nullptr || *key != e.key) {
-      end_group();
-      key = &e.key;
-    }
-    group.emplace_back(e.id, &row->second);
-  }
-  end_group();
-  std::sort(out.begin(), out.end(), [](const RowRecord& a, const RowRecord& b) { return a.row.id < b.row.id; });
-  return out;
+  return model_->rows_sharing(table, column, ever);
 }
 
 std::vector<RowRecord> Database::committed_rows(const std::string& table) const {
@@ -1819,9 +1796,9 @@ std::vector<RowRecord> Database::rows_ever_committed(const std::string& table) c
   return out;
 }
 
-const DatabaseStats& Database::stats() const { return impl_->stats; }
+const DatabaseStats& Database::stats() const { return model_->stats(); }
 
-std::uint64_t Database::bytes_held() const { return impl_->bytes; }
+std::uint64_t Database::bytes_held() const { return model_->bytes_held(); }
 
 std::uint64_t Database::row_bytes(const Values& values) { return kRowBytes + version_bytes(values); }
 

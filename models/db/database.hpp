@@ -79,6 +79,12 @@ std::string to_string(const Value& value);
 
 enum class KeyIndex { none, non_unique, unique };
 
+/// Which server a database imitates: MariaDB's InnoDB (models/db/database.cpp, the default)
+/// or PostgreSQL 15 (models/db/postgres.cpp). Each is its own model of locks and versions over
+/// the same tables, rows, statements and results.
+enum class Engine { mariadb, postgresql };
+const char* to_string(Engine engine);
+
 struct TableSchema {
   std::string name;
   /// The column strategies look rows up by (an OpenID, a request id). Empty: none.
@@ -114,7 +120,9 @@ inline Condition lt(std::string column, Value v) { return {Condition::Op::lt, st
 inline Condition gt(std::string column, Value v) { return {Condition::Op::gt, std::move(column), std::move(v)}; }
 using Where = std::vector<Condition>;
 
-enum class ReadLock { none, share, update };  // plain, LOCK IN SHARE MODE, FOR UPDATE
+/// plain, LOCK IN SHARE MODE (FOR SHARE), FOR UPDATE, and PostgreSQL's FOR KEY SHARE and
+/// FOR NO KEY UPDATE.
+enum class ReadLock { none, share, update, key_share, no_key_update };
 enum class OnDuplicate { error, ignore, update, replace };
 
 /// The parts of a statement beyond the point statements strategies send: held behind one
@@ -134,6 +142,23 @@ struct StatementExtra {
   std::vector<Values> more_rows{};
   /// ORDER BY: columns, each ascending (false) or descending (true).
   std::vector<std::pair<std::string, bool>> order_by{};
+  /// PostgreSQL's ON CONFLICT (cols): the columns of the unique index it arbitrates on (empty:
+  /// any), and DO UPDATE's WHERE (null: none), which sees the row as `column` and the row the
+  /// INSERT proposed as `inserted` (EXCLUDED.col).
+  std::vector<std::string> conflict_target{};
+  std::shared_ptr<const Expr> conflict_where{};
+  /// PostgreSQL's RETURNING: the columns each written row is returned with ("*": all).
+  std::vector<std::string> returning{};
+};
+
+/// PostgreSQL's advisory-lock functions: pg_advisory_lock, pg_try_advisory_lock,
+/// pg_advisory_unlock, pg_advisory_unlock_all, with _xact (held to the transaction's end)
+/// and _shared (shared mode) variants. The key is Statement::values["key"].
+struct Advisory {
+  enum class Op { lock, try_lock, unlock, unlock_all } op = Op::lock;
+  bool xact = false;
+  bool shared = false;
+  bool operator==(const Advisory&) const = default;
 };
 
 namespace sql {
@@ -155,6 +180,8 @@ struct Statement {
     remove,            // DELETE FROM t WHERE <where>
     add_index,         // ALTER TABLE t ADD [UNIQUE] INDEX <index> (<column>): an online build
     drop_index,        // ALTER TABLE t DROP INDEX <index>
+    advisory,          // SELECT pg_advisory_lock(key) and the other advisory functions (PostgreSQL)
+    set_timeout,       // SET lock_timeout | statement_timeout | deadlock_timeout = ms (PostgreSQL)
   } kind = Kind::select;
   std::string table{};
   Where where{};
@@ -170,6 +197,11 @@ struct Statement {
   bool unique = false;   // add_index: UNIQUE
   bool consistent_snapshot = false;  // begin: START TRANSACTION WITH CONSISTENT SNAPSHOT
   std::int64_t seconds = 0;          // set_lock_wait_timeout: the session's timeout
+  /// set_timeout: which setting ("lock_timeout", "statement_timeout", "deadlock_timeout") and
+  /// its value in milliseconds (0: none).
+  std::string setting{};
+  std::int64_t milliseconds = 0;
+  Advisory advisory{};  // advisory: which function
   /// LIMIT [offset,] count (SELECT; UPDATE and DELETE take a count only).
   std::optional<std::int64_t> limit{};
   std::int64_t offset = 0;
@@ -218,9 +250,19 @@ enum class Code : int {
   deadlock = 1213,
   transaction_in_progress = 1568,
   value_out_of_range = 1690,
-  connection_timeout = -1
+  connection_timeout = -1,
+  // PostgreSQL's errors that MySQL has no number for (numbered here after their SQLSTATE's
+  // class; sqlstate() gives the SQLSTATE itself). PostgreSQL's duplicate key (23505), deadlock
+  // (40P01) and lock_timeout or NOWAIT (55P03) are duplicate_key, deadlock and
+  // lock_wait_timeout above.
+  serialization_failure = 40001,   // 40001 could not serialize access
+  in_failed_transaction = 25002,   // 25P02 current transaction is aborted
+  statement_timeout = 57014,       // 57014 canceling statement due to statement timeout
+  no_conflict_index = 42010,       // 42P10 no unique constraint matching the ON CONFLICT specification
 };
 const char* to_string(Code code);
+/// The error as PostgreSQL names it: "23505", "40P01", "55P03", ...; "" for ok.
+const char* sqlstate(Code code);
 
 /// A lock request a statement had to wait for: on which index entry, in which mode, behind
 /// which sessions' transactions, and for how long.
@@ -311,7 +353,12 @@ struct RowRecord {
 };
 
 struct DatabaseConfig {
-  sim::Duration lock_wait_timeout = std::chrono::seconds(50);  // innodb_lock_wait_timeout
+  Engine engine = Engine::mariadb;
+  /// innodb_lock_wait_timeout on MariaDB; on PostgreSQL its lock_timeout, where zero (its
+  /// default) waits for ever.
+  sim::Duration lock_wait_timeout = std::chrono::seconds(50);
+  /// PostgreSQL's deadlock_timeout: how long a lock wait lasts before it looks for a deadlock.
+  sim::Duration deadlock_timeout = std::chrono::seconds(1);
   /// An online ADD INDEX's build time per row of the table: MariaDB 10.11 built a unique
   /// index on 3M rows in about 4 s (DOMAIN.md, Verified), 1.33 us a row.
   sim::Duration index_build_per_row = std::chrono::nanoseconds(1333);
@@ -387,10 +434,13 @@ class Database {
   /// What one row of these values adds to bytes_held (for a run's estimate before it starts).
   static std::uint64_t row_bytes(const Values& values);
   const DatabaseConfig& config() const { return config_; }
+  Engine engine() const { return config_.engine; }
+
+  /// The engine's model behind these calls (models/db/model.hpp).
+  class Model;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Model> model_;
   DatabaseConfig config_;
 };
 

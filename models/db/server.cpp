@@ -52,7 +52,9 @@ StatementTiming Server::service_time(const Statement& statement, bool autocommit
     case K::commit: t.before_commit = config_.commit_service.sample_duration(stream); return t;
     case K::begin:
     case K::rollback:
-    case K::set_isolation: t.before = config_.read_service.sample_duration(stream); return t;
+    case K::set_isolation:
+    case K::set_timeout:
+    case K::advisory: t.before = config_.read_service.sample_duration(stream); return t;
     case K::add_index:
     case K::drop_index:
       // The build's own time is the database's (DatabaseConfig::index_build_per_row); DDL
@@ -98,7 +100,11 @@ void Server::serve(Session& session) {
   }
 }
 
-SqlError::SqlError(Code code, const std::string& what) : std::runtime_error(what), code_(code) {}
+SqlError::SqlError(Code code, const std::string& what, Engine engine) : std::runtime_error(what), code_(code), engine_(engine) {}
+
+std::string SqlError::server_code() const {
+  return engine_ == Engine::postgresql ? sqlstate(code_) : std::to_string(static_cast<int>(code_));
+}
 
 // --- Pool and connections ---------------------------------------------------
 
@@ -203,6 +209,8 @@ void Connection::give_back() {
 
 void Connection::set_origin(std::string who) { pool_->slots_[slot_].who = std::move(who); }
 
+Engine Connection::engine() const { return pool_->server_.database().engine(); }
+
 Result Connection::try_execute(const Statement& statement) {
   if (pool_ == nullptr) throw sim::UsageError("models::db::Connection: used after it was given back");
   Result r = pool_->run(slot_, statement);
@@ -218,7 +226,7 @@ Result Connection::try_execute(const Statement& statement) {
 
 Result Connection::execute(const Statement& statement) {
   Result r = try_execute(statement);
-  if (!r.ok()) throw SqlError(r.code, r.message.empty() ? to_string(r.code) : r.message);
+  if (!r.ok()) throw SqlError(r.code, r.message.empty() ? to_string(r.code) : r.message, engine());
   return r;
 }
 

@@ -106,11 +106,15 @@ class Server {
 /// A statement failed with a MySQL error (as JDBC's SQLException with its error code).
 class SqlError : public std::runtime_error {
  public:
-  SqlError(Code code, const std::string& what);
+  SqlError(Code code, const std::string& what, Engine engine = Engine::mariadb);
   Code code() const { return code_; }
+  /// The error as its server names it: "1062" on MariaDB, "23505" (the SQLSTATE) on PostgreSQL.
+  std::string server_code() const;
+  Engine engine() const { return engine_; }
 
  private:
   Code code_;
+  Engine engine_;
 };
 
 struct PoolConfig {
@@ -147,6 +151,8 @@ class Connection {
   }
   /// Runs `statement` and returns its result, an error included (SqlError is not thrown).
   Result try_execute(const Statement& statement);
+  /// The server's engine: which dialect its SQL is in, and how it names its errors.
+  Engine engine() const;
   void begin() { execute({.kind = Statement::Kind::begin}); }
   void commit() { execute({.kind = Statement::Kind::commit}); }
   void rollback() { execute({.kind = Statement::Kind::rollback}); }

@@ -12,8 +12,6 @@
 namespace models::db::sql {
 namespace {
 
-constexpr std::size_t kMaxText = 65536;
-constexpr std::size_t kMaxItems = 1000;  // columns, values, conditions, `?`s: a statement stays small
 constexpr std::size_t kNearBytes = 30;
 constexpr const char* kOneIndex = "at most one secondary index on one column (the model's tables)";
 constexpr const char* kAlter = "ADD [UNIQUE] INDEX name (column) or DROP INDEX name (the ALTER TABLE the model runs)";
@@ -49,50 +47,12 @@ bool reserved(std::string_view word) {
   return std::any_of(std::begin(kReserved), std::end(kReserved), [&](std::string_view r) { return iequals(r, word); });
 }
 
-// The length of the valid UTF-8 sequence at the start of `s`, 0 for none (an invalid byte).
-std::size_t utf8_length(std::string_view s) {
-  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const auto continuation = [&](std::size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!continuation(1) || !continuation(2)) return 0;
-    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;  // overlong, surrogates
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
-    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
-    return 4;
-  }
-  return 0;
-}
-
 // MySQL's "near '...'": the text from the offending token on, cut at a character boundary.
 std::string near_text(std::string_view text, std::size_t position) {
   if (position >= text.size()) return {};
   std::size_t end = std::min(text.size(), position + kNearBytes);
   while (end > position + 1 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
   return std::string(text.substr(position, end - position));
-}
-
-// `text` for a one-line message: control characters and bytes that are not UTF-8 as \xNN.
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t n = utf8_length(text.substr(at));
-    const auto c = static_cast<unsigned char>(text[at]);
-    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-      ++at;
-    } else {
-      out.append(text.substr(at, n));
-      at += n;
-    }
-  }
-  return out;
 }
 
 [[noreturn]] void refuse(std::string_view text, std::size_t position, std::string expected) {
@@ -1206,6 +1166,44 @@ class Parser {
 
 }  // namespace
 
+// The length of the valid UTF-8 sequence at the start of `s`, 0 for none (an invalid byte).
+std::size_t utf8_length(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto continuation = [&](std::size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!continuation(1) || !continuation(2)) return 0;
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;  // overlong, surrogates
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+// `text` for a one-line message: control characters and bytes that are not UTF-8 as \xNN.
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t n = utf8_length(text.substr(at));
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+      ++at;
+    } else {
+      out.append(text.substr(at, n));
+      at += n;
+    }
+  }
+  return out;
+}
+
 Error::Error(std::size_t position, std::string near, std::string expected)
     : std::runtime_error("1064 You have an error in your SQL syntax near '" + escaped(near) + "' " +
                          (near.empty() ? std::string("at the end") : "at position " + std::to_string(position)) +
@@ -1286,17 +1284,31 @@ std::string as_written(const Statement& statement) {
   std::string out;
   std::size_t n = 0;
   char quote = 0;  // inside a quoted string or name: its quote
+  // PostgreSQL's strings take a backslash as a character, except in its E'...' strings.
+  bool backslash_escapes = !w.numbered;
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
   for (std::size_t i = 0; i < w.text.size(); ++i) {
     const char c = w.text[i];
     if (quote != 0) {
       out += c;
-      if (c == '\\' && quote == '\'' && i + 1 < w.text.size()) out += w.text[++i];
+      if (c == '\\' && quote == '\'' && backslash_escapes && i + 1 < w.text.size()) out += w.text[++i];
       else if (c == quote) quote = 0;
     } else if (c == '\'' || c == '`' || c == '"') {
+      if (w.numbered)
+        backslash_escapes = c == '\'' && i > 0 && (w.text[i - 1] == 'E' || w.text[i - 1] == 'e') && (i == 1 || !word_char(w.text[i - 2]));
       out += c;
       quote = c;
-    } else if (c == '?') {
+    } else if (c == '?' && !w.numbered) {
       out += bound(n++);
+    } else if (c == '$' && w.numbered && i + 1 < w.text.size() && std::isdigit(static_cast<unsigned char>(w.text[i + 1])) &&
+               (i == 0 || !word_char(w.text[i - 1]))) {
+      std::size_t number = 0;  // `$n`: params[n - 1]
+      std::size_t end = i + 1;
+      while (end < w.text.size() && std::isdigit(static_cast<unsigned char>(w.text[end])) && number <= kMaxItems)
+        number = number * 10 + static_cast<std::size_t>(w.text[end++] - '0');
+      if (number == 0 || number > kMaxItems) out.append(w.text, i, end - i);
+      else out += bound(number - 1);
+      i = end - 1;
     } else if (std::isspace(static_cast<unsigned char>(c))) {
       if (!out.empty() && out.back() != ' ') out += ' ';
     } else {

@@ -46,6 +46,17 @@
 
 namespace models::db::sql {
 
+/// A statement's bounds, MariaDB's and PostgreSQL's front ends alike (models/db/pg_sql.hpp):
+/// at most kMaxText bytes, and at most kMaxItems columns, values, rows, conditions and
+/// parameters each.
+inline constexpr std::size_t kMaxText = 65536;
+inline constexpr std::size_t kMaxItems = 1000;
+
+/// The length of the valid UTF-8 sequence at the start of `s`, 0 for none (an invalid byte).
+std::size_t utf8_length(std::string_view s);
+/// `text` for a one-line message: control characters and bytes that are not UTF-8 as \xNN.
+std::string escaped(std::string_view text);
+
 /// A statement that is not valid SQL, or not one the model runs: MySQL's 1064 with the
 /// position (0-based, in bytes) of the first token it could not take, and what it expected.
 /// what(): "1064 You have an error in your SQL syntax near 'FORM t' at position 9: expected
@@ -93,6 +104,9 @@ struct Prepared {
 struct Written {
   std::string text;
   std::vector<Param> params;
+  /// PostgreSQL's `$1`, `$2`, ... (models/db/pg_sql.hpp), params[n - 1] being `$n`'s, rather
+  /// than MySQL's `?`s in the order of the text.
+  bool numbered = false;
 };
 
 /// Parses one statement. Throws Error.
@@ -103,8 +117,8 @@ Prepared prepare(std::string_view text);
 Statement bind(const Prepared& prepared, const std::vector<Value>& args);
 
 /// A statement as its user wrote it, for reports: the text it was parsed from with each `?`
-/// replaced by the value bound to it and each run of whitespace one space; a statement built
-/// in code (no text) as to_string(Statement) renders it.
+/// (or, Written::numbered, each `$n`) replaced by the value bound to it and each run of
+/// whitespace one space; a statement built in code (no text) as to_string(Statement) renders it.
 std::string as_written(const Statement& statement);
 
 }  // namespace models::db::sql

@@ -60,6 +60,16 @@ std::pair<std::string, std::string> columns_and_values(const Statement& s) {
   }
   return {"(" + columns + ")", list};
 }
+const char* lock_text(ReadLock lock) {
+  switch (lock) {
+    case ReadLock::none: return "";
+    case ReadLock::share: return " LOCK IN SHARE MODE";
+    case ReadLock::update: return " FOR UPDATE";
+    case ReadLock::key_share: return " FOR KEY SHARE";
+    case ReadLock::no_key_update: return " FOR NO KEY UPDATE";
+  }
+  return "";
+}
 }  // namespace
 
 std::string to_string(const Statement& s) {
@@ -71,9 +81,7 @@ std::string to_string(const Statement& s) {
     case K::rollback: return "ROLLBACK";
     case K::set_isolation:
       return fmt::format("SET {}TRANSACTION ISOLATION LEVEL {}", s.next_transaction_only ? "" : "SESSION ", to_string(s.isolation));
-    case K::select:
-      return fmt::format("SELECT * FROM {}{}{}", s.table, where_text(s),
-                         s.lock == ReadLock::update ? " FOR UPDATE" : s.lock == ReadLock::share ? " LOCK IN SHARE MODE" : "");
+    case K::select: return fmt::format("SELECT * FROM {}{}{}", s.table, where_text(s), lock_text(s.lock));
     case K::insert: {
       const char* verb = s.on_duplicate == OnDuplicate::replace  ? "REPLACE"
                          : s.on_duplicate == OnDuplicate::ignore ? "INSERT IGNORE"
@@ -92,6 +100,16 @@ std::string to_string(const Statement& s) {
     case K::remove: return fmt::format("DELETE FROM {}{}", s.table, where_text(s));
     case K::add_index: return fmt::format("ALTER TABLE {} ADD {}INDEX {} ({})", s.table, s.unique ? "UNIQUE " : "", s.index, s.column);
     case K::drop_index: return fmt::format("ALTER TABLE {} DROP INDEX {}", s.table, s.index);
+    case K::set_timeout: return fmt::format("SET {} = {}", s.setting, s.milliseconds);
+    case K::advisory: {
+      const Advisory& a = s.advisory;
+      const bool locks = a.op == Advisory::Op::lock || a.op == Advisory::Op::try_lock;
+      const auto key = s.values.find("key");
+      return fmt::format("SELECT pg_{}advisory{}{}{}{}({})", a.op == Advisory::Op::try_lock ? "try_" : "",
+                         a.op == Advisory::Op::unlock ? "_unlock" : a.op == Advisory::Op::unlock_all ? "_unlock_all" : "",
+                         a.xact ? "_xact" : "", locks ? "_lock" : "", a.shared ? "_shared" : "",
+                         key == s.values.end() ? "" : to_string(key->second));
+    }
   }
   return "?";
 }

@@ -60,9 +60,13 @@ void Sessions::start() {
         r.result = connection.try_execute(p.statement);
         r.finished = sim::now();
         r.done = true;
-        // SELECT *: the table's columns in their CREATE TABLE order, as MySQL returns them.
-        const bool star = p.columns.empty() && !p.constant && p.statement.kind == db::Statement::Kind::select;
-        const std::vector<std::string> columns = star ? server_.database().columns(p.statement.table) : p.columns;
+        // SELECT * (and RETURNING *): the table's columns in their CREATE TABLE order, as the
+        // server returns them; RETURNING's own list.
+        const std::vector<std::string>& returning = p.statement.more().returning;
+        const bool star = (p.columns.empty() && !p.constant && p.statement.kind == db::Statement::Kind::select) ||
+                          (returning.size() == 1 && returning[0] == "*");
+        const std::vector<std::string> columns =
+            star ? server_.database().columns(p.statement.table) : !returning.empty() ? returning : p.columns;
         r.columns = columns;
         if (p.constant) {  // SELECT 1: a row of the number for each row found, as MySQL returns it
           r.columns.push_back(std::to_string(*p.constant));

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/db/pg_sql.hpp"
 #include "models/db/sql.hpp"
 #include "models/lua/sandbox.hpp"
 #include "models/strategies/script_uses.hpp"
@@ -74,7 +75,9 @@ struct StatementMisuse {
 void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, const std::vector<db::TableSchema>& tables) {
   using K = db::Statement::Kind;
   const db::Statement& st = p.statement;
-  if (st.kind == K::begin || st.kind == K::commit || st.kind == K::rollback || st.kind == K::set_isolation) return;
+  if (st.kind == K::begin || st.kind == K::commit || st.kind == K::rollback || st.kind == K::set_isolation ||
+      st.kind == K::set_timeout || st.kind == K::advisory)  // on no table (an advisory key is a bigint: the engine checks it)
+    return;
   auto t = std::find_if(tables.begin(), tables.end(), [&](const db::TableSchema& x) { return x.name == st.table; });
   if (t == tables.end()) throw StatementMisuse{1146, fmt::format("Table '{}' doesn't exist", st.table)};
   const auto text_column = [&](const std::string& column) {  // nullopt: no such column
@@ -209,11 +212,17 @@ int api(lua_State* L) {
     } catch (const db::sql::Error& e) {
       push_error(L, 1064, e.what());
       results = -1;
+    } catch (const db::pg::Error& e) {  // PostgreSQL's 42601 or 0A000: {code = "42601", ...}
+      push_error(L, e.sqlstate().c_str(), e.message() + " at position " + std::to_string(e.position()));
+      results = -1;
     } catch (const StatementMisuse& e) {
       push_error(L, e.code, e.message);
       results = -1;
     } catch (const db::SqlError& e) {
-      push_error(L, static_cast<int>(e.code()), e.what());
+      if (e.engine() == db::Engine::postgresql)
+        push_error(L, e.server_code().c_str(), e.what());  // PostgreSQL's SQLSTATE: {code = "23505", ...}
+      else
+        push_error(L, static_cast<int>(e.code()), e.what());  // MariaDB's number
       results = -1;
     } catch (const sim::Timeout&) {
       push_error(L, "timeout", "no answer within the timeout");
@@ -562,9 +571,13 @@ class ScriptStrategy : public Strategy {
     inv.resources[index]->connection.reset();
   }
 
-  const db::sql::Prepared& prepared(const std::string& text) {
-    auto it = statements_.find(text);
-    if (it == statements_.end()) it = statements_.emplace(text, db::sql::prepare(text)).first;
+  // The statement in the dialect of the connection's server: MySQL's with `?`s, PostgreSQL's
+  // with `$1`, `$2`, ...
+  const db::sql::Prepared& prepared(const std::string& text, db::Engine engine) {
+    const auto key = std::make_pair(engine, text);
+    auto it = statements_.find(key);
+    if (it == statements_.end())
+      it = statements_.emplace(key, engine == db::Engine::postgresql ? db::pg::prepare(text) : db::sql::prepare(text)).first;
     return it->second;
   }
 
@@ -573,7 +586,7 @@ class ScriptStrategy : public Strategy {
   static int run(lua_State* L, Invocation& inv, db::Connection& c, int first, bool rows) {
     ScriptStrategy& self = *inv.strategy;
     const std::string text = arg_text(L, first, "the statement");
-    const db::sql::Prepared& p = self.prepared(text);
+    const db::sql::Prepared& p = self.prepared(text, c.engine());
     if (p.create) throw Misuse{"CREATE TABLE goes in the script's `tables`, not in bind"};
     std::vector<db::Value> args;
     for (int i = first + 1; i <= lua_gettop(L); ++i) args.push_back(arg_value(L, i, i - first));
@@ -976,7 +989,7 @@ class ScriptStrategy : public Strategy {
     int ref = LUA_NOREF;  // in the registry, so the collector keeps it
   };
   std::vector<Thread> idle_;  // threads no call runs on; the last one left is used first
-  std::map<std::string, db::sql::Prepared> statements_;  // by text, prepared once a trial
+  std::map<std::pair<db::Engine, std::string>, db::sql::Prepared> statements_;  // by text, prepared once a trial
   std::map<const AppServer*, KeyedMutex> mutexes_;                 // looked up, never iterated
 };
 

@@ -38,6 +38,8 @@ const char* kind_name(Statement::Kind kind) {
     case Statement::Kind::remove: return "remove";
     case Statement::Kind::add_index: return "add_index";
     case Statement::Kind::drop_index: return "drop_index";
+    case Statement::Kind::advisory: return "advisory";
+    case Statement::Kind::set_timeout: return "set_timeout";
   }
   return "?";
 }

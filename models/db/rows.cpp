@@ -1,0 +1,113 @@
+// What both database engines do alike with rows (models/db/rows.hpp).
+
+#include "models/db/rows.hpp"
+
+#include <algorithm>
+
+namespace models::db::detail {
+
+bool matches(const Values& v, const Where& where) {
+  for (const Condition& c : where) {
+    auto it = v.find(c.column);
+    if (it == v.end()) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
+    const Value& have = it->second;
+    bool ok = false;
+    switch (c.op) {
+      case Condition::Op::eq: ok = have == c.value; break;
+      case Condition::Op::ne: ok = have != c.value; break;
+      case Condition::Op::lt: ok = have < c.value; break;
+      case Condition::Op::le: ok = have <= c.value; break;
+      case Condition::Op::gt: ok = have > c.value; break;
+      case Condition::Op::ge: ok = have >= c.value; break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool matches(const Values& v, const Statement& s) {
+  if (!matches(v, s.where)) return false;
+  if (s.more().filter.empty()) return true;
+  try {
+    return std::all_of(s.more().filter.begin(), s.more().filter.end(), [&](const Expr& e) { return holds(e, Scope{v, s.more().args}); });
+  } catch (const ExprError& e) {
+    throw Failure{static_cast<Code>(e.code), e.message};
+  }
+}
+
+void order_and_limit(const Statement& s, std::vector<Row>& rows) {
+  if (!s.more().order_by.empty()) {
+    std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+      for (const auto& [column, descending] : s.more().order_by) {
+        const auto x = a.values.find(column), y = b.values.find(column);
+        if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
+        if (x->second == y->second) continue;
+        return descending ? y->second < x->second : x->second < y->second;
+      }
+      return false;
+    });
+  }
+  if (!s.limit || s.count_rows) return;  // COUNT(*)'s LIMIT applies to its one row
+  const auto from = static_cast<std::size_t>(std::min<std::int64_t>(s.offset, static_cast<std::int64_t>(rows.size())));
+  rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(from));
+  if (static_cast<std::size_t>(*s.limit) < rows.size()) rows.resize(static_cast<std::size_t>(*s.limit));
+}
+
+Values row_values(const TableSchema& schema, const Values& given, std::optional<std::int64_t>& explicit_id) {
+  Values values = schema.columns;
+  for (const auto& [column, value] : given) {
+    if (column == "id") {
+      if (!std::holds_alternative<std::int64_t>(value))
+        throw sim::UsageError("Incorrect integer value: " + to_string(value) + " for column 'id'");
+      explicit_id = std::get<std::int64_t>(value);
+    } else if (column == schema.key_column || schema.columns.count(column)) {
+      values[column] = value;
+    } else {
+      throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
+    }
+  }
+  if (!schema.key_column.empty() && !given.count(schema.key_column) && !schema.columns.count(schema.key_column))
+    throw sim::UsageError("Field '" + schema.key_column + "' doesn't have a default value");
+  return values;
+}
+
+void assign(const Statement& s, Values& row, const Values* inserted) {
+  for (const auto& [column, e] : s.more().assign) {
+    const auto it = row.find(column);
+    if (it == row.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'field list'"};
+    std::optional<Value> v;
+    try {
+      v = evaluate(e, Scope{row, s.more().args, inserted});
+    } catch (const ExprError& error) {
+      throw Failure{static_cast<Code>(error.code), error.message};
+    }
+    // NULL into a NOT NULL column: strict mode's 1048, which the model has no column for.
+    if (!v) throw Failure{Code::bad_null, "Column '" + column + "' cannot be null"};
+    it->second = std::move(*v);
+  }
+}
+
+void check_unmoved(const TableSchema& schema, const Statement& s) {
+  const auto assigns = [&](const std::string& column) {
+    return s.values.count(column) ||
+           std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; });
+  };
+  if (!schema.key_column.empty() && assigns(schema.key_column))
+    throw sim::UsageError("models::db: updating the key column is not modelled");
+  if (assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
+}
+
+namespace {
+std::uint64_t heap_bytes(const std::string& s) { return s.size() > 15 ? s.size() + 1 : 0; }
+}  // namespace
+
+std::uint64_t version_bytes(const Values& values) {
+  std::uint64_t out = 64;
+  for (const auto& [column, value] : values) {
+    out += 72 + heap_bytes(column);
+    if (const auto* text = std::get_if<std::string>(&value)) out += heap_bytes(*text);
+  }
+  return out;
+}
+
+}  // namespace models::db::detail

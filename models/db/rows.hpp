@@ -1,0 +1,54 @@
+#pragma once
+// What both database engines do alike with rows, whatever their locks and versions: a WHERE
+// evaluated on a row, ORDER BY and LIMIT on the rows found, a new row's values over its
+// table's defaults, an UPDATE's computed assignments, and what a stored row costs the memory
+// budget. Internal to models/db (models/db/database.cpp, models/db/postgres.cpp).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/db/database.hpp"
+
+namespace models::db::detail {
+
+/// A statement's error, as an engine's statement functions throw it. Messages are MySQL's;
+/// the PostgreSQL engine words its own.
+struct Failure {
+  Code code = Code::ok;
+  std::string message{};
+  std::vector<std::string> cycle{};  // a deadlock: the transactions on the cycle, the victim first
+  std::int64_t undone_rows = 0;      // a deadlock: the row changes the rollback undid
+};
+
+/// Whether the row meets every `column op value` term.
+bool matches(const Values& v, const Where& where);
+/// Whether the row matches the statement's whole WHERE: `where`'s terms and `filter`'s.
+bool matches(const Values& v, const Statement& s);
+
+/// ORDER BY and LIMIT on rows a statement found, in the order found: a stable sort, then the
+/// offset and count.
+void order_and_limit(const Statement& s, std::vector<Row>& rows);
+
+/// A new row's values: the columns given over the table's defaults, checked as MySQL checks
+/// them; an `id` given is returned in `explicit_id` rather than stored.
+Values row_values(const TableSchema& schema, const Values& given, std::optional<std::int64_t>& explicit_id);
+
+/// Runs the statement's computed assignments on `row` in order, each seeing the ones before
+/// (a single-table UPDATE); `inserted` is the row an INSERT tried, for VALUES(col) and
+/// PostgreSQL's EXCLUDED.col.
+void assign(const Statement& s, Values& row, const Values* inserted);
+
+/// Refuses (sim::UsageError) an UPDATE that would move a row in an index: one that sets `id` or
+/// the key column, which neither engine models.
+void check_unmoved(const TableSchema& schema, const Statement& s);
+
+/// What storing a row costs, as the memory budget counts it (Database::bytes_held): each version
+/// with its columns (a name and a value each, and the bytes of a string too long to sit inline),
+/// and the row's place in its table with an index entry. An estimate of what the model holds,
+/// the same on every machine, so the budget ends a trial at the same event everywhere.
+std::uint64_t version_bytes(const Values& values);
+constexpr std::uint64_t kRowBytes = 160;
+
+}  // namespace models::db::detail
