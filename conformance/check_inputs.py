@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The conformance suite's own inputs: bad ones get one line and exit 2, without servers the model
-side runs alone and the report says the real side was skipped, and started by a python3 without
-the clients the suite runs under one that has them.
+side runs alone and the report says the real side was skipped, started by a python3 without
+the clients the suite runs under one that has them, and --real-only runs a PostgreSQL script on
+the real server alone.
 
 usage: check_inputs.py LOCKSIM REDIS_DRIVER SOURCE_DIR
 """
@@ -52,6 +53,32 @@ with tempfile.TemporaryDirectory(prefix="locksim-conformance-inputs-") as d:
     with open(os.path.join(bad_dir, "sql-scripts", "n.json"), "w") as f:
         json.dump({"name": "other", "steps": [{"session": "s1", "sql": "BEGIN"}]}, f)
     refused("a script named apart from its file", [sys.executable, suite, locksim, "--scripts", bad_dir], "must be its file name")
+
+    def scripts_dir(name, files):
+        top = os.path.join(d, name)
+        for sub, doc in files:
+            os.makedirs(os.path.join(top, sub), exist_ok=True)
+            with open(os.path.join(top, sub, doc["name"] + ".json"), "w") as f:
+                json.dump(doc, f)
+        return top
+
+    def sql_script(name, engine=None):
+        database = {"tables": ["CREATE TABLE t (id INT PRIMARY KEY)"]}
+        if engine:
+            database["engine"] = engine
+        return {"name": name, "workload": "sessions", "database": database, "steps": [{"session": "s1", "sql": "BEGIN"}]}
+
+    refused("a PostgreSQL script that does not say its engine",
+            [sys.executable, suite, locksim, "--scripts", scripts_dir("pg-bare", [("pg-scripts", sql_script("p"))])],
+            "/database/engine")
+    refused("a PostgreSQL script among the MariaDB ones",
+            [sys.executable, suite, locksim, "--scripts",
+             scripts_dir("pg-misplaced", [("sql-scripts", sql_script("p", "postgresql"))])], "belongs in pg-scripts")
+    refused("one name in two folders",
+            [sys.executable, suite, locksim, "--scripts",
+             scripts_dir("twice", [("sql-scripts", sql_script("same")), ("pg-scripts", sql_script("same", "postgresql"))])],
+            "unique across")
+    refused("--model-only with --real-only", [sys.executable, suite, locksim, "--model-only", "--real-only"], "--real-only")
     refused("an unknown flag", [sys.executable, suite, locksim, "--no-such-flag"], "--no-such-flag")
     refused("an unknown script", [sys.executable, suite, locksim, "--only", "no-such-script"], "no-such-script")
 
@@ -73,10 +100,22 @@ if shutil.which("redis-server", path=os.environ.get("PATH", "") + os.pathsep + "
         else:
             rc, out, err = run([bare, suite, locksim, "--redis-driver", driver, "--only", "incr-counter"])
             if rc != 0 or "has no redis; running under /usr/bin/python3" not in out or "incr-counter: agree" not in out \
-                    or not out.strip().endswith("1 of 1 scripts agree"):
+                    or not out.strip().splitlines()[-1].startswith("conformance: 1 of 1 scripts agree"):
                 failures.append(f"a python3 without the clients: expected the suite under another, got {rc}: {out!r} {err!r}")
 else:
     print("no redis-server: the run under a python3 without the clients was not tried (scripts/setup installs it)")
+
+# --real-only: a PostgreSQL script on the real server alone (no model needed), every step's outcome
+# printed; without PostgreSQL the report says its real side was skipped.
+rc, out, err = run([sys.executable, suite, "--real-only", "--only", "pg-duplicate-wait-commit-unique"])
+if any(os.access(os.path.join(b, "postgres"), os.X_OK) and os.access(os.path.join(b, "initdb"), os.X_OK)
+       for b in ["/usr/lib/postgresql/15/bin", *os.environ.get("PATH", "").split(os.pathsep)] if b):
+    if rc != 0 or "step 3 s2: INSERT INTO t (k) VALUES ('a') => error 23505, waited" not in out \
+            or "pg-duplicate-wait-commit-unique: ran on the server" not in out \
+            or not out.strip().endswith("real side only: 1 of 1 scripts ran (PostgreSQL 1)"):
+        failures.append(f"--real-only on PostgreSQL: expected the script's real outcomes, got {rc}: {out!r} {err!r}")
+elif rc != 1 or "the real side of the pg scripts was skipped" not in out:
+    failures.append(f"--real-only without PostgreSQL: expected the skip said, got {rc}: {out!r} {err!r}")
 
 for f in failures:
     print(f)

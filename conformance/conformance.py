@@ -4,6 +4,7 @@ outcomes are compared step by step.
 
 usage: conformance.py LOCKSIM [--redis-driver DRIVER] [--scripts DIR] [--explained FILE]
                       [--only NAME] [--model-only]
+       conformance.py [LOCKSIM] --real-only [--only NAME]
 
 A script is a scenario file of the sessions workload (docs/scenario.md) with one key more,
 `conformance`, which the model never sees:
@@ -14,22 +15,28 @@ A script is a scenario file of the sessions workload (docs/scenario.md) with one
     "ignore_ids": true             # insert ids and the id column are left out of the comparison
   }
 
-A Redis script (conformance/redis-scripts/) has `redis` steps instead, run by the Redis driver on the
-model and by redis-py on the real server.
+A PostgreSQL script (conformance/pg-scripts/, `"database": {"engine": "postgresql", ...}`) is one too:
+the model runs it on its PostgreSQL engine, a real PostgreSQL 15 through psycopg2, and the errors
+compare by their SQLSTATE (the model's `code`). A Redis script (conformance/redis-scripts/) has
+`redis` steps instead, run by the Redis driver on the model and by redis-py on the real server.
+A script's name is unique across the folders.
 
-The real MariaDB and Redis are started here, each with a private data folder under one
-temporary folder, on a socket or a free loopback port, and stopped and removed at the end, on
-failure too. Without `mariadbd` or `redis-server` (or with --model-only) the model side runs
-alone and the report says the real side was skipped.
+The real MariaDB, PostgreSQL and Redis are started here, each with a private data folder under
+one temporary folder, on a socket or a free loopback port, and stopped and removed at the end, on
+failure too. Without `mariadbd`, PostgreSQL's `initdb` and `postgres` or `redis-server` (or with
+--model-only) the model side runs alone and the report says the real side was skipped.
+--real-only runs the real side alone and prints every step's outcome there (for writing scripts).
 
 The report has one line per script, `agree` or `diverge at step N: model X, server Y`, and the
-last line `conformance: A of N scripts agree`. A divergence listed in docs/conformance.md (its
+last line `conformance: A of N scripts agree (MariaDB a of n, PostgreSQL b of m, Redis c of k)`
+(the engines the run had scripts of). A divergence listed in docs/conformance.md (its
 script's name in the first column of the table) is explained; the exit status is 1 when one is
 not, or when a listed script agrees again (the list must say what is true) unless its step
 column says "sometimes" (the server's outcome varies from run to run), 2 on bad input.
 """
 
 import argparse
+import fnmatch
 import json
 import os
 import queue
@@ -47,7 +54,11 @@ import zlib
 HERE = os.path.dirname(os.path.realpath(__file__))
 # Python puts the script's folder first on its path: nothing here may stand in for a client module.
 sys.path = [p for p in sys.path if os.path.realpath(p or os.curdir) != HERE]
-CLIENTS = {"sql": "pymysql", "redis": "redis"}  # the module each kind of script's real side is driven with
+KINDS = ("sql", "pg", "redis")                 # the kinds of script, each in a folder of its own
+FOLDERS = {"sql": "sql-scripts", "pg": "pg-scripts", "redis": "redis-scripts"}
+ENGINES = {"sql": "MariaDB", "pg": "PostgreSQL", "redis": "Redis"}
+CLIENTS = {"sql": "pymysql", "pg": "psycopg2", "redis": "redis"}  # the module each kind's real side is driven with
+PG_BIN = "/usr/lib/postgresql/15/bin"           # Debian's postgresql-15: initdb and postgres are not on the PATH
 REEXEC = "LOCKSIM_CONFORMANCE_INTERPRETER"       # set when this script has started itself again elsewhere
 MODEL_WAIT_MS = 50      # a step of the model that waited this long for a lock has waited
 STEP_LIMIT_S = 20       # no statement or command may take longer
@@ -87,8 +98,8 @@ def clients_of(python):
 
 
 def interpreters():
-    """Debian's python3 first (scripts/setup installs its python3-pymysql and python3-redis), then every
-    python3 on the PATH."""
+    """Debian's python3 first (scripts/setup installs its python3-pymysql, python3-psycopg2 and python3-redis),
+    then every python3 on the PATH."""
     seen, out = set(), []
     for path in ["/usr/bin/python3", *(os.path.join(d, "python3") for d in os.environ.get("PATH", "").split(os.pathsep))]:
         path = os.path.abspath(path)  # not resolved: a virtualenv's link to the system's python3 has other modules
@@ -134,9 +145,10 @@ def norm_cell(v):
 
 
 def sql_outcome(kind, error=None, rows=None, affected=0, insert_id=0, warnings=0, waited=False, ignore_ids=False,
-                sql="", message=""):
+                sql="", message="", unordered=False):
     """kind: 'rows' (a SELECT), 'write', 'ok', 'error', 'not issued', 'still waiting'. An ALTER's error
-    carries its message too: which duplicated value a failed unique build names is part of its outcome."""
+    carries its message too: which duplicated value a failed unique build names is part of its outcome.
+    unordered: the rows come in no defined order (PostgreSQL's without ORDER BY) and are written sorted."""
     if kind in ("not issued", "still waiting"):
         text = kind
     elif error:
@@ -145,6 +157,8 @@ def sql_outcome(kind, error=None, rows=None, affected=0, insert_id=0, warnings=0
             text += f" {message}"
     elif kind == "rows":
         cells = [[norm_cell(c) for c in r] for r in rows]
+        if unordered:
+            cells.sort(key=json.dumps)
         text = f"{len(cells)} rows " + json.dumps(cells)
     elif kind == "write":
         text = f"{affected} affected"
@@ -167,6 +181,17 @@ def is_write(sql):
     return re.match(r"\s*(insert|replace|update|delete)\b", sql, re.I) is not None
 
 
+def returns_rows(sql):
+    """PostgreSQL's INSERT, UPDATE or DELETE ... RETURNING answers with rows, as a SELECT does."""
+    return is_write(sql) and re.search(r"\breturning\b", sql, re.I) is not None
+
+
+def unordered(sql):
+    """A statement's rows without ORDER BY come in no defined order: PostgreSQL gives them in the heap's,
+    where an updated row moves to the end, so a PostgreSQL script's compare sorted."""
+    return re.search(r"\border\s+by\b", sql, re.I) is None
+
+
 def is_alter(sql):
     """An online ALTER runs as long as its index build: its time is no lock wait on either side."""
     return re.match(r"\s*alter\b", sql, re.I) is not None
@@ -177,9 +202,12 @@ def is_alter(sql):
 
 
 def load_scripts(folder, only):
+    """Every script of the kinds' folders: a script of pg-scripts says `"engine": "postgresql"` in its
+    database, and no other does; a name is a script's in one folder only."""
     scripts = []
-    for sub in ("sql", "redis"):
-        d = os.path.join(folder, f"{sub}-scripts")
+    seen = {}
+    for sub in KINDS:
+        d = os.path.join(folder, FOLDERS[sub])
         if not os.path.isdir(d):
             continue
         for name in sorted(os.listdir(d)):
@@ -195,6 +223,17 @@ def load_scripts(folder, only):
                 raise BadInput(f"{path}: a script is an object with a non-empty list of steps")
             if doc.get("name") != name[:-5]:
                 raise BadInput(f"{path}: its name must be its file name, {name[:-5]!r}")
+            if doc["name"] in seen:
+                raise BadInput(f"{path}: {seen[doc['name']]} has the same name: a script's name is unique across "
+                               f"{', '.join(FOLDERS.values())}")
+            seen[doc["name"]] = path
+            database = doc.get("database")
+            engine = database.get("engine") if isinstance(database, dict) else None
+            if sub == "pg" and engine != "postgresql":
+                raise BadInput(f"{path}: /database/engine: a script of {FOLDERS['pg']} runs on PostgreSQL: "
+                               f"expected \"postgresql\"")
+            if sub != "pg" and engine == "postgresql":
+                raise BadInput(f"{path}: /database/engine: a PostgreSQL script belongs in {FOLDERS['pg']}")
             conf = doc.get("conformance", {})
             if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids"}:
                 raise BadInput(f"{path}: /conformance: expected an object with interchangeable and ignore_ids")
@@ -204,11 +243,11 @@ def load_scripts(folder, only):
                     raise BadInput(f"{path}: /conformance/interchangeable: lists of step numbers")
             doc["_kind"] = sub
             doc["_path"] = path
-            if only and doc["name"] not in only:
+            if only and not any(fnmatch.fnmatchcase(doc["name"], o) for o in only):
                 continue
             scripts.append(doc)
     if only:
-        missing = set(only) - {d["name"] for d in scripts}
+        missing = {o for o in only if not any(fnmatch.fnmatchcase(d["name"], o) for d in scripts)}
         if missing:
             raise BadInput(f"no script named {', '.join(sorted(missing))}")
     if not scripts:
@@ -251,6 +290,7 @@ def model_sql(locksim, script, workdir):
     results = json.loads(p.stdout)
     strategy = results["strategies"][0]
     ignore = script.get("conformance", {}).get("ignore_ids", False)
+    pg = script["_kind"] == "pg"  # errors by their SQLSTATE, the model's `code`; no insert id
     outcomes = []
     timeline = [(st["issued_ms"], st["finished_ms"], st.get("applied_ms")) for st in strategy["steps"]]
     for st in strategy["steps"]:
@@ -259,12 +299,17 @@ def model_sql(locksim, script, workdir):
         elif st["finished_ms"] is None:
             outcomes.append(sql_outcome("still waiting", waited=True))
         else:
-            kind = "rows" if st["columns"] or is_select(st["sql"]) else ("write" if is_write(st["sql"]) else "ok")
+            kind = "rows" if st["columns"] or is_select(st["sql"]) or (pg and returns_rows(st["sql"])) else (
+                "write" if is_write(st["sql"]) else "ok")
             # A deadlock victim's request is queued and refused at once: it has not waited.
             waited = st["waited"] and st["waited_ms"] >= MODEL_WAIT_MS and not is_alter(st["sql"])
-            outcomes.append(sql_outcome(kind, error=st["error"], rows=st["rows"], affected=st["affected"],
+            if pg and "code" not in st:
+                raise BadInput(f"{script['_path']}: the model's results give no `code` (the SQLSTATE) for its steps")
+            error = (st["code"] or None) if pg else st["error"]
+            outcomes.append(sql_outcome(kind, error=error, rows=st["rows"], affected=st["affected"],
                                         insert_id=st["insert_id"], warnings=st["warnings"], waited=waited,
-                                        ignore_ids=ignore, sql=st["sql"], message=st.get("message", "")))
+                                        ignore_ids=ignore, sql=st["sql"], message=st.get("message", ""),
+                                        unordered=pg and unordered(st["sql"])))
     tables = {}
     for name, t in strategy["tables"].items():
         if t["row_count"] > BIG_TABLE:  # the model keeps its first rows, the count of all and their digest
@@ -314,6 +359,8 @@ def seeded_rows(locksim, script, workdir):
     """The script's seeded rows, listed and generated (database.legacy), as `locksim rows` prints them:
     one INSERT a row, each table's in id order. Returns [(prefix, [values, ...])] to send as multi-row
     INSERTs, in order."""
+    if not locksim:
+        raise BadInput(f"{script['_path']}: its database.legacy rows come from `locksim rows`: give LOCKSIM")
     path = os.path.join(workdir, script["name"] + ".rows.json")
     with open(path, "w") as f:
         json.dump({k: v for k, v in script.items() if not k.startswith("_") and k != "conformance"}, f)
@@ -344,6 +391,23 @@ def load_seeded(cursor, groups, batch=5000):
 def program(name):
     """A server program on the PATH, or in /usr/sbin where Debian puts mariadbd (not on every user's PATH)."""
     return shutil.which(name, path=os.environ.get("PATH", "") + os.pathsep + "/usr/sbin:/usr/local/sbin")
+
+
+def pg_bindir():
+    """The folder of PostgreSQL's initdb and postgres: Debian's postgresql-15 folder, else one on the PATH."""
+    for d in [PG_BIN, *os.environ.get("PATH", "").split(os.pathsep)]:
+        if d and all(os.path.isfile(os.path.join(d, n)) and os.access(os.path.join(d, n), os.X_OK)
+                     for n in ("initdb", "postgres")):
+            return d
+    return None
+
+
+def log_tail(path, lines=5):
+    try:
+        with open(path, errors="replace") as f:
+            return " / ".join(line.strip() for line in f.read().splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
 
 
 def die_with_parent():
@@ -422,6 +486,91 @@ class MariaDB:
         stop(self.proc)
 
 
+class PostgreSQL:
+    """postgres on a Unix socket in a private folder, TCP off, trust authentication (initdb --auth=trust
+    -U postgres), fsync off, in a private data folder. initdb and postgres refuse to run as root: under
+    root both run as the `postgres` user (Debian's postgresql-15 makes it), else as `nobody`, and their
+    folders are that user's."""
+
+    PORT = 5432  # names the socket only (.s.PGSQL.5432, in a folder of its own): no TCP
+
+    def __init__(self, root):
+        self.root = root
+        self.dir = os.path.join(root, "postgresql")
+        self.sock = os.path.join(self.dir, "sock")
+        self.bindir = pg_bindir()
+        self.proc = None
+
+    @staticmethod
+    def account():
+        """subprocess's user, group and extra_groups to run initdb and postgres with: none unless root."""
+        if os.geteuid() != 0:
+            return {}
+        import pwd
+        for name in ("postgres", "nobody"):
+            try:
+                pw = pwd.getpwnam(name)
+            except KeyError:
+                continue
+            return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+        raise RuntimeError("running as root, with no user postgres or nobody to run PostgreSQL as")
+
+    def start(self):
+        import psycopg2  # noqa: F401  (fails here, before a server starts, when the client is missing)
+        account = self.account()
+        os.makedirs(self.sock)
+        if account:
+            os.chmod(self.root, 0o711)  # that user passes through the run's folder (and lists nothing there)
+            for d in (self.dir, self.sock):
+                os.chown(d, account["user"], account["group"])
+        os.chmod(self.dir, 0o700)
+        data = os.path.join(self.dir, "data")
+        install_log = os.path.join(self.dir, "initdb.log")
+        with open(install_log, "w") as log:
+            p = subprocess.run([os.path.join(self.bindir, "initdb"), "-D", data, "--auth=trust", "-U", "postgres",
+                                "--no-sync", "--no-locale", "--encoding=UTF8"], stdout=log, stderr=log,
+                               cwd=self.dir, timeout=START_LIMIT_S, preexec_fn=die_with_parent, **account)
+        if p.returncode != 0:
+            raise RuntimeError(f"initdb failed ({p.returncode}): {log_tail(install_log)}")
+        self.log = os.path.join(self.dir, "postgres.log")
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [os.path.join(self.bindir, "postgres"), "-D", data, "-p", str(self.PORT), "-k", self.sock,
+                 "-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+                 "-c", "full_page_writes=off", "-c", "max_connections=50"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.dir, preexec_fn=die_with_parent,
+                **account)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"postgres exited at start: {log_tail(self.log)}")
+            try:
+                self.connect().close()
+                return True
+            except Exception:
+                return False
+        wait_until(up, START_LIMIT_S, "postgres")
+
+    def connect(self, db=None):
+        """A connection in autocommit: a script's BEGIN and COMMIT open and end its transactions."""
+        import psycopg2
+        conn = psycopg2.connect(host=self.sock, port=self.PORT, user="postgres", dbname=db or "postgres",
+                                connect_timeout=5)
+        conn.autocommit = True
+        return conn
+
+    def stop(self):
+        """A fast shutdown (SIGINT): the sessions' backends are ended, not waited for."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
 class Redis:
     """redis-server on a free loopback port, in a private folder; killed and restarted by the scripts."""
 
@@ -470,23 +619,26 @@ class Redis:
 
 
 # ---------------------------------------------------------------------------------------------
-# The real side of an SQL script
+# The real side of an SQL script: MariaDB's or PostgreSQL's
 
 
 class SqlSession(threading.Thread):
+    """One session of a script on MariaDB: a connection on a thread of its own."""
     last_finish = 0.0  # when a statement of any session last returned: locks change only then
+    ID_QUERY = "SELECT CONNECTION_ID()"
 
-    def __init__(self, server, db, isolation, lock_wait_s):
+    def __init__(self, server, db, setup):
         super().__init__(daemon=True)
         self.conn = server.connect(db)
         with self.conn.cursor() as c:
-            c.execute(f"SET SESSION innodb_lock_wait_timeout = {lock_wait_s}")
-            c.execute(f"SET SESSION TRANSACTION ISOLATION LEVEL {isolation}")
-            c.execute("SELECT CONNECTION_ID()")
+            for statement in setup:
+                c.execute(statement)
+            c.execute(self.ID_QUERY)
             self.connection_id = c.fetchone()[0]
         self.current = None  # the record of the statement running now, if any
         self.issued = []     # the records of every statement issued to it
         self.jobs = queue.Queue()
+        self.closing = False
         self.start()
 
     def issue(self, sql, args, record):
@@ -500,27 +652,30 @@ class SqlSession(threading.Thread):
     def run(self):
         while True:
             job = self.jobs.get()
-            if job is None:
+            if job is None or self.closing:
                 return
             sql, args, record = job
-            import pymysql
             self.current = record
-            try:
-                with self.conn.cursor() as c:
-                    c.execute(sql, args or None)
-                    record["affected"] = c.rowcount if c.rowcount and c.rowcount > 0 else 0
-                    record["insert_id"] = c.lastrowid or 0
-                    record["warnings"] = c._result.warning_count if c._result else 0
-                    record["rows"] = list(c.fetchall()) if c.description else None
-            except pymysql.err.MySQLError as e:
-                record["error"] = e.args[0] if e.args else -1
-                record["message"] = e.args[1] if len(e.args) > 1 else str(e)
-            except Exception as e:  # the connection lost: counts as the step's outcome
-                record["error"] = -1
-                record["message"] = str(e)
+            self.execute(sql, args, record)
             self.current = None
             SqlSession.last_finish = time.monotonic()
             record["done"].set()
+
+    def execute(self, sql, args, record):
+        import pymysql
+        try:
+            with self.conn.cursor() as c:
+                c.execute(sql, args or None)
+                record["affected"] = c.rowcount if c.rowcount and c.rowcount > 0 else 0
+                record["insert_id"] = c.lastrowid or 0
+                record["warnings"] = c._result.warning_count if c._result else 0
+                record["rows"] = list(c.fetchall()) if c.description else None
+        except pymysql.err.MySQLError as e:
+            record["error"] = e.args[0] if e.args else -1
+            record["message"] = e.args[1] if len(e.args) > 1 else str(e)
+        except Exception as e:  # the connection lost: counts as the step's outcome
+            record["error"] = -1
+            record["message"] = str(e)
 
     def close(self):
         self.jobs.put(None)
@@ -528,6 +683,50 @@ class SqlSession(threading.Thread):
             self.conn.close()
         except Exception:
             pass
+
+
+class PgSession(SqlSession):
+    """One session of a script on PostgreSQL: a psycopg2 connection in autocommit, on a thread of its own."""
+    ID_QUERY = "SELECT pg_backend_pid()"
+
+    def execute(self, sql, args, record):
+        import psycopg2
+        try:
+            with self.conn.cursor() as c:
+                c.execute(sql, args)
+                record["rows"] = list(c.fetchall()) if c.description is not None else None
+                record["affected"] = c.rowcount if c.rowcount and c.rowcount > 0 else 0
+        except psycopg2.Error as e:
+            record["error"] = e.pgcode or -1  # None: the connection lost, which counts as the step's outcome
+            record["message"] = str(e).strip()
+        except Exception as e:
+            record["error"] = -1
+            record["message"] = str(e)
+
+    def close(self):
+        """A statement still running (one still waiting at the script's time limit) is cancelled first:
+        psycopg2 closes a connection only once its statement has returned. Statements queued behind it
+        are dropped."""
+        self.closing = True
+        while True:
+            try:
+                self.jobs.get_nowait()
+            except queue.Empty:
+                break
+        self.jobs.put(None)
+        deadline = time.monotonic() + STEP_LIMIT_S
+        while self.is_alive() and time.monotonic() < deadline:
+            if self.current is not None:
+                try:
+                    self.conn.cancel()
+                except Exception:
+                    pass
+            self.join(0.1)
+        if not self.is_alive():
+            try:
+                self.conn.close()
+            except Exception:
+                pass
 
 
 class LockWaits(threading.Thread):
@@ -541,6 +740,7 @@ class LockWaits(threading.Thread):
     # InnoDB refills INNODB_TRX from its transactions only when the table was last read more than 0.1 s
     # before (trx_i_s_possibly_fetch_data_into_cache): polled faster, it would show the same rows forever.
     POLL_S = 0.12
+    SIGHTINGS = 2  # polls in a row that show a step waiting before it counts as waiting
 
     def __init__(self, server, sessions):
         super().__init__(daemon=True)
@@ -548,6 +748,15 @@ class LockWaits(threading.Thread):
         self.sessions = sessions
         self.stopping = threading.Event()
         self.start()
+
+    def waiting(self, c):
+        """{connection id: "row" or "metadata"} of the statements the server shows waiting for a lock."""
+        waiting = {}
+        c.execute("SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'")
+        waiting.update((row[0], "row") for row in c.fetchall())
+        c.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for%lock%'")
+        waiting.update((row[0], "metadata") for row in c.fetchall() if row[0] not in waiting)
+        return waiting
 
     def run(self):
         streak = {}
@@ -557,12 +766,7 @@ class LockWaits(threading.Thread):
             waiting = {}
             if running:
                 with self.conn.cursor() as c:
-                    c.execute("SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX "
-                              "WHERE trx_state = 'LOCK WAIT'")
-                    waiting.update((row[0], "row") for row in c.fetchall())
-                    c.execute("SELECT ID FROM information_schema.PROCESSLIST "
-                              "WHERE STATE LIKE 'Waiting for%lock%'")
-                    waiting.update((row[0], "metadata") for row in c.fetchall() if row[0] not in waiting)
+                    waiting = self.waiting(c)
             for cid, record in running.items():
                 kind = waiting.get(cid)
                 if not kind or record["done"].is_set():
@@ -570,7 +774,7 @@ class LockWaits(threading.Thread):
                     record["lock_wait_seen"] = None
                     continue
                 streak[id(record)] = streak.get(id(record), 0) + 1
-                if streak[id(record)] >= 2:
+                if streak[id(record)] >= self.SIGHTINGS:
                     if kind == "row":
                         record["waited"] = True
                     record["lock_wait_seen"] = polled
@@ -584,6 +788,23 @@ class LockWaits(threading.Thread):
             self.conn.close()
         except Exception:
             pass
+
+
+class PgLockWaits(LockWaits):
+    """PostgreSQL's: a backend waits for a lock when pg_stat_activity shows it waiting on one
+    (wait_event_type 'Lock': a row's, a transaction's, an advisory lock's, a table's) and pg_locks
+    holds its request not granted. The lock manager grants a waiter's request as the holder releases
+    it, before the holder's COMMIT returns, so a woken backend never reads as still waiting; and no
+    request is refused at once after queueing (a deadlock is looked for only after deadlock_timeout),
+    so one sighting counts, at a poll every 20 ms: a wait of lock_timeout = '100ms' is seen."""
+
+    POLL_S = 0.02
+    SIGHTINGS = 1
+
+    def waiting(self, c):
+        c.execute("SELECT a.pid FROM pg_stat_activity a WHERE a.wait_event_type = 'Lock' "
+                  "AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted)")
+        return {row[0]: "row" for row in c.fetchall()}
 
 
 def pymysql_placeholders(sql):
@@ -605,6 +826,28 @@ def pymysql_placeholders(sql):
         out.append("%%" if ch == "%" else ch)
         i += 1
     return "".join(out)
+
+
+def psycopg2_placeholders(sql, args):
+    """A PostgreSQL step's `$1`, `$2`, ... (outside quotes) as psycopg2's `%(p1)s`, ..., its `%`s doubled:
+    the statement and the parameters by name."""
+    out, quote, i = [], None, 0
+    while i < len(sql):
+        ch = sql[i]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "$":
+            m = re.match(r"\$(\d+)", sql[i:])
+            if m:
+                out.append(f"%(p{m.group(1)})s")
+                i += len(m.group(0))
+                continue
+        out.append("%%" if ch == "%" else ch)
+        i += 1
+    return "".join(out), {f"p{n}": v for n, v in enumerate(args, 1)}
 
 
 def waits_for_a_lock(record):
@@ -646,6 +889,83 @@ def follow_model(script, i, records, model_timeline, deadline):
                                f"finished at {script['steps'][i]['at_ms']} ms: its timing is too fast for the script")
 
 
+def without_model(script):
+    """--real-only: a timeline as if the model had finished each step before the next, so that each step
+    waits for the ones before it to finish or to wait for a lock."""
+    return [(0.0, 0.0, None)] * len(script["steps"])
+
+
+def run_steps(server, script, open_session, monitor_class, placeholders, model_timeline):
+    """Runs the script's steps on the server, each session a connection on a thread of its own; returns
+    each step's outcome, as sql_outcome writes it."""
+    pg = script["_kind"] == "pg"
+    ignore = script.get("conformance", {}).get("ignore_ids", False)
+    sessions = {}
+    records = []
+    monitor = monitor_class(server, sessions)
+    start = time.monotonic()
+    deadline = start + SCRIPT_LIMIT_S
+    try:
+        for i, step in enumerate(script["steps"]):
+            name = step["session"]
+            if name not in sessions:
+                sessions[name] = open_session()
+            if isinstance(step.get("at_ms"), (int, float)):
+                time.sleep(max(0.0, start + step["at_ms"] / 1000 - time.monotonic()))
+            follow_model(script, i, records, model_timeline, deadline)
+            sql = step["sql"]
+            args = step.get("args")
+            # blocked: the next step may come (the step waits for a lock, or for its busy session);
+            # lock_wait_seen: when the server last showed this step itself waiting for a lock.
+            record = {"done": threading.Event(), "blocked": threading.Event(), "lock_wait_seen": None, "sql": sql,
+                      "session": sessions[name]}
+            records.append(record)
+            statement, params = placeholders(sql, args) if args else (sql, None)
+            sessions[name].issue(statement, params, record)
+            # The next step comes once this one has finished or the server says it waits for a lock;
+            # one with at_ms comes at its time, whether this one has finished or not, as the model issues it.
+            following = script["steps"][i + 1] if i + 1 < len(script["steps"]) else {}
+            until = deadline
+            if isinstance(following.get("at_ms"), (int, float)):
+                until = min(deadline, start + following["at_ms"] / 1000)
+            while not (record["done"].is_set() or record["blocked"].is_set()) and time.monotonic() < until:
+                record["done"].wait(0.01)
+        for record in records:
+            record["done"].wait(max(0.0, deadline - time.monotonic()))
+        outcomes = []
+        for record in records:
+            if not record["done"].is_set():
+                outcomes.append(sql_outcome("still waiting", waited=True))
+                continue
+            sql = record["sql"]
+            waited = record.get("waited", False) and not is_alter(sql)
+            if pg:  # rows whenever the statement answers with them (a SELECT, a RETURNING); no insert id
+                kind = "rows" if record.get("rows") is not None else ("write" if is_write(sql) else "ok")
+            else:
+                kind = "rows" if record.get("rows") is not None and is_select(sql) else (
+                    "write" if is_write(sql) else "ok")
+            outcomes.append(sql_outcome(kind, error=record.get("error"), rows=record.get("rows"),
+                                        affected=record.get("affected", 0), insert_id=record.get("insert_id", 0),
+                                        warnings=record.get("warnings", 0), waited=waited, ignore_ids=ignore,
+                                        sql=sql, message=record.get("message", ""), unordered=pg and unordered(sql)))
+        return outcomes
+    finally:
+        monitor.close()
+        for s in sessions.values():
+            s.close()
+
+
+def table_names(script):
+    """The tables the script's database.tables create, as the server names them (PostgreSQL folds an
+    unquoted name to lower case); a CREATE INDEX among them is none."""
+    names = []
+    for create in script.get("database", {}).get("tables", []):
+        m = re.match(r"\s*create\s+table\s+(?:if\s+not\s+exists\s+)?[`\"]?(\w+)", create, re.I)
+        if m:
+            names.append(m.group(1).lower() if script["_kind"] == "pg" else m.group(1))
+    return names
+
+
 def real_sql(server, script, number, locksim, workdir, model_timeline):
     db = f"c{number}"
     admin = server.connect()
@@ -667,62 +987,77 @@ def real_sql(server, script, number, locksim, workdir, model_timeline):
                  "serializable": "SERIALIZABLE"}.get(database.get("isolation"), "REPEATABLE READ")
     lock_wait_s = max(1, round(database.get("lock_wait_timeout_ms", 50000) / 1000))
     ignore = script.get("conformance", {}).get("ignore_ids", False)
-    sessions = {}
-    records = []
-    monitor = LockWaits(server, sessions)
-    start = time.monotonic()
-    deadline = start + SCRIPT_LIMIT_S
-    try:
-        for i, step in enumerate(script["steps"]):
-            name = step["session"]
-            if name not in sessions:
-                sessions[name] = SqlSession(server, db, isolation, lock_wait_s)
-            if isinstance(step.get("at_ms"), (int, float)):
-                time.sleep(max(0.0, start + step["at_ms"] / 1000 - time.monotonic()))
-            follow_model(script, i, records, model_timeline, deadline)
-            sql = step["sql"]
-            args = step.get("args")
-            # blocked: the next step may come (the step waits for a lock, or for its busy session);
-            # lock_wait_seen: when the server last showed this step itself waiting for a lock.
-            record = {"done": threading.Event(), "blocked": threading.Event(), "lock_wait_seen": None, "sql": sql,
-                      "session": sessions[name]}
-            records.append(record)
-            sessions[name].issue(pymysql_placeholders(sql) if args else sql, args, record)
-            # The next step comes once this one has finished or the server says it waits for a lock;
-            # one with at_ms comes at its time, whether this one has finished or not, as the model issues it.
-            following = script["steps"][i + 1] if i + 1 < len(script["steps"]) else {}
-            until = deadline
-            if isinstance(following.get("at_ms"), (int, float)):
-                until = min(deadline, start + following["at_ms"] / 1000)
-            while not (record["done"].is_set() or record["blocked"].is_set()) and time.monotonic() < until:
-                record["done"].wait(0.01)
-        for record in records:
-            record["done"].wait(max(0.0, deadline - time.monotonic()))
-        outcomes = []
-        for record in records:
-            if not record["done"].is_set():
-                outcomes.append(sql_outcome("still waiting", waited=True))
-                continue
-            sql = record["sql"]
-            waited = record.get("waited", False) and not is_alter(sql)
-            kind = "rows" if record.get("rows") is not None and is_select(sql) else (
-                "write" if is_write(sql) else "ok")
-            outcomes.append(sql_outcome(kind, error=record.get("error"), rows=record.get("rows"),
-                                        affected=record.get("affected", 0), insert_id=record.get("insert_id", 0),
-                                        warnings=record.get("warnings", 0), waited=waited, ignore_ids=ignore,
-                                        sql=sql, message=record.get("message", "")))
-    finally:
-        monitor.close()
-        for s in sessions.values():
-            s.close()
+    setup = [f"SET SESSION innodb_lock_wait_timeout = {lock_wait_s}",
+             f"SET SESSION TRANSACTION ISOLATION LEVEL {isolation}"]
+    outcomes = run_steps(server, script, lambda: SqlSession(server, db, setup), LockWaits,
+                         lambda sql, args: (pymysql_placeholders(sql), args), model_timeline)
     tables = {}
     with admin.cursor() as c:
-        for create in database.get("tables", []):
-            table = re.match(r"\s*create\s+table\s+`?(\w+)", create, re.I).group(1)
+        for table in table_names(script):
             tables[table] = real_table_text(c, table, ignore)
         c.execute(f"DROP DATABASE {db}")
     admin.close()
     return outcomes, tables
+
+
+PG_ISOLATION = {"read_committed": "READ COMMITTED", "read_uncommitted": "READ UNCOMMITTED",
+                "repeatable_read": "REPEATABLE READ", "serializable": "SERIALIZABLE"}
+
+
+def real_pg(server, script, number, locksim, workdir, model_timeline):
+    """A PostgreSQL script on the real server: a fresh database s<number>, its tables and first rows,
+    one connection a session with the script's isolation level (database.isolation; without it
+    PostgreSQL's own default, READ COMMITTED) and lock_timeout (database.lock_wait_timeout_ms;
+    without it, or 0, none: PostgreSQL's default, as the model's)."""
+    db = f"s{number}"
+    database = script.get("database", {})
+    ignore = script.get("conformance", {}).get("ignore_ids", False)
+    admin = server.connect()
+    try:
+        with admin.cursor() as c:
+            c.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+            c.execute(f"CREATE DATABASE {db}")
+        loader = server.connect(db)
+        try:
+            with loader.cursor() as c:
+                for create in database.get("tables", []):
+                    c.execute(create)
+                if "legacy" in database:
+                    load_seeded(c, seeded_rows(locksim, script, workdir))
+                for table, rows in ({} if "legacy" in database else database.get("rows", {})).items():
+                    for row in rows:
+                        cols = list(row)
+                        c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
+                                  [row[k] for k in cols])
+            setup = []
+            if database.get("isolation") in PG_ISOLATION:
+                setup.append(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+                             f"{PG_ISOLATION[database['isolation']]}")
+            if isinstance(database.get("lock_wait_timeout_ms"), (int, float)):
+                setup.append(f"SET lock_timeout = {round(database['lock_wait_timeout_ms'])}")  # 0: none
+            outcomes = run_steps(server, script, lambda: PgSession(server, db, setup), PgLockWaits,
+                                 psycopg2_placeholders, model_timeline)
+            tables = {}
+            with loader.cursor() as c:
+                for table in table_names(script):
+                    tables[table] = pg_table_text(c, table, ignore)
+        finally:
+            loader.close()
+        with admin.cursor() as c:
+            c.execute(f"DROP DATABASE {db} WITH (FORCE)")
+    finally:
+        admin.close()
+    return outcomes, tables
+
+
+def pg_table_text(cursor, table, ignore_ids):
+    """A table's committed rows in id order (in the order of its columns without an id), every row read
+    back: a large one compares by its count and digest, computed here as table_text computes it."""
+    cursor.execute(f"SELECT * FROM {table} LIMIT 0")
+    columns = [d[0] for d in cursor.description]
+    order = "id" if "id" in columns else ", ".join(str(i) for i in range(1, len(columns) + 1))
+    cursor.execute(f"SELECT * FROM {table} ORDER BY {order}")
+    return table_text(columns, cursor.fetchall(), ignore_ids)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -848,26 +1183,38 @@ class Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def by_engine(figures):
+    """ (MariaDB 3 of 4, PostgreSQL 2 of 2): each engine the run had scripts of."""
+    return " (" + ", ".join(f"{ENGINES[k]} {v}" for k, v in figures.items()) + ")" if figures else ""
+
+
 def main():
     ap = Parser(description="locksim's conformance suite: the model against real servers")
-    ap.add_argument("locksim")
+    ap.add_argument("locksim", nargs="?", help="the locksim binary (may be left out with --real-only)")
     ap.add_argument("--redis-driver", help="the Redis model's script driver (locksim_redis_script)")
     ap.add_argument("--scripts", default=HERE)
     ap.add_argument("--explained", default=os.path.join(HERE, "..", "docs", "conformance.md"))
-    ap.add_argument("--only", action="append", default=[])
-    ap.add_argument("--model-only", action="store_true")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME",
+                    help="run this script only (repeatable; a shell pattern such as 'hermitage-pg-*' runs those it matches)")
+    sides = ap.add_mutually_exclusive_group()
+    sides.add_argument("--model-only", action="store_true")
+    sides.add_argument("--real-only", action="store_true",
+                       help="run the real side alone and print every step's outcome there (writing a script)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print both sides' outcomes of every step")
     try:
         a = ap.parse_args()
     except SystemExit as e:
         return 2 if e.code else 0
-    a.locksim = os.path.abspath(a.locksim)
+    if a.locksim:
+        a.locksim = os.path.abspath(a.locksim)
     if a.redis_driver:
         a.redis_driver = os.path.abspath(a.redis_driver)
     try:
         if a.redis_driver and not os.access(a.redis_driver, os.X_OK):
             raise BadInput(f"{a.redis_driver}: not an executable")
-        if not os.access(a.locksim, os.X_OK):
+        if not a.locksim and not a.real_only:
+            raise BadInput("the locksim binary is needed (it may be left out with --real-only)")
+        if a.locksim and not os.access(a.locksim, os.X_OK):
             raise BadInput(f"{a.locksim}: not an executable")
         scripts = load_scripts(a.scripts, set(a.only))
         explained = load_explained(a.explained)
@@ -875,55 +1222,87 @@ def main():
         print(f"conformance: {e}", file=sys.stderr)
         return 2
 
-    have = {"sql": program("mariadbd") and program("mariadb-install-db"), "redis": program("redis-server")}
-    needed = [kind for kind in ("sql", "redis") if have[kind] and not a.model_only
-              and any(s["_kind"] == kind for s in scripts) and (kind == "sql" or a.redis_driver)]
+    pg_bin = pg_bindir()
+    have = {"sql": program("mariadbd") and program("mariadb-install-db"), "pg": pg_bin,
+            "redis": program("redis-server")}
+    if not a.redis_driver and not a.real_only and any(s["_kind"] == "redis" for s in scripts):
+        print("conformance: the Redis scripts were not run (no --redis-driver)")
+        scripts = [s for s in scripts if s["_kind"] != "redis"]
+    needed = [kind for kind in KINDS if have[kind] and not a.model_only and any(s["_kind"] == kind for s in scripts)]
     versions = choose_interpreter(needed) if needed else {}
     if needed:
         print(f"conformance: python {sys.executable}: "
               + ", ".join(f"{CLIENTS[k]} {versions.get(CLIENTS[k]) or 'missing'}" for k in needed), flush=True)
     skipped = {}
-    for kind in ("sql", "redis"):
+    missing = {"sql": "no mariadbd: scripts/setup installs it",
+               "pg": f"no initdb and postgres in {PG_BIN} or on the PATH: scripts/setup installs postgresql-15",
+               "redis": "no redis-server: scripts/setup installs it"}
+    for kind in KINDS:
         if a.model_only:
             skipped[kind] = "--model-only"
         elif not have[kind]:
-            skipped[kind] = f"no {'mariadbd' if kind == 'sql' else 'redis-server'}: scripts/setup installs it"
+            skipped[kind] = missing[kind]
         elif not versions.get(CLIENTS[kind]):
             skipped[kind] = (f"no Python module {CLIENTS[kind]} under {sys.executable} or any python3 on the PATH: "
                              f"scripts/setup installs Debian's python3-{CLIENTS[kind]}")
-    if not a.redis_driver and any(s["_kind"] == "redis" for s in scripts):
-        print("conformance: the Redis scripts were not run (no --redis-driver)")
-        scripts = [s for s in scripts if s["_kind"] != "redis"]
 
     # A termination (CTest's timeout, a ^C) ends the run through the clean-up below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     root = tempfile.mkdtemp(prefix="locksim-conformance-")
     servers = {}
-    agree = compared = unexplained = 0
+    count = {k: sum(s["_kind"] == k for s in scripts) for k in KINDS}
+    agree_of = dict.fromkeys(KINDS, 0)
+    agree = compared = unexplained = ran = 0
     failed = False
     t0 = time.monotonic()
     try:
         if any(s["_kind"] == "sql" for s in scripts) and "sql" not in skipped:
             servers["sql"] = MariaDB(root)
             servers["sql"].start()
+        if any(s["_kind"] == "pg" for s in scripts) and "pg" not in skipped:
+            servers["pg"] = PostgreSQL(root)
+            servers["pg"].start()
         if "redis" not in skipped:
             servers["redis"] = Redis(root)
         for n, script in enumerate(scripts, 1):
             name, kind = script["name"], script["_kind"]
-            try:
-                model = model_sql(a.locksim, script, root) if kind == "sql" else model_redis(a.redis_driver, script, root)
-            except BadInput as e:
-                print(f"conformance: {e}", file=sys.stderr)
-                return 2
+            model = None
+            if not a.real_only:
+                try:
+                    model = (model_redis(a.redis_driver, script, root) if kind == "redis"
+                             else model_sql(a.locksim, script, root))
+                except BadInput as e:
+                    print(f"conformance: {e}", file=sys.stderr)
+                    return 2
             if kind in skipped:
-                print(f"{name}: model ran ({len(model[0])} steps); real side skipped", flush=True)
+                if a.real_only:
+                    print(f"{name}: real side skipped", flush=True)
+                else:
+                    print(f"{name}: model ran ({len(model[0])} steps); real side skipped", flush=True)
                 continue
+            began = time.monotonic()
             try:
-                real = (real_sql(servers["sql"], script, n, a.locksim, root, model[2]) if kind == "sql"
-                        else real_redis(servers["redis"], script))
+                timeline = None if kind == "redis" else model[2] if model else without_model(script)
+                if kind == "sql":
+                    real = real_sql(servers["sql"], script, n, a.locksim, root, timeline)
+                elif kind == "pg":
+                    real = real_pg(servers["pg"], script, n, a.locksim, root, timeline)
+                else:
+                    real = real_redis(servers["redis"], script)
             except Exception as e:  # this script's real side: reported, the others still run
                 print(f"{name}: failed on the server: {type(e).__name__}: {e}", flush=True)
                 failed = True
+                continue
+            if a.real_only:
+                ran += 1
+                print(f"{name} ({ENGINES[kind]}):")
+                for i, (step, r) in enumerate(zip(script["steps"], real[0]), 1):
+                    what = step.get("sql") or " ".join(map(str, step.get("redis", []))) or \
+                        next((f"{k} {step[k]}" for k in ("sleep_ms", "kill", "restart") if k in step), "")
+                    print(f"  step {i} {step.get('session', '-')}: {what} => {r}")
+                for t in sorted(real[1]):
+                    print(f"  table {t}: {real[1][t]}")
+                print(f"{name}: ran on the server ({time.monotonic() - began:.1f} s)", flush=True)
                 continue
             if a.verbose:
                 for i, (m, r) in enumerate(zip(model[0], real[0]), 1):
@@ -934,6 +1313,7 @@ def main():
             compared += 1
             if verdict == "agree":
                 agree += 1
+                agree_of[kind] += 1
                 if name in explained and not explained[name].startswith("sometimes"):
                     verdict += " (listed in docs/conformance.md as diverging: take it off the list)"
                     failed = True
@@ -952,12 +1332,18 @@ def main():
         shutil.rmtree(root, ignore_errors=True)
     for kind, why in skipped.items():
         if any(s["_kind"] == kind for s in scripts):
-            print(f"conformance: the real side of the {kind} scripts was skipped ({why}); the model ran them")
+            print(f"conformance: the real side of the {kind} scripts was skipped ({why})"
+                  + ("" if a.real_only else "; the model ran them"))
     if unexplained:
         print(f"conformance: {unexplained} unexplained divergence{'s' if unexplained != 1 else ''}: fix the model or "
               f"list them in docs/conformance.md with the reason")
     print(f"conformance: {time.monotonic() - t0:.1f} s")
-    last = f"conformance: {agree} of {len(scripts)} scripts agree"
+    if a.real_only:
+        print(f"conformance: real side only: {ran} of {len(scripts)} scripts ran"
+              + by_engine({k: f"{count[k]}" for k in KINDS if count[k]}))
+        return 1 if failed or ran < len(scripts) else 0
+    last = (f"conformance: {agree} of {len(scripts)} scripts agree"
+            + by_engine({k: f"{agree_of[k]} of {count[k]}" for k in KINDS if count[k]}))
     if compared < len(scripts) and not failed:
         last += f"; {len(scripts) - compared} not compared (the real side was skipped)"
     print(last)
