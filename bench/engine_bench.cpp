@@ -427,6 +427,9 @@ int main(int argc, char** argv) {
   if (args.size() == 1 && args[0] == "scenario") {
     const bench::ScenarioFigures f = bench::scenario_bench(100);
     fmt::print("scenario.account_bind.trials_per_s: {:.1f}\n", f.trials_per_s_1);
+    const bench::EngineFigures e = bench::engine_bench(50, 3);
+    fmt::print("engines.mariadb_trials_per_s: {:.1f}\nengines.postgresql_trials_per_s: {:.1f}\nengines.postgresql_over_mariadb: {:.3f}\n",
+               e.mariadb_trials_per_s, e.postgresql_trials_per_s, e.postgresql_trials_per_s / e.mariadb_trials_per_s);
     return 0;
   }
   if (args.size() == 1 && args[0] == "scaling") {
@@ -447,6 +450,8 @@ int main(int argc, char** argv) {
     const bench::SqlFigures f = bench::sql_bench(3);
     fmt::print("sql.mixed_statements_per_s: {:.0f}\nsql.point_statements_per_s: {:.0f}\nsql.prepares_per_s: {:.0f}\n",
                f.mixed_statements_per_s, f.point_statements_per_s, f.prepares_per_s);
+    fmt::print("sql.pg_point_prepares_per_s: {:.0f}\nsql.mysql_point_prepares_per_s: {:.0f}\nsql.pg_parse_us: {:.2f}\n",
+               f.pg_point_prepares_per_s, f.mysql_point_prepares_per_s, 1e6 / f.pg_point_prepares_per_s);
     return 0;
   }
   if (args.size() == 1 && args[0] == "scripts") {
@@ -511,6 +516,7 @@ int main(int argc, char** argv) {
   const double rpc_locksim = std::min(rpc_e, rpc_after);
   const bench::WorldFigures world = bench::world_bench(kRepeats);
   const bench::ScenarioFigures scenario = bench::scenario_bench(100);
+  const bench::EngineFigures engines = bench::engine_bench(50, 3);
   const bench::ExploreFigures explore = bench::explore_bench();
   const bench::ScalingFigures scaling = bench::scaling_bench(kScalingTrials, 3);
   const bench::ScanFigures scan = bench::scan_bench(3);
@@ -561,6 +567,13 @@ int main(int argc, char** argv) {
       figure("scenario.account_bind.events_per_s_per_core", "account-bind, every strategy: simulated events/s, one thread",
              scenario.events_per_s_per_core, ">=", 1e6),
       figure("scenario.account_bind.trials_per_s", "account-bind: trials/s, --jobs 1", scenario.trials_per_s_1),
+      figure("engines.mariadb_trials_per_s",
+             "account-bind's database strategies under READ COMMITTED on the InnoDB engine: trials/s, one thread",
+             engines.mariadb_trials_per_s),
+      figure("engines.postgresql_trials_per_s", "the same on the PostgreSQL engine (measured alternately with the above)",
+             engines.postgresql_trials_per_s),
+      figure("engines.postgresql_over_mariadb", "PostgreSQL engine / InnoDB engine", engines.postgresql_trials_per_s / engines.mariadb_trials_per_s,
+             ">=", 0.8),
       figure("jobs.run_s_1", fmt::format("`{}`, --jobs 1: wall s, whole command", scaling.run_command), scaling.run.first_s, nullptr, 0,
              "the command failed"),
       figure("jobs.run_s_2", "the same, --jobs 2", scaling.run.second_s, nullptr, 0, "the command failed"),
@@ -588,6 +601,10 @@ int main(int argc, char** argv) {
              sql.mixed_statements_per_s),
       figure("sql.point_statements_per_s", "the strategies' point statements, prepared anew each time: statements/s", sql.point_statements_per_s),
       figure("sql.prepares_per_s", "the mixed set parsed alone: statements/s", sql.prepares_per_s),
+      figure("sql.pg_point_prepares_per_s", "the strategies' point statements in PostgreSQL's SQL, parsed by libpg_query: statements/s",
+             sql.pg_point_prepares_per_s),
+      figure("sql.mysql_point_prepares_per_s", "the same statements in MySQL's SQL, parsed by MariaDB's front end: statements/s",
+             sql.mysql_point_prepares_per_s),
       figure("explore.first_gc_violation_s.random", "wall s from a cold start to the GC-pause violation, --mode random",
              explore.first_gc_violation_random_s, "<", 1, "the search did not find it"),
       figure("explore.first_gc_violation_s.pct", "the same, --mode pct", explore.first_gc_violation_pct_s, "<", 1,

@@ -11,4 +11,14 @@ struct ScenarioFigures {
 
 ScenarioFigures scenario_bench(int trials_per_strategy);
 
+/// account-bind's database strategies (check-then-insert, unique-index, insert-ignore-reselect,
+/// upsert, select-for-update) under READ COMMITTED on each engine, one thread, measured side by
+/// side (alternating, the median of `repeats`).
+struct EngineFigures {
+  double mariadb_trials_per_s = 0;
+  double postgresql_trials_per_s = 0;
+};
+
+EngineFigures engine_bench(int trials_per_strategy, int repeats);
+
 }  // namespace bench

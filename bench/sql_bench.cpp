@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/db/database.hpp"
+#include "models/db/pg_sql.hpp"
 #include "models/db/sql.hpp"
 #include "sim/sim.hpp"
 
@@ -32,6 +33,16 @@ const std::vector<std::string> kPoint = {
     "SELECT * FROM t WHERE k = ? FOR UPDATE",
     "INSERT IGNORE INTO t (k) VALUES (?)",
     "DELETE FROM t WHERE k = ? AND v = 2",
+};
+
+// kPoint in PostgreSQL's dialect.
+const std::vector<std::string> kPgPoint = {
+    "SELECT id FROM t WHERE k = $1",
+    "INSERT INTO t (k, v) VALUES ($1, 1)",
+    "UPDATE t SET v = 2 WHERE id = $1",
+    "SELECT * FROM t WHERE k = $1 FOR UPDATE",
+    "INSERT INTO t (k) VALUES ($1) ON CONFLICT DO NOTHING",
+    "DELETE FROM t WHERE k = $1 AND v = 2",
 };
 
 // The mixed set with its placeholders made valid: the model has no functions, so the set's
@@ -85,13 +96,13 @@ double statements_per_s(const std::vector<std::string>& texts, double seconds) {
   return static_cast<double>(done) / elapsed;
 }
 
-double prepares_per_s(const std::vector<std::string>& texts, double seconds) {
+double prepares_per_s(const std::vector<std::string>& texts, double seconds, bool postgresql = false) {
   std::uint64_t done = 0;
   const auto start = Clock::now();
   double elapsed = 0;
   while (elapsed < seconds) {
     for (const std::string& text : texts) {
-      const db::sql::Prepared p = db::sql::prepare(text);
+      const db::sql::Prepared p = postgresql ? db::pg::prepare(text) : db::sql::prepare(text);
       done += p.text.size() == text.size();
     }
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -103,17 +114,19 @@ double prepares_per_s(const std::vector<std::string>& texts, double seconds) {
 
 SqlFigures sql_bench(int repeats) {
   const std::vector<std::string> set = mixed();
-  std::vector<double> m, p, q;
+  std::vector<double> m, p, q, pg, my;
   for (int i = 0; i < repeats; ++i) {
     m.push_back(statements_per_s(set, 1.0));
     p.push_back(statements_per_s(kPoint, 1.0));
     q.push_back(prepares_per_s(set, 0.5));
+    pg.push_back(prepares_per_s(kPgPoint, 0.5, true));
+    my.push_back(prepares_per_s(kPoint, 0.5));
   }
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  return {median(m), median(p), median(q)};
+  return {median(m), median(p), median(q), median(pg), median(my)};
 }
 
 }  // namespace bench

@@ -10,6 +10,10 @@ struct SqlFigures {
   double mixed_statements_per_s = 0;  // prepare + bind + execute, the mixed set
   double point_statements_per_s = 0;  // the same, the strategies' point statements
   double prepares_per_s = 0;          // prepare alone, the mixed set
+  /// PostgreSQL's parser (libpg_query): the strategies' point statements in its dialect, parsed
+  /// alone, and the same parsed by MariaDB's front end, side by side.
+  double pg_point_prepares_per_s = 0;
+  double mysql_point_prepares_per_s = 0;
 };
 
 SqlFigures sql_bench(int repeats);
