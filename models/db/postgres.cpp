@@ -792,7 +792,10 @@ class Postgres final : public Database::Model {
       return c.op == Condition::Op::eq && (c.column == "id" || (!t.schema.key_column.empty() && c.column == t.schema.key_column));
     });
     if (serializable(*s.txn)) {
-      if (named == st.where.end()) ssi_read(s, ReadKey{&t, ReadKey::By::table, {}});
+      // What the read covers: the row or key it looked up through an index, else the table
+      // (PostgreSQL's sequential scan locks the relation).
+      const bool indexed = named != st.where.end() && (named->column == "id" || t.schema.key_index != KeyIndex::none);
+      if (!indexed) ssi_read(s, ReadKey{&t, ReadKey::By::table, {}});
       else ssi_read(s, ReadKey{&t, named->column == "id" ? ReadKey::By::id : ReadKey::By::key, named->value});
     }
     if (named != st.where.end() && named->column == "id") {
