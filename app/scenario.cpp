@@ -1101,6 +1101,9 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   std::optional<models::rollout::Plan> rollout;
   if (top.has("rollout")) {
     if (s.workload != "account-bind") top.fail("\"rollout\" only with the account-bind workload", "rollout");
+    // A plan's SQL steps are MariaDB's online ALTER TABLE, which the PostgreSQL engine does not run.
+    if (d.database.server.database.engine != models::db::Engine::mariadb)
+      top.fail("\"rollout\" only on the MariaDB engine (its steps are MariaDB's online ALTER TABLE)", "rollout");
     rollout = rollout_base(top, s.time_budget);
     s.rollout = std::make_shared<const models::rollout::Plan>(*rollout);
   }

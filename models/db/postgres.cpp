@@ -850,8 +850,8 @@ class Postgres final : public Database::Model {
       order_and_limit(order_only, ordered);
     }
     const std::map<std::int64_t, std::size_t> seen(found.begin(), found.end());
-    const std::optional<std::size_t> enough =
-        st.limit ? std::optional<std::size_t>(static_cast<std::size_t>(*st.limit + st.offset)) : std::nullopt;
+    std::optional<std::size_t> enough;  // LIMIT + OFFSET rows, beyond which no row is locked
+    if (st.limit) enough = static_cast<std::size_t>(*st.limit) + static_cast<std::size_t>(st.offset);
     std::vector<std::pair<std::int64_t, std::size_t>> out;
     for (const Row& r : ordered) {
       if (enough && out.size() >= *enough) break;
@@ -982,6 +982,8 @@ class Postgres final : public Database::Model {
     }
     if (!explicit_id && !t.schema.auto_increment)
       throw Failure{Code::bad_null, "null value in column \"id\" of relation \"" + t.schema.name + "\" violates not-null constraint"};
+    if (!explicit_id && t.next_id == std::numeric_limits<std::int64_t>::max())
+      throw Failure{Code::out_of_range, "nextval: reached maximum value of sequence \"" + t.schema.name + "_id_seq\""};
     const std::int64_t id = explicit_id ? *explicit_id : t.next_id++;  // nextval: never rolled back
     values["id"] = Value{id};
     const std::vector<std::string>& target = st.more().conflict_target;

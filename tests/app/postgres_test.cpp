@@ -230,3 +230,9 @@ TEST_CASE("PostgreSQL: the same seed gives the same steps, trial after trial") {
   CHECK(a.strategies.front().trace_hash == b.strategies.front().trace_hash);
   CHECK(a.strategies.front().trace_hash != 0);
 }
+
+TEST_CASE("PostgreSQL: a rollout, whose steps are MariaDB's online ALTER TABLE, is refused on the PostgreSQL engine") {
+  CHECK_THROWS_WITH(locksim::load_scenario(locksim::scenario_path("vivo-rollout"), {"database.engine=postgresql"}),
+                    Catch::Contains("\"rollout\" only on the MariaDB engine"));
+  CHECK_NOTHROW(locksim::load_scenario(locksim::scenario_path("vivo-rollout")));
+}
