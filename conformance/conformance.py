@@ -432,6 +432,20 @@ def wait_until(check, limit_s, what):
     raise RuntimeError(f"{what} did not come up within {limit_s} s")
 
 
+def wait_for_server(proc, connect, what, exited):
+    """Until `connect()` gets a connection (closed at once) or START_LIMIT_S pass; `exited()` is the
+    message when the server process ends first."""
+    def up():
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited at start: {exited()}")
+        try:
+            connect().close()
+            return True
+        except Exception:
+            return False
+    wait_until(up, START_LIMIT_S, what)
+
+
 def stop(proc, limit_s=10):
     if proc is None or proc.poll() is not None:
         return
@@ -467,15 +481,7 @@ class MariaDB:
              "--innodb-log-file-size=8M", "--skip-log-bin", "--innodb-flush-log-at-trx-commit=2", *user],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
-        def up():
-            if self.proc.poll() is not None:
-                raise RuntimeError("mariadbd exited at start: see its error log")
-            try:
-                self.connect().close()
-                return True
-            except Exception:
-                return False
-        wait_until(up, START_LIMIT_S, "mariadbd")
+        wait_for_server(self.proc, self.connect, "mariadbd", lambda: "see its error log")
 
     def connect(self, db=None):
         import pymysql
@@ -541,15 +547,7 @@ class PostgreSQL:
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.dir, preexec_fn=die_with_parent,
                 **account)
 
-        def up():
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"postgres exited at start: {log_tail(self.log)}")
-            try:
-                self.connect().close()
-                return True
-            except Exception:
-                return False
-        wait_until(up, START_LIMIT_S, "postgres")
+        wait_for_server(self.proc, self.connect, "postgres", lambda: log_tail(self.log))
 
     def connect(self, db=None):
         """A connection in autocommit: a script's BEGIN and COMMIT open and end its transactions."""
