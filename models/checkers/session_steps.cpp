@@ -13,7 +13,8 @@ class SessionSteps : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "steps.<n>.<field>", .unit = "value",
-             .meaning = "sessions workload: step n's error (its MySQL number, 0 for none), affected, insert_id, rows "
+             .meaning = "sessions workload: step n's error (its MySQL number, 0 for none; on PostgreSQL the number of the "
+                        "same error in MySQL's terms, its SQLSTATE counted in errors.<code>), affected, insert_id, rows "
                         "(returned), warnings, waited (1 if it waited for a lock) or done (0 if it never finished); "
                         "`expect` holds when it holds in every trial",
              .aggregate = Aggregate::each},
