@@ -56,13 +56,21 @@ class OrderedWork {
     }
   }
 
-  /// A handed-out item's result: kept until the items before it are done, then folded.
+  /// A handed-out item's result: kept until the items before it are done, then folded. A fold
+  /// that throws is the work's failure, as an item's is: nothing is folded after it (an item
+  /// finishing on another thread meanwhile is dropped, not folded), and `run` rethrows it.
   void done(std::size_t item, Result result) {
     const std::lock_guard lock(mutex_);
+    if (failure_) return;
     buffer_.emplace(item, std::move(result));
-    for (auto it = buffer_.begin(); it != buffer_.end() && it->first == folded_; it = buffer_.erase(it)) {
-      fold_(folded_, std::move(it->second));
-      ++folded_;
+    try {
+      for (auto it = buffer_.begin(); it != buffer_.end() && it->first == folded_; it = buffer_.erase(it)) {
+        fold_(folded_, std::move(it->second));
+        ++folded_;
+      }
+    } catch (...) {
+      failure_ = std::current_exception();
+      buffer_.clear();
     }
     changed_.notify_all();
   }

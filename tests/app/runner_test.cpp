@@ -66,6 +66,26 @@ TEST_CASE("results that finish out of order are folded in item order, and no ite
   CHECK(item == 4);
 }
 
+TEST_CASE("a fold that throws ends the work: nothing after it is folded, even a result done later, and the failure is the "
+          "work's") {
+  struct Interrupted {};
+  std::vector<std::size_t> folded;
+  locksim::OrderedWork<std::size_t> work(10, 10, [&](std::size_t item, std::size_t&&) {
+    folded.push_back(item);
+    if (item == 1) throw Interrupted{};
+  });
+  using Take = locksim::OrderedWork<std::size_t>::Take;
+  std::size_t item = 0;
+  for (int i = 0; i < 3; ++i) REQUIRE(work.try_take(item) == Take::item);
+  work.done(0, 0);
+  work.done(1, 0);  // its fold throws: kept as the failure, not thrown at the finisher
+  work.done(2, 0);  // another thread's item, finished after the failure
+  CHECK(folded == std::vector<std::size_t>{0, 1});
+  CHECK(work.try_take(item) == Take::over);
+  CHECK_THROWS_AS(work.run(1, [](std::size_t i) { return i; }), Interrupted);
+  CHECK(folded == std::vector<std::size_t>{0, 1});
+}
+
 TEST_CASE("work whose stop says true hands out nothing more, and the items handed out are a prefix") {
   int asked = 0;
   locksim::OrderedWork<int> work(10, 100, [](std::size_t, int&&) {}, [&] { return ++asked > 3; });
