@@ -388,6 +388,22 @@ def load_seeded(cursor, groups, batch=5000):
 # Real servers
 
 
+def create_tables(cursor, script, locksim, workdir):
+    """The script's database.tables, then its rows: the listed ones, or the generated legacy rows as the
+    model loads them, in multi-row INSERTs."""
+    database = script.get("database", {})
+    for create in database.get("tables", []):
+        cursor.execute(create)
+    if "legacy" in database:
+        load_seeded(cursor, seeded_rows(locksim, script, workdir))
+        return
+    for table, rows in database.get("rows", {}).items():
+        for row in rows:
+            cols = list(row)
+            cursor.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
+                           [row[k] for k in cols])
+
+
 def program(name):
     """A server program on the PATH, or in /usr/sbin where Debian puts mariadbd (not on every user's PATH)."""
     return shutil.which(name, path=os.environ.get("PATH", "") + os.pathsep + "/usr/sbin:/usr/local/sbin")
@@ -972,15 +988,7 @@ def real_sql(server, script, number, locksim, workdir, model_timeline):
         c.execute(f"CREATE DATABASE {db}")
         c.execute(f"USE {db}")
         database = script.get("database", {})
-        for create in database.get("tables", []):
-            c.execute(create)
-        if "legacy" in database:  # generated rows: as the model loads them, in multi-row INSERTs
-            load_seeded(c, seeded_rows(locksim, script, workdir))
-        for table, rows in ({} if "legacy" in database else database.get("rows", {})).items():
-            for row in rows:
-                cols = list(row)
-                c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
-                          [row[k] for k in cols])
+        create_tables(c, script, locksim, workdir)
     isolation = {"read_committed": "READ COMMITTED", "read_uncommitted": "READ UNCOMMITTED",
                  "serializable": "SERIALIZABLE"}.get(database.get("isolation"), "REPEATABLE READ")
     lock_wait_s = max(1, round(database.get("lock_wait_timeout_ms", 50000) / 1000))
@@ -1018,15 +1026,7 @@ def real_pg(server, script, number, locksim, workdir, model_timeline):
         loader = server.connect(db)
         try:
             with loader.cursor() as c:
-                for create in database.get("tables", []):
-                    c.execute(create)
-                if "legacy" in database:
-                    load_seeded(c, seeded_rows(locksim, script, workdir))
-                for table, rows in ({} if "legacy" in database else database.get("rows", {})).items():
-                    for row in rows:
-                        cols = list(row)
-                        c.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})",
-                                  [row[k] for k in cols])
+                create_tables(c, script, locksim, workdir)
             setup = []
             if database.get("isolation") in PG_ISOLATION:
                 setup.append(f"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
