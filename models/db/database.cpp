@@ -82,6 +82,8 @@ using detail::Failure;
 using detail::assign;
 using detail::kRowBytes;
 using detail::matches;
+using detail::now_if_running;
+using detail::spend;
 using detail::order_and_limit;
 using detail::row_values;
 using detail::version_bytes;
@@ -1534,17 +1536,6 @@ class InnoDb final : public Database::Model {
     return {};
   }
 
-  // The simulated time, where the statement runs in a simulation (a test may run it alone).
-  static sim::Time now_if_running() {
-    const sim::Engine* e = sim::Engine::current();
-    return e == nullptr ? sim::kNever : e->now();
-  }
-
-  // Server time passes in the statement's process; nothing at all when there is none.
-  static void spend(sim::Duration d) {
-    if (d > sim::Duration::zero()) sim::sleep_for(d);
-  }
-
   Result run(SessionState& s, const Statement& st, const StatementTiming& timing) {
     Result out = run_unstamped(s, st, timing);
     if (out.ok() && out.applied == sim::kNever) out.applied = now_if_running();
@@ -1590,11 +1581,7 @@ class InnoDb final : public Database::Model {
       switch (st.kind) {
         case K::select:
           out.rows = select(txn, t, st);
-          if (st.count_rows) {
-            const auto n = static_cast<std::int64_t>(out.rows.size());
-            out.rows = {Row{0, {{"COUNT(*)", Value{n}}}}};
-            if ((st.limit && *st.limit == 0) || st.offset > 0) out.rows.clear();
-          }
+          if (st.count_rows) detail::count_rows(st, out.rows, "COUNT(*)");
           break;
         case K::insert: out = insert_rows(txn, t, st, s.who); break;
         case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who, timing); break;

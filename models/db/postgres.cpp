@@ -65,6 +65,8 @@ namespace {
 using detail::Failure;
 using detail::kRowBytes;
 using detail::matches;
+using detail::now_if_running;
+using detail::spend;
 using detail::order_and_limit;
 using detail::version_bytes;
 using SessionId = Database::SessionId;
@@ -316,14 +318,6 @@ class Postgres final : public Database::Model {
     auto it = tables_.find(name);
     if (it == tables_.end()) throw sim::UsageError("models::db: no table '" + name + "'");
     return it->second;
-  }
-
-  static sim::Time now_if_running() {
-    const sim::Engine* e = sim::Engine::current();
-    return e == nullptr ? sim::kNever : e->now();
-  }
-  static void spend(sim::Duration d) {
-    if (d > sim::Duration::zero()) sim::sleep_for(d);
   }
 
   // --- Rows and versions -------------------------------------------------------
@@ -802,11 +796,10 @@ class Postgres final : public Database::Model {
       if (const auto* id = std::get_if<std::int64_t>(&named->value); id != nullptr)
         if (const auto row = t.rows.find(*id); row != t.rows.end()) consider(*id, row->second);
     } else if (named != st.where.end()) {
-      std::set<std::int64_t> ids;
+      // A key's entries are (key, id) pairs, each once, in id order.
       for (auto it = t.entries.lower_bound(Entry{named->value, std::numeric_limits<std::int64_t>::min()});
            it != t.entries.end() && it->key == named->value; ++it)
-        ids.insert(it->id);
-      for (std::int64_t id : ids) consider(id, t.rows.at(id));
+        consider(it->id, t.rows.at(it->id));
     } else {
       sim::work(t.rows.size());
       for (const auto& [id, row] : t.rows) consider(id, row);
@@ -1203,11 +1196,7 @@ class Postgres final : public Database::Model {
         case K::select: {
           Table& t = table(st.table);
           out.rows = select(s, t, st);
-          if (st.count_rows) {
-            const auto n = static_cast<std::int64_t>(out.rows.size());
-            out.rows = {Row{0, {{"count", Value{n}}}}};
-            if ((st.limit && *st.limit == 0) || st.offset > 0) out.rows.clear();
-          }
+          if (st.count_rows) detail::count_rows(st, out.rows, "count");
           break;
         }
         case K::insert: out = insert(s, table(st.table), st); break;

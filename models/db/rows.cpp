@@ -87,6 +87,21 @@ void assign(const Statement& s, Values& row, const Values* inserted) {
   }
 }
 
+void count_rows(const Statement& s, std::vector<Row>& rows, const char* column) {
+  const auto n = static_cast<std::int64_t>(rows.size());
+  rows = {Row{0, {{column, Value{n}}}}};
+  if ((s.limit && *s.limit == 0) || s.offset > 0) rows.clear();
+}
+
+sim::Time now_if_running() {
+  const sim::Engine* e = sim::Engine::current();
+  return e == nullptr ? sim::kNever : e->now();
+}
+
+void spend(sim::Duration d) {
+  if (d > sim::Duration::zero()) sim::sleep_for(d);
+}
+
 void check_unmoved(const TableSchema& schema, const Statement& s) {
   const auto assigns = [&](const std::string& column) {
     return s.values.count(column) ||

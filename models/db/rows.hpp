@@ -40,6 +40,15 @@ Values row_values(const TableSchema& schema, const Values& given, std::optional<
 /// PostgreSQL's EXCLUDED.col.
 void assign(const Statement& s, Values& row, const Values* inserted);
 
+/// SELECT COUNT(*)'s answer to the rows its WHERE found: one row, its column named as the
+/// server names it ("COUNT(*)" on MariaDB, "count" on PostgreSQL); none past a LIMIT 0 or an OFFSET.
+void count_rows(const Statement& s, std::vector<Row>& rows, const char* column);
+
+/// The simulated time, where the statement runs in a simulation (a test may run it alone).
+sim::Time now_if_running();
+/// Server time passes in the statement's process; nothing at all when there is none.
+void spend(sim::Duration d);
+
 /// Refuses (sim::UsageError) an UPDATE that would move a row in an index: one that sets `id` or
 /// the key column, which neither engine models.
 void check_unmoved(const TableSchema& schema, const Statement& s);
