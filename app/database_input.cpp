@@ -125,6 +125,24 @@ models::db::Engine read_engine(const Reader& top) {
   return database.pick("engine", models::db::Engine::mariadb, kEngines);
 }
 
+// CREATE [UNIQUE] INDEX in database.tables, after its table: the table's one secondary index,
+// as PostgreSQL's DDL states an index that is not a column's UNIQUE.
+static void add_index(const Reader& list, const std::string& at, const models::db::Statement& st,
+                      std::vector<models::db::TableSchema>& tables) {
+  auto t = std::find_if(tables.begin(), tables.end(), [&](const auto& x) { return x.name == st.table; });
+  if (t == tables.end()) list.fail(fmt::format("a CREATE INDEX on a table created above it, not on {}", quote_value(st.table)), at);
+  if (!t->columns.count(st.column) && t->key_column != st.column)
+    list.fail(fmt::format("an index on a column of {} (it has no {})", t->name, quote_value(st.column)), at);
+  if (!t->key_column.empty())
+    list.fail(fmt::format("no second index on {} (it has one on {}; the model's tables have at most one secondary index: docs/sql.md)",
+                          t->name, t->key_column),
+              at);
+  t->key_column = st.column;
+  t->columns.erase(st.column);
+  t->key_index = st.unique ? models::db::KeyIndex::unique : models::db::KeyIndex::non_unique;
+  t->index_name = st.index;
+}
+
 void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
   database.declare("tables", {{"type", "array"}, {"items", {{"type", "string"}}}});
   database.declare("rows", {{"type", "object"}});
@@ -138,7 +156,12 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
     if (!list.raw().is_array()) list.fail("a list of CREATE TABLE statements");
     for (std::size_t i = 0; i < list.raw().size(); ++i) {
       const sql::Prepared p = parse(list, std::to_string(i), setup.server.database.engine);
-      if (!p.create) list.fail("a CREATE TABLE statement", std::to_string(i));
+      if (p.statement.kind == models::db::Statement::Kind::add_index) {
+        add_index(list, std::to_string(i), p.statement, setup.tables);
+        ddl.push_back(p.text);
+        continue;
+      }
+      if (!p.create) list.fail("a CREATE TABLE statement, or a CREATE INDEX on a table above it", std::to_string(i));
       const std::string& name = p.create->name;
       const bool twice = std::any_of(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == name; });
       if (twice || strategy_table(name))
@@ -316,7 +339,8 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
   for (std::size_t i = 0; i < script.steps.size(); ++i) {
     const models::db::Statement& st = script.steps[i].sql.statement;
     if (st.kind == Kind::begin || st.kind == Kind::commit || st.kind == Kind::rollback || st.kind == Kind::set_isolation ||
-        st.kind == Kind::set_lock_wait_timeout || st.kind == Kind::set_timeout || st.kind == Kind::advisory)
+        st.kind == Kind::set_lock_wait_timeout || st.kind == Kind::set_timeout || st.kind == Kind::advisory ||
+        st.kind == Kind::savepoint)
       continue;
     const std::string at = fmt::format("steps/{}/sql", i);
     auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });

@@ -234,7 +234,7 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
     b.service_to_s = seconds(service_end);
     b.lease_to_s = b.service_to_s;  // the lease ended there, whatever its TTL said
   }
-  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd"};
+  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd", "postgresql"};
   b.service = kServices[static_cast<int>(r.service)];
   if (r.deleted_by) b.deleted_by = who_of(locks.records()[*r.deleted_by].who);
   if (r.removed) b.removed = who_of(locks.records()[*r.removed].who);
@@ -244,7 +244,11 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
     case HoldEnd::released: b.end = End::released; break;
     case HoldEnd::expired: b.end = End::expired; break;
     case HoldEnd::deleted: b.end = End::deleted; break;
-    case HoldEnd::session_lost: b.end = r.service == LockService::etcd ? End::lease_expired : End::session_expired; break;
+    case HoldEnd::session_lost:
+      b.end = r.service == LockService::etcd          ? End::lease_expired
+              : r.service == LockService::pg_advisory ? End::lost  // with its session or transaction
+                                                      : End::session_expired;
+      break;
     case HoldEnd::lost: b.end = End::lost; break;
     case HoldEnd::crashed: b.end = End::crashed; break;
   }

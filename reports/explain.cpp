@@ -42,6 +42,7 @@ std::string band_words(const Timeline::Band& b) {
 std::string lost_words(const Timeline::Bar& b) {
   if (b.service == "zookeeper") return "its ZooKeeper session expired at the service, and its lock node with it";
   if (b.service == "etcd") return "its etcd lease expired at the service, and its key with it";
+  if (b.service == "postgresql") return "its PostgreSQL session or transaction ended, and the advisory lock with it";
   return "its lease ran out at the lock service";
 }
 
@@ -60,6 +61,8 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   } else {
     const std::string what = b.service == "zookeeper" ? fmt::format("ZooKeeper session expired at {}, and its lock node under {} went with it", at(lost), lock)
                              : b.service == "etcd"    ? fmt::format("etcd lease expired at {}, and its key under {} went with it", at(lost), lock)
+                             : b.service == "postgresql"
+                                 ? fmt::format("PostgreSQL session or transaction ended by {}, and its {} went with it", at(lost), lock)
                                                       : fmt::format("lease on {} ran out at the lock service at {}", lock, at(lost));
     out = fmt::format("{}'s {}, while {} still believed it held the lock (until {}).", holder.lane, what, holder.lane,
                       at(b.to_s));
@@ -97,6 +100,7 @@ std::string granted_words(const Timeline::Bar& b, const std::string& lock) {
   if (b.service == "etcd") return fmt::format("its key under {} has the lowest create revision: it holds the lock", lock);
   if (b.service == "redlock") return fmt::format("SET {} NX PX granted on a majority of the Redis instances: it holds the lock", lock);
   if (b.service == "redis") return fmt::format("SET {} NX granted: it holds the lock", lock);
+  if (b.service == "postgresql") return fmt::format("PostgreSQL granted {}: it holds the lock", lock);
   return "acquired it";
 }
 
@@ -333,7 +337,7 @@ std::string ended_words(const Timeline::Bar& b) {
       out = fmt::format("{}{} ({})", b.end == End::lease_expired ? "lease expired" : "session expired",
                         b.service_to_s >= 0 ? " at " + at : "", b.end == End::lease_expired ? "etcd" : "ZooKeeper");
       break;
-    case End::lost: out = "lost at the service"; break;
+    case End::lost: out = b.service == "postgresql" ? "ended with its session or transaction" : "lost at the service"; break;
     case End::crashed: out = "node crashed"; break;
   }
   if (!b.renewals_s.empty())
@@ -378,6 +382,8 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
       end = fmt::format("{}: its etcd lease had expired and its key with it; it let go of {}", holder, lock);
     else if (b.end == Timeline::End::crashed)
       end = fmt::format("{}: its node crashed while it held {}", holder, lock);
+    else if (b.end == Timeline::End::lost && b.service == "postgresql")
+      end = fmt::format("{}: its PostgreSQL session or transaction had ended, and {} with it; it let go", holder, lock);
     else if (lost_at(b) >= 0)
       end = fmt::format("{}: unlocked {}, which was no longer its own", holder, lock);
     lines.emplace_back(b.to_s, std::move(end));

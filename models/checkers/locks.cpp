@@ -137,7 +137,7 @@ void LockMonitor::release(std::size_t index) {
   } else if (r.lease_until != sim::kNever && r.lease_until <= now) {
     r.end = HoldEnd::expired;
     r.service_until = r.lease_until;
-  } else if (r.service == LockService::zookeeper || r.service == LockService::etcd) {
+  } else if (r.service == LockService::zookeeper || r.service == LockService::etcd || r.service == LockService::pg_advisory) {
     r.end = HoldEnd::session_lost;
     if (r.ended && r.ended() <= now) r.service_until = r.ended();
   } else {

@@ -99,8 +99,9 @@ using GrantedPeek = std::function<bool()>;
 /// ZooKeeper session, a key with its etcd lease); kNever while it has not.
 using EndedPeek = std::function<sim::Time()>;
 
-/// The service a hold was taken at, which says how the service ends a hold on its own.
-enum class LockService { redis, redlock, zookeeper, etcd };
+/// The service a hold was taken at, which says how the service ends a hold on its own
+/// (pg_advisory: PostgreSQL's advisory lock, ended with its session or transaction).
+enum class LockService { redis, redlock, zookeeper, etcd, pg_advisory };
 
 /// Why a hold ended, as far as the holder and the service tell: the holder let go while the
 /// service still granted it (released), or the service had ended it first (expired, deleted

@@ -49,6 +49,8 @@ const char* sqlstate(Code code) {
     case Code::in_failed_transaction: return "25P02";
     case Code::statement_timeout: return "57014";
     case Code::no_conflict_index: return "42P10";
+    case Code::no_active_transaction: return "25P01";
+    case Code::no_such_savepoint: return "3B001";
   }
   return "XX000";
 }
@@ -72,6 +74,8 @@ const char* to_string(Code code) {
     case Code::in_failed_transaction: return "25P02 current transaction is aborted";
     case Code::statement_timeout: return "57014 canceling statement due to statement timeout";
     case Code::no_conflict_index: return "42P10 no unique or exclusion constraint matching the ON CONFLICT specification";
+    case Code::no_active_transaction: return "25P01 no active SQL transaction";
+    case Code::no_such_savepoint: return "3B001 savepoint does not exist";
   }
   return "?";
 }
@@ -1758,6 +1762,8 @@ Result Database::execute(SessionId session, const Statement& statement, const St
 void Database::close(SessionId session) { model_->close(session); }
 
 bool Database::in_transaction(SessionId session) const { return model_->in_transaction(session); }
+
+bool Database::holds_advisory(SessionId session, std::int64_t key) const { return model_->holds_advisory(session, key); }
 
 void Database::for_each_committed(const std::string& table, const RowVisitor& visit) const { model_->for_each(table, false, visit); }
 

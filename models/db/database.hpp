@@ -161,6 +161,13 @@ struct Advisory {
   bool operator==(const Advisory&) const = default;
 };
 
+/// PostgreSQL's savepoints: SAVEPOINT name, ROLLBACK TO [SAVEPOINT] name, RELEASE [SAVEPOINT] name.
+struct Savepoint {
+  enum class Op { set, rollback_to, release } op = Op::set;
+  std::string name{};
+  bool operator==(const Savepoint&) const = default;
+};
+
 namespace sql {
 struct Written;  // models/db/sql.hpp
 }
@@ -182,6 +189,7 @@ struct Statement {
     drop_index,        // ALTER TABLE t DROP INDEX <index>
     advisory,          // SELECT pg_advisory_lock(key) and the other advisory functions (PostgreSQL)
     set_timeout,       // SET lock_timeout | statement_timeout | deadlock_timeout = ms (PostgreSQL)
+    savepoint,         // SAVEPOINT, ROLLBACK TO SAVEPOINT, RELEASE SAVEPOINT (PostgreSQL)
   } kind = Kind::select;
   std::string table{};
   Where where{};
@@ -202,6 +210,7 @@ struct Statement {
   std::string setting{};
   std::int64_t milliseconds = 0;
   Advisory advisory{};  // advisory: which function
+  Savepoint savepoint{};  // savepoint: which statement, on which savepoint
   /// LIMIT [offset,] count (SELECT; UPDATE and DELETE take a count only).
   std::optional<std::int64_t> limit{};
   std::int64_t offset = 0;
@@ -259,6 +268,8 @@ enum class Code : int {
   in_failed_transaction = 25002,   // 25P02 current transaction is aborted
   statement_timeout = 57014,       // 57014 canceling statement due to statement timeout
   no_conflict_index = 42010,       // 42P10 no unique constraint matching the ON CONFLICT specification
+  no_active_transaction = 25001,   // 25P01 SAVEPOINT can only be used in transaction blocks
+  no_such_savepoint = 30001,       // 3B001 savepoint does not exist
 };
 const char* to_string(Code code);
 /// The error as PostgreSQL names it: "23505", "40P01", "55P03", ...; "" for ok.
@@ -411,6 +422,9 @@ class Database {
   /// connection closed).
   void close(SessionId session);
   bool in_transaction(SessionId session) const;
+  /// Whether `session` holds PostgreSQL's advisory lock on `key` now, session-level or
+  /// transaction-level, in either mode (a peek for the lock checkers; never on MariaDB).
+  bool holds_advisory(SessionId session, std::int64_t key) const;
 
   /// Committed rows of `table` in id order (for checkers).
   std::vector<RowRecord> committed_rows(const std::string& table) const;

@@ -24,6 +24,8 @@ class Database::Model {
   virtual Result execute(SessionId session, const Statement& statement, const StatementTiming& timing) = 0;
   virtual void close(SessionId session) = 0;
   virtual bool in_transaction(SessionId session) const = 0;
+  /// Whether `session` holds the advisory lock on `key` now (PostgreSQL's; InnoDB has none).
+  virtual bool holds_advisory(SessionId, std::int64_t) const { return false; }
   /// Committed rows (with `ever`, every row whose insert committed, as first committed), in id order.
   virtual void for_each(const std::string& table, bool ever, const RowVisitor& visit) const = 0;
   virtual std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever) const = 0;

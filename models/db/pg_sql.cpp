@@ -1086,14 +1086,21 @@ class Converter {
         if (t->chain) refuse(0, "ROLLBACK AND CHAIN");
         s().kind = Statement::Kind::rollback;
         return;
-      case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT: refuse(0, "SAVEPOINT");
-      case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE: refuse(0, "RELEASE SAVEPOINT");
-      case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_TO: refuse(0, "ROLLBACK TO SAVEPOINT");
+      case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_SAVEPOINT: savepoint(t, Savepoint::Op::set); return;
+      case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_RELEASE: savepoint(t, Savepoint::Op::release); return;
+      case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_TO: savepoint(t, Savepoint::Op::rollback_to); return;
       case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_PREPARE: refuse(0, "PREPARE TRANSACTION");
       case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT_PREPARED: refuse(0, "COMMIT PREPARED");
       case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK_PREPARED: refuse(0, "ROLLBACK PREPARED");
       default: refuse(0, "this transaction statement");
     }
+  }
+
+  // SAVEPOINT name, ROLLBACK TO [SAVEPOINT] name, RELEASE [SAVEPOINT] name.
+  void savepoint(const PgQuery__TransactionStmt* t, Savepoint::Op op) {
+    if (empty(t->savepoint_name)) refuse(0, "a savepoint statement without a name");
+    s().kind = Statement::Kind::savepoint;
+    s().savepoint = Savepoint{op, text_of(t->savepoint_name)};
   }
 
   // A transaction's modes (BEGIN's, SET TRANSACTION's): the isolation level if one is named.

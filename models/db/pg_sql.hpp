@@ -24,6 +24,7 @@
 //          and their _xact and _shared forms, k a bigint literal or `$n` (Statement::values["key"])
 //   UPDATE t SET c = expr, ... [WHERE expr] [RETURNING ...];  DELETE FROM t [WHERE expr] [RETURNING ...]
 //   BEGIN | START TRANSACTION [ISOLATION LEVEL ...] | COMMIT | END | ROLLBACK | ABORT
+//   SAVEPOINT name | ROLLBACK TO [SAVEPOINT] name | RELEASE [SAVEPOINT] name
 //   SET TRANSACTION ISOLATION LEVEL ... | SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL ...
 //          | SET default_transaction_isolation = 'level'
 //   SET lock_timeout | statement_timeout | deadlock_timeout = n | 'n ms' | 'n s' | ... (PostgreSQL's
@@ -34,7 +35,7 @@
 // A WHERE's top-level `column op value` terms are Statement::where, its other terms
 // StatementExtra::filter; DO UPDATE's assignments are all StatementExtra::assign.
 // Not run, 0A000: joins, subqueries, WITH, functions, INSERT without a column list or from a
-// SELECT, NULL as a stored value, decimals, SAVEPOINT, READ ONLY, SET LOCAL, RESET, other
+// SELECT, NULL as a stored value, decimals, PREPARE TRANSACTION, READ ONLY, SET LOCAL, RESET, other
 // settings and statements. The bounds are sql.hpp's (kMaxText bytes; kMaxItems columns, values,
 // rows, conditions and parameters); a text nested far past what the model runs is refused
 // before libpg_query parses it, so the parse (which recurses over the tree) stays within a
@@ -51,7 +52,7 @@ namespace models::db::pg {
 
 /// A statement PostgreSQL's parser rejects (sqlstate "42601") or the model does not run
 /// ("0A000"). what(): "42601 syntax error at or near \"FORM\" at position 9" or
-/// "0A000 SAVEPOINT is not modelled (docs/sql.md, PostgreSQL) at position 0". Where PostgreSQL
+/// "0A000 PREPARE TRANSACTION is not modelled (docs/sql.md, PostgreSQL) at position 0". Where PostgreSQL
 /// itself refuses a parsed statement, its sqlstate and message: 22021 (bytes that are not
 /// UTF-8, a NUL), 22023 (a setting's value), 42P01 (a column of another table), 42701 and 42P16
 /// (a column or primary key given twice), 42703 (no such column), 42P02 ($0), 42P18 (a `$n`

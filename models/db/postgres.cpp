@@ -159,6 +159,13 @@ struct Undo {
   std::int64_t id;
 };
 
+// A savepoint: where the transaction's changes and locks stood when it was set.
+struct SavepointMark {
+  std::string name;
+  std::size_t undo = 0;       // Txn::undo's length then
+  std::set<LockKey> held{};   // Txn::held then
+};
+
 struct Txn {
   Xid xid = 0;
   bool explicit_ = false;
@@ -166,6 +173,7 @@ struct Txn {
   std::optional<std::uint64_t> snapshot{};  // REPEATABLE READ's, from its first statement
   std::vector<Undo> undo;
   std::set<LockKey> held;  // keys it holds an xact lock on
+  std::vector<SavepointMark> savepoints{};  // oldest first
 };
 
 struct SessionState {
@@ -281,6 +289,12 @@ class Postgres final : public Database::Model {
   bool in_transaction(SessionId session) const override {
     auto it = sessions_.find(session);
     return it != sessions_.end() && (it->second.txn != nullptr || it->second.aborted);
+  }
+
+  bool holds_advisory(SessionId session, std::int64_t key) const override {
+    auto it = locks_.find(LockKey{LockKey::Kind::advisory, nullptr, key});
+    return it != locks_.end() &&
+           std::any_of(it->second.holders.begin(), it->second.holders.end(), [&](const Holder& h) { return h.session == session; });
   }
 
   void for_each(const std::string& name, bool ever, const Database::RowVisitor& visit) const override {
@@ -713,8 +727,11 @@ class Postgres final : public Database::Model {
     return txn;
   }
 
-  void undo_all(Txn& txn) {
-    while (!txn.undo.empty()) {
+  void undo_all(Txn& txn) { undo_to(txn, 0); }
+
+  // Undoes the transaction's changes after its first `keep` ones, the latest first.
+  void undo_to(Txn& txn, std::size_t keep) {
+    while (txn.undo.size() > keep) {
       const Undo u = txn.undo.back();
       txn.undo.pop_back();
       Table& t = *u.table;
@@ -744,6 +761,76 @@ class Postgres final : public Database::Model {
     open_xids_.erase(txn.xid);
     release_xact(s, txn);
     s.txn.reset();
+  }
+
+  // ROLLBACK TO SAVEPOINT, or an error in a transaction that has one (PostgreSQL aborts the
+  // innermost subtransaction at once): the changes since `mark` are undone and the locks first
+  // taken since let go. A lock taken before it and made stronger since stays as strong.
+  std::int64_t roll_back_to(SessionState& s, const SavepointMark& mark) {
+    Txn& txn = *s.txn;
+    const auto undone = static_cast<std::int64_t>(txn.undo.size() - mark.undo);
+    undo_to(txn, mark.undo);
+    for (auto k = txn.held.begin(); k != txn.held.end();) {
+      if (mark.held.count(*k)) {
+        ++k;
+        continue;
+      }
+      const LockKey key = *k;
+      if (auto it = locks_.find(key); it != locks_.end())
+        std::erase_if(it->second.holders, [&](const Holder& h) { return h.session == s.id && h.xact; });
+      k = txn.held.erase(k);
+      wake_waiters(key);
+    }
+    return undone;
+  }
+
+  // SAVEPOINT, ROLLBACK TO SAVEPOINT, RELEASE SAVEPOINT. Outside a transaction block each is
+  // 25P01; a name not set is 3B001, an error that aborts the block as any other does. ROLLBACK
+  // TO is what ends an aborted block's 25P02 and keeps the savepoint; RELEASE forgets it and
+  // every later one. Of two savepoints of one name, the later is meant.
+  Result savepoint(SessionState& s, const Statement& st) {
+    using Op = Savepoint::Op;
+    const Savepoint& sp = st.savepoint;
+    if (!s.aborted && (!s.txn || !s.txn->explicit_)) {
+      const char* what = sp.op == Op::set ? "SAVEPOINT" : sp.op == Op::release ? "RELEASE SAVEPOINT" : "ROLLBACK TO SAVEPOINT";
+      return Result{.code = Code::no_active_transaction, .message = std::string(what) + " can only be used in transaction blocks"};
+    }
+    if (s.aborted && sp.op != Op::rollback_to) return Result{.code = Code::in_failed_transaction, .message = kAborted};
+    if (sp.op == Op::set) {
+      s.txn->savepoints.push_back(SavepointMark{sp.name, s.txn->undo.size(), s.txn->held});
+      return {};
+    }
+    std::vector<SavepointMark>* marks = s.txn ? &s.txn->savepoints : nullptr;
+    const auto found = marks == nullptr ? std::vector<SavepointMark>::reverse_iterator{}
+                                        : std::find_if(marks->rbegin(), marks->rend(), [&](const SavepointMark& m) { return m.name == sp.name; });
+    if (marks == nullptr || found == marks->rend()) {
+      Result r{.code = Code::no_such_savepoint, .message = "savepoint \"" + sp.name + "\" does not exist"};
+      if (!s.aborted) abort_block(s, r);
+      return r;
+    }
+    const auto at = std::prev(found.base());  // the mark, as a forward iterator
+    if (sp.op == Op::release) {
+      marks->erase(at, marks->end());
+    } else {
+      marks->erase(std::next(at), marks->end());
+      roll_back_to(s, marks->back());
+      s.aborted = false;
+    }
+    return {};
+  }
+
+  // An error inside a transaction block: with a savepoint, the changes since the latest are
+  // undone and the block waits for ROLLBACK TO or ROLLBACK; without one, all of it is.
+  void abort_block(SessionState& s, Result& out) {
+    if (!s.txn->savepoints.empty()) {
+      out.undone = Undone::statement;  // back to the savepoint: the block itself stays, aborted
+      out.undone_rows = roll_back_to(s, s.txn->savepoints.back());
+    } else {
+      out.undone = Undone::transaction;
+      out.undone_rows = static_cast<std::int64_t>(s.txn->undo.size());
+      rollback(s);
+    }
+    s.aborted = true;
   }
 
   void rollback(SessionState& s) {
@@ -1161,6 +1248,7 @@ class Postgres final : public Database::Model {
       s.aborted = false;
       return {};
     }
+    if (st.kind == K::savepoint) return savepoint(s, st);
     if (s.aborted) return Result{.code = Code::in_failed_transaction, .message = kAborted};
     if (s.txn && ssi_.count(s.txn->xid) && ssi_.at(s.txn->xid).doomed && st.kind != K::set_isolation) {
       const auto undone = static_cast<std::int64_t>(s.txn->undo.size());
@@ -1213,10 +1301,13 @@ class Postgres final : public Database::Model {
       out.message = std::move(f.message);
       out.waits = std::move(s.waits);
       out.deadlock_cycle = std::move(f.cycle);
-      out.undone = Undone::transaction;  // an error ends the transaction: all of it is undone
-      out.undone_rows = static_cast<std::int64_t>(s.txn->undo.size());
-      rollback(s);
-      s.aborted = !autocommit;
+      if (autocommit) {
+        out.undone = Undone::transaction;  // its own transaction: all of it is undone
+        out.undone_rows = static_cast<std::int64_t>(s.txn->undo.size());
+        rollback(s);
+      } else {
+        abort_block(s, out);
+      }
       return out;
     }
     out.waits = std::move(s.waits);

@@ -54,6 +54,7 @@ StatementTiming Server::service_time(const Statement& statement, bool autocommit
     case K::rollback:
     case K::set_isolation:
     case K::set_timeout:
+    case K::savepoint:
     case K::advisory: t.before = config_.read_service.sample_duration(stream); return t;
     case K::add_index:
     case K::drop_index:
@@ -211,6 +212,10 @@ void Connection::set_origin(std::string who) { pool_->slots_[slot_].who = std::m
 
 Engine Connection::engine() const { return pool_->server_.database().engine(); }
 
+std::uint64_t Connection::session() const { return pool_->slots_[slot_].session; }
+
+const Database& Connection::database() const { return pool_->server_.database(); }
+
 Result Connection::try_execute(const Statement& statement) {
   if (pool_ == nullptr) throw sim::UsageError("models::db::Connection: used after it was given back");
   Result r = pool_->run(slot_, statement);
@@ -219,7 +224,8 @@ Result Connection::try_execute(const Statement& statement) {
   using K = Statement::Kind;
   if (statement.kind == K::begin) in_transaction_ = r.ok();
   if (statement.kind == K::commit || statement.kind == K::rollback || statement.kind == K::add_index ||
-      statement.kind == K::drop_index || r.code == Code::deadlock || r.code == Code::connection_timeout)
+      statement.kind == K::drop_index || (r.code == Code::deadlock && engine() == Engine::mariadb) ||
+      r.code == Code::connection_timeout)  // PostgreSQL's deadlock leaves the block open, aborted
     in_transaction_ = false;
   return r;
 }

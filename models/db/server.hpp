@@ -153,6 +153,10 @@ class Connection {
   Result try_execute(const Statement& statement);
   /// The server's engine: which dialect its SQL is in, and how it names its errors.
   Engine engine() const;
+  /// The server's session this connection is on now (0: none open yet, or closed after a
+  /// timeout), and its database: for a peek at what the session holds (the lock checkers).
+  std::uint64_t session() const;
+  const Database& database() const;
   void begin() { execute({.kind = Statement::Kind::begin}); }
   void commit() { execute({.kind = Statement::Kind::commit}); }
   void rollback() { execute({.kind = Statement::Kind::rollback}); }

@@ -101,6 +101,12 @@ std::string to_string(const Statement& s) {
     case K::add_index: return fmt::format("ALTER TABLE {} ADD {}INDEX {} ({})", s.table, s.unique ? "UNIQUE " : "", s.index, s.column);
     case K::drop_index: return fmt::format("ALTER TABLE {} DROP INDEX {}", s.table, s.index);
     case K::set_timeout: return fmt::format("SET {} = {}", s.setting, s.milliseconds);
+    case K::savepoint:
+      return fmt::format("{} {}",
+                         s.savepoint.op == Savepoint::Op::set           ? "SAVEPOINT"
+                         : s.savepoint.op == Savepoint::Op::rollback_to ? "ROLLBACK TO SAVEPOINT"
+                                                                        : "RELEASE SAVEPOINT",
+                         s.savepoint.name);
     case K::advisory: {
       const Advisory& a = s.advisory;
       const bool locks = a.op == Advisory::Op::lock || a.op == Advisory::Op::try_lock;

@@ -2,7 +2,10 @@
 
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "models/coord/etcd_lock.hpp"
+#include "models/db/pg_sql.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace models::strategies {
@@ -166,6 +169,32 @@ std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string
   }
   return guard(checkers::Hold(), [&c, key, owner = value_](checkers::Hold&) {
     c.execute(kReleaseLock, {key, owner});
+  });
+}
+
+std::optional<LockGuard> LockClients::pg_advisory(db::Connection& c, std::int64_t key, const PgAdvisoryOptions& options) {
+  // Prepared on first use, not at start-up: PostgreSQL's parser is another file's static.
+  static const db::sql::Prepared kLock = db::pg::prepare("SELECT pg_advisory_lock($1)");
+  static const db::sql::Prepared kTryLock = db::pg::prepare("SELECT pg_try_advisory_lock($1)");
+  static const db::sql::Prepared kXactLock = db::pg::prepare("SELECT pg_advisory_xact_lock($1)");
+  static const db::sql::Prepared kTryXactLock = db::pg::prepare("SELECT pg_try_advisory_xact_lock($1)");
+  static const db::sql::Prepared kUnlock = db::pg::prepare("SELECT pg_advisory_unlock($1)");
+  if (c.engine() != db::Engine::postgresql)
+    throw sim::UsageError("strategies::LockClients: an advisory lock needs database.engine \"postgresql\"");
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
+  const auto& lock = options.xact ? (options.try_only ? kTryXactLock : kXactLock) : (options.try_only ? kTryLock : kLock);
+  const db::Result r = c.execute(lock, {db::Value{key}});
+  if (options.try_only && (r.rows.empty() || r.rows.front().values.begin()->second == db::Value{std::int64_t{0}}))
+    return std::nullopt;
+  const db::Database* database = &c.database();
+  const std::uint64_t session = c.session();
+  checkers::Hold hold = env_.observed_.locks().acquired(
+      fmt::format("pg_advisory({})", key), who_, [database, session, key] { return database->holds_advisory(session, key); },
+      std::nullopt, checkers::LockService::pg_advisory);
+  if (options.xact) return guard(std::move(hold), [](checkers::Hold& h) { h.release(); });
+  return guard(std::move(hold), [&c, key](checkers::Hold& h) {
+    h.release();
+    c.execute(kUnlock, {db::Value{key}});
   });
 }
 

@@ -60,6 +60,12 @@ struct RedissonOptions {
   sim::Duration pause;
 };
 
+/// PostgreSQL's advisory lock on a bigint key, as the service's code calls it.
+struct PgAdvisoryOptions {
+  bool xact = false;      // pg_advisory_xact_lock: held until the transaction ends, no unlock
+  bool try_only = false;  // pg_try_advisory_lock: busy is an answer, not a wait
+};
+
 /// A mutex per key inside one process (one app node), as `synchronized` in one JVM: FIFO
 /// hand-over to waiters.
 class KeyedMutex {
@@ -101,6 +107,12 @@ class LockClients {
   /// A row in the lock table (unique key: busy) inserted on `c`, deleted by the unlock.
   /// No expiry, and no checker hold: nothing can take the lock while the row is there.
   std::optional<LockGuard> table(db::Connection& c, const std::string& key);
+  /// PostgreSQL's advisory lock on `key` through `c`'s session (pg_advisory_lock, or the
+  /// variant `options` names), waiting as the server makes it wait (lock_timeout, deadlocks).
+  /// The checkers see the hold while the server grants the key to that session. A session
+  /// lock's unlock is pg_advisory_unlock on `c`; a transaction lock's ends the hold only (the
+  /// server releases it at COMMIT or ROLLBACK: see xact_advisory_ended).
+  std::optional<LockGuard> pg_advisory(db::Connection& c, std::int64_t key, const PgAdvisoryOptions& options);
   /// `mutex`, in the node's memory: a crash frees it with the process. No checker hold:
   /// it excludes within one node only, which the duplicates show.
   LockGuard local(KeyedMutex& mutex, const std::string& key);

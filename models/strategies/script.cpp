@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -76,7 +77,7 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
   using K = db::Statement::Kind;
   const db::Statement& st = p.statement;
   if (st.kind == K::begin || st.kind == K::commit || st.kind == K::rollback || st.kind == K::set_isolation ||
-      st.kind == K::set_timeout || st.kind == K::advisory)  // on no table (an advisory key is a bigint: the engine checks it)
+      st.kind == K::set_timeout || st.kind == K::advisory || st.kind == K::savepoint)  // on no table (an advisory key is a bigint: the engine checks it)
     return;
   auto t = std::find_if(tables.begin(), tables.end(), [&](const db::TableSchema& x) { return x.name == st.table; });
   if (t == tables.end()) throw StatementMisuse{1146, fmt::format("Table '{}' doesn't exist", st.table)};
@@ -131,7 +132,10 @@ struct Resource {
   std::optional<db::Connection> connection{};
   std::optional<LockGuard> lock{};
   std::string redis_key{};        // a lock of locks.redis: its key, for release_with_del
-  std::size_t on_connection = 0;  // a lock-table lock: 1 + the index of its connection; 0: none
+  std::size_t on_connection = 0;  // a lock-table or advisory lock: 1 + the index of its connection; 0: none
+  /// A transaction-level advisory lock: whether the server still grants it. Once it does
+  /// not (its transaction ended), its hold ends too, as the holder's code would know.
+  std::function<bool()> granted_in_transaction{};
 };
 
 // One bind call: who it acts for, what it holds.
@@ -506,6 +510,7 @@ class ScriptStrategy : public Strategy {
                     {"zookeeper", api<lock_zookeeper>},
                     {"etcd", api<lock_etcd>},
                     {"table", api<lock_table>},
+                    {"pg_advisory", api<lock_pg_advisory>},
                     {"local_mutex", api<lock_local>}});
     table("remote", {{"create", api<remote_create>}});
     for (const auto& [name, f] : std::initializer_list<std::pair<const char*, lua_CFunction>>{
@@ -600,6 +605,8 @@ class ScriptStrategy : public Strategy {
       for (const auto& res : inv.resources)
         if (res->lock && res->lock->held()) held.push_back(&*res->lock);
     for (LockGuard* g : held) g->hold().step();
+    if (st.kind == K::commit || st.kind == K::rollback) end_transaction_holds(inv, &c);
+    const TransactionHolds ended(inv);
     const db::Result result = c.execute(st);
     for (LockGuard* g : held) g->hold().wrote();
     if (!rows) {
@@ -629,9 +636,30 @@ class ScriptStrategy : public Strategy {
     return 1;
   }
   static int simple(Invocation& inv, db::Connection& c, db::Statement::Kind kind) {
-    (void)inv;
+    if (kind == db::Statement::Kind::commit || kind == db::Statement::Kind::rollback) end_transaction_holds(inv, &c);
+    const TransactionHolds ended(inv);
     c.execute(db::Statement{.kind = kind});
     return 0;
+  }
+
+  // After a statement, failed or not: the holds of transaction-level advisory locks whose
+  // transaction ended (COMMIT, ROLLBACK, an error that aborted it, an autocommit statement)
+  // end with it. Before a COMMIT or ROLLBACK on `ending`, its own end at once: the holder
+  // stops believing when it sends the statement that ends them, as with any unlock.
+  struct TransactionHolds {
+    Invocation& inv;
+    explicit TransactionHolds(Invocation& i) : inv(i) {}
+    TransactionHolds(const TransactionHolds&) = delete;
+    TransactionHolds& operator=(const TransactionHolds&) = delete;
+    ~TransactionHolds() { end_transaction_holds(inv); }
+  };
+  static void end_transaction_holds(Invocation& inv, const db::Connection* ending = nullptr) {
+    for (const auto& res : inv.resources) {
+      if (!res->lock || !res->lock->held() || !res->granted_in_transaction) continue;
+      const bool on_ending = ending != nullptr && res->on_connection != 0 &&
+                             inv.resources[res->on_connection - 1]->connection && &*inv.resources[res->on_connection - 1]->connection == ending;
+      if (on_ending || !res->granted_in_transaction()) res->lock->unlock();
+    }
   }
 
   static int db_query(lua_State* L, Invocation& inv) { return run(L, inv, inv.strategy->default_connection(inv), 1, true); }
@@ -855,17 +883,49 @@ class ScriptStrategy : public Strategy {
   }
   static int lock_table(lua_State* L, Invocation& inv) {
     const std::string key = arg_text(L, 1, "locks.table: the key");
+    const std::size_t index = connection_arg(L, inv, 2, "locks.table");
+    return push_lock(L, inv, inv.strategy->clients(inv).table(*inv.resources[index]->connection, key), {}, index + 1);
+  }
+  // locks.pg_advisory(key [, opts [, c]]): PostgreSQL's advisory lock on `c` (default: the
+  // default connection). A string key is hashed to the bigint the server locks.
+  static int lock_pg_advisory(lua_State* L, Invocation& inv) {
+    if (const int t = lua_type(L, 1); t != LUA_TNUMBER && t != LUA_TSTRING)
+      throw Misuse{fmt::format("locks.pg_advisory: the key: expected an integer or a string, got {}", lua_typename(L, t))};
+    const db::Value key = arg_value(L, 1, 1);
+    const std::int64_t number = std::holds_alternative<std::int64_t>(key) ? std::get<std::int64_t>(key)
+                                                                        : advisory_key(std::get<std::string>(key));
+    check_options(L, 2, "locks.pg_advisory");
+    const PgAdvisoryOptions o{.xact = opt_flag(L, 2, "xact"), .try_only = opt_flag(L, 2, "try")};
+    const std::size_t index = connection_arg(L, inv, 3, "locks.pg_advisory");
+    db::Connection& c = *inv.resources[index]->connection;
+    if (c.engine() != db::Engine::postgresql) throw Misuse{"locks.pg_advisory: needs \"database\": {\"engine\": \"postgresql\"}"};
+    const int pushed = push_lock(L, inv, inv.strategy->clients(inv).pg_advisory(c, number, o), {}, index + 1);
+    if (o.xact && !lua_isnil(L, -1)) {
+      const db::Database* database = &c.database();
+      const std::uint64_t session = c.session();
+      inv.resources.back()->granted_in_transaction = [database, session, number] { return database->holds_advisory(session, number); };
+      end_transaction_holds(inv);  // outside a transaction it ended with its own statement
+    }
+    return pushed;
+  }
+  // A string's advisory key: FNV-1a over its bytes, 64 bits, the same on every node and run.
+  static std::int64_t advisory_key(const std::string& text) {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (const unsigned char ch : text) h = (h ^ ch) * 1099511628211ULL;
+    return static_cast<std::int64_t>(h);
+  }
+  // The connection argument at `i` (none: the default connection), as an index in resources.
+  static std::size_t connection_arg(lua_State* L, Invocation& inv, int i, const char* function) {
     std::size_t index;
-    if (lua_isnoneornil(L, 2)) {
+    if (lua_isnoneornil(L, i)) {
       inv.strategy->default_connection(inv);
       index = *inv.default_connection;
     } else {
-      resource_of(L, inv, 2, kConnectionMeta, "connection");
-      index = static_cast<Ref*>(lua_touserdata(L, 2))->index;
+      resource_of(L, inv, i, kConnectionMeta, "connection");
+      index = static_cast<Ref*>(lua_touserdata(L, i))->index;
     }
-    db::Connection* c = inv.resources[index]->connection ? &*inv.resources[index]->connection : nullptr;
-    if (c == nullptr) throw Misuse{"locks.table: this connection was closed"};
-    return push_lock(L, inv, inv.strategy->clients(inv).table(*c, key), {}, index + 1);
+    if (!inv.resources[index]->connection) throw Misuse{fmt::format("{}: this connection was closed", function)};
+    return index;
   }
   static int lock_local(lua_State* L, Invocation& inv) {
     const std::string key = arg_text(L, 1, "locks.local_mutex: the key");
@@ -1026,11 +1086,17 @@ void read_tables(lua_State* L, const std::string& file, Needs& needs) {
     if (lua_rawgeti(L, -1, i) != LUA_TSTRING) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", file, i));
     const std::string text = lua_tostring(L, -1);
     lua_pop(L, 1);
+    // In either dialect: the tables are made before any statement runs, on either engine.
     db::sql::Prepared p;
     try {
       p = db::sql::prepare(text);
-    } catch (const db::sql::Error& e) {
-      throw ScriptError(fmt::format("{}: tables[{}]: {}", file, i, e.what()));
+    } catch (const db::sql::Error& mysql) {
+      try {
+        p = db::pg::prepare(text);
+      } catch (const std::exception& postgresql) {
+        throw ScriptError(fmt::format("{}: tables[{}]: not a CREATE TABLE of MySQL ({}) or of PostgreSQL ({})", file, i,
+                                      mysql.what(), postgresql.what()));
+      }
     }
     if (!p.create) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", file, i));
     db::TableSchema table = *p.create;

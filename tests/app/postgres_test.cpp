@@ -207,6 +207,51 @@ TEST_CASE("PostgreSQL: a sequence never rolls back, and an explicit id does not 
   CHECK(step_of(r, 6).code == "23505");  // nextval gave 3, which the explicit insert took
 }
 
+TEST_CASE("PostgreSQL: ROLLBACK TO SAVEPOINT after a 23505 ends the 25P02 and keeps what came before the savepoint") {
+  const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('b')"), step("s1", "SAVEPOINT sp"),
+                         step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "SELECT k FROM t"),
+                         step("s1", "ROLLBACK TO SAVEPOINT sp"), step("s1", "SELECT k FROM t ORDER BY k"), step("s1", "COMMIT")},
+                        kUnique, json::array({{{"k", "a"}}})));
+  CHECK(step_of(r, 4).code == "23505");
+  CHECK(step_of(r, 5).code == "25P02");
+  CHECK(step_of(r, 6).code.empty());
+  CHECK(step_of(r, 7).rows.size() == 2);  // a, and s1's own b
+  CHECK(rows_of(r, "t") == 2);
+  // Without the savepoint the 23505 undoes b with the whole transaction.
+  const auto whole = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('b')"), step("s1", "INSERT INTO t (k) VALUES ('a')"),
+                             step("s1", "ROLLBACK TO SAVEPOINT sp"), step("s1", "COMMIT")},
+                            kUnique, json::array({{{"k", "a"}}})));
+  CHECK(step_of(whole, 4).code == "3B001");
+  CHECK(rows_of(whole, "t") == 1);
+}
+
+TEST_CASE("PostgreSQL: a row lock taken after a savepoint ends at ROLLBACK TO it; one taken before stays to the COMMIT") {
+  const auto r = run(pg({step("s1", "BEGIN"), step("s1", "UPDATE t SET v = 5 WHERE k = 'a'"), step("s1", "SAVEPOINT sp"),
+                         step("s1", "SELECT k FROM t WHERE k = 'b' FOR UPDATE"), step("s2", "UPDATE t SET v = 2 WHERE k = 'b'"),
+                         step("s1", "ROLLBACK TO SAVEPOINT sp"), step("s3", "UPDATE t SET v = 3 WHERE k = 'a'"), step("s1", "COMMIT")},
+                        kUnique, json::array({{{"k", "a"}}, {{"k", "b"}}})));
+  CHECK(step_of(r, 5).finished_ms < step_of(r, 8).issued_ms);  // s2 went on at the ROLLBACK TO
+  CHECK(step_of(r, 5).finished_ms >= step_of(r, 6).issued_ms);
+  CHECK(step_of(r, 7).finished_ms >= step_of(r, 8).issued_ms);  // s3 waited for s1's COMMIT
+  CHECK(step_of(r, 7).waited_ms > 0);
+}
+
+TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX after its table in database.tables is that table's index; a second index is refused") {
+  json doc = pg({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')")}, kPlain);
+  const auto plain = run(doc);
+  CHECK(step_of(plain, 2).code.empty());
+  doc["database"]["tables"].push_back("CREATE UNIQUE INDEX t_k_key ON t (k)");
+  const auto indexed = run(doc);
+  CHECK(step_of(indexed, 2).code == "23505");
+  CHECK_THAT(step_of(indexed, 2).message, Catch::Contains("t_k_key"));
+  json twice = pg({step("s1", "SELECT k FROM t")});
+  twice["database"]["tables"].push_back("CREATE INDEX t_v ON t (v)");
+  CHECK_THAT(test::refusal(twice.dump()), Catch::Contains("/database/tables/1: expected no second index on t (it has one on k"));
+  json elsewhere = pg({step("s1", "SELECT k FROM t")});
+  elsewhere["database"]["tables"].push_back("CREATE INDEX u_v ON u (v)");
+  CHECK_THAT(test::refusal(elsewhere.dump()), Catch::Contains("a CREATE INDEX on a table created above it, not on \"u\""));
+}
+
 TEST_CASE("PostgreSQL's SQL is refused on the MariaDB engine, and a bad engine name names the two choices") {
   json doc = pg({step("s1", "INSERT INTO t (k) VALUES ('a') ON CONFLICT (k) DO NOTHING")});
   doc["database"]["engine"] = "oracle";
@@ -217,7 +262,7 @@ TEST_CASE("PostgreSQL's SQL is refused on the MariaDB engine, and a bad engine n
   json syntax = pg({step("s1", "SELECT * FORM t")});
   const std::string refused = test::refusal(syntax.dump());
   CHECK_THAT(refused, Catch::Contains("/steps/0/sql: 42601 syntax error at or near \"FORM\""));
-  json unsupported = pg({step("s1", "SAVEPOINT a")});
+  json unsupported = pg({step("s1", "PREPARE TRANSACTION 'x'")});
   CHECK_THAT(test::refusal(unsupported.dump()), Catch::Contains("0A000"));
 }
 

@@ -402,3 +402,80 @@ TEST_CASE("seeded rows that alone pass the memory budget are refused when the sc
     CHECK_THAT(what, Catch::Contains("of 104500, and all of them need about"));
   }
 }
+
+namespace {
+// small_world on PostgreSQL.
+json postgres_world() {
+  json w = small_world();
+  w["database"] = {{"engine", "postgresql"}};
+  return w;
+}
+constexpr const char* kGuardedInsert = R"lua(
+  if #db.query("SELECT id FROM t_account WHERE open_id = $1", req.open_id) == 0 then
+    work()
+    db.exec("INSERT INTO t_account (open_id, device) VALUES ($1, $2)", req.open_id, req.device)
+  end
+)lua";
+}  // namespace
+
+TEST_CASE("locks.pg_advisory serializes the callers of one key on PostgreSQL, and the checkers see each hold") {
+  TempScript session(std::string(kHeader) + "function bind(req)\n  local lock = locks.pg_advisory(req.open_id)\n" + kGuardedInsert +
+                     "  lock:release()\nend\n");
+  const auto a = run(session, postgres_world());
+  CHECK(total(a, "script_errors") == 0);
+  CHECK(total(a, "duplicate_rows") == 0);
+  CHECK(total(a, "overlapping_holders") == 0);
+  CHECK(total(a, "max_concurrent_holders") == 1);  // the holds reached the checkers
+  // The same calls with no lock duplicate, and no checker sees a hold.
+  TempScript bare(std::string(kHeader) + "function bind(req)\n" + kGuardedInsert + "end\n");
+  const auto b = run(bare, postgres_world());
+  CHECK(total(b, "duplicate_rows") > 0);
+  CHECK(total(b, "max_concurrent_holders") == 0);
+}
+
+TEST_CASE("a transaction-level advisory lock ends with its transaction: outside one it protects nothing") {
+  // Inside BEGIN ... COMMIT it is held to the COMMIT and the inserts stay unique; `held` turns
+  // false at the COMMIT, with no unlock of the script's own.
+  TempScript inside(std::string(kHeader) + "function bind(req)\n  db.begin()\n  local lock = locks.pg_advisory(req.open_id, {xact = true})\n" +
+                    "  if not lock.held then error('not held inside its transaction') end\n" + kGuardedInsert +
+                    "  db.commit()\n  if lock.held then error('held past COMMIT') end\nend\n");
+  const auto a = run(inside, postgres_world());
+  CHECK(total(a, "script_errors") == 0);
+  CHECK(total(a, "duplicate_rows") == 0);
+  // In autocommit the lock's own statement is its transaction: released as it is granted.
+  TempScript outside(std::string(kHeader) + "function bind(req)\n  local lock = locks.pg_advisory(req.open_id, {xact = true})\n" +
+                     "  if lock.held then error('held after its autocommit statement') end\n" + kGuardedInsert + "end\n");
+  const auto b = run(outside, postgres_world());
+  CHECK(total(b, "script_errors") == 0);
+  CHECK(total(b, "duplicate_rows") > 0);
+}
+
+TEST_CASE("locks.pg_advisory with try is nil while another session holds the key; a session lock outlives COMMIT") {
+  TempScript script(std::string(kHeader) + R"lua(
+function bind(req)
+  db.begin()
+  local mine = locks.pg_advisory("k" .. req.open_id)
+  db.commit()
+  if not mine.held then error("a session lock ended with a COMMIT") end
+  local other = db.connect()
+  if locks.pg_advisory("k" .. req.open_id, {try = true}, other) then error("granted to two sessions") end
+  local free = locks.pg_advisory("free" .. req.open_id, {try = true}, other)
+  if not free then error("a free key was busy") end
+  free:release()
+  mine:release()
+end
+)lua");
+  const auto r = run(script, postgres_world());
+  CHECK(total(r, "script_errors") == 0);
+  CHECK(r.operations == 8);
+}
+
+TEST_CASE("locks.pg_advisory on MariaDB, or with a key that is neither integer nor string, is a script error that says why") {
+  TempScript on_mariadb(std::string(kHeader) + "function bind(req)\n  locks.pg_advisory(1)\nend\n");
+  const auto a = run(on_mariadb);
+  CHECK(total(a, "script_errors") == 8);
+  CHECK_THAT(a.examples.front(), Catch::Contains(":3: locks.pg_advisory: needs \"database\": {\"engine\": \"postgresql\"}"));
+  TempScript bad_key(std::string(kHeader) + "function bind(req)\n  locks.pg_advisory({})\nend\n");
+  const auto b = run(bad_key, postgres_world());
+  CHECK_THAT(b.examples.front(), Catch::Contains(":3: locks.pg_advisory: the key: expected an integer or a string, got table"));
+}

@@ -482,12 +482,20 @@ TEST_CASE("pg: BEGIN and START TRANSACTION begin, naming a level when they give 
   CHECK(refused("COMMIT AND CHAIN") == "COMMIT AND CHAIN");
 }
 
-TEST_CASE("pg: SAVEPOINT, RELEASE, ROLLBACK TO and PREPARE TRANSACTION are 0A000", "[pg_sql]") {
-  CHECK(refused("SAVEPOINT a") == "SAVEPOINT");
-  CHECK(std::string(error_of("SAVEPOINT a").what()) == "0A000 SAVEPOINT is not modelled (docs/sql.md, PostgreSQL) at position 0");
-  CHECK(refused("RELEASE SAVEPOINT a") == "RELEASE SAVEPOINT");
-  CHECK(refused("ROLLBACK TO SAVEPOINT a") == "ROLLBACK TO SAVEPOINT");
+TEST_CASE("pg: SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] name their savepoint; PREPARE TRANSACTION is 0A000",
+          "[pg_sql]") {
+  using Op = db::Savepoint::Op;
+  const Statement set = bound("SAVEPOINT before_insert");
+  CHECK(set.kind == Statement::Kind::savepoint);
+  CHECK(set.savepoint == db::Savepoint{Op::set, "before_insert"});
+  CHECK(bound("RELEASE SAVEPOINT a").savepoint == db::Savepoint{Op::release, "a"});
+  CHECK(bound("RELEASE a").savepoint == db::Savepoint{Op::release, "a"});
+  CHECK(bound("ROLLBACK TO SAVEPOINT a").savepoint == db::Savepoint{Op::rollback_to, "a"});
+  CHECK(bound("ROLLBACK TO a").savepoint == db::Savepoint{Op::rollback_to, "a"});
+  CHECK(db::to_string(bound("ROLLBACK TO a")) == "ROLLBACK TO SAVEPOINT a");
   CHECK(refused("PREPARE TRANSACTION 'x'") == "PREPARE TRANSACTION");
+  CHECK(std::string(error_of("PREPARE TRANSACTION 'x'").what()) ==
+        "0A000 PREPARE TRANSACTION is not modelled (docs/sql.md, PostgreSQL) at position 0");
 }
 
 TEST_CASE("pg: SET TRANSACTION sets the next transaction's level; SET SESSION CHARACTERISTICS and "

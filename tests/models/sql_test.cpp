@@ -40,6 +40,7 @@ const char* kind_name(Statement::Kind kind) {
     case Statement::Kind::drop_index: return "drop_index";
     case Statement::Kind::advisory: return "advisory";
     case Statement::Kind::set_timeout: return "set_timeout";
+    case Statement::Kind::savepoint: return "savepoint";
   }
   return "?";
 }
