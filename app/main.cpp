@@ -296,10 +296,8 @@ int run(const RunOptions& o) {
   locksim::reports::RunResults results;
   {
     Progress progress("trials");
-    results = locksim::run_scenario(s, {.jobs = o.jobs,
-                                        .stop = o.time_s ? locksim::deadline_after(*o.time_s) : std::function<bool()>(),
-                                        .progress = std::ref(progress),
-                                        .draw_first_violation = true});
+    const locksim::RunControl control{.jobs = o.jobs, .progress = std::ref(progress), .draw_first_violation = true};
+    results = locksim::run_scenario(s, o.time_s ? locksim::run_deadline(*o.time_s, control) : control);
   }
   if (o.check_determinism) {  // the same trials again, also when --time stopped the run
     const locksim::reports::RunResults again = locksim::run_scenario(s, {.jobs = o.jobs, .stop = locksim::same_trials_as(results)});
@@ -491,7 +489,7 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");
   run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
       ->check(CLI::Range(1, 1024));
-  run_cmd->add_option("--time", run_options.time_s, "wall seconds at most: no trial starts after, the results are of the trials done")
+  run_cmd->add_option("--time", run_options.time_s, "wall seconds at most: no trial starts after and those under way stop, the results are of the trials done")
       ->check(seconds_limit());
 
   SweepCommand sweep_options;

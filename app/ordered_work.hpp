@@ -61,7 +61,7 @@ class OrderedWork {
   /// finishing on another thread meanwhile is dropped, not folded), and `run` rethrows it.
   void done(std::size_t item, Result result) {
     const std::lock_guard lock(mutex_);
-    if (failure_) return;
+    if (failure_ || item >= limit_) return;
     buffer_.emplace(item, std::move(result));
     try {
       for (auto it = buffer_.begin(); it != buffer_.end() && it->first == folded_; it = buffer_.erase(it)) {
@@ -75,6 +75,17 @@ class OrderedWork {
     changed_.notify_all();
   }
 
+  /// A handed-out item that cannot be done (a deadline interrupted it): nothing more is handed
+  /// out, and nothing from it on is folded (a result done later is dropped), so the items
+  /// folded stay a prefix, 0 .. item - 1 at most.
+  void drop(std::size_t item) {
+    const std::lock_guard lock(mutex_);
+    stopped_ = true;
+    limit_ = std::min(limit_, item);
+    buffer_.erase(buffer_.lower_bound(limit_), buffer_.end());
+    changed_.notify_all();
+  }
+
   /// An item threw: nothing more is handed out; `run` rethrows the first failure.
   void fail(std::exception_ptr failure) {
     const std::lock_guard lock(mutex_);
@@ -83,14 +94,18 @@ class OrderedWork {
   }
 
   /// Runs every item through `work` on `threads` threads (the caller's among them), then
-  /// rethrows the first failure, if any. With `caller`, the caller's thread runs that instead
-  /// (it hands items to other processes, with try_take() and done()) beside `threads` threads
-  /// running `work`; a failure it throws ends the work as an item's would.
-  void run(int threads, const std::function<Result(std::size_t)>& work, const std::function<void()>& caller = {}) {
+  /// rethrows the first failure, if any; an item whose `work` gives nothing is dropped (drop()).
+  /// With `caller`, the caller's thread runs that instead (it hands items to other processes,
+  /// with try_take() and done()) beside `threads` threads running `work`; a failure it throws
+  /// ends the work as an item's would.
+  void run(int threads, const std::function<std::optional<Result>(std::size_t)>& work, const std::function<void()>& caller = {}) {
     auto loop = [&] {
       while (const auto item = take()) {
         try {
-          done(*item, work(*item));
+          if (std::optional<Result> result = work(*item))
+            done(*item, std::move(*result));
+          else
+            drop(*item);
         } catch (...) {
           fail(std::current_exception());
         }
@@ -153,6 +168,7 @@ class OrderedWork {
   std::condition_variable changed_;
   std::size_t next_ = 0;    // the next item to hand out
   std::size_t folded_ = 0;  // items 0 .. folded_ - 1 are folded
+  std::size_t limit_ = static_cast<std::size_t>(-1);  // drop(): no item from this one on is folded
   std::map<std::size_t, Result> buffer_;
   bool stopped_ = false;
   std::exception_ptr failure_;

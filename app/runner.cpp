@@ -5,16 +5,21 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <optional>
 #include <set>
+#include <stop_token>
+#include <thread>
 
 #include "app/cluster.hpp"
 #include "app/fault_kind.hpp"
@@ -175,6 +180,7 @@ const StrategyFold::EachCheck* each_check(const std::vector<StrategyFold>& folds
 struct Finished {
   TrialOutcome outcome;
   double wall_s = 0;  // for the timing field only
+  bool interrupted = false;  // RunControl::interrupt_at cut it short: no outcome
 };
 
 }  // namespace
@@ -183,6 +189,14 @@ std::function<bool()> deadline_after(double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                               std::chrono::duration<double>(seconds));
   return [deadline] { return std::chrono::steady_clock::now() >= deadline; };
+}
+
+RunControl run_deadline(double seconds, RunControl control) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(seconds));
+  control.stop = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
+  control.interrupt_at = deadline;
+  return control;
 }
 
 std::function<bool()> stop_after_trials(std::uint64_t trials) {
@@ -312,15 +326,34 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
     return true;
   };
   const int jobs = std::max(1, control.jobs);
+  // The deadline reaching the trials under way: a watchdog raises `interrupt` at it, which
+  // each trial's engine reads (InterruptTrials). Only the leader's: another rank's answer is
+  // an outcome, never a trial cut short.
+  const bool interruptible = control.interrupt_at && cluster::leader();
+  std::atomic<bool> interrupt{interruptible && std::chrono::steady_clock::now() >= *control.interrupt_at};
+  std::jthread watchdog;
+  if (interruptible && !interrupt)
+    watchdog = std::jthread([&interrupt, at = *control.interrupt_at](std::stop_token over) {
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock lock(m);
+      cv.wait_until(lock, over, at, [] { return false; });
+      if (!over.stop_requested()) interrupt = true;
+    });
   const auto run_item = [&](std::size_t item) {
     const auto [k, i] = locate(item);
     const Scenario& s = *runs[k].s;
     const std::size_t strategies = s.strategies.size();
     const auto trial = i / strategies;
     const auto trial_started = std::chrono::steady_clock::now();
-    Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
-    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
-    return f;
+    const InterruptTrials scope(interruptible ? &interrupt : nullptr);
+    try {
+      Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
+      f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
+      return f;
+    } catch (const sim::Interrupted&) {
+      return Finished{.outcome = {}, .wall_s = 0, .interrupted = true};
+    }
   };
   // Under mpirun: the leader hands items to the other ranks too, and folds their answers with
   // its own threads' results; another rank runs the items it is handed, and returns.
@@ -374,7 +407,15 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
             work.done(item, std::move(f));
           });
     };
-  work.run(jobs, run_item, lead);
+  work.run(
+      jobs,
+      [&](std::size_t item) -> std::optional<Finished> {
+        Finished f = run_item(item);
+        if (f.interrupted) return std::nullopt;  // dropped: the results stop before it
+        return f;
+      },
+      lead);
+  watchdog = {};  // stopped and joined: no trial runs any more
   if (control.draw_first_violation)  // each strategy's first violating trial past the first, once more with its timeline
     for (std::size_t k = 0; k < runs.size(); ++k) {
       if (!finished[k]) continue;

@@ -2,7 +2,9 @@
 // Runs a scenario: every chosen strategy through `trials` trials (seeds seed, seed+1, ...),
 // each trial a fresh world, and sums what the checkers found.
 
+#include <chrono>
 #include <functional>
+#include <optional>
 
 #include "app/scenario.hpp"
 #include "reports/results.hpp"
@@ -47,6 +49,10 @@ struct RunControl {
   /// once it says true no trial starts, the trials under way finish, and the results are those
   /// of the trials done, reported as stopped by --time. None: every trial runs.
   std::function<bool()> stop = {};
+  /// From this instant the trials under way are interrupted too (the same --time): each ends
+  /// at once, unfinished, and the results are those of the trials folded before the first one
+  /// cut short. None: the trials under way finish. (Under mpirun, the leader's own trials.)
+  std::optional<std::chrono::steady_clock::time_point> interrupt_at{};
   /// `progress(trials done, trials)` as trials are folded.
   std::function<void(std::size_t, std::size_t)> progress = {};
   /// How far past the last folded trial one may be handed out, so at most this many outcomes
@@ -77,6 +83,9 @@ reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1,
 
 /// A RunControl::stop that is true once `seconds` of wall time have passed since this call.
 std::function<bool()> deadline_after(double seconds);
+/// The run's --time as a RunControl: no trial starts after `seconds`, and the trials under way
+/// then are interrupted.
+RunControl run_deadline(double seconds, RunControl control);
 /// A RunControl::stop that is true once `trials` trials have been handed out, over every run
 /// it (or a copy of it) is given to.
 std::function<bool()> stop_after_trials(std::uint64_t trials);

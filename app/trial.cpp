@@ -13,16 +13,26 @@
 #include "app/metrics.hpp"
 #include "app/workload_kind.hpp"
 #include "reports/explain.hpp"
+#include "sim/errors.hpp"
 
 namespace locksim {
 
 double seconds(sim::Time t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
 
+namespace {
+thread_local const std::atomic<bool>* trials_interrupt = nullptr;
+}  // namespace
+
+InterruptTrials::InterruptTrials(const std::atomic<bool>* flag) : outer_(trials_interrupt) { trials_interrupt = flag; }
+
+InterruptTrials::~InterruptTrials() { trials_interrupt = outer_; }
+
 sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
                                 sim::Chooser chooser, sim::Footprints* footprints) {
   sim::EngineConfig ec;
   ec.seed = seed;
+  ec.interrupt = trials_interrupt;
   ec.trace = kept == TraceKept::timeline ? sim::TraceMode::full  // keeps the events, same hash
              : kept == TraceKept::none   ? sim::TraceMode::off
                                          : sim::TraceMode::hash;
@@ -69,6 +79,8 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
     throw;
   } catch (const std::bad_alloc&) {
     throw;
+  } catch (const sim::Interrupted&) {
+    throw;  // unfinished, not failed
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("the trial of {} with seed {}{} failed: {} (`--strategy {} --seed {} --trials 1` runs it "
                                          "alone)",

@@ -3,6 +3,7 @@
 // counted, the checkers' findings taken (the picture of a trial is app/story.hpp's). Each
 // workload kind (workload_kind.hpp) runs its trials with these; the runner folds the outcomes.
 
+#include <atomic>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,7 +19,22 @@ double seconds(sim::Time t);
 double seconds(sim::Duration d);
 double ms(sim::Time t);
 
-/// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any.
+/// While one is alive on a thread, the trials that thread runs end at once, unfinished
+/// (sim::Interrupted out of run_trial), when `flag` turns true: a run's --time deadline reaching
+/// the trials under way (EngineConfig::interrupt). Scopes nest; the innermost holds.
+class InterruptTrials {
+ public:
+  explicit InterruptTrials(const std::atomic<bool>* flag);
+  ~InterruptTrials();
+  InterruptTrials(const InterruptTrials&) = delete;
+  InterruptTrials& operator=(const InterruptTrials&) = delete;
+
+ private:
+  const std::atomic<bool>* outer_;
+};
+
+/// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any, and the
+/// thread's InterruptTrials flag.
 sim::EngineConfig engine_config(const Scenario& s, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
                                 sim::Chooser chooser, sim::Footprints* footprints);
 void inject_faults(const Scenario& s, const models::FaultSurface& surface);

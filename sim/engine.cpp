@@ -286,6 +286,10 @@ void Engine::restart(NodeId node) {
 // events of that instant in the ready set for the choice source (take_tied).
 [[gnu::always_inline]] inline Engine::Next Engine::take_next(Event& e) {
   if (stop_requested_) return Next::stop;
+  if ((events_ & (kInterruptCheckEvents - 1)) == 0 && interrupt_requested()) {
+    interrupted_ = stop_requested_ = true;
+    return Next::stop;
+  }
   if (failure_) return Next::failure;
   if (events_ - run_start_events_ >= config_.event_budget || work_over_budget_) return Next::event_budget;
   if (events_ >= next_memory_check_ && over_memory()) return Next::memory_budget;
@@ -407,6 +411,10 @@ void Engine::kill(ProcessId process) {
 
 void Engine::work(std::uint64_t units) {
   if (current_ == nullptr) return;
+  if (interrupt_requested()) {  // a statement over millions of rows stops inside, not after
+    interrupted_ = stop_requested_ = true;
+    kill(current_->id);
+  }
   work_ += units;
   if (events_ - run_start_events_ + (work_ - run_start_work_) / kWorkPerEvent < config_.event_budget) return;
   work_over_budget_ = true;
@@ -826,6 +834,7 @@ RunResult Engine::run() {
   run_start_events_ = events_;
   run_start_work_ = work_;
   work_over_budget_ = false;
+  interrupted_ = false;
   RunResult result;
   Event e;
   for (;;) {
@@ -842,6 +851,7 @@ RunResult Engine::run() {
     std::exception_ptr failure = std::exchange(failure_, nullptr);
     std::rethrow_exception(failure);
   }
+  if (interrupted_) throw Interrupted{};
   result.end = now();
   result.events = events_ - run_start_events_;
   result.trace_hash = trace_.hash();

@@ -6,6 +6,7 @@
 // ordered by the run's choice source, so explorers can permute them; with a seed the
 // whole run is a pure function of (binary, configuration, seed).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,6 +54,11 @@ struct EngineConfig {
   /// timer) counted at Engine::kPendingEventBytes; checked every kMemoryCheckEvents events.
   /// 0: no budget.
   std::uint64_t memory_budget = 0;
+  /// Set by another thread (a run's --time deadline) to end the run unfinished: it is read
+  /// every kInterruptCheckEvents events and inside long work (Engine::work), and run() then
+  /// throws sim::Interrupted. Null: never. It only ever stops a run: a run it does not stop
+  /// is the same run.
+  const std::atomic<bool>* interrupt = nullptr;
   TraceMode trace = TraceMode::hash;
   /// Stack size of each process (four times this in an AddressSanitizer build, whose
   /// frames are larger: sim/sanitizer.hpp).
@@ -243,6 +249,8 @@ class Engine {
   /// carries (a message in flight holds its request).
   static constexpr std::uint64_t kPendingEventBytes = 128;
   static constexpr std::uint64_t kMemoryCheckEvents = 1024;
+  /// How often EngineConfig::interrupt is read, in events (a power of two).
+  static constexpr std::uint64_t kInterruptCheckEvents = 1024;
 
   // --- Blocking, for sim's primitives (Mailbox, Future); models use those ----
   /// The current process's next wait. Throws UsageError naming `call` outside a process.
@@ -343,6 +351,10 @@ class Engine {
   std::uint64_t run_start_events_ = 0;  // events_ when the current run() began
   std::uint64_t work_ = 0, run_start_work_ = 0;  // work() units, all and when the current run() began
   bool work_over_budget_ = false;                // work() passed the event budget in this run
+  bool interrupted_ = false;                     // EngineConfig::interrupt ended this run
+  bool interrupt_requested() const {
+    return config_.interrupt != nullptr && config_.interrupt->load(std::memory_order_relaxed);
+  }
   std::uint64_t foreground_pending_ = 0;  // scheduled events not of background processes
   std::uint64_t holds_ = 0;               // see hold_open()
   std::vector<std::unique_ptr<Node>> nodes_;

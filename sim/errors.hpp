@@ -17,6 +17,13 @@ class Timeout : public std::runtime_error {
 /// code cannot swallow a crash; a `catch (...)` must rethrow it.
 struct Killed {};
 
+/// Engine::run() was interrupted from outside, by EngineConfig::interrupt (a run's --time
+/// deadline): the run did not finish, and nothing of it is a result.
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted() : std::runtime_error("sim::Interrupted: the run was interrupted from outside") {}
+};
+
 /// The engine was misused (waiting outside a process, a negative duration, a zero budget...).
 /// The message names the call.
 class UsageError : public std::logic_error {

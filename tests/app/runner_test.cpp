@@ -86,6 +86,43 @@ TEST_CASE("a fold that throws ends the work: nothing after it is folded, even a 
   CHECK(folded == std::vector<std::size_t>{0, 1});
 }
 
+TEST_CASE("an item dropped ends the work: nothing from it on is folded, even a result done later, and nothing more is "
+          "handed out") {
+  std::vector<std::size_t> folded;
+  locksim::OrderedWork<std::size_t> work(10, 10, [&](std::size_t item, std::size_t&&) { folded.push_back(item); });
+  using Take = locksim::OrderedWork<std::size_t>::Take;
+  std::size_t item = 0;
+  for (int i = 0; i < 4; ++i) REQUIRE(work.try_take(item) == Take::item);
+  work.done(3, 0);  // ahead of the drop: waits in the buffer, then goes with it
+  work.done(0, 0);
+  work.drop(2);
+  work.done(1, 0);
+  work.done(2, 0);  // too late: it was dropped
+  CHECK(folded == std::vector<std::size_t>{0, 1});
+  CHECK(work.try_take(item) == Take::over);
+  CHECK(work.stopped());
+  CHECK(work.buffered() == 0);
+  // Through run(): an item whose work gives nothing is dropped; the run ends without failing.
+  std::vector<std::size_t> ran;
+  locksim::OrderedWork<std::size_t> runs(10, 10, [&](std::size_t i, std::size_t&&) { ran.push_back(i); });
+  runs.run(1, [](std::size_t i) -> std::optional<std::size_t> {
+    if (i == 5) return std::nullopt;
+    return i;
+  });
+  CHECK(ran == std::vector<std::size_t>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("the --time deadline reaches the trials under way: a trial under way at it stops there, and is not counted") {
+  // A million operations, seconds of work; the deadline has passed when the trial starts.
+  locksim::Scenario s = locksim::load_scenario(locksim::scenario_path("account-bind"), {"clients.count=1000", "clients.operations=1000"});
+  s.trials = 1;
+  s.strategies = {{"check-then-insert", {}}};
+  const auto r = locksim::run_scenario(s, {.jobs = 1, .interrupt_at = std::chrono::steady_clock::now()});
+  CHECK(r.stopped == "time");
+  REQUIRE(r.strategies.size() == 1);
+  CHECK(r.strategies.front().trials == 0);
+}
+
 TEST_CASE("work whose stop says true hands out nothing more, and the items handed out are a prefix") {
   int asked = 0;
   locksim::OrderedWork<int> work(10, 100, [](std::size_t, int&&) {}, [&] { return ++asked > 3; });

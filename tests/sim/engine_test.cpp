@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
@@ -191,6 +192,49 @@ TEST_CASE("work inside one event counts against the event budget, and past it th
   within.spawn(sim::kWorld, "scan", [&] { sim::work(10 * sim::Engine::kWorkPerEvent); });
   CHECK(within.run().status == sim::RunStatus::completed);
   sim::work(1'000'000'000);  // outside a simulation: nothing
+}
+
+TEST_CASE("an interrupt from outside ends the run unfinished, between events and inside work; unraised it changes nothing") {
+  std::atomic<bool> interrupt{true};
+  auto c = config();
+  c.interrupt = &interrupt;
+  // Between events: a process that would sleep for ever stops within kInterruptCheckEvents.
+  sim::Engine ticking(c);
+  std::uint64_t ticks = 0;
+  ticking.spawn(sim::kWorld, "ticker", [&] {
+    for (;;) {
+      sim::sleep_for(std::chrono::milliseconds(1));
+      ++ticks;
+    }
+  });
+  CHECK_THROWS_AS(ticking.run(), sim::Interrupted);
+  CHECK(ticks <= sim::Engine::kInterruptCheckEvents);
+  // Inside one event's work: a scan that would run for ever stops at its first row.
+  sim::Engine scanning(c);
+  std::uint64_t rows = 0;
+  scanning.spawn(sim::kWorld, "scan", [&] {
+    for (;;) {
+      sim::work(1);
+      ++rows;
+    }
+  });
+  CHECK_THROWS_AS(scanning.run(), sim::Interrupted);
+  CHECK(rows == 0);
+  // Not raised: the same run as with no interrupt at all.
+  interrupt = false;
+  const auto run = [](sim::EngineConfig config) {
+    sim::Engine engine(config);
+    for (int i = 0; i < 3; ++i)
+      engine.spawn(sim::kWorld, "p" + std::to_string(i), [i] {
+        for (int k = 0; k < 2000; ++k) sim::sleep_for(std::chrono::microseconds(1 + i));
+      });
+    return engine.run();
+  };
+  auto plain = config();
+  const auto a = run(c), b = run(plain);
+  CHECK(a.status == sim::RunStatus::completed);
+  CHECK(a.trace_hash == b.trace_hash);
+  CHECK(a.events == b.events);
 }
 
 TEST_CASE("the event budget ends the run with a report naming every waiting process and what it waits for") {
