@@ -189,7 +189,7 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
     using Kind = reports::Timeline::Statement::Kind;
     using SKind = models::db::Statement::Kind;
     const SKind kind = s.statement.kind;
-    reports::Timeline::Statement st{seconds(s.start), seconds(s.end), who_of(s.who), models::db::sql::as_written(s.statement)};
+    reports::Timeline::Statement st{seconds(s.start), seconds(s.end), who_of(s.who), models::db::sql::as_written(s.statement, engine)};
     st.kind = kind == SKind::select ? Kind::select
               : kind == SKind::insert || kind == SKind::insert_if_absent || kind == SKind::update || kind == SKind::remove ? Kind::write
                                                                                                                            : Kind::other;

@@ -51,6 +51,7 @@ const char* sqlstate(Code code) {
     case Code::no_conflict_index: return "42P10";
     case Code::no_active_transaction: return "25P01";
     case Code::no_such_savepoint: return "3B001";
+    case Code::cardinality_violation: return "21000";
   }
   return "XX000";
 }
@@ -76,6 +77,7 @@ const char* to_string(Code code) {
     case Code::no_conflict_index: return "42P10 no unique or exclusion constraint matching the ON CONFLICT specification";
     case Code::no_active_transaction: return "25P01 no active SQL transaction";
     case Code::no_such_savepoint: return "3B001 savepoint does not exist";
+    case Code::cardinality_violation: return "21000 ON CONFLICT DO UPDATE command cannot affect row a second time";
   }
   return "?";
 }

@@ -238,6 +238,9 @@ struct Statement {
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".
 std::string to_string(const Statement& statement);
+/// The same in `engine`'s dialect: on PostgreSQL, INSERT IGNORE is ON CONFLICT DO NOTHING,
+/// ON DUPLICATE KEY UPDATE is ON CONFLICT DO UPDATE, LOCK IN SHARE MODE is FOR SHARE, ...
+std::string to_string(const Statement& statement, Engine engine);
 
 /// MySQL error numbers for what strategies catch. `connection_timeout` is the client's.
 /// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
@@ -270,6 +273,7 @@ enum class Code : int {
   no_conflict_index = 42010,       // 42P10 no unique constraint matching the ON CONFLICT specification
   no_active_transaction = 25001,   // 25P01 SAVEPOINT can only be used in transaction blocks
   no_such_savepoint = 30001,       // 3B001 savepoint does not exist
+  cardinality_violation = 21000,   // 21000 ON CONFLICT DO UPDATE command cannot affect row a second time
 };
 const char* to_string(Code code);
 /// The error as PostgreSQL names it: "23505", "40P01", "55P03", ...; "" for ok.

@@ -1052,7 +1052,9 @@ class Postgres final : public Database::Model {
   }
 
   // INSERT of one row, with ON CONFLICT's arbitration on the unique indexes its target names.
-  void insert_one(SessionState& s, Table& t, const Statement& st, const Values& given, Result& out) {
+  // One row of an INSERT; `touched` holds the rows the statement inserted or updated so far,
+  // which its DO UPDATE may not update again (21000).
+  void insert_one(SessionState& s, Table& t, const Statement& st, const Values& given, Result& out, std::set<std::int64_t>& touched) {
     std::optional<std::int64_t> explicit_id;
     Values values;
     try {
@@ -1091,6 +1093,8 @@ class Postgres final : public Database::Model {
         if (!rc && !sees(row.versions.back(), s.txn->xid, snapshot(s)))
           throw Failure{Code::serialization_failure, "could not serialize access due to concurrent update"};
         if (st.on_duplicate == OnDuplicate::ignore) return;  // DO NOTHING
+        if (touched.count(*dup))
+          throw Failure{Code::cardinality_violation, "ON CONFLICT DO UPDATE command cannot affect row a second time"};
         // DO UPDATE: lock the row (FOR UPDATE), then update it if DO UPDATE's WHERE holds.
         const std::size_t seen = newest(row, s.txn->xid);
         const Got got = acquire(s, LockKey{LockKey::Kind::row, &t, *dup}, Mode::update, true, true, Statement::OnLocked::wait);
@@ -1116,6 +1120,7 @@ class Postgres final : public Database::Model {
         for (const auto& [c, v] : st.on_update) next[c] = v;
         mark_deleted(s, t, *dup);
         add_version(s, t, *dup, next, nullptr);
+        touched.insert(*dup);
         ++out.affected;
         if (!st.more().returning.empty()) out.rows.push_back(row_of(*dup, t.rows.at(*dup).versions.back().values));
         return;
@@ -1125,14 +1130,16 @@ class Postgres final : public Database::Model {
     }
     const RowOrigin origin{s.who, s.txn->xid, sim::now()};
     add_version(s, t, id, values, &origin);
+    touched.insert(id);
     ++out.affected;
     if (!st.more().returning.empty()) out.rows.push_back(row_of(id, t.rows.at(id).versions.back().values));
   }
 
   Result insert(SessionState& s, Table& t, const Statement& st) {
     Result out;
-    insert_one(s, t, st, st.values, out);
-    for (const Values& row : st.more().more_rows) insert_one(s, t, st, row, out);
+    std::set<std::int64_t> touched;
+    insert_one(s, t, st, st.values, out, touched);
+    for (const Values& row : st.more().more_rows) insert_one(s, t, st, row, out, touched);
     return out;
   }
 

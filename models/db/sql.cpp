@@ -1252,8 +1252,8 @@ Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
   return s;
 }
 
-std::string as_written(const Statement& statement) {
-  if (!statement.written) return to_string(statement);
+std::string as_written(const Statement& statement, Engine engine) {
+  if (!statement.written) return to_string(statement, engine);  // built in code: in the server's dialect
   const Written& w = *statement.written;
   // The value bound to the `?` numbered `n`, where bind() put it.
   const auto bound = [&](std::size_t n) -> std::string {

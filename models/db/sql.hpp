@@ -119,6 +119,6 @@ Statement bind(const Prepared& prepared, const std::vector<Value>& args);
 /// A statement as its user wrote it, for reports: the text it was parsed from with each `?`
 /// (or, Written::numbered, each `$n`) replaced by the value bound to it and each run of
 /// whitespace one space; a statement built in code (no text) as to_string(Statement) renders it.
-std::string as_written(const Statement& statement);
+std::string as_written(const Statement& statement, Engine engine = Engine::mariadb);
 
 }  // namespace models::db::sql

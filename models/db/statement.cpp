@@ -1,6 +1,7 @@
 // A typed statement written back as the SQL it stands for, for narration and examples.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/db/database.hpp"
 
@@ -118,6 +119,39 @@ std::string to_string(const Statement& s) {
     }
   }
   return "?";
+}
+
+std::string to_string(const Statement& s, Engine engine) {
+  if (engine != Engine::postgresql) return to_string(s);
+  // PostgreSQL's words where its dialect differs; every other statement reads alike in both.
+  using K = Statement::Kind;
+  switch (s.kind) {
+    case K::set_lock_wait_timeout: return fmt::format("SET lock_timeout = {}", s.seconds * 1000);
+    case K::set_isolation:
+      if (!s.next_transaction_only)
+        return fmt::format("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {}", to_string(s.isolation));
+      break;
+    case K::select:
+      if (s.lock == ReadLock::share) return fmt::format("SELECT * FROM {}{} FOR SHARE", s.table, where_text(s));
+      break;
+    case K::insert: {
+      if (s.on_duplicate != OnDuplicate::ignore && s.on_duplicate != OnDuplicate::update) break;
+      const auto [columns, values] = columns_and_values(s);
+      const auto& target = s.more().conflict_target;
+      const std::string on = target.empty() ? "" : fmt::format("({}) ", fmt::join(target, ", "));
+      return fmt::format("INSERT INTO {} {} VALUES ({}) ON CONFLICT {}{}", s.table, columns, values, on,
+                         s.on_duplicate == OnDuplicate::ignore ? "DO NOTHING" : "DO UPDATE SET " + assignments(s.on_update, s));
+    }
+    case K::insert_if_absent: {
+      const auto [columns, values] = columns_and_values(s);
+      return fmt::format("INSERT INTO {} {} SELECT {} WHERE NOT EXISTS (SELECT 1 FROM {}{})", s.table, columns, values, s.table,
+                         where_text(s));
+    }
+    case K::add_index: return fmt::format("CREATE {}INDEX {} ON {} ({})", s.unique ? "UNIQUE " : "", s.index, s.table, s.column);
+    case K::drop_index: return fmt::format("DROP INDEX {}", s.index);
+    default: break;
+  }
+  return to_string(s);
 }
 
 }  // namespace models::db

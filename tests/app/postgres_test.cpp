@@ -111,6 +111,19 @@ TEST_CASE("PostgreSQL: ON CONFLICT DO UPDATE updates the row with EXCLUDED where
   CHECK(step_of(r, 2).rows.empty());
 }
 
+TEST_CASE("PostgreSQL: a multi-row ON CONFLICT DO UPDATE that proposes one key twice is 21000, and undoes the statement") {
+  const auto r = run(pg({step("s1", "INSERT INTO t (k, v) VALUES ('b', 1), ('b', 2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"),
+                         step("s1", "INSERT INTO t (k, v) VALUES ('a', 1), ('a', 2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"),
+                         step("s1", "INSERT INTO t (k, v) VALUES ('a', 5), ('c', 6) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"),
+                         step("s1", "INSERT INTO t (k, v) VALUES ('d', 1), ('d', 2) ON CONFLICT (k) DO NOTHING")},
+                        kUnique, json::array({{{"k", "a"}}})));
+  CHECK(step_of(r, 1).code == "21000");  // the first row inserted b
+  CHECK(step_of(r, 2).code == "21000");  // the first row updated a
+  CHECK(step_of(r, 3).affected == 2);
+  CHECK(step_of(r, 4).affected == 1);
+  CHECK(rows_of(r, "t") == 3);  // a, c, d: no b
+}
+
 TEST_CASE("PostgreSQL: ON CONFLICT naming a column without a unique index is 42P10") {
   const auto r = run(pg({step("s1", "INSERT INTO t (k, v) VALUES ('a', 1) ON CONFLICT (v) DO NOTHING")}));
   CHECK(step_of(r, 1).code == "42P10");

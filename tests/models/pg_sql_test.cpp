@@ -850,3 +850,20 @@ TEST_CASE("pg: random bytes, random SQL words and mutated statements never crash
     parse_any(text);
   }
 }
+
+TEST_CASE("pg: a statement built in code is narrated in PostgreSQL's words on that engine, in MySQL's on MariaDB", "[pg_sql]") {
+  const Statement ignore{.kind = Statement::Kind::insert, .table = "t", .values = {{"k", Value{std::string("a")}}},
+                         .on_duplicate = db::OnDuplicate::ignore};
+  CHECK(db::to_string(ignore, db::Engine::postgresql) == "INSERT INTO t (k) VALUES ('a') ON CONFLICT DO NOTHING");
+  CHECK(db::to_string(ignore, db::Engine::mariadb) == "INSERT IGNORE INTO t (k) VALUES ('a')");
+  Statement upsert = ignore;
+  upsert.on_duplicate = db::OnDuplicate::update;
+  upsert.on_update = {{"v", num(2)}};
+  CHECK(db::to_string(upsert, db::Engine::postgresql) == "INSERT INTO t (k) VALUES ('a') ON CONFLICT DO UPDATE SET v = 2");
+  const Statement share{.kind = Statement::Kind::select, .table = "t", .lock = db::ReadLock::share};
+  CHECK(db::to_string(share, db::Engine::postgresql) == "SELECT * FROM t FOR SHARE");
+  CHECK(db::to_string(share, db::Engine::mariadb) == "SELECT * FROM t LOCK IN SHARE MODE");
+  // A statement parsed from PostgreSQL's text is shown as it was written.
+  CHECK(sql::as_written(bound("INSERT INTO t (k) VALUES ($1) ON CONFLICT (k) DO NOTHING", {Value{std::string("b")}}),
+                        db::Engine::postgresql) == "INSERT INTO t (k) VALUES ('b') ON CONFLICT (k) DO NOTHING");
+}
