@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "app/reader.hpp"
+#include "models/db/sql.hpp"
 
 #include <fmt/format.h>
 
@@ -12,35 +13,10 @@
 
 namespace locksim {
 
-namespace {
-
-// The length of the UTF-8 sequence at the start of `s`, or 0 if it is not well formed.
-std::size_t sequence_length(std::string_view s) {
-  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const auto continuation = [&](std::size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return continuation(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!continuation(1) || !continuation(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // a surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(1) >= 0x90) return 0;  // beyond U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-}  // namespace
 
 bool valid_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = sequence_length(text.substr(i));
+    const std::size_t n = models::db::sql::utf8_length(text.substr(i));
     if (n == 0) return false;
     i += n;
   }
@@ -51,7 +27,7 @@ std::string quote_value(std::string_view value, std::size_t max) {
   std::string out = "\"";
   std::size_t i = 0;
   while (i < value.size() && i < max) {
-    const std::size_t n = sequence_length(value.substr(i));
+    const std::size_t n = models::db::sql::utf8_length(value.substr(i));
     const auto c = static_cast<unsigned char>(value[i]);
     if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
       out += fmt::format("\\x{:02x}", c);

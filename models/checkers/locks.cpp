@@ -33,6 +33,11 @@ Hold& Hold::operator=(Hold&& other) noexcept {
   return *this;
 }
 
+bool Hold::granted() const {
+  if (monitor_ == nullptr) return false;
+  depends_on_everything();
+  return monitor_->records_[index_].granted();
+}
 void Hold::step() {
   if (monitor_ != nullptr) monitor_->step(index_);
 }

@@ -68,6 +68,10 @@ class Hold {
   /// About to remove the lock without checking it is ours (DEL): a wrong unlock if the
   /// service grants the lock to another holder now.
   void unlocking_blindly();
+  /// Whether the lock service grants the lock to this holder now (the hold's peek); false once
+  /// released. For a holder that learns its lock ended from the service's replies (a COMMIT
+  /// ends a transaction's advisory lock).
+  bool granted() const;
   /// The holder no longer believes it holds the lock.
   void release();
   bool active() const { return monitor_ != nullptr; }

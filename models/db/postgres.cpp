@@ -582,13 +582,17 @@ class Postgres final : public Database::Model {
 
   // Lets go of the session's transaction-scoped locks.
   void release_xact(SessionState& s, Txn& txn) {
-    for (const LockKey& key : txn.held) {
-      auto it = locks_.find(key);
-      if (it == locks_.end()) continue;
-      std::erase_if(it->second.holders, [&](const Holder& h) { return h.session == s.id && h.xact; });
-      wake_waiters(key);
-    }
+    for (const LockKey& key : txn.held) let_go(s, key);
     txn.held.clear();
+  }
+
+  // Lets go of the session's transaction-scoped lock on `key` (the caller forgets it in
+  // Txn::held), and wakes its waiters.
+  void let_go(SessionState& s, const LockKey& key) {
+    auto it = locks_.find(key);
+    if (it == locks_.end()) return;
+    std::erase_if(it->second.holders, [&](const Holder& h) { return h.session == s.id && h.xact; });
+    wake_waiters(key);
   }
 
   // Session-level advisory locks: one key's (all its counts), or every key.
@@ -776,10 +780,8 @@ class Postgres final : public Database::Model {
         continue;
       }
       const LockKey key = *k;
-      if (auto it = locks_.find(key); it != locks_.end())
-        std::erase_if(it->second.holders, [&](const Holder& h) { return h.session == s.id && h.xact; });
       k = txn.held.erase(k);
-      wake_waiters(key);
+      let_go(s, key);
     }
     return undone;
   }
@@ -800,20 +802,21 @@ class Postgres final : public Database::Model {
       s.txn->savepoints.push_back(SavepointMark{sp.name, s.txn->undo.size(), s.txn->held});
       return {};
     }
-    std::vector<SavepointMark>* marks = s.txn ? &s.txn->savepoints : nullptr;
-    const auto found = marks == nullptr ? std::vector<SavepointMark>::reverse_iterator{}
-                                        : std::find_if(marks->rbegin(), marks->rend(), [&](const SavepointMark& m) { return m.name == sp.name; });
-    if (marks == nullptr || found == marks->rend()) {
+    // The latest savepoint of that name; none where an error ended the whole transaction.
+    std::vector<SavepointMark> none;
+    std::vector<SavepointMark>& marks = s.txn ? s.txn->savepoints : none;
+    const auto found = std::find_if(marks.rbegin(), marks.rend(), [&](const SavepointMark& m) { return m.name == sp.name; });
+    if (found == marks.rend()) {
       Result r{.code = Code::no_such_savepoint, .message = "savepoint \"" + sp.name + "\" does not exist"};
       if (!s.aborted) abort_block(s, r);
       return r;
     }
     const auto at = std::prev(found.base());  // the mark, as a forward iterator
     if (sp.op == Op::release) {
-      marks->erase(at, marks->end());
+      marks.erase(at, marks.end());
     } else {
-      marks->erase(std::next(at), marks->end());
-      roll_back_to(s, marks->back());
+      marks.erase(std::next(at), marks.end());
+      roll_back_to(s, marks.back());
       s.aborted = false;
     }
     return {};

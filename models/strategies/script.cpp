@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -133,9 +132,9 @@ struct Resource {
   std::optional<LockGuard> lock{};
   std::string redis_key{};        // a lock of locks.redis: its key, for release_with_del
   std::size_t on_connection = 0;  // a lock-table or advisory lock: 1 + the index of its connection; 0: none
-  /// A transaction-level advisory lock: whether the server still grants it. Once it does
-  /// not (its transaction ended), its hold ends too, as the holder's code would know.
-  std::function<bool()> granted_in_transaction{};
+  /// A transaction-level advisory lock: once the server no longer grants it (its transaction
+  /// ended), its hold ends too, as the holder's code would know.
+  bool ends_with_transaction = false;
 };
 
 // One bind call: who it acts for, what it holds.
@@ -655,10 +654,10 @@ class ScriptStrategy : public Strategy {
   };
   static void end_transaction_holds(Invocation& inv, const db::Connection* ending = nullptr) {
     for (const auto& res : inv.resources) {
-      if (!res->lock || !res->lock->held() || !res->granted_in_transaction) continue;
+      if (!res->lock || !res->lock->held() || !res->ends_with_transaction) continue;
       const bool on_ending = ending != nullptr && res->on_connection != 0 &&
                              inv.resources[res->on_connection - 1]->connection && &*inv.resources[res->on_connection - 1]->connection == ending;
-      if (on_ending || !res->granted_in_transaction()) res->lock->unlock();
+      if (on_ending || !res->lock->hold().granted()) res->lock->unlock();
     }
   }
 
@@ -901,9 +900,7 @@ class ScriptStrategy : public Strategy {
     if (c.engine() != db::Engine::postgresql) throw Misuse{"locks.pg_advisory: needs \"database\": {\"engine\": \"postgresql\"}"};
     const int pushed = push_lock(L, inv, inv.strategy->clients(inv).pg_advisory(c, number, o), {}, index + 1);
     if (o.xact && !lua_isnil(L, -1)) {
-      const db::Database* database = &c.database();
-      const std::uint64_t session = c.session();
-      inv.resources.back()->granted_in_transaction = [database, session, number] { return database->holds_advisory(session, number); };
+      inv.resources.back()->ends_with_transaction = true;
       end_transaction_holds(inv);  // outside a transaction it ended with its own statement
     }
     return pushed;
