@@ -37,6 +37,9 @@
 
 namespace {
 
+// The scenario file the command runs, which the one line of an allocation failure names.
+std::string running_file;
+
 int list(bool metrics_page) {
   if (metrics_page) {  // docs/metrics.md
     fmt::print("{}", locksim::metrics_markdown());
@@ -150,6 +153,7 @@ int sweep(const SweepCommand& c) {
   for (const auto& v : c.varies) o.varies.push_back(locksim::parse_vary(v));
   if (c.time_s) o.stop = locksim::deadline_after(*c.time_s);
   const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(c.scenario), c.sets, c.strategies);
+  running_file = s.file;
   o.folder = "reports/out/" + s.name + "/" + locksim::sweep_folder_name(o.varies, c.metric);
   locksim::reports::SweepResults results;
   {
@@ -208,6 +212,7 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
 
 int explore(const ExploreCommand& c) {
   const locksim::ExploreOptions& o = c.options;
+  running_file = o.scenario;
   const locksim::Finding f = locksim::explore(o);
   if (!locksim::cluster::leader()) return 0;  // its runs went to rank 0, which reports
   locksim::reports::SearchClaim claim{.scenario = f.scenario,
@@ -277,6 +282,7 @@ int explore(const ExploreCommand& c) {
 
 int run(const RunOptions& o) {
   locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(o.scenario), o.sets, o.strategies);
+  running_file = s.file;
   if (o.trials) s.trials = *o.trials;
   if (o.seed) s.seed = *o.seed;
   if (o.print_config) {
@@ -444,8 +450,9 @@ int main(int argc, char** argv) {
   } catch (const locksim::InputError& e) {
     return fail(locksim::shown(e.what(), 2000), kBadInput);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory: the run needs more than this machine gives it (fewer clients, operations, trials or --jobs need "
-                "less)",
+    return fail(fmt::format("{}out of memory: the run needs more than this machine gives it (fewer clients, operations, trials or "
+                            "--jobs need less)",
+                            running_file.empty() ? "" : running_file + ": "),
                 kBadInput);
   } catch (const std::exception& e) {
     return fail(fmt::format("internal error: {}; this is a defect of locksim, not of the input: please report it with the command {}",

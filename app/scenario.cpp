@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "app/database_input.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
@@ -890,6 +892,35 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return load_document(std::move(doc), path, narrowed);
 }
 
+namespace {
+
+// Clients whose arrival is at_start start every operation as a process at once, each with its
+// stack: 16 KiB for a C++ strategy, 1 MiB for a Lua one (models/strategies/script.hpp). Stacks
+// are address space before they are memory, and a run whose first trial cannot map them all
+// under this process's ceiling (ulimit -v, or the one main sets) is refused here, before any
+// trial, rather than running the other strategies first and ending out of memory.
+void check_stacks(const Reader& top, const Scenario& s) {
+  const models::ClientsConfig& clients = s.deployment.clients;
+  if (clients.traffic || clients.arrival.kind != models::ArrivalKind::at_start) return;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  const bool script = std::any_of(s.strategies.begin(), s.strategies.end(), [](const StrategyChoice& c) { return !c.entry().script.empty(); });
+  const std::uint64_t stack = script ? models::strategies::kScriptStackBytes : sim::EngineConfig{}.stack_bytes;
+  const std::uint64_t processes = static_cast<std::uint64_t>(clients.clients) * static_cast<std::uint64_t>(clients.operations_per_client);
+  const std::uint64_t needed = processes * stack;
+  if (needed <= limit.rlim_cur / 2) return;  // half for everything else the run maps
+  constexpr double kGiB = 1 << 30;
+  top.fail(fmt::format("clients whose stacks fit this process's address space: {} x {} operations arriving at_start start {} processes "
+                       "at once, whose {} stacks ({}) need {:.1f} GiB, more than half the {:.1f} GiB it may map (ulimit -v; fewer "
+                       "clients or operations, or another clients.arrival.kind{}; docs/limits.md, \"Memory\")",
+                       clients.clients, clients.operations_per_client, processes, script ? "1 MiB" : "16 KiB",
+                       script ? "a Lua strategy's" : "a C++ strategy's", static_cast<double>(needed) / kGiB,
+                       static_cast<double>(limit.rlim_cur) / kGiB, script ? ", or C++ strategies only" : ""),
+           "clients");
+}
+
+}  // namespace
+
 Scenario load_document(json doc, const std::string& path, const std::vector<std::string>& narrowed, SchemaRecorder* recorder) {
   if (const std::string bad = invalid_text(doc, ""); !bad.empty())
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
@@ -1191,6 +1222,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   if (scripts_hash != 0) s.hash = fnv1a(fmt::format("{:016x} {:016x}", s.hash, scripts_hash));
 
   check_rows(top, d.database, s.strategies, s.memory_budget_mb);
+  check_stacks(top, s);
   if (s.workload == "sessions") check_steps(top, s.script, d.database);
   if (top.has("expect")) {
     const Reader e = top.child("expect");
