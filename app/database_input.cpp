@@ -125,18 +125,40 @@ models::db::Engine read_engine(const Reader& top) {
   return database.pick("engine", models::db::Engine::mariadb, kEngines);
 }
 
-// CREATE [UNIQUE] INDEX in database.tables, after its table: the table's one secondary index,
-// as PostgreSQL's DDL states an index that is not a column's UNIQUE.
+// CREATE [UNIQUE] INDEX in database.tables, after its table, as PostgreSQL's DDL states an
+// index that is not a column's UNIQUE: on one column, the table's key column; on several, or
+// partial, one of its further indexes (PostgreSQL only: the MariaDB model refuses them).
 static void add_index(const Reader& list, const std::string& at, const models::db::Statement& st,
-                      std::vector<models::db::TableSchema>& tables) {
+                      std::vector<models::db::TableSchema>& tables, models::db::Engine engine) {
   auto t = std::find_if(tables.begin(), tables.end(), [&](const auto& x) { return x.name == st.table; });
   if (t == tables.end()) list.fail(fmt::format("a CREATE INDEX on a table created above it, not on {}", quote_value(st.table)), at);
+  const auto taken = [&](const std::string& name) {
+    return name == t->index_name || std::any_of(t->indexes.begin(), t->indexes.end(), [&](const auto& x) { return x.name == name; });
+  };
+  if (taken(st.index)) list.fail(fmt::format("an index of a name of its own ({} has one named {})", t->name, quote_value(st.index)), at);
+  // On several columns, partial, or on another column than the key column's: a further index.
+  const bool further = st.more().index_def || (!t->key_column.empty() && t->key_column != st.column);
+  if (further) {
+    if (engine != models::db::Engine::postgresql)
+      list.fail(fmt::format("no second index on {} (it has one on {}; on MariaDB the model's tables have at most one secondary "
+                            "index, on one column: docs/sql.md)",
+                            t->name, t->key_column),
+                at);
+    const models::db::IndexDef def = st.more().index_def ? *st.more().index_def
+                                                         : models::db::IndexDef{.name = st.index, .columns = {st.column}, .unique = st.unique};
+    const auto check = [&](const std::string& column) {
+      if (column != "id" && column != t->key_column && !t->columns.count(column))
+        list.fail(fmt::format("an index on columns of {} (it has no {})", t->name, quote_value(column)), at);
+    };
+    for (const std::string& column : def.columns) check(column);
+    if (def.where) check_columns(*def.where, check);
+    t->indexes.push_back(def);
+    return;
+  }
   if (!t->columns.count(st.column) && t->key_column != st.column)
     list.fail(fmt::format("an index on a column of {} (it has no {})", t->name, quote_value(st.column)), at);
   if (!t->key_column.empty())
-    list.fail(fmt::format("no second index on {} (it has one on {}; the model's tables have at most one secondary index: docs/sql.md)",
-                          t->name, t->key_column),
-              at);
+    list.fail(fmt::format("no second index on {}.{} (the model keeps one index on a column: docs/sql.md)", t->name, t->key_column), at);
   t->key_column = st.column;
   t->columns.erase(st.column);
   t->key_index = st.unique ? models::db::KeyIndex::unique : models::db::KeyIndex::non_unique;
@@ -157,7 +179,7 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
     for (std::size_t i = 0; i < list.raw().size(); ++i) {
       const sql::Prepared p = parse(list, std::to_string(i), setup.server.database.engine);
       if (p.statement.kind == models::db::Statement::Kind::add_index) {
-        add_index(list, std::to_string(i), p.statement, setup.tables);
+        add_index(list, std::to_string(i), p.statement, setup.tables, setup.server.database.engine);
         ddl.push_back(p.text);
         continue;
       }
@@ -231,7 +253,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
     tables.insert(tables.end(), setup.tables.begin(), setup.tables.end());
     if (std::find(checked.begin(), checked.end(), tables) != checked.end()) continue;
     checked.push_back(tables);
-    models::db::Database scratch;
+    models::db::Database scratch(models::db::DatabaseConfig{.engine = setup.server.database.engine});
     for (const auto& t : tables) scratch.create_table(t);
     std::map<std::string, std::size_t> index;  // each table's row number in the file
     models::for_each_seed_row(setup.rows, setup.legacy, [&](const models::SeedRow& row) {
@@ -353,6 +375,23 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
       if (index.indexed && index.name == st.index) index = {index.column, index.name, false, true};
       continue;
     }
+    // PostgreSQL's further indexes (on several columns, partial, or on another column than the
+    // key column's): their columns are checked here, the rest when they run.
+    const bool further = st.kind == Kind::add_index && setup.server.database.engine == models::db::Engine::postgresql &&
+                         (st.more().index_def || (!index.column.empty() && st.column != index.column));
+    if (further) {
+      const auto check = [&](const std::string& column) {
+        if (column != "id" && column != t->key_column && !t->columns.count(column))
+          top.fail(fmt::format("a column of {} (42703 column \"{}\" does not exist)", t->name, shown(column, 64)), at);
+      };
+      if (const auto& def = st.more().index_def) {
+        for (const std::string& column : def->columns) check(column);
+        if (def->where) check_columns(*def->where, check);
+      } else {
+        check(st.column);
+      }
+      continue;
+    }
     if (st.kind == Kind::add_index) {
       if (index.indexed && index.name == st.index) continue;  // 1061 when it runs
       if (!index.column.empty() && st.column != index.column)
@@ -392,6 +431,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
                    at);
     for (const auto& [column, value] : st.on_update) check(column);
     for (const auto& column : st.more().conflict_target) check(column);
+    if (st.more().conflict_index_where) check_columns(*st.more().conflict_index_where, check);
     for (const auto& column : st.more().returning)
       if (column != "*") check(column);
     if (!st.count_rows)  // COUNT(*) names no column

@@ -1629,6 +1629,9 @@ class InnoDb final : public Database::Model {
 
   void create_table(TableSchema schema) override {
     if (tables.count(schema.name)) throw sim::UsageError("models::db: table '" + schema.name + "' exists");
+    if (!schema.indexes.empty())
+      throw sim::UsageError("models::db: the index " + schema.indexes.front().name + " on " + schema.name +
+                            " (on several columns, partial, or a second one) is modelled on PostgreSQL only (docs/sql.md)");
     Table& t = tables[schema.name];
     t.schema = std::move(schema);
   }

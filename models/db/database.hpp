@@ -85,6 +85,23 @@ enum class KeyIndex { none, non_unique, unique };
 enum class Engine { mariadb, postgresql };
 const char* to_string(Engine engine);
 
+/// An index beyond the primary key and the key column's (PostgreSQL only): on several columns,
+/// or partial, on the rows its WHERE is true for. A unique one refuses a second live row of the
+/// same values among the rows it covers, as the key column's index does; a plain one changes no
+/// answer in the model (a read through it is taken as a scan).
+struct IndexDef {
+  std::string name;
+  std::vector<std::string> columns;
+  bool unique = true;
+  /// A partial index's WHERE (null: every row), and the same as SQL, which ON CONFLICT's
+  /// inference compares with its own WHERE's terms.
+  std::shared_ptr<const Expr> where{};
+  std::string where_text{};
+  bool operator==(const IndexDef& o) const {
+    return name == o.name && columns == o.columns && unique == o.unique && where_text == o.where_text;
+  }
+};
+
 struct TableSchema {
   std::string name;
   /// The column strategies look rows up by (an OpenID, a request id). Empty: none.
@@ -99,6 +116,8 @@ struct TableSchema {
   std::vector<std::string> column_order{};
   /// Whether `id` is AUTO_INCREMENT: without it an INSERT must give an id (1364 otherwise).
   bool auto_increment = true;
+  /// Indexes on several columns or partial ones (PostgreSQL only; MariaDB's model refuses them).
+  std::vector<IndexDef> indexes{};
   bool operator==(const TableSchema&) const = default;
 };
 
@@ -147,6 +166,12 @@ struct StatementExtra {
   /// INSERT proposed as `inserted` (EXCLUDED.col).
   std::vector<std::string> conflict_target{};
   std::shared_ptr<const Expr> conflict_where{};
+  /// PostgreSQL's ON CONFLICT (cols) WHERE: the terms a partial unique index's WHERE must be
+  /// among for the index to arbitrate (null: none given).
+  std::shared_ptr<const Expr> conflict_index_where{};
+  /// PostgreSQL's CREATE INDEX on several columns or with a WHERE: the index (add_index's
+  /// `column` is then empty).
+  std::shared_ptr<const IndexDef> index_def{};
   /// PostgreSQL's RETURNING: the columns each written row is returned with ("*": all).
   std::vector<std::string> returning{};
 };

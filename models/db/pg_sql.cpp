@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace models::db::pg {
 namespace {
 
@@ -362,6 +364,7 @@ std::optional<double> milliseconds_of(std::string_view text) {
 struct Context {
   bool excluded = false;
   bool constant = false;
+  bool indexed = false;  // an index's WHERE, or ON CONFLICT's inference WHERE: columns, no parameter
 };
 
 // The advisory-lock functions PostgreSQL 15 has with one bigint key (and unlock_all, with none).
@@ -509,6 +512,7 @@ class Converter {
   // A `$n` inside an expression: its value goes to StatementExtra::args when bound.
   Expr param_expr(const PgQuery__ParamRef* ref, const Context& context) {
     if (context.constant) refuse(position(ref->location), "a parameter inside a computed value");
+    if (context.indexed) refuse(position(ref->location), "a parameter in an index's WHERE");
     const std::size_t slot = s().more().args.size();
     place(ref, Param{.in = Param::In::args, .arg = slot});
     s().edit().args.emplace_back(std::int64_t{0});  // a placeholder until bind()
@@ -967,7 +971,8 @@ class Converter {
     const std::size_t at = position(c->location);
     if (c->infer != nullptr) {
       if (!empty(c->infer->conname)) refuse(at, "ON CONFLICT ON CONSTRAINT");
-      if (c->infer->where_clause != nullptr) refuse(location_of(c->infer->where_clause), "ON CONFLICT (...) WHERE");
+      if (c->infer->where_clause != nullptr)
+        s().edit().conflict_index_where = std::make_shared<const Expr>(expr(c->infer->where_clause, Context{.indexed = true}));
       for (std::size_t i = 0; i < c->infer->n_index_elems; ++i) {
         const PgQuery__IndexElem* elem = c->infer->index_elems[i]->index_elem;
         if (elem->expr != nullptr || empty(elem->name)) refuse(at, "ON CONFLICT on an expression");
@@ -1228,6 +1233,7 @@ class Converter {
     TableSchema schema{.name = ""};
     std::vector<std::pair<std::string, Value>> columns{};  // as listed, id included
     std::optional<UniqueDef> unique{};
+    std::vector<std::pair<IndexDef, std::size_t>> more_unique{};  // UNIQUE (a, b), a second UNIQUE: where each is
     std::optional<std::size_t> primary{};  // where PRIMARY KEY (id) is
     bool has_id = false;
   };
@@ -1236,12 +1242,21 @@ class Converter {
     if (table_def_.primary) throw Error("42P16", at, "multiple primary keys for table \"" + table_ + "\" are not allowed");
     table_def_.primary = at;
   }
-  void add_unique(const PgQuery__Constraint* constraint, const std::string& column, std::size_t at) {
-    if (column == "id") refuse(at, "UNIQUE on id (the primary key)");
+  // UNIQUE on one column or several: the first on one column is the table's key column, the
+  // others its further unique indexes (TableSchema::indexes), named as PostgreSQL names a
+  // constraint, "<table>_<col>[_<col>...]_key", where the statement does not name them.
+  void add_unique(const PgQuery__Constraint* constraint, const std::vector<std::string>& columns, std::size_t at) {
     if (constraint->deferrable || constraint->initdeferred) refuse(at, "a DEFERRABLE unique constraint");
-    if (table_def_.unique) refuse(at, "a second unique constraint (the model's tables have one secondary index)");
-    table_def_.unique =
-        UniqueDef{column, empty(constraint->conname) ? table_ + "_" + column + "_key" : text_of(constraint->conname), at};
+    for (const std::string& column : columns)
+      if (column == "id") refuse(at, "UNIQUE on id (the primary key)");
+    const std::string name = empty(constraint->conname) ? table_ + "_" + fmt::format("{}", fmt::join(columns, "_")) + "_key"
+                                                        : text_of(constraint->conname);
+    if (columns.size() == 1 && !table_def_.unique) {
+      table_def_.unique = UniqueDef{columns[0], name, at};
+      return;
+    }
+    if (table_def_.more_unique.size() >= sql::kMaxItems) too_many(at, "unique constraints");
+    table_def_.more_unique.emplace_back(IndexDef{.name = name, .columns = columns}, at);
   }
 
   // One column: its type, its default (the type's where it gives none: the model stores no
@@ -1278,7 +1293,7 @@ class Converter {
           if (!id) refuse(constraint_at, "a primary key other than id");
           add_primary(constraint_at);
           break;
-        case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE: add_unique(constraint, name, constraint_at); break;
+        case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE: add_unique(constraint, {name}, constraint_at); break;
         default: refuse(constraint_at, constraint_name(constraint));
       }
     }
@@ -1289,7 +1304,7 @@ class Converter {
     t.columns.emplace_back(name, std::move(default_value));
   }
 
-  // A table constraint: PRIMARY KEY (id) or [CONSTRAINT name] UNIQUE (col).
+  // A table constraint: PRIMARY KEY (id) or [CONSTRAINT name] UNIQUE (col [, col ...]).
   void table_constraint(const PgQuery__Constraint* constraint) {
     const std::size_t at = position(constraint->location);
     if (constraint->n_including > 0) refuse(at, "INCLUDE");
@@ -1298,10 +1313,17 @@ class Converter {
         if (constraint->n_keys != 1 || str(constraint->keys[0]) != "id") refuse(at, "a primary key other than id");
         add_primary(at);
         return;
-      case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE:
-        if (constraint->n_keys != 1) refuse(at, "a multi-column unique constraint");
-        add_unique(constraint, str(constraint->keys[0]), at);
+      case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE: {
+        if (constraint->n_keys > sql::kMaxItems) too_many(at, "columns of a unique constraint");
+        std::vector<std::string> columns;
+        for (std::size_t i = 0; i < constraint->n_keys; ++i) {
+          columns.push_back(str(constraint->keys[i]));
+          if (std::count(columns.begin(), columns.end(), columns.back()) > 1)
+            throw Error("42701", at, "column \"" + columns.back() + "\" appears twice in unique constraint");
+        }
+        add_unique(constraint, columns, at);
         return;
+      }
       default: refuse(at, constraint_name(constraint));
     }
   }
@@ -1328,6 +1350,12 @@ class Converter {
       schema.key_column = t.unique->column;
       schema.key_index = KeyIndex::unique;
       schema.index_name = t.unique->name;
+    }
+    for (auto& [index, index_at] : t.more_unique) {
+      for (const std::string& column : index.columns)
+        if (std::none_of(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.first == column; }))
+          throw Error("42703", index_at, "column \"" + column + "\" named in key does not exist");
+      schema.indexes.push_back(std::move(index));
     }
     schema.column_order.push_back("id");
     for (auto& [name, default_value] : t.columns) {
@@ -1384,28 +1412,42 @@ class Converter {
     }
   }
 
-  // CREATE [UNIQUE] INDEX [name] ON t (col): an add_index of the model's one secondary index,
-  // named as PostgreSQL names it when the statement does not: "<table>_<col>_idx". The model
-  // builds every index online, so CONCURRENTLY changes nothing.
+  // CREATE [UNIQUE] INDEX [name] ON t (col [, col ...]) [WHERE ...]: on one column without a
+  // WHERE, an add_index of the table's key column; on several columns or partial, one of its
+  // further indexes (StatementExtra::index_def). Named as PostgreSQL names it when the
+  // statement does not: "<table>_<col>[_<col>...]_idx". The model builds every index at once,
+  // so CONCURRENTLY changes nothing.
   void create_index(const PgQuery__IndexStmt* ix) {
     const std::size_t at = position(ix->relation->location);
-    if (ix->where_clause != nullptr) refuse(location_of(ix->where_clause), "a partial index");
-    if (ix->n_index_params != 1) refuse(at, "a multi-column index");
+    if (ix->n_index_params > sql::kMaxItems) too_many(at, "columns of an index");
     if (ix->n_index_including_params > 0) refuse(at, "INCLUDE");
     if (!empty(ix->access_method) && text_of(ix->access_method) != "btree") refuse(at, "a " + text_of(ix->access_method) + " index");
     if (ix->n_options > 0) refuse(at, "an index's storage options (WITH)");
     if (!empty(ix->table_space)) refuse(at, "TABLESPACE");
     if (ix->if_not_exists) refuse(at, "CREATE INDEX IF NOT EXISTS");
-    const PgQuery__IndexElem* elem = ix->index_params[0]->index_elem;
-    if (elem->expr != nullptr || empty(elem->name)) refuse(at, "an index on an expression");
-    if (elem->n_collation > 0 || elem->n_opclass > 0) refuse(at, "an index's collation or operator class");
-    // ASC / DESC and NULLS FIRST / LAST: the model's index has one order, and no NULLs.
+    std::vector<std::string> columns;
+    for (std::size_t i = 0; i < ix->n_index_params; ++i) {
+      const PgQuery__IndexElem* elem = ix->index_params[i]->index_elem;
+      if (elem->expr != nullptr || empty(elem->name)) refuse(at, "an index on an expression");
+      if (elem->n_collation > 0 || elem->n_opclass > 0) refuse(at, "an index's collation or operator class");
+      // ASC / DESC and NULLS FIRST / LAST: the model's index has one order, and no NULLs.
+      columns.push_back(text_of(elem->name));
+    }
     relation(ix->relation);
     Statement& st = s();
     st.kind = Statement::Kind::add_index;
-    st.column = text_of(elem->name);
     st.unique = ix->unique;
-    st.index = empty(ix->idxname) ? table_ + "_" + st.column + "_idx" : text_of(ix->idxname);
+    st.index = empty(ix->idxname) ? table_ + "_" + fmt::format("{}", fmt::join(columns, "_")) + "_idx" : text_of(ix->idxname);
+    if (columns.size() == 1 && ix->where_clause == nullptr) {
+      st.column = columns[0];
+      return;
+    }
+    IndexDef def{.name = st.index, .columns = std::move(columns), .unique = ix->unique != 0};
+    if (ix->where_clause != nullptr) {
+      def.where = std::make_shared<const Expr>(expr(ix->where_clause, Context{.indexed = true}));
+      def.where_text = to_string(*def.where);
+    }
+    st.edit().index_def = std::make_shared<const IndexDef>(std::move(def));
   }
 
   Prepared out_{};

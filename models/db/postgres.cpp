@@ -23,12 +23,15 @@
 //   A row changed by a transaction that committed after the snapshot is re-read under READ
 //   COMMITTED (EvalPlanQual: its WHERE checked again on the new version) and fails with 40001
 //   under REPEATABLE READ; NOWAIT fails with 55P03, SKIP LOCKED leaves the row;
-// - an INSERT checks each unique index (the primary key and the key column's) with a dirty
-//   read: a key another open transaction inserted (or is deleting) makes it wait for that
-//   transaction to end, then check again; a committed live key is 23505, or the conflict of
-//   ON CONFLICT: DO NOTHING skips the row, DO UPDATE locks the row and updates it with
-//   EXCLUDED, and under REPEATABLE READ a conflicting row the snapshot does not see is 40001.
-//   There are no gap locks: a read of an absent key locks nothing;
+// - an INSERT checks each unique index (the primary key, the key column's, and further ones on
+//   several columns or partial) with a dirty read: a key another open transaction inserted (or
+//   is deleting, or moving out of a partial index) makes it wait for that transaction to end,
+//   then check again; a committed live key is 23505, or the conflict of ON CONFLICT on the
+//   indexes it infers from its target (the arbiters, checked first): DO NOTHING skips the row,
+//   DO UPDATE locks the row and updates it with EXCLUDED, and under REPEATABLE READ a
+//   conflicting row the snapshot does not see is 40001. A new version an UPDATE makes is
+//   checked against the further indexes as an insert is. There are no gap locks: a read of an
+//   absent key locks nothing;
 // - lock waits are first come, first served on each row; a wait that lasts deadlock_timeout
 //   (1 s) looks for a cycle of waits once, and the waiter that finds one fails with 40P01;
 //   lock_timeout and statement_timeout (0: none, PostgreSQL's defaults) end a wait with 55P03
@@ -41,8 +44,8 @@
 // - advisory locks per session (held past COMMIT, counted, until unlocked as often or the
 //   session ends) and per transaction (held to its end), exclusive or shared, waited for as
 //   row locks are.
-// Not modelled: SSI's read-only optimisations beyond the snapshot rule, savepoints, NULLs stored, indexes other than the primary key and one
-// unique or plain key column, CREATE INDEX's table lock (an index is built at once),
+// Not modelled: SSI's read-only optimisations beyond the snapshot rule, NULLs stored, reads
+// through a further index (a scan), CREATE INDEX's table lock (an index is built at once),
 // statement_timeout outside lock waits, VACUUM (versions are kept).
 
 #include <algorithm>
@@ -95,10 +98,19 @@ struct Entry {
   auto operator<=>(const Entry&) const = default;
 };
 
+// An entry of a further unique index (TableSchema::indexes): the values of its columns in a
+// version of the row, kept while a version holds them.
+struct IndexEntry {
+  std::vector<Value> key{};
+  std::int64_t id = 0;
+  auto operator<=>(const IndexEntry&) const = default;
+};
+
 struct Table {
   TableSchema schema;
   std::map<std::int64_t, RowChain> rows;
   std::set<Entry> entries;
+  std::vector<std::set<IndexEntry>> index_entries;  // by the place of the index in schema.indexes
   std::int64_t next_id = 1;  // the sequence of a SERIAL or IDENTITY id
 };
 
@@ -228,7 +240,12 @@ class Postgres final : public Database::Model {
 
   void create_table(TableSchema schema) override {
     if (tables_.count(schema.name)) throw sim::UsageError("models::db: relation \"" + schema.name + "\" already exists");
-    tables_[schema.name].schema = std::move(schema);
+    for (const IndexDef& index : schema.indexes)
+      if (const auto column = missing_column(schema, index))
+        throw sim::UsageError("models::db: column \"" + *column + "\" of the index " + index.name + " does not exist in " + schema.name);
+    Table& t = tables_[schema.name];
+    t.index_entries.resize(schema.indexes.size());
+    t.schema = std::move(schema);
   }
 
   std::int64_t load_row(const std::string& name, const Values& given, std::string who) override {
@@ -241,6 +258,14 @@ class Postgres final : public Database::Model {
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(t, "id"));
     const std::optional<Value> key = key_of(t, values);
     if (key && unique(t) && !live_with_key(t, *key).empty()) throw sim::UsageError(duplicate_message(t, t.schema.key_column));
+    try {
+      for (std::size_t i = 0; i < t.schema.indexes.size(); ++i) {
+        const auto index_key = key_in(t, i, values);
+        if (index_key && any_live(t, i, *index_key)) throw sim::UsageError(duplicate_index_message(t.schema.indexes[i]));
+      }
+    } catch (const Failure& f) {
+      throw sim::UsageError("models::db: a row of " + name + ": " + f.message);
+    }
     t.next_id = std::max(t.next_id, id == std::numeric_limits<std::int64_t>::max() ? id : id + 1);  // a dump's setval
     values["id"] = Value{id};
     bytes_ += Database::row_bytes(values);
@@ -249,6 +274,7 @@ class Postgres final : public Database::Model {
     const sim::Engine* engine = sim::Engine::current();
     row.origin = RowOrigin{std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{}};
     if (key) t.entries.insert(Entry{*key, id});
+    add_index_entries(t, id, row.versions.back().values);
     return id;
   }
 
@@ -348,6 +374,75 @@ class Postgres final : public Database::Model {
   }
   static std::string duplicate_message(const Table& t, const std::string& column) {
     return "duplicate key value violates unique constraint \"" + index_name(t, column) + "\"";
+  }
+  static std::string duplicate_index_message(const IndexDef& index) {
+    return "duplicate key value violates unique constraint \"" + index.name + "\"";
+  }
+
+  // --- Further indexes: on several columns, or partial -------------------------------
+
+  // A column an index names, in its columns or its WHERE, that the table lacks; nullopt: none.
+  static std::optional<std::string> missing_column(const TableSchema& schema, const IndexDef& index) {
+    std::optional<std::string> missing;
+    const auto check = [&](const std::string& column) {
+      if (!missing && column != "id" && column != schema.key_column && !schema.columns.count(column)) missing = column;
+    };
+    for (const std::string& column : index.columns) check(column);
+    if (index.where) check_expr_columns(*index.where, check);
+    return missing;
+  }
+  template <class Check>
+  static void check_expr_columns(const Expr& e, const Check& check) {
+    if (e.kind == Expr::Kind::column) check(e.column);
+    for (const Expr& a : e.args) check_expr_columns(a, check);
+  }
+
+  // The values a version has in the table's further index `i`: nullopt where the index is
+  // plain, or partial and its WHERE is not true of the version.
+  static std::optional<std::vector<Value>> key_in(const Table& t, std::size_t i, const Values& v) {
+    const IndexDef& index = t.schema.indexes[i];
+    if (!index.unique) return std::nullopt;
+    if (index.where) {
+      static const std::vector<Value> kNoArgs;
+      try {
+        if (!holds(*index.where, Scope{v, kNoArgs})) return std::nullopt;
+      } catch (const ExprError& e) {
+        throw Failure{static_cast<Code>(e.code), e.message};
+      }
+    }
+    std::vector<Value> key;
+    key.reserve(index.columns.size());
+    for (const std::string& column : index.columns) key.push_back(v.at(column));
+    return key;
+  }
+  void add_index_entries(Table& t, std::int64_t id, const Values& v) {
+    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
+      if (auto key = key_in(t, i, v)) add_entry(t, i, IndexEntry{std::move(*key), id});
+  }
+  // What an entry of a further index costs the memory budget: the set's node and the key's
+  // values, as detail::version_bytes counts a row's.
+  static std::uint64_t entry_bytes(const IndexEntry& e) {
+    std::uint64_t bytes = 64;
+    for (const Value& v : e.key) bytes += sizeof(Value) + (std::holds_alternative<std::string>(v) ? std::get<std::string>(v).size() : 0);
+    return bytes;
+  }
+  void add_entry(Table& t, std::size_t i, IndexEntry e) {
+    const std::uint64_t bytes = entry_bytes(e);
+    if (t.index_entries[i].insert(std::move(e)).second) bytes_ += bytes;
+  }
+  void erase_entry(Table& t, std::size_t i, const IndexEntry& e) {
+    if (t.index_entries[i].erase(e) != 0) bytes_ -= entry_bytes(e);
+  }
+  // Whether a row other than `except` has a version holding `key` in index `i` that a dirty
+  // read finds live (load_row's and CREATE UNIQUE INDEX's check: no transaction runs).
+  bool any_live(const Table& t, std::size_t i, const std::vector<Value>& key, std::int64_t except = 0) const {
+    for (auto it = t.index_entries[i].lower_bound(IndexEntry{key, std::numeric_limits<std::int64_t>::min()});
+         it != t.index_entries[i].end() && it->key == key; ++it) {
+      if (it->id == except) continue;
+      const Tuple& latest = t.rows.at(it->id).versions.back();
+      if (!(latest.xmax != 0 && latest.xmax_commit != 0) && key_in(t, i, latest.values) == key) return true;
+    }
+    return false;
   }
 
   // The version a list of committed rows shows: the latest committed one that is not deleted
@@ -753,6 +848,13 @@ class Postgres final : public Database::Model {
                                       [&](const Tuple& v) { return v.values.at(t.schema.key_column) == *key; });
         if (!kept) t.entries.erase(Entry{*key, u.id});
       }
+      for (std::size_t i = 0; i < t.schema.indexes.size(); ++i) {
+        const auto key = key_in(t, i, gone.values);
+        if (!key) continue;
+        const bool kept = std::any_of(row->second.versions.begin(), row->second.versions.end(),
+                                      [&](const Tuple& v) { return key_in(t, i, v.values) == key; });
+        if (!kept) erase_entry(t, i, IndexEntry{*key, u.id});
+      }
       if (row->second.versions.empty()) {
         t.rows.erase(row);
         bytes_ -= kRowBytes;
@@ -970,6 +1072,7 @@ class Postgres final : public Database::Model {
   void add_version(SessionState& s, Table& t, std::int64_t id, RowValues values, const RowOrigin* origin) {
     ssi_write(s, t, id, key_of(t, values).value_or(Value{}));
     if (auto key = key_of(t, values)) t.entries.insert(Entry{*key, id});
+    add_index_entries(t, id, values);
     auto [row, fresh] = t.rows.try_emplace(id);
     bytes_ += version_bytes(values) + (fresh ? kRowBytes : 0);
     row->second.versions.push_back(Tuple{s.txn->xid, 0, 0, 0, std::move(values)});
@@ -1002,6 +1105,7 @@ class Postgres final : public Database::Model {
       }
       detail::assign(st, next, nullptr);
       mark_deleted(s, t, id);  // the old version ends, a new one begins (its own earlier one too)
+      check_new_version(s, t, next);
       add_version(s, t, id, next, nullptr);
       ++out.affected;  // PostgreSQL counts every row it updated, changed or not
       if (!st.more().returning.empty()) out.rows.push_back(row_of(id, t.rows.at(id).versions.back().values));
@@ -1054,6 +1158,93 @@ class Postgres final : public Database::Model {
     }
   }
 
+  // The first row whose version holds `key` in the further unique index `i`, as _bt_check_unique
+  // finds it: each version the index has an entry for is checked with a dirty read, and one a
+  // transaction still inserts or deletes (an UPDATE that moved it out of the index included) is
+  // waited for, then the index is looked at again. nullopt: none.
+  std::optional<std::int64_t> index_conflict(SessionState& s, Table& t, std::size_t i, const std::vector<Value>& key) {
+    const Xid me = s.txn->xid;
+    for (;;) {
+      std::optional<Xid> wait_for;
+      std::optional<std::int64_t> found;
+      for (auto it = t.index_entries[i].lower_bound(IndexEntry{key, std::numeric_limits<std::int64_t>::min()});
+           it != t.index_entries[i].end() && it->key == key && !wait_for && !found; ++it) {
+        for (const Tuple& v : t.rows.at(it->id).versions) {
+          if (key_in(t, i, v.values) != key) continue;
+          if (v.xmax != 0 && v.xmax_commit != 0) continue;  // deleted or replaced, committed
+          if (v.xmax == me) continue;                       // deleted or replaced by this transaction
+          if (v.xmin != me && v.xmin_commit == 0 && running(v.xmin)) wait_for = v.xmin;
+          else if (v.xmax != 0 && running(v.xmax)) wait_for = v.xmax;
+          else found = it->id;
+          break;
+        }
+      }
+      if (!wait_for) return found;
+      wait_for_transaction(s, *wait_for);
+    }
+  }
+
+  // A new version of row `id` (an UPDATE's, or ON CONFLICT DO UPDATE's) against the further
+  // unique indexes: 23505 where another row holds its values in one.
+  void check_new_version(SessionState& s, Table& t, const Values& next) {
+    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
+      if (const auto key = key_in(t, i, next); key && index_conflict(s, t, i, *key)) {
+        ++stats_.duplicate_keys;
+        throw Failure{Code::duplicate_key, duplicate_index_message(t.schema.indexes[i])};
+      }
+  }
+
+  // The unique indexes an INSERT ... ON CONFLICT (cols) [WHERE ...] arbitrates on, as
+  // PostgreSQL infers them: those on exactly the target's columns, a partial one only where
+  // the target's WHERE implies the index's (the model proves it when each term of the index's
+  // WHERE is among the target's terms). Without a target, every unique index. 42P10 for none.
+  struct Arbiters {
+    bool id = false, key = false;
+    std::vector<bool> indexes{};
+  };
+  static void terms_of(const Expr& e, std::vector<std::string>& out) {
+    if (e.kind == Expr::Kind::logical_and) {
+      for (const Expr& a : e.args) terms_of(a, out);
+      return;
+    }
+    out.push_back(to_string(e));
+  }
+  static Arbiters arbiters(const Table& t, const Statement& st) {
+    const std::vector<std::string>& target = st.more().conflict_target;
+    Arbiters out;
+    out.indexes.assign(t.schema.indexes.size(), false);
+    if (st.on_duplicate != OnDuplicate::ignore && st.on_duplicate != OnDuplicate::update) return out;
+    const std::set<std::string> wanted(target.begin(), target.end());
+    const auto on = [&](const std::vector<std::string>& columns) {
+      return target.empty() || std::set<std::string>(columns.begin(), columns.end()) == wanted;
+    };
+    std::vector<std::string> given;
+    if (const auto& where = st.more().conflict_index_where) terms_of(*where, given);
+    bool any = false;
+    out.id = on({"id"});
+    out.key = unique(t) && on({t.schema.key_column});
+    any = out.id || out.key;
+    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i) {
+      const IndexDef& index = t.schema.indexes[i];
+      if (!index.unique || !on(index.columns)) continue;
+      if (index.where && !target.empty()) {
+        std::vector<std::string> needed;
+        terms_of(*index.where, needed);
+        const bool implied = std::all_of(needed.begin(), needed.end(),
+                                         [&](const std::string& n) { return std::find(given.begin(), given.end(), n) != given.end(); });
+        if (!implied && !given.empty())
+          throw sim::UsageError("models::db: ON CONFLICT's WHERE (" + to_string(*st.more().conflict_index_where) +
+                                ") implies the WHERE of the index " + index.name + " (" + index.where_text +
+                                ") only where it repeats each of its terms in the model (docs/sql.md)");
+        if (!implied) continue;
+      }
+      out.indexes[i] = true;
+      any = true;
+    }
+    if (!any) throw Failure{Code::no_conflict_index, "there is no unique or exclusion constraint matching the ON CONFLICT specification"};
+    return out;
+  }
+
   // INSERT of one row, with ON CONFLICT's arbitration on the unique indexes its target names.
   // One row of an INSERT; `touched` holds the rows the statement inserted or updated so far,
   // which its DO UPDATE may not update again (21000).
@@ -1071,25 +1262,33 @@ class Postgres final : public Database::Model {
       throw Failure{Code::out_of_range, "nextval: reached maximum value of sequence \"" + t.schema.name + "_id_seq\""};
     const std::int64_t id = explicit_id ? *explicit_id : t.next_id++;  // nextval: never rolled back
     values["id"] = Value{id};
-    const std::vector<std::string>& target = st.more().conflict_target;
-    const bool arbitrates = st.on_duplicate == OnDuplicate::ignore || st.on_duplicate == OnDuplicate::update;
-    const auto arbiter = [&](const std::string& column) {
-      return arbitrates && (target.empty() || std::find(target.begin(), target.end(), column) != target.end());
-    };
-    if (arbitrates && !target.empty())
-      for (const std::string& c : target)
-        if (c != "id" && !(unique(t) && c == t.schema.key_column))
-          throw Failure{Code::no_conflict_index, "there is no unique or exclusion constraint matching the ON CONFLICT specification"};
-    std::vector<std::string> columns{"id"};
-    if (unique(t)) columns.push_back(t.schema.key_column);
+    // Each unique index, the arbiters first (PostgreSQL's speculative insertion checks them
+    // before it inserts, the others as it does): which one (kId, kKey, or the place of a further
+    // index) and whether it arbitrates.
+    constexpr int kId = -2, kKey = -1;
+    const Arbiters arbiter = arbiters(t, st);
+    std::vector<std::pair<int, bool>> probes;
+    for (const bool arbitrates : {true, false}) {
+      if (arbiter.id == arbitrates) probes.emplace_back(kId, arbitrates);
+      if (unique(t) && arbiter.key == arbitrates) probes.emplace_back(kKey, arbitrates);
+      for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
+        if (t.schema.indexes[i].unique && arbiter.indexes[i] == arbitrates) probes.emplace_back(static_cast<int>(i), arbitrates);
+    }
     for (;;) {
       bool again = false;
-      for (const std::string& column : columns) {
-        const std::optional<std::int64_t> dup = unique_conflict(s, t, column, values.at(column));
+      for (const auto& [which, arbitrates] : probes) {
+        std::optional<std::int64_t> dup;
+        if (which == kId || which == kKey) {
+          const std::string column = which == kId ? std::string("id") : t.schema.key_column;
+          dup = unique_conflict(s, t, column, values.at(column));
+        } else if (const auto key = key_in(t, static_cast<std::size_t>(which), values)) {
+          dup = index_conflict(s, t, static_cast<std::size_t>(which), *key);
+        }
         if (!dup) continue;
-        if (!arbiter(column)) {
+        if (!arbitrates) {
           ++stats_.duplicate_keys;
-          throw Failure{Code::duplicate_key, duplicate_message(t, column)};
+          throw Failure{Code::duplicate_key, which >= 0 ? duplicate_index_message(t.schema.indexes[static_cast<std::size_t>(which)])
+                                                        : duplicate_message(t, which == kId ? "id" : t.schema.key_column)};
         }
         const RowChain& row = t.rows.at(*dup);
         const bool rc = s.txn->isolation == Isolation::read_committed || s.txn->isolation == Isolation::read_uncommitted;
@@ -1122,6 +1321,7 @@ class Postgres final : public Database::Model {
         detail::assign(st, next, &values);
         for (const auto& [c, v] : st.on_update) next[c] = v;
         mark_deleted(s, t, *dup);
+        check_new_version(s, t, next);
         add_version(s, t, *dup, next, nullptr);
         touched.insert(*dup);
         ++out.affected;
@@ -1153,10 +1353,43 @@ class Postgres final : public Database::Model {
     return insert(s, t, st);
   }
 
-  // CREATE [UNIQUE] INDEX on the key column, built at once.
+  // CREATE [UNIQUE] INDEX on the key column, or a further index (on several columns, or
+  // partial), built at once. A unique one fails with 23505 where two live rows hold one key.
   Result create_index(Table& t, const Statement& st) {
-    if (!t.schema.key_column.empty() && t.schema.key_column != st.column)
-      throw sim::UsageError("models::db: a second indexed column (" + st.column + ") is not modelled");
+    const auto named = [&](const std::string& name) {
+      return name == t.schema.index_name || std::any_of(t.schema.indexes.begin(), t.schema.indexes.end(),
+                                                        [&](const IndexDef& x) { return x.name == name; });
+    };
+    if (named(st.index)) throw Failure{Code::duplicate_key_name, "relation \"" + st.index + "\" already exists"};
+    // An index on another column than the key column's is a further one, as one on several
+    // columns or a partial one is.
+    const IndexDef* def = st.more().index_def.get();
+    IndexDef other;
+    if (def == nullptr && !t.schema.key_column.empty() && t.schema.key_column != st.column) {
+      other = IndexDef{.name = st.index, .columns = {st.column}, .unique = st.unique};
+      def = &other;
+    }
+    if (def != nullptr) {
+      if (const auto column = missing_column(t.schema, *def)) throw Failure{Code::bad_field, "column \"" + *column + "\" does not exist"};
+      t.schema.indexes.push_back(*def);
+      t.index_entries.emplace_back();
+      const std::size_t i = t.schema.indexes.size() - 1;
+      sim::work(t.rows.size());
+      for (const auto& [id, row] : t.rows)
+        for (const Tuple& v : row.versions)
+          if (auto key = key_in(t, i, v.values)) add_entry(t, i, IndexEntry{std::move(*key), id});
+      for (const auto& [id, row] : t.rows) {
+        const Tuple& latest = row.versions.back();
+        if (latest.xmax != 0 && latest.xmax_commit != 0) continue;
+        if (const auto key = key_in(t, i, latest.values); key && any_live(t, i, *key, id)) {
+          for (const IndexEntry& e : t.index_entries[i]) bytes_ -= entry_bytes(e);
+          t.schema.indexes.pop_back();
+          t.index_entries.pop_back();
+          return Result{.code = Code::duplicate_key, .message = "could not create unique index \"" + st.index + "\""};
+        }
+      }
+      return {};
+    }
     if (st.unique) {
       std::map<Value, int> seen;
       for (const auto& [id, row] : t.rows) {

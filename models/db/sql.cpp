@@ -177,7 +177,7 @@ class Lexer {
 };
 
 // One definition of CREATE TABLE's secondary index: on which column, from where in the text.
-struct IndexDef {
+struct KeyIndexDef {
   std::string column;
   std::string name;
   KeyIndex kind = KeyIndex::unique;
@@ -906,7 +906,7 @@ class Parser {
     s.table = name("a table name");
     if (accept("ADD")) {
       if (!is("UNIQUE") && !is("INDEX") && !is("KEY")) fail(kAlter);
-      const IndexDef def = index_clause();
+      const KeyIndexDef def = index_clause();
       s.kind = Statement::Kind::add_index;
       s.index = def.name;
       s.column = def.column;
@@ -941,8 +941,8 @@ class Parser {
     expect_symbol("(");
     std::vector<ColumnDef> columns;
     bool has_id = false, has_primary = false;
-    std::optional<IndexDef> index;
-    auto add_index = [&](IndexDef def, std::size_t at) {
+    std::optional<KeyIndexDef> index;
+    auto add_index = [&](KeyIndexDef def, std::size_t at) {
       if (index) fail_at(at, kOneIndex);
       index = std::move(def);
     };
@@ -971,7 +971,7 @@ class Parser {
         } else {
           std::optional<std::size_t> unique_at;
           columns.push_back({column, column_definition(unique_at)});
-          if (unique_at) add_index(IndexDef{column, column, KeyIndex::unique, at}, *unique_at);
+          if (unique_at) add_index(KeyIndexDef{column, column, KeyIndex::unique, at}, *unique_at);
         }
       }
     } while (accept_symbol(","));
@@ -998,8 +998,8 @@ class Parser {
   }
 
   // UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col), at its first word.
-  IndexDef index_clause() {
-    IndexDef def;
+  KeyIndexDef index_clause() {
+    KeyIndexDef def;
     if (accept("UNIQUE")) {
       if (!accept("KEY")) accept("INDEX");
     } else {

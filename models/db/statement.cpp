@@ -138,7 +138,8 @@ std::string to_string(const Statement& s, Engine engine) {
       if (s.on_duplicate != OnDuplicate::ignore && s.on_duplicate != OnDuplicate::update) break;
       const auto [columns, values] = columns_and_values(s);
       const auto& target = s.more().conflict_target;
-      const std::string on = target.empty() ? "" : fmt::format("({}) ", fmt::join(target, ", "));
+      std::string on = target.empty() ? "" : fmt::format("({}) ", fmt::join(target, ", "));
+      if (const auto& where = s.more().conflict_index_where) on += "WHERE " + to_string(*where) + " ";
       return fmt::format("INSERT INTO {} {} VALUES ({}) ON CONFLICT {}{}", s.table, columns, values, on,
                          s.on_duplicate == OnDuplicate::ignore ? "DO NOTHING" : "DO UPDATE SET " + assignments(s.on_update, s));
     }
@@ -147,7 +148,12 @@ std::string to_string(const Statement& s, Engine engine) {
       return fmt::format("INSERT INTO {} {} SELECT {} WHERE NOT EXISTS (SELECT 1 FROM {}{})", s.table, columns, values, s.table,
                          where_text(s));
     }
-    case K::add_index: return fmt::format("CREATE {}INDEX {} ON {} ({})", s.unique ? "UNIQUE " : "", s.index, s.table, s.column);
+    case K::add_index: {
+      const IndexDef* def = s.more().index_def.get();
+      if (def == nullptr) return fmt::format("CREATE {}INDEX {} ON {} ({})", s.unique ? "UNIQUE " : "", s.index, s.table, s.column);
+      return fmt::format("CREATE {}INDEX {} ON {} ({}){}", s.unique ? "UNIQUE " : "", s.index, s.table, fmt::join(def->columns, ", "),
+                         def->where ? " WHERE " + def->where_text : "");
+    }
     case K::drop_index: return fmt::format("DROP INDEX {}", s.index);
     default: break;
   }

@@ -249,7 +249,8 @@ TEST_CASE("PostgreSQL: a row lock taken after a savepoint ends at ROLLBACK TO it
   CHECK(step_of(r, 7).waited_ms > 0);
 }
 
-TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX after its table in database.tables is that table's index; a second index is refused") {
+TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX after its table in database.tables is that table's index; another column's is a "
+          "further one") {
   json doc = pg({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')")}, kPlain);
   const auto plain = run(doc);
   CHECK(step_of(plain, 2).code.empty());
@@ -257,9 +258,14 @@ TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX after its table in database.tables is
   const auto indexed = run(doc);
   CHECK(step_of(indexed, 2).code == "23505");
   CHECK_THAT(step_of(indexed, 2).message, Catch::Contains("t_k_key"));
-  json twice = pg({step("s1", "SELECT k FROM t")});
-  twice["database"]["tables"].push_back("CREATE INDEX t_v ON t (v)");
-  CHECK_THAT(test::refusal(twice.dump()), Catch::Contains("/database/tables/1: expected no second index on t (it has one on k"));
+  json second = pg({step("s1", "INSERT INTO t (k, v) VALUES ('a', 1)"), step("s1", "INSERT INTO t (k, v) VALUES ('b', 1)")});
+  second["database"]["tables"].push_back("CREATE UNIQUE INDEX t_v ON t (v)");
+  const auto on_v = run(second);
+  CHECK(step_of(on_v, 2).code == "23505");
+  CHECK(step_of(on_v, 2).message == "duplicate key value violates unique constraint \"t_v\"");
+  json same_name = pg({step("s1", "SELECT k FROM t")});
+  same_name["database"]["tables"].push_back("CREATE INDEX t_k_key ON t (v)");
+  CHECK_THAT(test::refusal(same_name.dump()), Catch::Contains("/database/tables/1: expected an index of a name of its own"));
   json elsewhere = pg({step("s1", "SELECT k FROM t")});
   elsewhere["database"]["tables"].push_back("CREATE INDEX u_v ON u (v)");
   CHECK_THAT(test::refusal(elsewhere.dump()), Catch::Contains("a CREATE INDEX on a table created above it, not on \"u\""));
@@ -293,4 +299,108 @@ TEST_CASE("PostgreSQL: a rollout, whose steps are MariaDB's online ALTER TABLE, 
   CHECK_THROWS_WITH(locksim::load_scenario(locksim::scenario_path("vivo-rollout"), {"database.engine=postgresql"}),
                     Catch::Contains("\"rollout\" only on the MariaDB engine"));
   CHECK_NOTHROW(locksim::load_scenario(locksim::scenario_path("vivo-rollout")));
+}
+
+// --- Further unique indexes: on several columns, partial --------------------------------------
+
+namespace {
+
+const char* kPayments = "CREATE TABLE t (id SERIAL PRIMARY KEY, m TEXT NOT NULL, r TEXT NOT NULL, v INT NOT NULL DEFAULT 0, UNIQUE (m, r))";
+const char* kJobs = "CREATE TABLE t (id SERIAL PRIMARY KEY, k TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'active')";
+json jobs(json steps, json rows = nullptr) {
+  json doc = pg(std::move(steps), kJobs, std::move(rows));
+  doc["database"]["tables"].push_back("CREATE UNIQUE INDEX one_active ON t (k) WHERE status = 'active'");
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("PostgreSQL: UNIQUE (m, r) refuses a second row of both values and takes one differing in either; ON CONFLICT "
+          "arbitrates on it when its target names the same columns, in any order") {
+  const auto r = run(pg({step("s1", "INSERT INTO t (m, r) VALUES ('m1', 'r1')"), step("s1", "INSERT INTO t (m, r) VALUES ('m2', 'r1')"),
+                         step("s1", "INSERT INTO t (m, r) VALUES ('m1', 'r1')"),
+                         step("s1", "INSERT INTO t (m, r, v) VALUES ('m1', 'r1', 5) ON CONFLICT (r, m) DO UPDATE SET v = EXCLUDED.v"),
+                         step("s1", "INSERT INTO t (m, r) VALUES ('m1', 'r9') ON CONFLICT (m) DO NOTHING"),
+                         step("s1", "SELECT v FROM t WHERE m = 'm1' AND r = 'r1'")},
+                        kPayments));
+  CHECK(step_of(r, 2).code.empty());
+  CHECK(step_of(r, 3).code == "23505");
+  CHECK(step_of(r, 3).message == "duplicate key value violates unique constraint \"t_m_r_key\"");
+  CHECK(step_of(r, 4).code.empty());
+  CHECK(step_of(r, 4).affected == 1);
+  CHECK(step_of(r, 5).code == "42P10");
+  CHECK(step_of(r, 6).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{5}}});
+  CHECK(rows_of(r, "t") == 2);
+}
+
+TEST_CASE("PostgreSQL: an insert of the pair another open transaction inserted waits for it, and inserts nothing after its COMMIT") {
+  const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (m, r) VALUES ('m1', 'r1')"),
+                         step("s2", "INSERT INTO t (m, r) VALUES ('m1', 'r1') ON CONFLICT (m, r) DO NOTHING"), step("s1", "COMMIT")},
+                        kPayments));
+  CHECK(step_of(r, 3).waited_for == std::vector<std::string>{"s1"});
+  CHECK(step_of(r, 3).code.empty());
+  CHECK(step_of(r, 3).affected == 0);
+  CHECK(rows_of(r, "t") == 1);
+}
+
+TEST_CASE("PostgreSQL: a partial unique index refuses a second active row of a key, takes finished ones, and frees the key "
+          "when the active row finishes") {
+  const auto r = run(jobs({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "INSERT INTO t (k, status) VALUES ('a', 'done')"),
+                           step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "UPDATE t SET status = 'done' WHERE k = 'a'"),
+                           step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "UPDATE t SET status = 'active' WHERE status = 'done'")}));
+  CHECK(step_of(r, 2).code.empty());
+  CHECK(step_of(r, 3).code == "23505");
+  CHECK(step_of(r, 3).message == "duplicate key value violates unique constraint \"one_active\"");
+  CHECK(step_of(r, 5).code.empty());
+  CHECK(step_of(r, 6).code == "23505");  // an UPDATE into the index checks it as an INSERT does
+  CHECK(rows_of(r, "t") == 3);
+}
+
+TEST_CASE("PostgreSQL: ON CONFLICT (k) arbitrates on a partial unique index only with the index's WHERE; without a target, "
+          "on every unique index") {
+  const auto r = run(jobs({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "INSERT INTO t (k) VALUES ('a') ON CONFLICT (k) DO NOTHING"),
+                           step("s1", "INSERT INTO t (k) VALUES ('a') ON CONFLICT (k) WHERE status = 'active' DO NOTHING"),
+                           step("s1", "INSERT INTO t (k) VALUES ('a') ON CONFLICT DO NOTHING")}));
+  CHECK(step_of(r, 2).code == "42P10");
+  CHECK(step_of(r, 3).code.empty());
+  CHECK(step_of(r, 3).affected == 0);
+  CHECK(step_of(r, 4).code.empty());
+  CHECK(step_of(r, 4).affected == 0);
+  CHECK(rows_of(r, "t") == 1);
+}
+
+TEST_CASE("PostgreSQL: an insert of a key whose active row another transaction is finishing waits for it: inserted after its "
+          "COMMIT, 23505 after its ROLLBACK") {
+  const auto r = run(jobs({step("s1", "BEGIN"), step("s1", "UPDATE t SET status = 'done' WHERE k = 'a'"), step("s2", "INSERT INTO t (k) VALUES ('a')"),
+                           step("s1", "COMMIT"), step("s1", "BEGIN"), step("s1", "UPDATE t SET status = 'done' WHERE status = 'active'"),
+                           step("s2", "INSERT INTO t (k) VALUES ('a')"), step("s1", "ROLLBACK")},
+                          json::array({{{"k", "a"}}})));
+  CHECK(step_of(r, 3).waited_for == std::vector<std::string>{"s1"});
+  CHECK(step_of(r, 3).code.empty());
+  CHECK(step_of(r, 7).waited_for == std::vector<std::string>{"s1"});
+  CHECK(step_of(r, 7).code == "23505");
+}
+
+TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX on two columns over a duplicated pair fails with 23505 and leaves no index") {
+  json doc = pg({step("s1", "CREATE UNIQUE INDEX t_m_r ON t (m, r)"), step("s1", "INSERT INTO t (m, r) VALUES ('a', 'b')"),
+                 step("s1", "DELETE FROM t WHERE id > 1"), step("s1", "CREATE UNIQUE INDEX t_m_r ON t (m, r)"),
+                 step("s1", "INSERT INTO t (m, r) VALUES ('a', 'b')"), step("s1", "CREATE INDEX t_m_r ON t (r)")},
+                "CREATE TABLE t (id SERIAL PRIMARY KEY, m TEXT NOT NULL, r TEXT NOT NULL)", json::array({{{"m", "a"}, {"r", "b"}}, {{"m", "a"}, {"r", "b"}}}));
+  const auto r = run(doc);
+  CHECK(step_of(r, 1).code == "23505");
+  CHECK(step_of(r, 2).code.empty());  // no index was left
+  CHECK(step_of(r, 4).code.empty());
+  CHECK(step_of(r, 5).code == "23505");
+  CHECK(step_of(r, 6).code == "42P07");
+}
+
+TEST_CASE("PostgreSQL's further indexes are refused on the MariaDB engine, naming the table and the one index it may have") {
+  json doc = {{"name", "x"},
+              {"workload", "sessions"},
+              {"database", {{"tables", {"CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL, v INT NOT NULL DEFAULT 0, "
+                                        "UNIQUE KEY uk (k))",
+                                        "ALTER TABLE t ADD INDEX iv (v)"}}}},
+              {"steps", {step("s1", "SELECT k FROM t")}},
+              {"trials", 1}};
+  CHECK_THAT(test::refusal(doc.dump()), Catch::Contains("/database/tables/1: expected no second index on t (it has one on k; on MariaDB"));
 }

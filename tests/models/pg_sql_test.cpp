@@ -600,15 +600,10 @@ TEST_CASE("pg: a table's UNIQUE (col) constraint, named or not, is its key; id's
   CHECK(p.create->index_name.empty());
 }
 
-TEST_CASE("pg: a table the model cannot hold is refused: a primary key other than id, a second or multi-column unique, "
-          "NULL defaults, other types",
-          "[pg_sql]") {
+TEST_CASE("pg: a table the model cannot hold is refused: a primary key other than id, NULL defaults, other types", "[pg_sql]") {
   CHECK(refused("CREATE TABLE t (id int, k text PRIMARY KEY)") == "a primary key other than id");
   CHECK(refused("CREATE TABLE t (id int, k text, PRIMARY KEY (id, k))") == "a primary key other than id");
   CHECK(refused("CREATE TABLE t (id int, k text)") == "a table without the primary key id");
-  CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE, b text UNIQUE)") ==
-        "a second unique constraint (the model's tables have one secondary index)");
-  CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a text, b text, UNIQUE (a, b))") == "a multi-column unique constraint");
   CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a text DEFAULT NULL)") == "NULL as a stored value");
   CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a numeric)") == "the type numeric");
   CHECK(refused("CREATE TABLE t (id uuid PRIMARY KEY)") == "the type uuid");
@@ -623,7 +618,26 @@ TEST_CASE("pg: a table the model cannot hold is refused: a primary key other tha
   CHECK(error_of("CREATE TABLE t (id int PRIMARY KEY, PRIMARY KEY (id))").sqlstate() == "42P16");
   CHECK(error_of("CREATE TABLE t (id int PRIMARY KEY, a int, a int)").sqlstate() == "42701");
   CHECK(error_of("CREATE TABLE t (id int PRIMARY KEY, UNIQUE (k))").sqlstate() == "42703");
+  CHECK(error_of("CREATE TABLE t (id int PRIMARY KEY, a int, UNIQUE (a, k))").sqlstate() == "42703");
+  CHECK(error_of("CREATE TABLE t (id int PRIMARY KEY, a int, UNIQUE (a, a))").sqlstate() == "42701");
+  CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a int, UNIQUE (id, a))") == "UNIQUE on id (the primary key)");
   CHECK(error_of("CREATE TABLE t (id int PRIMARY KEY, n int DEFAULT 'x')").sqlstate() == "22P02");
+}
+
+TEST_CASE("pg: a second UNIQUE column and UNIQUE (a, b) are the table's further unique indexes, named t_a_b_key when unnamed",
+          "[pg_sql]") {
+  sql::Prepared p = pg::prepare("CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE, b text UNIQUE, c int, UNIQUE (b, c), "
+                                "CONSTRAINT one_c UNIQUE (c))");
+  REQUIRE(p.create);
+  CHECK(p.create->key_column == "a");
+  REQUIRE(p.create->indexes.size() == 3);
+  CHECK(p.create->indexes[0] == db::IndexDef{.name = "t_b_key", .columns = {"b"}});
+  CHECK(p.create->indexes[1] == db::IndexDef{.name = "t_b_c_key", .columns = {"b", "c"}});
+  CHECK(p.create->indexes[2] == db::IndexDef{.name = "one_c", .columns = {"c"}});
+  CHECK(p.create->columns.count("b"));  // a further index's columns stay columns with defaults
+  p = pg::prepare("CREATE TABLE t (id int PRIMARY KEY, a text, b text, UNIQUE (a, b))");
+  CHECK(p.create->key_column.empty());
+  CHECK(p.create->indexes.size() == 1);
 }
 
 TEST_CASE("pg: CREATE [UNIQUE] INDEX is an add_index of one column, named t_col_idx when unnamed", "[pg_sql]") {
@@ -637,10 +651,34 @@ TEST_CASE("pg: CREATE [UNIQUE] INDEX is an add_index of one column, named t_col_
   CHECK(s.index == "ix_k");
   CHECK_FALSE(s.unique);
   CHECK(bound("CREATE INDEX ON t (k)").index == "t_k_idx");
-  CHECK(refused("CREATE INDEX ON t (a, b)") == "a multi-column index");
-  CHECK(refused("CREATE UNIQUE INDEX ON t (a) WHERE a > 0") == "a partial index");
   CHECK(refused("CREATE INDEX ON t (lower(a))") == "an index on an expression");
   CHECK(refused("CREATE INDEX ON t USING hash (a)") == "a hash index");
+}
+
+TEST_CASE("pg: CREATE INDEX on several columns or with a WHERE carries its index, named t_a_b_idx when unnamed", "[pg_sql]") {
+  Statement s = bound("CREATE INDEX ON t (a, b)");
+  CHECK(s.kind == Statement::Kind::add_index);
+  CHECK(s.column.empty());
+  REQUIRE(s.more().index_def);
+  CHECK(*s.more().index_def == db::IndexDef{.name = "t_a_b_idx", .columns = {"a", "b"}, .unique = false});
+  s = bound("CREATE UNIQUE INDEX one_active ON jobs (k) WHERE status = 'active' AND n > 0");
+  REQUIRE(s.more().index_def);
+  const db::IndexDef& def = *s.more().index_def;
+  CHECK(def.name == "one_active");
+  CHECK(def.columns == std::vector<std::string>{"k"});
+  CHECK(def.unique);
+  REQUIRE(def.where);
+  CHECK(def.where_text == "status = 'active' AND n > 0");
+  CHECK(refused("CREATE UNIQUE INDEX ON jobs (k) WHERE status = $1") == "a parameter in an index's WHERE");
+  CHECK(refused("CREATE UNIQUE INDEX ON jobs (k) WHERE lower(status) = 'a'") == "a function call lower()");
+}
+
+TEST_CASE("pg: ON CONFLICT (cols) WHERE gives the terms a partial index's WHERE must be among", "[pg_sql]") {
+  const Statement s = bound("INSERT INTO jobs (k) VALUES ('a') ON CONFLICT (k) WHERE status = 'active' DO NOTHING");
+  CHECK(s.more().conflict_target == std::vector<std::string>{"k"});
+  REQUIRE(s.more().conflict_index_where);
+  CHECK(db::to_string(*s.more().conflict_index_where) == "status = 'active'");
+  CHECK(refused("INSERT INTO jobs (k) VALUES ('a') ON CONFLICT (k) WHERE status = $1 DO NOTHING") == "a parameter in an index's WHERE");
 }
 
 // --- Errors and bounds -------------------------------------------------------------------------------
