@@ -151,7 +151,11 @@ struct SweepCommand {
 int sweep(const SweepCommand& c) {
   locksim::SweepOptions o{c.scenario, c.sets, c.strategies, {}, c.metric, c.trials, c.seed, c.jobs, c.resume, ""};
   for (const auto& v : c.varies) o.varies.push_back(locksim::parse_vary(v));
-  if (c.time_s) o.stop = locksim::deadline_after(*c.time_s);
+  if (c.time_s) {
+    const locksim::RunControl deadline = locksim::run_deadline(*c.time_s, {});
+    o.stop = deadline.stop;
+    o.interrupt_at = deadline.interrupt_at;
+  }
   const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(c.scenario), c.sets, c.strategies);
   running_file = s.file;
   o.folder = "reports/out/" + s.name + "/" + locksim::sweep_folder_name(o.varies, c.metric);

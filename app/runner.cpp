@@ -185,12 +185,6 @@ struct Finished {
 
 }  // namespace
 
-std::function<bool()> deadline_after(double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                              std::chrono::duration<double>(seconds));
-  return [deadline] { return std::chrono::steady_clock::now() >= deadline; };
-}
-
 RunControl run_deadline(double seconds, RunControl control) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                               std::chrono::duration<double>(seconds));

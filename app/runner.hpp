@@ -81,8 +81,6 @@ std::vector<reports::RunResults> run_scenarios(
 reports::RunResults run_scenario(const Scenario& scenario, int jobs = 1,
                                  const std::function<void(std::size_t, std::size_t)>& progress = {});
 
-/// A RunControl::stop that is true once `seconds` of wall time have passed since this call.
-std::function<bool()> deadline_after(double seconds);
 /// The run's --time as a RunControl: no trial starts after `seconds`, and the trials under way
 /// then are interrupted.
 RunControl run_deadline(double seconds, RunControl control);

@@ -908,10 +908,10 @@ void check_stacks(const Reader& top, const Scenario& s) {
   const std::uint64_t stack = script ? models::strategies::kScriptStackBytes : sim::EngineConfig{}.stack_bytes;
   const std::uint64_t processes = static_cast<std::uint64_t>(clients.clients) * static_cast<std::uint64_t>(clients.operations_per_client);
   const std::uint64_t needed = processes * stack;
-  if (needed <= limit.rlim_cur / 2) return;  // half for everything else the run maps
+  if (needed <= limit.rlim_cur) return;
   constexpr double kGiB = 1 << 30;
   top.fail(fmt::format("clients whose stacks fit this process's address space: {} x {} operations arriving at_start start {} processes "
-                       "at once, whose {} stacks ({}) need {:.1f} GiB, more than half the {:.1f} GiB it may map (ulimit -v; fewer "
+                       "at once, whose {} stacks ({}) need {:.1f} GiB, more than the {:.1f} GiB it may map (ulimit -v; fewer "
                        "clients or operations, or another clients.arrival.kind{}; docs/limits.md, \"Memory\")",
                        clients.clients, clients.operations_per_client, processes, script ? "1 MiB" : "16 KiB",
                        script ? "a Lua strategy's" : "a C++ strategy's", static_cast<double>(needed) / kGiB,

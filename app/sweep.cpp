@@ -231,7 +231,7 @@ reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(
   for (const Scenario& s : scenarios) queue.push_back(&s);
   std::size_t finished = grid.size() - to_run.size();
   const std::vector<reports::RunResults> runs =
-      run_scenarios(queue, {.jobs = o.jobs, .stop = o.stop}, [&](std::size_t k, const reports::RunResults& run) {
+      run_scenarios(queue, {.jobs = o.jobs, .stop = o.stop, .interrupt_at = o.interrupt_at}, [&](std::size_t k, const reports::RunResults& run) {
         done.emplace(to_run[k], measure(run, to_run[k], o.metric));
         reports::save_sweep_progress(o.folder, saved_text());
         if (progress) progress(++finished, grid.size());

@@ -4,6 +4,7 @@
 // interrupted sweep from the points already written.
 
 #include <functional>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ struct SweepOptions {
   /// The sweep's deadline (--time), as RunControl::stop: a point it cuts short is not kept,
   /// and it and the points after it are reported as not run (--resume runs them).
   std::function<bool()> stop = {};
+  /// The same deadline for the trials under way, as RunControl::interrupt_at: each ends there,
+  /// unfinished, and its point is one cut short.
+  std::optional<std::chrono::steady_clock::time_point> interrupt_at{};
 };
 
 /// Runs every point not already saved (with `resume`), saving each as it finishes;

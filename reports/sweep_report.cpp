@@ -140,7 +140,9 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
                   size, body, size, body);
   write_atomically(at + "/sweep.gp", script);
   std::string note;
-  if (const Plotted plotted = run_gnuplot(at, "sweep.gp"); !plotted) {
+  if (names.empty()) {  // no point ran to its end (--time): nothing to draw
+    note = "No pictures: no point of the sweep ran to its end.";
+  } else if (const Plotted plotted = run_gnuplot(at, "sweep.gp"); !plotted) {
     std::error_code ignored;  // what a failed gnuplot began
     for (const char* picture : {"sweep.png", "sweep.svg"}) std::filesystem::remove(at + "/" + picture, ignored);
     note = "No pictures: " + plotted.why + " (sweep.dat and sweep.gp are here).";

@@ -226,6 +226,23 @@ TEST_CASE("a sweep stopped by its deadline keeps the points it finished, reports
   CHECK(saved(stopped.path) == saved(whole.path));
 }
 
+TEST_CASE("a sweep's --time reaches the trials under way: a point whose trial it cuts short is not kept, and --resume runs it") {
+  TempFolder folder;
+  auto o = options(folder.path);
+  // A million operations a trial, seconds of work; the deadline has passed when the first starts.
+  o.sets = {"clients.count=1000", "clients.operations=1000"};
+  o.strategies = {"check-then-insert"};
+  o.trials = 1;
+  o.jobs = 1;
+  o.interrupt_at = std::chrono::steady_clock::now();
+  const auto r = locksim::run_sweep(o);
+  CHECK(r.stopped == "time");
+  CHECK(r.points.empty());
+  CHECK(r.not_run.size() == 3);
+  // Its report says that no point ran to its end, rather than asking gnuplot to draw nothing.
+  CHECK(locksim::reports::write_sweep_report(r, folder.path) == "No pictures: no point of the sweep ran to its end.");
+}
+
 TEST_CASE("a sweep varies a strategy's parameter by the strategy's name") {
   TempFolder folder;
   auto o = options(folder.path);
