@@ -116,6 +116,18 @@ void check_columns(const models::db::Expr& e, const Check& check) {
   for (const auto& a : e.args) check_columns(a, check);
 }
 
+// The index a CREATE INDEX makes beside a table's key column (PostgreSQL's further index: on
+// several columns, partial, or on another column), and each column it names, to `check`.
+models::db::IndexDef further_index(const models::db::Statement& st) {
+  if (st.more().index_def) return *st.more().index_def;
+  return models::db::IndexDef{.name = st.index, .columns = {st.column}, .unique = st.unique};
+}
+template <class Check>
+void check_index_columns(const models::db::IndexDef& index, const Check& check) {
+  for (const std::string& column : index.columns) check(column);
+  if (index.where) check_columns(*index.where, check);
+}
+
 }  // namespace
 
 models::db::Engine read_engine(const Reader& top) {
@@ -144,14 +156,11 @@ static void add_index(const Reader& list, const std::string& at, const models::d
                             "index, on one column: docs/sql.md)",
                             t->name, t->key_column),
                 at);
-    const models::db::IndexDef def = st.more().index_def ? *st.more().index_def
-                                                         : models::db::IndexDef{.name = st.index, .columns = {st.column}, .unique = st.unique};
-    const auto check = [&](const std::string& column) {
+    const models::db::IndexDef def = further_index(st);
+    check_index_columns(def, [&](const std::string& column) {
       if (column != "id" && column != t->key_column && !t->columns.count(column))
         list.fail(fmt::format("an index on columns of {} (it has no {})", t->name, quote_value(column)), at);
-    };
-    for (const std::string& column : def.columns) check(column);
-    if (def.where) check_columns(*def.where, check);
+    });
     t->indexes.push_back(def);
     return;
   }
@@ -380,16 +389,10 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     const bool further = st.kind == Kind::add_index && setup.server.database.engine == models::db::Engine::postgresql &&
                          (st.more().index_def || (!index.column.empty() && st.column != index.column));
     if (further) {
-      const auto check = [&](const std::string& column) {
+      check_index_columns(further_index(st), [&](const std::string& column) {
         if (column != "id" && column != t->key_column && !t->columns.count(column))
           top.fail(fmt::format("a column of {} (42703 column \"{}\" does not exist)", t->name, shown(column, 64)), at);
-      };
-      if (const auto& def = st.more().index_def) {
-        for (const std::string& column : def->columns) check(column);
-        if (def->where) check_columns(*def->where, check);
-      } else {
-        check(st.column);
-      }
+      });
       continue;
     }
     if (st.kind == Kind::add_index) {
