@@ -61,10 +61,12 @@ models::db::Value value_of(const Reader& row, const std::string& column) {
   const json& v = row.raw().at(column);
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_string()) return v.get<std::string>();
-  row.fail("an integer or a string (NULL and fractions are not modelled)", column);
+  if (v.is_null()) return models::db::Null{};
+  row.fail("an integer, a string or null (fractions are not modelled)", column);
 }
 
 json value_json(const models::db::Value& v) {
+  if (models::db::is_null(v)) return nullptr;
   if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
   return std::get<std::string>(v);
 }
@@ -181,7 +183,7 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
   database.declare("rows/<table>", {{"type", "array"}});
   database.declare("rows/<table>/[]", {{"type", "object"}, {"minProperties", 1}});
   database.declare_names("rows/<table>/[]", "<column>");
-  database.declare("rows/<table>/[]/<column>", {{"type", {"integer", "string"}}});
+  database.declare("rows/<table>/[]/<column>", {{"type", {"integer", "string", "null"}}});
   if (database.has("tables")) {
     const Reader list = database.child("tables");
     if (!list.raw().is_array()) list.fail("a list of CREATE TABLE statements");
@@ -313,7 +315,7 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
     for (const char* needed : {"session", "sql"}) st.require(needed, "a step: {\"session\": \"s1\", \"sql\": \"...\"}");
     st.declare("session", {{"type", "string"}, {"pattern", "^[A-Za-z][A-Za-z0-9_-]{0,31}$"}});
     st.declare("sql", {{"type", "string"}});
-    st.declare("args", {{"type", "array"}, {"items", {{"type", {"integer", "string"}}}}});
+    st.declare("args", {{"type", "array"}, {"items", {{"type", {"integer", "string", "null"}}}}});
     st.declare("at_ms", {{"anyOf", {{{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}, {{"$ref", "#/$defs/distribution"}}}}});
     models::sessions::Step step;
     step.session = st.string("session", "");
@@ -332,7 +334,8 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
         // Built in place: GCC 12 at -O3 takes a moved temporary variant for maybe-uninitialized.
         if (v.is_number_integer()) args.emplace_back(std::in_place_type<std::int64_t>, v.get<std::int64_t>());
         else if (v.is_string()) args.emplace_back(std::in_place_type<std::string>, v.get<std::string>());
-        else a.fail("an integer or a string", std::to_string(k));
+        else if (v.is_null()) args.emplace_back(models::db::Null{});
+        else a.fail("an integer, a string or null", std::to_string(k));
       }
     }
     if (args.size() != step.sql.params.size())
@@ -493,6 +496,7 @@ json tables_json(const models::DatabaseSetup& setup, const std::vector<std::stri
 namespace {
 // A value as MySQL reads it back: numbers as they are, strings quoted with '' and \\ escaped.
 std::string sql_literal(const models::db::Value& v) {
+  if (models::db::is_null(v)) return "NULL";
   if (const auto* n = std::get_if<std::int64_t>(&v)) return std::to_string(*n);
   std::string out = "'";
   for (const char c : std::get<std::string>(v)) {

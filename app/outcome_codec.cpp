@@ -16,7 +16,8 @@ struct adl_serializer<locksim::reports::Cell> {
     std::visit([&](const auto& v) { j = v; }, c);
   }
   static void from_json(const json& j, locksim::reports::Cell& c) {
-    if (j.is_string()) c = j.get<std::string>();
+    if (j.is_null()) c = nullptr;
+    else if (j.is_string()) c = j.get<std::string>();
     else c = j.get<std::int64_t>();
   }
 };

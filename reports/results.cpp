@@ -53,6 +53,7 @@ std::string wait_words(const LockWait& w) {
 }
 
 std::string to_text(const Cell& cell) {
+  if (std::holds_alternative<std::nullptr_t>(cell)) return "NULL";
   if (const auto* n = std::get_if<std::int64_t>(&cell)) return std::to_string(*n);
   return "'" + std::get<std::string>(cell) + "'";
 }
@@ -373,7 +374,7 @@ std::string to_json(const RunResults& r) {
     for (const auto& [name, v] : s.figures) metrics[name] = v;
     for (const auto& [name, v] : s.each) metrics[name] = {{"first_trial", v.first}, {"min", v.min}, {"max", v.max}};
     j["metrics"] = metrics;
-    const auto cell = [](const Cell& c) { return std::holds_alternative<std::int64_t>(c) ? json(std::get<std::int64_t>(c)) : json(std::get<std::string>(c)); };
+    const auto cell = [](const Cell& c) { return std::visit([](const auto& v) { return json(v); }, c); };
     const auto rows = [&](const std::vector<std::vector<Cell>>& list) {
       json out = json::array();
       for (const auto& row : list) {

@@ -163,9 +163,9 @@ struct Timeline {
 /// A count with its thousands grouped: 1204 -> "1,204".
 std::string grouped(std::uint64_t n);
 
-/// A value in a table cell: a number or a string, as the database holds it.
-using Cell = std::variant<std::int64_t, std::string>;
-std::string to_text(const Cell& cell);  // 5, 'a'
+/// A value in a table cell: a number, a string or NULL (nullptr), as the database holds it.
+using Cell = std::variant<std::int64_t, std::string, std::nullptr_t>;
+std::string to_text(const Cell& cell);  // 5, 'a', NULL
 
 /// One step of the sessions workload, as its first trial ran it, and what it came to over
 /// every trial.

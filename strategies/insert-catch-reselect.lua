@@ -9,8 +9,8 @@ risks = "no duplicates; inside a REPEATABLE READ transaction that already read, 
 -- t_account as the C++ accounts_table builds it (columns in its order; device '', the others 0),
 -- with the index of the C++ entry:
 tables = {
-  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64), device VARCHAR(64), "
-    .. "status BIGINT, version BIGINT, wallet BIGINT, UNIQUE KEY (open_id))",
+  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL DEFAULT '', "
+    .. "status BIGINT NOT NULL DEFAULT 0, version BIGINT NOT NULL DEFAULT 0, wallet BIGINT NOT NULL DEFAULT 0, UNIQUE KEY (open_id))",
 }
 
 local INSERT = "INSERT INTO t_account (open_id, device) VALUES (?, ?)"

@@ -9,8 +9,8 @@ risks = "no duplicates; a late retry overwrites a newer binding; concurrent upse
 -- t_account as the C++ accounts_table builds it (columns in its order; device '', the others 0),
 -- with the index of the C++ entry:
 tables = {
-  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64), device VARCHAR(64), "
-    .. "status BIGINT, version BIGINT, wallet BIGINT, UNIQUE KEY (open_id))",
+  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL DEFAULT '', "
+    .. "status BIGINT NOT NULL DEFAULT 0, version BIGINT NOT NULL DEFAULT 0, wallet BIGINT NOT NULL DEFAULT 0, UNIQUE KEY (open_id))",
 }
 
 local UPSERT = "INSERT INTO t_account (open_id, device) VALUES (?, ?) ON DUPLICATE KEY UPDATE device = VALUES(device)"

@@ -19,6 +19,7 @@ namespace locksim {
 namespace {
 
 reports::Cell cell(const models::db::Value& v) {
+  if (models::db::is_null(v)) return nullptr;
   if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
   return std::get<std::string>(v);
 }
@@ -83,6 +84,7 @@ reports::TableResult table_result(const models::sessions::TableContents& t) {
       if (&column != &t.columns.front()) joined += ',';
       joined += std::visit([](const auto& v) {
         if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
+        else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::nullptr_t>) return std::string("NULL");
         else return std::to_string(v);
       }, cells.back());
     }

@@ -4,8 +4,8 @@
 description = "bind OpenID key to a device, as the built-in account-bind workload does"
 
 tables = {
-  "CREATE TABLE t_binding (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64), device VARCHAR(64), "
-    .. "status BIGINT, version BIGINT, wallet BIGINT, KEY (open_id))",
+  "CREATE TABLE t_binding (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL DEFAULT '', "
+    .. "status BIGINT NOT NULL DEFAULT 0, version BIGINT NOT NULL DEFAULT 0, wallet BIGINT NOT NULL DEFAULT 0, KEY (open_id))",
 }
 
 request = { key = "key", device = "submission" }

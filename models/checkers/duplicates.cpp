@@ -12,7 +12,8 @@ namespace models::checkers {
 
 Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::string& key_column, std::size_t examples) {
   std::map<db::Value, std::vector<const db::RowRecord*>> by_key;
-  for (const auto& r : rows) by_key[r.row.values.at(key_column)].push_back(&r);
+  for (const auto& r : rows)  // NULL is no business key: a unique index admits any number of NULLs
+    if (const db::Value& key = r.row.values.at(key_column); !db::is_null(key)) by_key[key].push_back(&r);
   Duplicates out;
   for (const auto& [key, group] : by_key) {
     if (group.size() < 2) continue;

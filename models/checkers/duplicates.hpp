@@ -14,6 +14,8 @@ struct Duplicates {
   std::vector<std::string> examples;  // the first few: rows, who inserted them, how far apart
 };
 
+/// The rows that share a value of `key_column` with another (NULL shares with none, as a unique
+/// index sees it).
 Duplicates find_duplicates(const std::vector<db::RowRecord>& rows, const std::string& key_column, std::size_t examples = 3);
 
 /// The duplicates among a table's committed rows, as find_duplicates of committed_rows finds

@@ -14,6 +14,7 @@
 namespace models::db {
 
 std::string to_string(const Value& value) {
+  if (is_null(value)) return "NULL";
   if (const auto* n = std::get_if<std::int64_t>(&value)) return std::to_string(*n);
   return "'" + std::get<std::string>(value) + "'";
 }
@@ -762,6 +763,11 @@ class InnoDb final : public Database::Model {
     std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
   };
   Path path_for(const Table& t, const Statement& s) const {
+    // `id = NULL` or `key = NULL` (a `?` bound to NULL) is never true: MySQL's "Impossible
+    // WHERE" reads nothing and locks nothing.
+    for (const Condition& c : s.where)
+      if (c.op == Condition::Op::eq && is_null(c.value) && (c.column == "id" || (indexed(t) && c.column == t.schema.key_column)))
+        return {.index = kPrimary, .by = Path::By::points};
     for (const Condition& c : s.where)
       if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, c.value};
     if (indexed(t))
@@ -769,6 +775,7 @@ class InnoDb final : public Database::Model {
         if (c.op == Condition::Op::eq && c.column == t.schema.key_column) return {kKey, c.value};
     for (const std::string& column : {std::string("id"), indexed(t) ? t.schema.key_column : std::string()})
       if (auto v = folded_point(s, column)) return {column == "id" ? kPrimary : kKey, std::move(v)};
+    if (indexed(t) && is_null_term(s, t.schema.key_column)) return {kKey, Value{Null{}}};  // key IS NULL: the NULL entries
     if (auto in = in_list(s, "id")) {
       std::vector<Value> ids;
       for (const Value& v : *in)
@@ -783,8 +790,20 @@ class InnoDb final : public Database::Model {
       }
     if (auto r = range_of(s, "id")) return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
     if (indexed(t))
-      if (auto r = range_of(s, t.schema.key_column)) return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}};
+      if (auto r = range_of(s, t.schema.key_column)) {
+        // A comparison is never true of NULL: the range starts after the NULL entries, as
+        // MySQL's range optimizer writes `k < 'm'` as NULL < k < 'm'.
+        if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;
+        return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}};
+      }
     return {kPrimary, std::nullopt};
+  }
+
+  // `column IS NULL` among the WHERE's terms.
+  static bool is_null_term(const Statement& s, const std::string& column) {
+    return std::any_of(s.more().filter.begin(), s.more().filter.end(), [&](const Expr& e) {
+      return e.kind == Expr::Kind::is_null && !e.negated && e.args[0].kind == Expr::Kind::column && e.args[0].column == column;
+    });
   }
 
   // `column IN (v, ...)` among the WHERE's terms, its values sorted and each once (a value
@@ -1031,7 +1050,8 @@ class InnoDb final : public Database::Model {
   // A point search or a scan (Path without ranges).
   bool search(Txn& txn, Table& t, const Path& p, const Statement& where, bool exclusive, bool dml, std::vector<std::int64_t>& kept) {
     const bool rr = gap_locking(txn.isolation);
-    const bool unique_search = p.key && (p.index == kPrimary || t.schema.key_index == KeyIndex::unique);
+    // A search for NULL on a unique index is not unique: NULL keys may repeat.
+    const bool unique_search = p.key && (p.index == kPrimary || (t.schema.key_index == KeyIndex::unique && !is_null(*p.key)));
     bool found_unique = false;  // a unique search found its row: no gap to lock
     const std::vector<Entry> entries = visited(t, p);
     for (const Entry& e : entries) {
@@ -1138,7 +1158,7 @@ class InnoDb final : public Database::Model {
     if (lock != ReadLock::none) {
       for (std::int64_t id : locate_locked(txn, t, s, lock == ReadLock::update, false))
         out.push_back(row_of(id, current(t.rows.at(id))->values));
-      order_and_limit(s, out);
+      order_and_limit(s, Engine::mariadb, out);
       return out;
     }
     const std::uint64_t view = read_view(txn);
@@ -1163,7 +1183,7 @@ class InnoDb final : public Database::Model {
           return a.values.at(t.schema.key_column) < b.values.at(t.schema.key_column);
         });
     }
-    order_and_limit(s, out);
+    order_and_limit(s, Engine::mariadb, out);
     return out;
   }
 
@@ -1184,13 +1204,18 @@ class InnoDb final : public Database::Model {
   std::int64_t load_row_values(const std::string& name, const Values& given, std::string who) {
     Table& t = table(name);
     std::optional<std::int64_t> explicit_id;
-    Values values = row_values(t.schema, given, explicit_id);
+    Values values;
+    try {
+      values = row_values(t.schema, Engine::mariadb, given, explicit_id);
+    } catch (const Failure& e) {
+      throw sim::UsageError(e.message);
+    }
     if (!explicit_id && t.ids_exhausted) throw sim::UsageError("Out of range value for column 'id' at row 1");
     if (!explicit_id && !t.schema.auto_increment) throw sim::UsageError("Field 'id' doesn't have a default value");
     const std::int64_t id = explicit_id.value_or(t.next_id);
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Value{id}, "PRIMARY"));
     const std::optional<Value> key = key_of(t, values);
-    if (key && indexed(t) && t.schema.key_index == KeyIndex::unique && !entries_with(t, *key).empty())
+    if (key && !is_null(*key) && indexed(t) && t.schema.key_index == KeyIndex::unique && !entries_with(t, *key).empty())
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
     t.took_id(id);
     values["id"] = Value{id};
@@ -1219,7 +1244,7 @@ class InnoDb final : public Database::Model {
                 std::optional<std::int64_t> auto_id = std::nullopt) {
     Result out;
     std::optional<std::int64_t> explicit_id;
-    Values values = row_values(t.schema, given, explicit_id);
+    Values values = row_values(t.schema, Engine::mariadb, given, explicit_id);
     const std::optional<Value> key = key_of(t, values);
     if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
@@ -1239,7 +1264,7 @@ class InnoDb final : public Database::Model {
           continue;  // replaced
         }
       }
-      if (unique) {
+      if (unique && !is_null(*key)) {  // a unique index admits any number of NULL keys
         std::vector<Entry> dups = entries_with(t, *key);
         std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, t.rows.at(e.id)); });
         if (!dups.empty()) {
@@ -1317,7 +1342,8 @@ class InnoDb final : public Database::Model {
     t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
     // An online unique build takes the insert without a check, and logs it: a key another
     // live row holds dooms the build, even if it goes again before the build ends.
-    if (t.build && t.build->unique && !t.build->doomed_by && key && entries_with(t, *key).size() > 1) t.build->doomed_by = key;
+    if (t.build && t.build->unique && !t.build->doomed_by && key && !is_null(*key) &&
+        entries_with(t, *key).size() > 1) t.build->doomed_by = key;
   }
 
   // --- Online DDL --------------------------------------------------------------
@@ -1327,7 +1353,7 @@ class InnoDb final : public Database::Model {
     sim::work(t.entries.size());  // an index build reads every entry
     std::optional<Value> last;
     for (const Entry& e : t.entries) {
-      if (!live_entry(t, kKey, e)) continue;
+      if (!live_entry(t, kKey, e) || is_null(e.key)) continue;  // NULLs are never duplicates
       if (last && *last == e.key) return e.key;
       last = e.key;
     }
@@ -1461,6 +1487,7 @@ class InnoDb final : public Database::Model {
         Values updated = old;
         for (const auto& [column, value] : s.on_update) updated[column] = value;
         assign(s, updated, &inserted);
+        detail::check_nulls(t.schema, Engine::mariadb, updated);
         // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not.
         if (updated != old) {
           add_version(txn, t, dup, Version{txn.id, 0, false, std::move(updated)});
@@ -1501,7 +1528,7 @@ class InnoDb final : public Database::Model {
     if (s.limit || !s.more().order_by.empty()) {
       std::vector<Row> rows;
       for (std::int64_t id : found) rows.push_back(row_of(id, current(t.rows.at(id))->values));
-      order_and_limit(s, rows);
+      order_and_limit(s, Engine::mariadb, rows);
       found.clear();
       for (const Row& r : rows) found.push_back(r.id);
     }
@@ -1518,6 +1545,7 @@ class InnoDb final : public Database::Model {
         next[column] = value;
       }
       assign(s, next, nullptr);
+      detail::check_nulls(t.schema, Engine::mariadb, next);
       if (next == old.get()) continue;  // matched but unchanged: not counted
       add_version(txn, t, id, Version{txn.id, 0, false, std::move(next)});
       ++out.affected;
@@ -1698,7 +1726,7 @@ class InnoDb final : public Database::Model {
       const auto row = t.rows.find(e.id);
       if (row == t.rows.end()) continue;
       const Version* v = shown(row->second, ever);
-      if (v == nullptr || v->values.at(column) != e.key) continue;
+      if (v == nullptr || v->values.at(column) != e.key || is_null(e.key)) continue;  // NULLs share nothing
       if (key == nullptr || *key != e.key) {
         end_group();
         key = &e.key;
@@ -1720,9 +1748,12 @@ std::vector<RowRecord> rows_sharing_by_count(const Database::Model& model, const
                                              bool ever) {
   std::vector<RowRecord> out;
   std::map<Value, std::uint32_t> rows_per_value;
-  model.for_each(table, ever, [&](std::int64_t, const RowValues& values, const RowOrigin&) { ++rows_per_value[values.at(column)]; });
+  // NULL is no value another row can share, as a unique index sees it.
+  model.for_each(table, ever, [&](std::int64_t, const RowValues& values, const RowOrigin&) {
+    if (!is_null(values.at(column))) ++rows_per_value[values.at(column)];
+  });
   model.for_each(table, ever, [&](std::int64_t id, const RowValues& values, const RowOrigin& origin) {
-    if (rows_per_value.at(values.at(column)) > 1) out.push_back(RowRecord{Row{id, values}, origin});
+    if (!is_null(values.at(column)) && rows_per_value.at(values.at(column)) > 1) out.push_back(RowRecord{Row{id, values}, origin});
   });
   return out;
 }

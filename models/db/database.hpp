@@ -58,6 +58,7 @@
 // Statements run inside simulated processes: a lock wait blocks the calling process, and
 // the server's time for a statement (StatementTiming) passes inside it, where it falls.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -107,7 +108,9 @@ struct TableSchema {
   /// The column strategies look rows up by (an OpenID, a request id). Empty: none.
   std::string key_column{};
   KeyIndex key_index = KeyIndex::unique;
-  /// Every other column with its default (REPLACE resets unlisted columns to these).
+  /// Every other column with its default (REPLACE resets unlisted columns to these), which also
+  /// tells its type: an integer or a string (for a column whose default is NULL, the type's zero,
+  /// and the column is in `null_by_default`).
   Values columns{};
   /// The index's name in messages ("Duplicate entry 'a' for key 'uk'"); empty: the column's.
   std::string index_name{};
@@ -118,6 +121,14 @@ struct TableSchema {
   bool auto_increment = true;
   /// Indexes on several columns or partial ones (PostgreSQL only; MariaDB's model refuses them).
   std::vector<IndexDef> indexes{};
+  /// The columns that may hold NULL (CREATE TABLE's columns without NOT NULL), in name order;
+  /// never `id`. A unique index admits any number of rows whose key is NULL, as both servers' do.
+  std::vector<std::string> nullable{};
+  /// Those of them whose default is NULL (no DEFAULT, or DEFAULT NULL), in name order.
+  std::vector<std::string> null_by_default{};
+  bool may_be_null(const std::string& column) const {
+    return std::binary_search(nullable.begin(), nullable.end(), column);
+  }
   bool operator==(const TableSchema&) const = default;
 };
 
@@ -174,6 +185,8 @@ struct StatementExtra {
   std::shared_ptr<const IndexDef> index_def{};
   /// PostgreSQL's RETURNING: the columns each written row is returned with ("*": all).
   std::vector<std::string> returning{};
+  /// COUNT(col): the column whose non-NULL values count_rows counts (empty: COUNT(*), every row).
+  std::string count_column{};
 };
 
 /// PostgreSQL's advisory-lock functions: pg_advisory_lock, pg_try_advisory_lock,
@@ -271,7 +284,7 @@ std::string to_string(const Statement& statement, Engine engine);
 /// `transaction_in_progress` (1568): SET TRANSACTION inside an open transaction.
 /// `duplicate_key_name` (1061): ADD INDEX of a name the table has; `no_such_index` (1091):
 /// DROP INDEX of a name it has not. `out_of_range` (167): an AUTO_INCREMENT id past BIGINT's maximum.
-/// `bad_null` (1048): an assignment computed NULL for a column; `bad_field` (1054): an expression names a column the table lacks; `no_default` (1364): an
+/// `bad_null` (1048): NULL given or computed for a column that may not hold it; `bad_field` (1054): an expression names a column the table lacks; `no_default` (1364): an
 /// INSERT without an id into a table whose id is not AUTO_INCREMENT; `value_out_of_range`
 /// (1690): arithmetic past BIGINT's range.
 enum class Code : int {
@@ -467,7 +480,7 @@ class Database {
   void for_each_committed(const std::string& table, const RowVisitor& visit) const;
   void for_each_ever_committed(const std::string& table, const RowVisitor& visit) const;
   /// The rows committed_rows (with `ever`, rows_ever_committed) lists whose `column` another of
-  /// them has, in id order: a business key's duplicates. On the table's key column it reads the
+  /// them has, in id order: a business key's duplicates (NULL is shared by none). On the table's key column it reads the
   /// index once, entries of one key side by side; on another column it counts each value first.
   std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever = false) const;
   const DatabaseStats& stats() const;

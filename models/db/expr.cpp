@@ -106,24 +106,31 @@ bool like(std::string_view s, std::string_view p) {
 }
 
 std::string quoted(const Value& v) {
+  if (is_null(v)) return "NULL";
   if (const Int* n = std::get_if<Int>(&v)) return std::to_string(*n);
   return "'" + std::get<std::string>(v) + "'";
+}
+
+// A stored or bound value as an operand: Null is SQL's NULL.
+std::optional<Value> operand(const Value& v) {
+  if (is_null(v)) return std::nullopt;
+  return v;
 }
 
 // One node's value from its operands' values (`v`, in order).
 std::optional<Value> apply(const Expr& e, const std::optional<Value>* v, const Scope& scope) {
   using K = Expr::Kind;
   switch (e.kind) {
-    case K::literal: return e.value;
+    case K::literal: return operand(e.value);
     case K::null: return std::nullopt;
-    case K::param: return scope.args.at(e.param);
+    case K::param: return operand(scope.args.at(e.param));
     case K::column:
     case K::inserted: {
       const Values* from = e.kind == K::column ? &scope.row : scope.inserted;
       if (from == nullptr) return std::nullopt;  // VALUES() outside ON DUPLICATE KEY UPDATE: NULL
       const auto it = from->find(e.column);
       if (it == from->end()) throw ExprError{1054, "Unknown column '" + e.column + "' in 'where clause'"};
-      return it->second;
+      return operand(it->second);
     }
     case K::negate: {
       if (!v[0]) return std::nullopt;

@@ -21,7 +21,13 @@
 
 namespace models::db {
 
-using Value = std::variant<std::int64_t, std::string>;
+/// SQL's NULL as a stored value: a column that may hold it, a `?` bound to it, a default. It
+/// sorts before every integer and string, as InnoDB's indexes order it.
+using Null = std::monostate;
+/// A column's or a parameter's value: NULL, an integer or a string. A default-made Value is
+/// NULL.
+using Value = std::variant<Null, std::int64_t, std::string>;
+inline bool is_null(const Value& v) { return std::holds_alternative<Null>(v); }
 /// A row's or a statement's columns by name, in name order: a sorted vector, about half the
 /// bytes of a std::map's nodes, as a table of millions of rows needs (docs/limits.md).
 using Values = boost::container::flat_map<std::string, Value>;
@@ -63,7 +69,8 @@ struct Scope {
   const Values* inserted = nullptr;
 };
 
-/// An expression's value; nullopt is NULL. Throws ExprError.
+/// An expression's value; nullopt is NULL (a column or `?` holding Null reads as nullopt).
+/// Throws ExprError.
 std::optional<Value> evaluate(const Expr& e, const Scope& scope);
 /// Whether a WHERE term is true for the row (NULL and false are not).
 bool holds(const Expr& e, const Scope& scope);

@@ -167,11 +167,11 @@ std::optional<std::int64_t> integer_text(std::string_view s) {
   return n;
 }
 
-// A literal's value: an integer, a string, or true/false as 1/0. NULL (the model stores none),
-// decimals and bit strings are refused.
+// A literal's value: NULL, an integer, a string, or true/false as 1/0. Decimals and bit
+// strings are refused.
 Value literal(const PgQuery__AConst* c) {
   const std::size_t at = position(c->location);
-  if (c->isnull) refuse(at, "NULL as a stored value");
+  if (c->isnull) return Null{};
   switch (c->val_case) {
     case PG_QUERY__A__CONST__VAL_IVAL: return std::int64_t{c->ival->ival};
     case PG_QUERY__A__CONST__VAL_FVAL: {
@@ -183,7 +183,7 @@ Value literal(const PgQuery__AConst* c) {
     case PG_QUERY__A__CONST__VAL_BOOLVAL: return std::int64_t{c->boolval->boolval ? 1 : 0};
     case PG_QUERY__A__CONST__VAL_SVAL: return text_of(c->sval->sval);
     case PG_QUERY__A__CONST__VAL_BSVAL: refuse(at, "a bit string");
-    default: refuse(at, "NULL as a stored value");
+    default: return Null{};
   }
 }
 
@@ -785,6 +785,8 @@ class Converter {
       const bool alone = sel->n_target_list == 1;
       if (alone && value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL && is_count(value->func_call)) {
         s().count_rows = true;
+        const PgQuery__FuncCall* f = value->func_call;
+        if (!f->agg_star && is_column(f->args[0])) s().edit().count_column = column_ref(f->args[0]->column_ref, {}).first;
         out_.columns = {empty(target->name) ? "count" : text_of(target->name)};
         return;
       }
@@ -810,7 +812,7 @@ class Converter {
     }
   }
 
-  // count(*), count(1) or count(col): the columns hold no NULL, so all count every row.
+  // count(*), count(1): every row; count(col): the rows whose col is not NULL.
   bool is_count(const PgQuery__FuncCall* f) {
     if (catalog_name(f->funcname, f->n_funcname) != "count" || f->agg_distinct || f->n_agg_order > 0 ||
         f->agg_filter != nullptr || f->over != nullptr || f->func_variadic)
@@ -825,7 +827,8 @@ class Converter {
     return integer_constant(arg).has_value();
   }
 
-  // ORDER BY col [ASC | DESC], ...: NULLS FIRST / LAST change nothing where no NULL is stored.
+  // ORDER BY col [ASC | DESC], ...: NULLs last, first with DESC, as PostgreSQL sorts them by
+  // default; NULLS FIRST or LAST the other way round is refused.
   void order_by(Node* const* sorts, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
       const PgQuery__SortBy* sort = sorts[i]->sort_by;
@@ -833,6 +836,9 @@ class Converter {
       if (i >= sql::kMaxItems) too_many(at, "ORDER BY columns");
       if (sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING) refuse(at, "ORDER BY ... USING");
       if (!is_column(sort->node)) refuse(at, "ORDER BY an expression or a position");
+      const bool descending = sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+      if (sort->sortby_nulls == (descending ? PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_LAST : PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST))
+        refuse(at, descending ? "DESC NULLS LAST" : "NULLS FIRST");
       s().edit().order_by.emplace_back(column_ref(sort->node->column_ref, {}).first,
                                        sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC);
     }
@@ -960,7 +966,7 @@ class Converter {
     } catch (const ExprError&) {
       throw Error("22003", at, "bigint out of range");
     }
-    if (!value) refuse(at, "NULL as a stored value");
+    if (!value) return Null{};
     return std::move(*value);
   }
 
@@ -1232,6 +1238,8 @@ class Converter {
   struct TableDef {
     TableSchema schema{.name = ""};
     std::vector<std::pair<std::string, Value>> columns{};  // as listed, id included
+    std::vector<std::string> nullable{};                    // the columns without NOT NULL
+    std::vector<std::string> null_by_default{};             // those whose default is NULL
     std::optional<UniqueDef> unique{};
     std::vector<std::pair<IndexDef, std::size_t>> more_unique{};  // UNIQUE (a, b), a second UNIQUE: where each is
     std::optional<std::size_t> primary{};  // where PRIMARY KEY (id) is
@@ -1247,6 +1255,7 @@ class Converter {
   // constraint, "<table>_<col>[_<col>...]_key", where the statement does not name them.
   void add_unique(const PgQuery__Constraint* constraint, const std::vector<std::string>& columns, std::size_t at) {
     if (constraint->deferrable || constraint->initdeferred) refuse(at, "a DEFERRABLE unique constraint");
+    if (constraint->nulls_not_distinct) refuse(at, "NULLS NOT DISTINCT");
     for (const std::string& column : columns)
       if (column == "id") refuse(at, "UNIQUE on id (the primary key)");
     const std::string name = empty(constraint->conname) ? table_ + "_" + fmt::format("{}", fmt::join(columns, "_")) + "_key"
@@ -1259,8 +1268,8 @@ class Converter {
     table_def_.more_unique.emplace_back(IndexDef{.name = name, .columns = columns}, at);
   }
 
-  // One column: its type, its default (the type's where it gives none: the model stores no
-  // NULL, so a nullable column without a DEFAULT reads as its type's zero) and constraints.
+  // One column: its type, its default (NULL where it gives none and the column may hold NULL;
+  // the type's zero for a NOT NULL column without one) and constraints.
   void column_def(const PgQuery__ColumnDef* column) {
     const std::size_t at = position(column->location);
     TableDef& t = table_def_;
@@ -1275,15 +1284,18 @@ class Converter {
     if (id && type != Type::integer && type != Type::serial) refuse(at, "an id of a type other than an integer");
     Value default_value = type == Type::text ? Value{std::string()} : Value{std::int64_t{0}};
     bool identity = type == Type::serial;
+    const Value zero = default_value;
+    bool nullable = !id, has_default = false;
     for (std::size_t i = 0; i < column->n_constraints; ++i) {
       const PgQuery__Constraint* constraint = column->constraints[i]->constraint;
       const std::size_t constraint_at = position(constraint->location);
       switch (constraint->contype) {
-        case PG_QUERY__CONSTR_TYPE__CONSTR_NULL:
-        case PG_QUERY__CONSTR_TYPE__CONSTR_NOTNULL: break;  // the model stores no NULL either way
+        case PG_QUERY__CONSTR_TYPE__CONSTR_NULL: nullable = !id; break;  // the primary key holds no NULL
+        case PG_QUERY__CONSTR_TYPE__CONSTR_NOTNULL: nullable = false; break;
         case PG_QUERY__CONSTR_TYPE__CONSTR_DEFAULT:
           if (id) refuse(constraint_at, "a DEFAULT for id");
           default_value = column_default(constraint->raw_expr, type, constraint_at);
+          has_default = true;
           break;
         case PG_QUERY__CONSTR_TYPE__CONSTR_IDENTITY:
           if (!id) refuse(constraint_at, "an identity column other than id");
@@ -1301,6 +1313,11 @@ class Converter {
       t.has_id = true;
       t.schema.auto_increment = identity;
     }
+    // A column that may hold NULL and gives no DEFAULT has NULL as its default; `columns` keeps
+    // the type's zero, which tells the column's type.
+    if (nullable && (!has_default || is_null(default_value))) t.null_by_default.push_back(name);
+    if (is_null(default_value)) default_value = zero;
+    if (nullable) t.nullable.push_back(name);
     t.columns.emplace_back(name, std::move(default_value));
   }
 
@@ -1363,6 +1380,10 @@ class Converter {
       schema.column_order.push_back(name);
       if (name != schema.key_column) schema.columns[name] = std::move(default_value);
     }
+    schema.nullable = t.nullable;
+    std::sort(schema.nullable.begin(), schema.nullable.end());
+    schema.null_by_default = t.null_by_default;
+    std::sort(schema.null_by_default.begin(), schema.null_by_default.end());
     out_.create = std::move(schema);
   }
 
@@ -1392,7 +1413,8 @@ class Converter {
       refuse(location_of(n), named ? construct_name(n) : "a DEFAULT other than a literal");
     }
     const PgQuery__AConst* c = n->a_const;
-    const Value value = literal(c);  // refuses DEFAULT NULL
+    const Value value = literal(c);
+    if (is_null(value)) return value;  // DEFAULT NULL
     const bool boolean = c->val_case == PG_QUERY__A__CONST__VAL_BOOLVAL;
     switch (type) {
       case Type::text:
@@ -1425,12 +1447,13 @@ class Converter {
     if (ix->n_options > 0) refuse(at, "an index's storage options (WITH)");
     if (!empty(ix->table_space)) refuse(at, "TABLESPACE");
     if (ix->if_not_exists) refuse(at, "CREATE INDEX IF NOT EXISTS");
+    if (ix->nulls_not_distinct) refuse(at, "NULLS NOT DISTINCT");
     std::vector<std::string> columns;
     for (std::size_t i = 0; i < ix->n_index_params; ++i) {
       const PgQuery__IndexElem* elem = ix->index_params[i]->index_elem;
       if (elem->expr != nullptr || empty(elem->name)) refuse(at, "an index on an expression");
       if (elem->n_collation > 0 || elem->n_opclass > 0) refuse(at, "an index's collation or operator class");
-      // ASC / DESC and NULLS FIRST / LAST: the model's index has one order, and no NULLs.
+      // ASC / DESC and NULLS FIRST / LAST: the model's index has one order, which no answer reads.
       columns.push_back(text_of(elem->name));
     }
     relation(ix->relation);

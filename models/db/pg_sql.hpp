@@ -12,7 +12,8 @@
 //                   [, PRIMARY KEY (id)] [, [CONSTRAINT name] UNIQUE (col)])
 //          TYPE: the integer types (default 0), TEXT, VARCHAR(n), CHAR(n) (default ''), BOOLEAN
 //          (0 or 1, default 0), TIMESTAMP [WITH TIME ZONE] (integers in the model, default 0). A
-//          column without a DEFAULT takes its type's: the model stores no NULL. The unique
+//          column without NOT NULL may hold NULL, its default NULL unless DEFAULT gives
+//          another; a NOT NULL one without a DEFAULT takes its type's. The unique
 //          column is the table's key column, its index named "<table>_<col>_key" unless named.
 //   CREATE [UNIQUE] INDEX [CONCURRENTLY] [name] ON t (col): an online add_index, as the model
 //          builds every index, named "<table>_<col>_idx" unless named

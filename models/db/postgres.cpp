@@ -251,7 +251,12 @@ class Postgres final : public Database::Model {
   std::int64_t load_row(const std::string& name, const Values& given, std::string who) override {
     Table& t = table(name);
     std::optional<std::int64_t> explicit_id;
-    Values values = detail::row_values(t.schema, given, explicit_id);
+    Values values;
+    try {
+      values = detail::row_values(t.schema, Engine::postgresql, given, explicit_id);
+    } catch (const Failure& e) {
+      throw sim::UsageError(e.message);
+    }
     if (!explicit_id && !t.schema.auto_increment)
       throw sim::UsageError("null value in column \"id\" of relation \"" + name + "\" violates not-null constraint");
     const std::int64_t id = explicit_id ? *explicit_id : t.next_id;
@@ -398,7 +403,7 @@ class Postgres final : public Database::Model {
   }
 
   // The values a version has in the table's further index `i`: nullopt where the index is
-  // plain, or partial and its WHERE is not true of the version.
+  // plain, or partial and its WHERE is not true of the version, or one of them is NULL.
   static std::optional<std::vector<Value>> key_in(const Table& t, std::size_t i, const Values& v) {
     const IndexDef& index = t.schema.indexes[i];
     if (!index.unique) return std::nullopt;
@@ -412,7 +417,10 @@ class Postgres final : public Database::Model {
     }
     std::vector<Value> key;
     key.reserve(index.columns.size());
-    for (const std::string& column : index.columns) key.push_back(v.at(column));
+    for (const std::string& column : index.columns) {
+      if (is_null(v.at(column))) return std::nullopt;  // NULLs are distinct: such a row conflicts with none
+      key.push_back(v.at(column));
+    }
     return key;
   }
   void add_index_entries(Table& t, std::int64_t id, const Values& v) {
@@ -485,6 +493,7 @@ class Postgres final : public Database::Model {
   // committed or running transaction, not deleted by a committed one.
   std::vector<std::int64_t> live_with_key(const Table& t, const Value& key) const {
     std::vector<std::int64_t> out;
+    if (is_null(key)) return out;  // NULLs are distinct: a NULL key conflicts with none
     for (auto it = t.entries.lower_bound(Entry{key, std::numeric_limits<std::int64_t>::min()}); it != t.entries.end() && it->key == key; ++it) {
       const RowChain& row = t.rows.at(it->id);
       const Tuple& latest = row.versions.back();
@@ -1032,7 +1041,7 @@ class Postgres final : public Database::Model {
       Statement order_only = st;
       order_only.limit.reset();
       order_only.offset = 0;
-      order_and_limit(order_only, ordered);
+      order_and_limit(order_only, Engine::postgresql, ordered);
     }
     const std::map<std::int64_t, std::size_t> seen(found.begin(), found.end());
     std::optional<std::size_t> enough;  // LIMIT + OFFSET rows, beyond which no row is locked
@@ -1063,7 +1072,7 @@ class Postgres final : public Database::Model {
       return out;
     }
     for (const auto& [id, v] : scan(s, t, st)) out.push_back(row_of(id, t.rows.at(id).versions[v].values));
-    order_and_limit(st, out);
+    order_and_limit(st, Engine::postgresql, out);
     return out;
   }
 
@@ -1104,6 +1113,7 @@ class Postgres final : public Database::Model {
         next[column] = value;
       }
       detail::assign(st, next, nullptr);
+      detail::check_nulls(t.schema, Engine::postgresql, next);
       mark_deleted(s, t, id);  // the old version ends, a new one begins (its own earlier one too)
       check_new_version(s, t, next);
       add_version(s, t, id, next, nullptr);
@@ -1122,6 +1132,7 @@ class Postgres final : public Database::Model {
   // The first row of a unique index holding the new row's value, as a dirty read finds it;
   // waits for a transaction still inserting or deleting it, then looks again. nullopt: none.
   std::optional<std::int64_t> unique_conflict(SessionState& s, Table& t, const std::string& column, const Value& value) {
+    if (is_null(value)) return std::nullopt;  // NULLs are distinct
     for (;;) {
       std::vector<std::int64_t> ids;
       if (column == "id") {
@@ -1252,7 +1263,7 @@ class Postgres final : public Database::Model {
     std::optional<std::int64_t> explicit_id;
     Values values;
     try {
-      values = detail::row_values(t.schema, given, explicit_id);
+      values = detail::row_values(t.schema, Engine::postgresql, given, explicit_id);
     } catch (const sim::UsageError& e) {
       throw Failure{Code::bad_field, e.what()};
     }
@@ -1320,6 +1331,7 @@ class Postgres final : public Database::Model {
         }
         detail::assign(st, next, &values);
         for (const auto& [c, v] : st.on_update) next[c] = v;
+        detail::check_nulls(t.schema, Engine::postgresql, next);
         mark_deleted(s, t, *dup);
         check_new_version(s, t, next);
         add_version(s, t, *dup, next, nullptr);
@@ -1395,7 +1407,7 @@ class Postgres final : public Database::Model {
       for (const auto& [id, row] : t.rows) {
         const Tuple& latest = row.versions.back();
         if (latest.xmax != 0 && latest.xmax_commit != 0) continue;
-        if (++seen[latest.values.at(st.column)] > 1)
+        if (const Value& v = latest.values.at(st.column); !is_null(v) && ++seen[v] > 1)
           return Result{.code = Code::duplicate_key, .message = "could not create unique index \"" + st.index + "\""};
       }
     }

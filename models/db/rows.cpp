@@ -11,6 +11,7 @@ bool matches(const Values& v, const Where& where) {
     auto it = v.find(c.column);
     if (it == v.end()) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
     const Value& have = it->second;
+    if (is_null(have) || is_null(c.value)) return false;  // NULL op anything is NULL, never true
     bool ok = false;
     switch (c.op) {
       case Condition::Op::eq: ok = have == c.value; break;
@@ -35,14 +36,20 @@ bool matches(const Values& v, const Statement& s) {
   }
 }
 
-void order_and_limit(const Statement& s, std::vector<Row>& rows) {
+void order_and_limit(const Statement& s, Engine engine, std::vector<Row>& rows) {
   if (!s.more().order_by.empty()) {
+    // Value's order puts NULL first, as MariaDB sorts it; PostgreSQL sorts it after every value.
+    const bool nulls_last = engine == Engine::postgresql;
+    const auto before = [&](const Value& x, const Value& y) {
+      if (nulls_last && is_null(x) != is_null(y)) return is_null(y);
+      return x < y;
+    };
     std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
       for (const auto& [column, descending] : s.more().order_by) {
         const auto x = a.values.find(column), y = b.values.find(column);
         if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
         if (x->second == y->second) continue;
-        return descending ? y->second < x->second : x->second < y->second;
+        return descending ? before(y->second, x->second) : before(x->second, y->second);
       }
       return false;
     });
@@ -53,10 +60,20 @@ void order_and_limit(const Statement& s, std::vector<Row>& rows) {
   if (static_cast<std::size_t>(*s.limit) < rows.size()) rows.resize(static_cast<std::size_t>(*s.limit));
 }
 
-Values row_values(const TableSchema& schema, const Values& given, std::optional<std::int64_t>& explicit_id) {
+Values row_values(const TableSchema& schema, Engine engine, const Values& given, std::optional<std::int64_t>& explicit_id) {
   Values values = schema.columns;
+  for (const std::string& column : schema.null_by_default)
+    if (const auto it = values.find(column); it != values.end()) it->second = Null{};
   for (const auto& [column, value] : given) {
     if (column == "id") {
+      // NULL: the next AUTO_INCREMENT id on MariaDB; on PostgreSQL, or without AUTO_INCREMENT,
+      // a NULL id, which the engine refuses.
+      if (is_null(value) && engine == Engine::mariadb && schema.auto_increment) continue;
+      if (is_null(value)) {
+        if (engine == Engine::postgresql)
+          throw Failure{Code::bad_null, "null value in column \"id\" of relation \"" + schema.name + "\" violates not-null constraint"};
+        throw Failure{Code::bad_null, "Column 'id' cannot be null"};
+      }
       if (!std::holds_alternative<std::int64_t>(value))
         throw sim::UsageError("Incorrect integer value: " + to_string(value) + " for column 'id'");
       explicit_id = std::get<std::int64_t>(value);
@@ -66,9 +83,22 @@ Values row_values(const TableSchema& schema, const Values& given, std::optional<
       throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
     }
   }
-  if (!schema.key_column.empty() && !given.count(schema.key_column) && !schema.columns.count(schema.key_column))
-    throw sim::UsageError("Field '" + schema.key_column + "' doesn't have a default value");
+  if (!schema.key_column.empty() && !given.count(schema.key_column) && !schema.columns.count(schema.key_column)) {
+    if (!schema.may_be_null(schema.key_column))
+      throw sim::UsageError("Field '" + schema.key_column + "' doesn't have a default value");
+    values[schema.key_column] = Null{};
+  }
+  check_nulls(schema, engine, values);
   return values;
+}
+
+void check_nulls(const TableSchema& schema, Engine engine, const Values& row) {
+  for (const auto& [column, value] : row) {
+    if (!is_null(value) || schema.may_be_null(column)) continue;
+    if (engine == Engine::postgresql)
+      throw Failure{Code::bad_null, "null value in column \"" + column + "\" of relation \"" + schema.name + "\" violates not-null constraint"};
+    throw Failure{Code::bad_null, "Column '" + column + "' cannot be null"};
+  }
 }
 
 void assign(const Statement& s, Values& row, const Values* inserted) {
@@ -81,14 +111,17 @@ void assign(const Statement& s, Values& row, const Values* inserted) {
     } catch (const ExprError& error) {
       throw Failure{static_cast<Code>(error.code), error.message};
     }
-    // NULL into a NOT NULL column: strict mode's 1048, which the model has no column for.
-    if (!v) throw Failure{Code::bad_null, "Column '" + column + "' cannot be null"};
-    it->second = std::move(*v);
+    it->second = v ? std::move(*v) : Value{Null{}};
   }
 }
 
 void count_rows(const Statement& s, std::vector<Row>& rows, const char* column) {
-  const auto n = static_cast<std::int64_t>(rows.size());
+  const std::string& counted = s.more().count_column;
+  const auto n = counted.empty() ? static_cast<std::int64_t>(rows.size())
+                                 : std::count_if(rows.begin(), rows.end(), [&](const Row& r) {
+                                     const auto it = r.values.find(counted);
+                                     return it != r.values.end() && !is_null(it->second);
+                                   });
   rows = {Row{0, {{column, Value{n}}}}};
   if ((s.limit && *s.limit == 0) || s.offset > 0) rows.clear();
 }

@@ -22,23 +22,32 @@ struct Failure {
   std::int64_t undone_rows = 0;      // a deadlock: the row changes the rollback undid
 };
 
-/// Whether the row meets every `column op value` term.
+/// Whether the row meets every `column op value` term (a NULL on either side meets none).
 bool matches(const Values& v, const Where& where);
 /// Whether the row matches the statement's whole WHERE: `where`'s terms and `filter`'s.
 bool matches(const Values& v, const Statement& s);
 
 /// ORDER BY and LIMIT on rows a statement found, in the order found: a stable sort, then the
-/// offset and count.
-void order_and_limit(const Statement& s, std::vector<Row>& rows);
+/// offset and count. NULL sorts as `engine` sorts it: first on MariaDB, last on PostgreSQL
+/// (ascending; the other way round descending).
+void order_and_limit(const Statement& s, Engine engine, std::vector<Row>& rows);
+
+/// SELECT COUNT(col)'s count: the rows whose `column` is not NULL (COUNT(*): every row).
 
 /// A new row's values: the columns given over the table's defaults, checked as MySQL checks
-/// them; an `id` given is returned in `explicit_id` rather than stored.
-Values row_values(const TableSchema& schema, const Values& given, std::optional<std::int64_t>& explicit_id);
+/// them; an `id` given is returned in `explicit_id` rather than stored. NULL in a column that
+/// may not hold it fails as check_nulls says.
+Values row_values(const TableSchema& schema, Engine engine, const Values& given, std::optional<std::int64_t>& explicit_id);
 
 /// Runs the statement's computed assignments on `row` in order, each seeing the ones before
 /// (a single-table UPDATE); `inserted` is the row an INSERT tried, for VALUES(col) and
-/// PostgreSQL's EXCLUDED.col.
+/// PostgreSQL's EXCLUDED.col. An assignment that computes NULL stores it: check_nulls then
+/// tells whether the column may hold it.
 void assign(const Statement& s, Values& row, const Values* inserted);
+
+/// Fails (Failure, Code::bad_null) where the row holds NULL in a column that may not hold it,
+/// worded as `engine` words it: MariaDB's 1048 "Column 'c' cannot be null", PostgreSQL's 23502.
+void check_nulls(const TableSchema& schema, Engine engine, const Values& row);
 
 /// SELECT COUNT(*)'s answer to the rows its WHERE found: one row, its column named as the
 /// server names it ("COUNT(*)" on MariaDB, "count" on PostgreSQL); none past a LIMIT 0 or an OFFSET.

@@ -186,7 +186,8 @@ struct KeyIndexDef {
 
 struct ColumnDef {
   std::string name;
-  Value default_value;
+  Value default_value;  // the type's zero where the default is NULL
+  bool nullable = false, null_by_default = false;
 };
 
 class Parser {
@@ -303,7 +304,7 @@ class Parser {
       advance();
       return v;
     }
-    if (is("NULL")) fail(std::string(kValue) + "; NULL is not modelled");
+    if (accept("NULL")) return Null{};
     fail(kValue);
   }
 
@@ -597,16 +598,20 @@ class Parser {
       advance();
       return columns;
     }
-    if (is("COUNT") && next_is_symbol("(")) {  // COUNT(*), COUNT(1), COUNT(col): columns hold no NULL, so all alike
+    if (is("COUNT") && next_is_symbol("(")) {  // COUNT(*), COUNT(1): every row; COUNT(col): its non-NULL values
       advance();
       advance();
+      std::string counted;
       if (!accept_symbol("*")) {
         if (token_.kind == Token::Kind::number) advance();
-        else name("*, 1 or a column name");
+        else counted = name("*, 1 or a column name");
       }
       expect_symbol(")");
       if (is_symbol(",")) fail("FROM (COUNT(*) stands alone: GROUP BY is not modelled)");
-      if (out_.statement.kind == Statement::Kind::select) out_.statement.count_rows = true;
+      if (out_.statement.kind == Statement::Kind::select) {
+        out_.statement.count_rows = true;
+        if (!counted.empty()) out_.statement.edit().count_column = counted;
+      }
       columns.push_back("COUNT(*)");
       return columns;
     }
@@ -970,7 +975,9 @@ class Parser {
           columns.push_back({column, std::int64_t{0}});
         } else {
           std::optional<std::size_t> unique_at;
-          columns.push_back({column, column_definition(unique_at)});
+          ColumnDef c{.name = column, .default_value = {}};
+          c.default_value = column_definition(unique_at, c.nullable, c.null_by_default);
+          columns.push_back(std::move(c));
           if (unique_at) add_index(KeyIndexDef{column, column, KeyIndex::unique, at}, *unique_at);
         }
       }
@@ -991,8 +998,12 @@ class Parser {
     for (ColumnDef& c : columns) {
       if (c.name == "id") continue;
       schema.column_order.push_back(c.name);
+      if (c.nullable) schema.nullable.push_back(c.name);
+      if (c.null_by_default) schema.null_by_default.push_back(c.name);
       if (c.name != schema.key_column) schema.columns[c.name] = std::move(c.default_value);
     }
+    std::sort(schema.nullable.begin(), schema.nullable.end());
+    std::sort(schema.null_by_default.begin(), schema.null_by_default.end());
     table_options();
     out_.create = std::move(schema);
   }
@@ -1044,8 +1055,10 @@ class Parser {
     return primary;
   }
 
-  // A column's type and attributes; returns its default. `unique_at`: where an inline UNIQUE is.
-  Value column_definition(std::optional<std::size_t>& unique_at) {
+  // A column's type and attributes; returns its default, the type's zero where that is NULL (a
+  // column that may hold NULL and gives no other: `null_by_default`). `unique_at`: where an
+  // inline UNIQUE is; `nullable`: without NOT NULL.
+  Value column_definition(std::optional<std::size_t>& unique_at, bool& nullable, bool& null_by_default) {
     bool integer = true;
     if (accept("BIGINT") || accept("INT") || accept("INTEGER") || accept("SMALLINT") || accept("TINYINT")) {
       display_width();
@@ -1065,15 +1078,28 @@ class Parser {
     } else {
       fail("a column type: BIGINT, INT, SMALLINT, TINYINT, VARCHAR(n), CHAR(n), TEXT, DATETIME or TIMESTAMP");
     }
+    // A NOT NULL column without a DEFAULT takes its type's zero, as MySQL's implicit default.
     Value default_value = integer ? Value{std::int64_t{0}} : Value{std::string()};
+    std::optional<std::size_t> default_null_at;  // DEFAULT NULL, and where
+    bool has_default = false;
+    nullable = true;
     for (;;) {
       const std::size_t at = token_.position;
       if (accept("NOT")) {
         expect("NULL");
+        nullable = false;
       } else if (accept("NULL")) {
-        // nullable in MySQL; the model has no NULLs, so the default stands in
+        nullable = true;
       } else if (accept("DEFAULT")) {
-        default_value = literal_default(integer);
+        has_default = true;
+        if (is("NULL")) {
+          default_null_at = token_.position;
+          advance();
+          default_value = integer ? Value{std::int64_t{0}} : Value{std::string()};
+        } else {
+          default_value = literal_default(integer);
+          default_null_at.reset();
+        }
       } else if (accept("UNIQUE")) {
         accept("KEY");
         unique_at = at;
@@ -1088,13 +1114,14 @@ class Parser {
       }
     }
     if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, NULL, DEFAULT, UNIQUE, COMMENT, , or )");
+    if (default_null_at && !nullable) fail_at(*default_null_at, "a default other than NULL for a NOT NULL column (1067 Invalid default value)");
+    null_by_default = nullable && (!has_default || default_null_at);
     return default_value;
   }
 
   // DEFAULT's value: integers for integer columns (also written '0', as mysqldump does),
   // strings for text columns (a number becomes its digits, as MySQL converts it).
   Value literal_default(bool integer) {
-    if (is("NULL")) fail("a literal default (NULL is not modelled; give a DEFAULT)");
     if (token_.kind == Token::Kind::number) {
       Value v = integer ? Value{token_.number} : Value{token_.text};
       advance();

@@ -25,12 +25,13 @@
 // StatementExtra::assign, their `?`s to StatementExtra::args (Statement::extra).
 // CREATE TABLE: TYPE is BIGINT, INT, SMALLINT, TINYINT (optionally (n) and UNSIGNED),
 // DATETIME or TIMESTAMP (integers in the model, default 0), VARCHAR(n), CHAR[(n)] or TEXT
-// (default ''); attrs are NOT NULL, NULL, DEFAULT literal (not NULL), UNIQUE [KEY] and
+// (default ''); attrs are NOT NULL, NULL, DEFAULT literal | NULL, UNIQUE [KEY] and
 // COMMENT 'x'. Table options (`[DEFAULT] name [=] value`, such as ENGINE=InnoDB or DEFAULT
 // CHARSET=utf8mb4) are accepted and ignored; AUTO_INCREMENT=n does not move the first id.
 // A table has an integer primary key `id` and at most one secondary index, on one column, as
-// the model does (models/db/database.hpp). A trailing `;` is allowed; there are no comments,
-// stored NULLs, functions or joins. ALTER TABLE's ALGORITHM and LOCK options are accepted and
+// the model does (models/db/database.hpp). A column without NOT NULL may hold NULL, its default
+// NULL unless DEFAULT gives another. A trailing `;` is allowed; there are no comments,
+// functions or joins. ALTER TABLE's ALGORITHM and LOCK options are accepted and
 // ignored: the model runs every ALTER online, as MariaDB's INPLACE with LOCK=NONE
 // (models/db/database.hpp); ALGORITHM=COPY and other changes are refused. A statement is at
 // most 64 KiB with at most 1000 columns, values, rows, conditions and `?`s each.

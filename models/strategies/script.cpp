@@ -593,7 +593,8 @@ class ScriptStrategy : public Strategy {
     const db::sql::Prepared& p = self.prepared(text, c.engine());
     if (p.create) throw Misuse{"CREATE TABLE goes in the script's `tables`, not in bind"};
     std::vector<db::Value> args;
-    for (int i = first + 1; i <= lua_gettop(L); ++i) args.push_back(arg_value(L, i, i - first));
+    for (int i = first + 1; i <= lua_gettop(L); ++i)  // nil binds NULL
+      args.push_back(lua_isnil(L, i) ? db::Value{db::Null{}} : arg_value(L, i, i - first));
     check_statement(p, args, self.tables_);
     const db::Statement st = db::sql::bind(p, args);
     using K = db::Statement::Kind;
@@ -618,6 +619,7 @@ class ScriptStrategy : public Strategy {
     for (const db::Row& row : result.rows) {
       lua_createtable(L, 0, static_cast<int>(p.columns.empty() ? row.values.size() : p.columns.size()));
       const auto push = [&](const std::string& column, const db::Value& v) {
+        if (db::is_null(v)) return;  // NULL reads as nil: the field is absent
         if (const auto* i = std::get_if<std::int64_t>(&v))
           lua_pushinteger(L, *i);
         else

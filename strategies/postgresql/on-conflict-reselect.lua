@@ -9,8 +9,8 @@ risks = "no duplicates; under REPEATABLE READ or SERIALIZABLE a conflicting row 
 -- t_account as the C++ accounts_table builds it, with a unique index on open_id (the schema,
 -- written in MySQL's DDL as every strategy's `tables` is).
 tables = {
-  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64), device VARCHAR(64), "
-    .. "status BIGINT, version BIGINT, wallet BIGINT, UNIQUE KEY (open_id))",
+  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL DEFAULT '', "
+    .. "status BIGINT NOT NULL DEFAULT 0, version BIGINT NOT NULL DEFAULT 0, wallet BIGINT NOT NULL DEFAULT 0, UNIQUE KEY (open_id))",
 }
 
 function bind(req)

@@ -9,8 +9,8 @@ risks = "no duplicates, and one round trip; the retry of a request overwrites th
 
 -- t_account with a unique index on open_id, in PostgreSQL's DDL.
 tables = {
-  "CREATE TABLE t_account (id BIGSERIAL PRIMARY KEY, open_id VARCHAR(64) UNIQUE, device VARCHAR(64), "
-    .. "status BIGINT, version BIGINT, wallet BIGINT)",
+  "CREATE TABLE t_account (id BIGSERIAL PRIMARY KEY, open_id VARCHAR(64) NOT NULL UNIQUE, device VARCHAR(64) NOT NULL DEFAULT '', "
+    .. "status BIGINT NOT NULL DEFAULT 0, version BIGINT NOT NULL DEFAULT 0, wallet BIGINT NOT NULL DEFAULT 0)",
 }
 
 function bind(req)

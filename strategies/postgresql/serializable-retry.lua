@@ -13,8 +13,8 @@ params = { tries = 5 }
 -- a read is a sequential scan, which PostgreSQL (and the model) remember as the whole table:
 -- every two concurrent transactions conflict and most of them fail with 40001.
 tables = {
-  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64), device VARCHAR(64), "
-    .. "status BIGINT, version BIGINT, wallet BIGINT, KEY (open_id))",
+  "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL DEFAULT '', "
+    .. "status BIGINT NOT NULL DEFAULT 0, version BIGINT NOT NULL DEFAULT 0, wallet BIGINT NOT NULL DEFAULT 0, KEY (open_id))",
 }
 
 local function once(req)

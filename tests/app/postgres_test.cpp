@@ -57,6 +57,21 @@ TEST_CASE("PostgreSQL: an insert of a key another open transaction inserted wait
   CHECK(rows_of(r, "t") == 1);
 }
 
+TEST_CASE("PostgreSQL: a unique index, on one column or several, takes a NULL for no conflict: neither insert waits, ON CONFLICT "
+          "inserts; NULL into a NOT NULL column is 23502") {
+  const char* table = "CREATE TABLE t (id SERIAL PRIMARY KEY, k VARCHAR(32) UNIQUE, v INT NOT NULL DEFAULT 0, c TEXT, UNIQUE (v, c))";
+  const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES (NULL)"), step("s2", "INSERT INTO t (k) VALUES (NULL)"),
+                         step("s2", "INSERT INTO t (k, v) VALUES (NULL, 1) ON CONFLICT (k) DO NOTHING"), step("s1", "COMMIT"),
+                         step("s1", "INSERT INTO t (k, v) VALUES ('b', NULL)"), step("s1", "SELECT id FROM t ORDER BY k, id")},
+                        table));
+  CHECK(step_of(r, 3).waited_for.empty());
+  CHECK(step_of(r, 3).affected == 1);
+  CHECK(step_of(r, 4).affected == 1);
+  CHECK(step_of(r, 6).code == "23502");
+  CHECK(step_of(r, 6).message == "null value in column \"v\" of relation \"t\" violates not-null constraint");
+  CHECK(rows_of(r, "t") == 3);
+}
+
 TEST_CASE("PostgreSQL: an insert waiting on a key inserts it when the other transaction rolls back") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')"),
                          step("s1", "ROLLBACK")}));

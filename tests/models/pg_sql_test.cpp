@@ -119,7 +119,7 @@ TEST_CASE("pg: a table's alias qualifies its columns and is left out; another ta
 }
 
 TEST_CASE("pg: ORDER BY, LIMIT and OFFSET are parsed; a negative count is PostgreSQL's 2201W / 2201X", "[pg_sql]") {
-  const Statement s = bound("SELECT * FROM t ORDER BY a DESC, b ASC, c NULLS FIRST LIMIT 3 OFFSET 2");
+  const Statement s = bound("SELECT * FROM t ORDER BY a DESC, b ASC, c NULLS LAST LIMIT 3 OFFSET 2");
   CHECK(s.more().order_by == std::vector<std::pair<std::string, bool>>{{"a", true}, {"b", false}, {"c", false}});
   CHECK(s.limit == 3);
   CHECK(s.offset == 2);
@@ -310,13 +310,12 @@ TEST_CASE("pg: INSERT gives its first row in values and the rest in more_rows; D
         std::vector<db::Values>{{{"a", Value{"k"}}, {"b", num(-3)}}, {{"a", num(6)}, {"b", Value{"x"}}}, {{"a", num(1)}, {"b", num(0)}}});
 }
 
-TEST_CASE("pg: INSERT without a column list, INSERT ... SELECT, DEFAULT VALUES and NULL values are 0A000", "[pg_sql]") {
+TEST_CASE("pg: INSERT without a column list, INSERT ... SELECT and DEFAULT VALUES are 0A000; NULL is a value", "[pg_sql]") {
   CHECK(refused("INSERT INTO t VALUES (1, 2)") == "INSERT without a column list");
   CHECK(refused("INSERT INTO t (a) SELECT a FROM u") == "INSERT ... SELECT");
   CHECK(refused("INSERT INTO t DEFAULT VALUES") == "INSERT ... DEFAULT VALUES");
-  CHECK(refused("INSERT INTO t (a, b) VALUES (1, NULL)") == "NULL as a stored value");
-  CHECK(error_of("INSERT INTO t (a, b) VALUES (1, NULL)").position() == 32);
-  CHECK(refused("INSERT INTO t (a) VALUES (1 + NULL)") == "NULL as a stored value");
+  CHECK(db::is_null(bound("INSERT INTO t (a, b) VALUES (1, NULL)").values.at("b")));
+  CHECK(db::is_null(bound("INSERT INTO t (a) VALUES (1 + NULL)").values.at("a")));
   CHECK(refused("INSERT INTO t (a) VALUES (-$1)") == "a parameter inside a computed value");
   CHECK(error_of("INSERT INTO t (a) VALUES (b)").sqlstate() == "42703");
   CHECK(error_of("INSERT INTO t (a) VALUES (9223372036854775807 + 1)").sqlstate() == "22003");
@@ -575,6 +574,8 @@ TEST_CASE("pg: CREATE TABLE with a serial id and a UNIQUE column makes it the un
                                 {"note", Value{""}},
                                 {"status", num(-1)},
                                 {"wallet", num(0)}});
+  CHECK(t.nullable == std::vector<std::string>{"bound", "created", "note", "status"});
+  CHECK(t.null_by_default == std::vector<std::string>{"created", "note"});  // NULL: no DEFAULT
   CHECK(t.column_order == std::vector<std::string>{"id", "open_id", "device", "wallet", "status", "bound", "created", "note"});
   CHECK_FALSE(p.statement.written);  // a table, not a statement
 }
@@ -600,11 +601,16 @@ TEST_CASE("pg: a table's UNIQUE (col) constraint, named or not, is its key; id's
   CHECK(p.create->index_name.empty());
 }
 
-TEST_CASE("pg: a table the model cannot hold is refused: a primary key other than id, NULL defaults, other types", "[pg_sql]") {
+TEST_CASE("pg: a table the model cannot hold is refused: a primary key other than id, NULLS NOT DISTINCT, other types", "[pg_sql]") {
   CHECK(refused("CREATE TABLE t (id int, k text PRIMARY KEY)") == "a primary key other than id");
   CHECK(refused("CREATE TABLE t (id int, k text, PRIMARY KEY (id, k))") == "a primary key other than id");
   CHECK(refused("CREATE TABLE t (id int, k text)") == "a table without the primary key id");
-  CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a text DEFAULT NULL)") == "NULL as a stored value");
+  CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE NULLS NOT DISTINCT)") == "NULLS NOT DISTINCT");
+  CHECK(refused("SELECT * FROM t ORDER BY a NULLS FIRST") == "NULLS FIRST");  // the model sorts NULLs as by default
+  CHECK(refused("SELECT * FROM t ORDER BY a DESC NULLS LAST") == "DESC NULLS LAST");
+  CHECK(bound("SELECT * FROM t ORDER BY a NULLS LAST, b DESC NULLS FIRST").more().order_by.size() == 2);
+  CHECK(refused("CREATE UNIQUE INDEX i ON t (a, b) NULLS NOT DISTINCT") == "NULLS NOT DISTINCT");
+  CHECK(pg::prepare("CREATE TABLE t (id int PRIMARY KEY, a text DEFAULT NULL)").create->null_by_default == std::vector<std::string>{"a"});
   CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a numeric)") == "the type numeric");
   CHECK(refused("CREATE TABLE t (id uuid PRIMARY KEY)") == "the type uuid");
   CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, at timestamptz DEFAULT now())") == "a function call now()");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/checkers/duplicates.hpp"
 #include "models/db/database.hpp"
 #include "models/db/expr.hpp"
 #include "models/db/sql.hpp"
@@ -109,7 +110,41 @@ TEST_CASE("UPDATE's computed assignments run left to right, each seeing the ones
     const db::Result r = f.run(s, "SELECT a, b FROM t");
     CHECK(value_of(r, 0, "a") == 2);
     CHECK(value_of(r, 0, "b") == 20);
-    CHECK(f.run(s, "UPDATE t SET a = NULL").code == Code::bad_null);
+    CHECK(f.run(s, "UPDATE t SET a = NULL").ok());  // a may hold NULL
+    CHECK(db::is_null(f.run(s, "SELECT a FROM t").rows.at(0).values.at("a")));
+  });
+}
+
+TEST_CASE("NULL is stored where a column may hold it and refused with 1048 where it is NOT NULL; comparisons skip it, "
+          "IS NULL finds it, COUNT(col) leaves it out and ORDER BY puts it first",
+          "[sql][null]") {
+  test::run_alone([&] {
+    Fixture f;
+    f.database.create_table(*sql::prepare("CREATE TABLE u (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(9), "
+                                          "v INT NOT NULL DEFAULT 0, UNIQUE KEY uk (k))")
+                                 .create);
+    const auto s = f.session();
+    CHECK(f.run(s, "INSERT INTO u (k) VALUES (NULL)").ok());
+    CHECK(f.run(s, "INSERT INTO u (v) VALUES (1)").ok());  // k's default is NULL
+    CHECK(f.run(s, "INSERT INTO u (k, v) VALUES (?, 2)", {Value{db::Null{}}}).ok());
+    CHECK(f.run(s, "INSERT INTO u (id, k) VALUES (NULL, 'a')").insert_id == 4);  // a NULL id: the next AUTO_INCREMENT one
+    CHECK(f.run(s, "INSERT INTO u (k) VALUES ('a')").code == Code::duplicate_key);
+    db::Result r = f.run(s, "INSERT INTO u (k, v) VALUES ('b', NULL)");
+    CHECK(r.code == Code::bad_null);
+    CHECK(r.message == "Column 'v' cannot be null");
+    CHECK(f.run(s, "UPDATE u SET v = NULL WHERE k = 'a'").code == Code::bad_null);
+    CHECK(f.ids(s, "SELECT * FROM u WHERE k IS NULL") == std::vector<std::int64_t>{1, 2, 3});
+    CHECK(f.ids(s, "SELECT * FROM u WHERE k = ?", {Value{db::Null{}}}).empty());
+    CHECK(f.ids(s, "SELECT * FROM u WHERE k <> 'a'").empty());
+    CHECK(f.ids(s, "SELECT * FROM u ORDER BY k DESC, id") == std::vector<std::int64_t>{4, 1, 2, 3});
+    CHECK(value_of(f.run(s, "SELECT COUNT(k) FROM u"), 0, "COUNT(*)") == 1);
+    CHECK(value_of(f.run(s, "SELECT COUNT(*) FROM u"), 0, "COUNT(*)") == 4);
+    CHECK(f.database.rows_sharing("u", "k").empty());  // three NULLs are no repeated key
+    REQUIRE(f.run(s, "INSERT INTO t (a) VALUES (7), (7), (NULL), (NULL)").affected == 4);
+    const auto d = models::checkers::find_duplicates(f.database.committed_rows("t"), "a");
+    CHECK(d.duplicated_keys == 1);  // 7, not NULL
+    CHECK(d.duplicate_rows == 1);
+    CHECK(f.database.rows_sharing("t", "a").size() == 2);
   });
 }
 

@@ -233,12 +233,11 @@ TEST_CASE("an unterminated string or name is refused at its opening quote", "[sq
   CHECK(error_of("SELECT * FROM ``").expected() == "a name between the backquotes");
 }
 
-TEST_CASE("NULL as a stored value is refused: the model's columns hold no NULLs", "[sql]") {
-  const sql::Error e = error_of("INSERT INTO t (a, b) VALUES (1, NULL)");
-  CHECK(e.position() == 32);
-  CHECK(e.expected() == "a value (a number, a 'string' or ?); NULL is not modelled");
-  // An assignment may compute NULL; running it is 1048, as MySQL's strict mode has it.
-  CHECK(bound("UPDATE t SET a = NULL").more().assign.size() == 1);
+TEST_CASE("NULL is a value an INSERT gives and a ? is bound to", "[sql]") {
+  CHECK(db::is_null(bound("INSERT INTO t (a, b) VALUES (1, NULL)").values.at("b")));
+  CHECK(db::is_null(sql::bind(sql::prepare("INSERT INTO t (a, b) VALUES (1, ?)"), {Value{db::Null{}}}).values.at("b")));
+  CHECK(db::to_string(Value{}) == "NULL");  // a Value made without one is NULL
+  CHECK(bound("UPDATE t SET a = NULL").more().assign.size() == 1);  // computed: running it checks the column
 }
 
 TEST_CASE("each ? is a parameter, bound in the order of the text", "[sql]") {
@@ -493,6 +492,7 @@ TEST_CASE("CREATE TABLE without a secondary index has no key column", "[sql]") {
   CHECK(t.key_index == KeyIndex::none);
   CHECK(t.index_name.empty());
   CHECK(values_text(t.columns) == "{code='7';marked_at=0;note='';status=1;}");
+  CHECK(t.null_by_default == std::vector<std::string>{"marked_at", "note"});  // nullable, no DEFAULT
   CHECK(t.column_order == std::vector<std::string>{"id", "status", "marked_at", "note", "code"});
 }
 
@@ -536,12 +536,23 @@ TEST_CASE("CREATE TABLE needs the integer primary key id, AUTO_INCREMENT or not"
   }
 }
 
-TEST_CASE("DEFAULT NULL is refused; a NULL attribute is taken", "[sql]") {
-  const sql::Error e = error_of("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(8) DEFAULT NULL)");
-  CHECK(e.position() == 72);
-  CHECK(e.expected() == "a literal default (NULL is not modelled; give a DEFAULT)");
-  CHECK(sql::prepare("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(8) NULL DEFAULT 'x')")
-            .create->columns.at("k") == Value{"x"});
+TEST_CASE("a column without NOT NULL may hold NULL, its default NULL unless it gives another; DEFAULT NULL on a NOT NULL "
+          "column is refused, as MariaDB's 1067",
+          "[sql]") {
+  const db::TableSchema t = *sql::prepare("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, a INT, b INT NULL DEFAULT 3, "
+                                          "c VARCHAR(8) DEFAULT NULL, d VARCHAR(8) NOT NULL, e INT NOT NULL DEFAULT 4)")
+                                 .create;
+  CHECK(t.nullable == std::vector<std::string>{"a", "b", "c"});
+  CHECK(t.null_by_default == std::vector<std::string>{"a", "c"});
+  CHECK(t.columns.at("a") == Value{std::int64_t{0}});  // the type's zero: the column's type
+  CHECK(t.columns.at("b") == Value{std::int64_t{3}});
+  CHECK(t.columns.at("c") == Value{std::string()});
+  CHECK(t.columns.at("d") == Value{std::string()});  // NOT NULL without a DEFAULT: the type's zero
+  CHECK(t.columns.at("e") == Value{std::int64_t{4}});
+  CHECK_FALSE(t.may_be_null("id"));
+  const sql::Error e = error_of("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(8) NOT NULL DEFAULT NULL)");
+  CHECK(e.position() == 81);
+  CHECK(e.expected() == "a default other than NULL for a NOT NULL column (1067 Invalid default value)");
 }
 
 TEST_CASE("a second secondary index is refused", "[sql]") {

@@ -473,8 +473,11 @@ std::shared_ptr<const Workload> load_workload(const std::string& file, std::stri
 
 namespace {
 
+// NULL as nil.
 void push_value(lua_State* L, const db::Value& v) {
-  if (const auto* n = std::get_if<std::int64_t>(&v))
+  if (db::is_null(v))
+    lua_pushnil(L);
+  else if (const auto* n = std::get_if<std::int64_t>(&v))
     lua_pushinteger(L, static_cast<lua_Integer>(*n));
   else
     lua_pushlstring(L, std::get<std::string>(v).data(), std::get<std::string>(v).size());
