@@ -440,8 +440,10 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     if (st.more().conflict_index_where) check_columns(*st.more().conflict_index_where, check);
     for (const auto& column : st.more().returning)
       if (column != "*") check(column);
-    if (!st.count_rows)  // COUNT(*) names no column
+    if (!st.count_rows)  // an aggregate's column is named for it: its argument is the column
       for (const auto& column : script.steps[i].sql.columns) check(column);
+    else if (!st.more().aggregate_column.empty())
+      check(st.more().aggregate_column);
   }
 }
 

@@ -36,6 +36,7 @@ column says "sometimes" (the server's outcome varies from run to run), 2 on bad 
 """
 
 import argparse
+import decimal
 import fnmatch
 import json
 import os
@@ -135,8 +136,11 @@ def norm_cell(v):
         v = v.decode("utf-8", "replace")
     if isinstance(v, bool):
         return int(v)
-    if hasattr(v, "is_integer") and not isinstance(v, int):  # Decimal, float
-        return int(v)
+    if isinstance(v, (decimal.Decimal, float)):  # MariaDB's SUM is a DECIMAL: whole ones compare as integers
+        try:
+            return int(v) if v == int(v) else str(v)
+        except (ValueError, OverflowError, decimal.InvalidOperation):  # NaN, infinity
+            return str(v)
     if v is None:
         return None
     if not isinstance(v, (int, str)):

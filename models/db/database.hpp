@@ -185,8 +185,10 @@ struct StatementExtra {
   std::shared_ptr<const IndexDef> index_def{};
   /// PostgreSQL's RETURNING: the columns each written row is returned with ("*": all).
   std::vector<std::string> returning{};
-  /// COUNT(col): the column whose non-NULL values count_rows counts (empty: COUNT(*), every row).
-  std::string count_column{};
+  /// A SELECT of one aggregate (Statement::count_rows): COUNT, MAX, MIN or SUM of the non-NULL
+  /// values of `aggregate_column` (COUNT with none: COUNT(*), every row).
+  enum class Aggregate { count, max, min, sum } aggregate = Aggregate::count;
+  std::string aggregate_column{};
 };
 
 /// PostgreSQL's advisory-lock functions: pg_advisory_lock, pg_try_advisory_lock,
@@ -270,8 +272,9 @@ struct Statement {
     else if (extra.use_count() > 1) extra = std::make_shared<StatementExtra>(*extra);
     return *extra;
   }
-  /// SELECT COUNT(*): one row, column "COUNT(*)", the number of rows the WHERE finds (locked
-  /// as a locking read locks them).
+  /// SELECT COUNT(*) (or another aggregate: StatementExtra::aggregate): one row, its column
+  /// named as the server names it, over the rows the WHERE finds (locked as a locking read
+  /// locks them).
   bool count_rows = false;
 };
 /// The statement as SQL, for narration: "SELECT * FROM t_account WHERE open_id = 'x' FOR UPDATE".

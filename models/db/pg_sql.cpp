@@ -5,6 +5,8 @@
 
 #include "models/db/pg_sql.hpp"
 
+#include "models/db/rows.hpp"
+
 #include <pg_query.h>
 #include <pg_query.pb-c.h>
 
@@ -783,12 +785,16 @@ class Converter {
       const Node* value = target->val;
       const std::size_t at = position(target->location);
       const bool alone = sel->n_target_list == 1;
-      if (alone && value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL && is_count(value->func_call)) {
-        s().count_rows = true;
-        const PgQuery__FuncCall* f = value->func_call;
-        if (!f->agg_star && is_column(f->args[0])) s().edit().count_column = column_ref(f->args[0]->column_ref, {}).first;
-        out_.columns = {empty(target->name) ? "count" : text_of(target->name)};
-        return;
+      if (alone && value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL) {
+        if (const auto aggregate = aggregate_of(value->func_call)) {
+          s().count_rows = true;
+          if (aggregate->first != StatementExtra::Aggregate::count || !aggregate->second.empty()) {
+            s().edit().aggregate = aggregate->first;
+            s().edit().aggregate_column = aggregate->second;
+          }
+          out_.columns = {empty(target->name) ? models::db::detail::aggregate_name(s().more(), Engine::postgresql) : text_of(target->name)};
+          return;
+        }
       }
       if (!empty(target->name)) refuse(at, "a column alias (AS " + text_of(target->name) + ")");
       if (alone && value->node_case == PG_QUERY__NODE__NODE_A_CONST) {
@@ -812,19 +818,23 @@ class Converter {
     }
   }
 
-  // count(*), count(1): every row; count(col): the rows whose col is not NULL.
-  bool is_count(const PgQuery__FuncCall* f) {
-    if (catalog_name(f->funcname, f->n_funcname) != "count" || f->agg_distinct || f->n_agg_order > 0 ||
-        f->agg_filter != nullptr || f->over != nullptr || f->func_variadic)
-      return false;
-    if (f->agg_star) return true;
-    if (f->n_args != 1) return false;
+  // count(*), count(1): every row; count(col), max(col), min(col), sum(col): the column's
+  // non-NULL values. nullopt: another function, or one of these the model does not run
+  // (DISTINCT, FILTER, OVER, ORDER BY inside).
+  std::optional<std::pair<StatementExtra::Aggregate, std::string>> aggregate_of(const PgQuery__FuncCall* f) {
+    using A = StatementExtra::Aggregate;
+    static const std::pair<std::string_view, A> kNames[] = {{"count", A::count}, {"max", A::max}, {"min", A::min}, {"sum", A::sum}};
+    const std::string name = catalog_name(f->funcname, f->n_funcname);
+    const auto known = std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& n) { return n.first == name; });
+    if (known == std::end(kNames) || f->agg_distinct || f->n_agg_order > 0 || f->agg_filter != nullptr || f->over != nullptr ||
+        f->func_variadic)
+      return std::nullopt;
+    if (f->agg_star) return known->second == A::count ? std::optional(std::pair(A::count, std::string())) : std::nullopt;
+    if (f->n_args != 1) return std::nullopt;
     const Node* arg = f->args[0];
-    if (is_column(arg)) {
-      column_ref(arg->column_ref, {});  // a qualifier must name the table
-      return true;
-    }
-    return integer_constant(arg).has_value();
+    if (is_column(arg)) return std::pair(known->second, column_ref(arg->column_ref, {}).first);  // a qualifier must name the table
+    if (known->second == A::count && integer_constant(arg).has_value()) return std::pair(A::count, std::string());
+    return std::nullopt;
   }
 
   // ORDER BY col [ASC | DESC], ...: NULLs last, first with DESC, as PostgreSQL sorts them by

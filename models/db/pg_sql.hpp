@@ -19,7 +19,7 @@
 //          builds every index, named "<table>_<col>_idx" unless named
 //   INSERT INTO t (cols) VALUES (v, ...) [, (v, ...) ...]  (v: a literal, `$n`, DEFAULT or a constant expression)
 //          [ON CONFLICT [(col)] DO NOTHING | DO UPDATE SET c = expr, ... [WHERE expr]] [RETURNING cols | *]
-//   SELECT cols | * | 1 | count(*) FROM t [[AS] alias] [WHERE expr] [ORDER BY col [ASC|DESC], ...]
+//   SELECT cols | * | 1 | count(*) | count|max|min|sum(col) FROM t [[AS] alias] [WHERE expr] [ORDER BY col [ASC|DESC], ...]
 //          [LIMIT n] [OFFSET n] [FOR UPDATE | FOR NO KEY UPDATE | FOR SHARE | FOR KEY SHARE [NOWAIT | SKIP LOCKED]]
 //   SELECT pg_advisory_lock(k) | pg_try_advisory_lock(k) | pg_advisory_unlock(k) | pg_advisory_unlock_all()
 //          and their _xact and _shared forms, k a bigint literal or `$n` (Statement::values["key"])
@@ -36,7 +36,7 @@
 // A WHERE's top-level `column op value` terms are Statement::where, its other terms
 // StatementExtra::filter; DO UPDATE's assignments are all StatementExtra::assign.
 // Not run, 0A000: joins, subqueries, WITH, functions, INSERT without a column list or from a
-// SELECT, NULL as a stored value, decimals, PREPARE TRANSACTION, READ ONLY, SET LOCAL, RESET, other
+// SELECT, NULLS NOT DISTINCT, decimals, PREPARE TRANSACTION, READ ONLY, SET LOCAL, RESET, other
 // settings and statements. The bounds are sql.hpp's (kMaxText bytes; kMaxItems columns, values,
 // rows, conditions and parameters); a text nested far past what the model runs is refused
 // before libpg_query parses it, so the parse (which recurses over the tree) stays within a

@@ -1539,7 +1539,7 @@ class Postgres final : public Database::Model {
         case K::select: {
           Table& t = table(st.table);
           out.rows = select(s, t, st);
-          if (st.count_rows) detail::count_rows(st, out.rows, "count");
+          if (st.count_rows) detail::aggregate_rows(st, Engine::postgresql, out.rows);
           break;
         }
         case K::insert: out = insert(s, table(st.table), st); break;

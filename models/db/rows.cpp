@@ -3,6 +3,7 @@
 #include "models/db/rows.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace models::db::detail {
 
@@ -115,14 +116,56 @@ void assign(const Statement& s, Values& row, const Values* inserted) {
   }
 }
 
-void count_rows(const Statement& s, std::vector<Row>& rows, const char* column) {
-  const std::string& counted = s.more().count_column;
-  const auto n = counted.empty() ? static_cast<std::int64_t>(rows.size())
-                                 : std::count_if(rows.begin(), rows.end(), [&](const Row& r) {
-                                     const auto it = r.values.find(counted);
-                                     return it != r.values.end() && !is_null(it->second);
-                                   });
-  rows = {Row{0, {{column, Value{n}}}}};
+std::string aggregate_name(const StatementExtra& e, Engine engine) {
+  using A = StatementExtra::Aggregate;
+  static constexpr const char* kUpper[] = {"COUNT", "MAX", "MIN", "SUM"};
+  static constexpr const char* kLower[] = {"count", "max", "min", "sum"};
+  const auto i = static_cast<std::size_t>(e.aggregate);
+  if (engine == Engine::postgresql) return kLower[i];
+  if (e.aggregate == A::count) return "COUNT(*)";
+  return std::string(kUpper[i]) + "(" + e.aggregate_column + ")";
+}
+
+void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
+  using A = StatementExtra::Aggregate;
+  const StatementExtra& e = s.more();
+  const std::string name = aggregate_name(e, engine);
+  Value out = Null{};
+  if (e.aggregate == A::count && e.aggregate_column.empty()) out = static_cast<std::int64_t>(rows.size());
+  else if (e.aggregate == A::count) out = std::int64_t{0};
+  for (const Row& r : rows) {
+    if (e.aggregate_column.empty()) break;  // COUNT(*): counted above
+    const auto it = r.values.find(e.aggregate_column);
+    if (it == r.values.end()) {
+      if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"" + e.aggregate_column + "\" does not exist"};
+      throw Failure{Code::bad_field, "Unknown column '" + e.aggregate_column + "' in 'field list'"};
+    }
+    const Value& v = it->second;
+    if (is_null(v)) continue;
+    switch (e.aggregate) {
+      case A::count: out = std::get<std::int64_t>(out) + 1; break;
+      case A::max:
+        if (is_null(out) || out < v) out = v;
+        break;
+      case A::min:
+        if (is_null(out) || v < out) out = v;
+        break;
+      case A::sum: {
+        // A string column sums as its values' leading integers, as MySQL reads a string as a number.
+        std::int64_t n = 0;
+        if (const auto* i = std::get_if<std::int64_t>(&v)) n = *i;
+        else std::from_chars(std::get<std::string>(v).data(), std::get<std::string>(v).data() + std::get<std::string>(v).size(), n);
+        std::int64_t total = is_null(out) ? 0 : std::get<std::int64_t>(out);
+        if (__builtin_add_overflow(total, n, &total)) {
+          if (engine == Engine::postgresql) throw Failure{Code::value_out_of_range, "bigint out of range"};
+          throw Failure{Code::value_out_of_range, "BIGINT value is out of range in '" + name + "'"};
+        }
+        out = total;
+        break;
+      }
+    }
+  }
+  rows = {Row{0, {{name, std::move(out)}}}};
   if ((s.limit && *s.limit == 0) || s.offset > 0) rows.clear();
 }
 

@@ -49,9 +49,14 @@ void assign(const Statement& s, Values& row, const Values* inserted);
 /// worded as `engine` words it: MariaDB's 1048 "Column 'c' cannot be null", PostgreSQL's 23502.
 void check_nulls(const TableSchema& schema, Engine engine, const Values& row);
 
-/// SELECT COUNT(*)'s answer to the rows its WHERE found: one row, its column named as the
-/// server names it ("COUNT(*)" on MariaDB, "count" on PostgreSQL); none past a LIMIT 0 or an OFFSET.
-void count_rows(const Statement& s, std::vector<Row>& rows, const char* column);
+/// A SELECT of an aggregate, its answer to the rows its WHERE found: one row, its column named as
+/// aggregate_name says; none past a LIMIT 0 or an OFFSET. COUNT counts the rows (COUNT(col): those
+/// whose col is not NULL); MAX, MIN and SUM are NULL over no value, SUM past BIGINT's range fails
+/// as 1690 (both servers' SUM is a decimal; the model's integers stop there).
+void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows);
+/// The aggregate's column as `engine` names it: "COUNT(*)", "MAX(v)" on MariaDB (COUNT's name
+/// whatever it counts); "count", "max" on PostgreSQL.
+std::string aggregate_name(const StatementExtra& e, Engine engine);
 
 /// The simulated time, where the statement runs in a simulation (a test may run it alone).
 sim::Time now_if_running();

@@ -1,5 +1,7 @@
 #include "models/db/sql.hpp"
 
+#include "models/db/rows.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -598,28 +600,41 @@ class Parser {
       advance();
       return columns;
     }
-    if (is("COUNT") && next_is_symbol("(")) {  // COUNT(*), COUNT(1): every row; COUNT(col): its non-NULL values
+    // COUNT(*), COUNT(1): every row; COUNT(col), MAX(col), MIN(col), SUM(col): the column's
+    // non-NULL values.
+    using A = StatementExtra::Aggregate;
+    static constexpr std::pair<std::string_view, A> kAggregates[] = {{"COUNT", A::count}, {"MAX", A::max}, {"MIN", A::min}, {"SUM", A::sum}};
+    for (const auto& [word, aggregate] : kAggregates) {
+      if (!is(word) || !next_is_symbol("(")) continue;
       advance();
       advance();
-      std::string counted;
-      if (!accept_symbol("*")) {
+      std::string column;
+      if (aggregate != A::count) {
+        column = name("a column name");
+      } else if (!accept_symbol("*")) {
         if (token_.kind == Token::Kind::number) advance();
-        else counted = name("*, 1 or a column name");
+        else column = name("*, 1 or a column name");
       }
       expect_symbol(")");
-      if (is_symbol(",")) fail("FROM (COUNT(*) stands alone: GROUP BY is not modelled)");
+      if (is_symbol(",")) fail("FROM (an aggregate stands alone: GROUP BY is not modelled)");
+      StatementExtra e;
+      e.aggregate = aggregate;
+      e.aggregate_column = column;
       if (out_.statement.kind == Statement::Kind::select) {
         out_.statement.count_rows = true;
-        if (!counted.empty()) out_.statement.edit().count_column = counted;
+        if (aggregate != A::count || !column.empty()) {
+          out_.statement.edit().aggregate = aggregate;
+          out_.statement.edit().aggregate_column = column;
+        }
       }
-      columns.push_back("COUNT(*)");
+      columns.push_back(models::db::detail::aggregate_name(e, Engine::mariadb));
       return columns;
     }
     do {
       check_count(columns.size(), "columns");
       const std::size_t at = token_.position;
       columns.push_back(name("a column name, *, 1 or COUNT(*)"));
-      if (is_symbol("(")) fail_at(at, "a column name, *, 1 or COUNT(*) (other functions are not modelled yet)");
+      if (is_symbol("(")) fail_at(at, "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
     } while (accept_symbol(","));
     return columns;
   }

@@ -104,6 +104,14 @@ TEST_CASE("pg: SELECT * has no column list, SELECT 1 keeps its number, count(*) 
   CHECK(pg::prepare("SELECT COUNT(id) FROM t").statement.count_rows);
   CHECK(pg::prepare("SELECT count(*) AS n FROM t").columns == std::vector<std::string>{"n"});
   CHECK_FALSE(pg::prepare("SELECT id FROM t").statement.count_rows);
+  p = pg::prepare("SELECT max(t.v) FROM t");  // max, min and sum of a column, named as PostgreSQL names them
+  CHECK(p.statement.count_rows);
+  CHECK(p.statement.more().aggregate == db::StatementExtra::Aggregate::max);
+  CHECK(p.statement.more().aggregate_column == "v");
+  CHECK(p.columns == std::vector<std::string>{"max"});
+  CHECK(pg::prepare("SELECT sum(v) FROM t").columns == std::vector<std::string>{"sum"});
+  CHECK(error_of("SELECT avg(v) FROM t").sqlstate() == "0A000");
+  CHECK(error_of("SELECT max(DISTINCT v) FROM t").sqlstate() == "0A000");
 }
 
 TEST_CASE("pg: a table's alias qualifies its columns and is left out; another table's name is PostgreSQL's 42P01", "[pg_sql]") {

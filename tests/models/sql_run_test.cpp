@@ -148,6 +148,22 @@ TEST_CASE("NULL is stored where a column may hold it and refused with 1048 where
   });
 }
 
+TEST_CASE("MAX, MIN and SUM read the column's non-NULL values: NULL over none, SUM past BIGINT's range 1690", "[sql][null]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    REQUIRE(f.run(s, "INSERT INTO t (a, k) VALUES (3, 'x'), (NULL, 'y'), (5, NULL)").affected == 3);
+    CHECK(value_of(f.run(s, "SELECT SUM(a) FROM t"), 0, "SUM(a)") == 8);
+    CHECK(value_of(f.run(s, "SELECT MAX(a) FROM t"), 0, "MAX(a)") == 5);
+    CHECK(value_of(f.run(s, "SELECT MIN(a) FROM t WHERE k IS NOT NULL"), 0, "MIN(a)") == 3);
+    CHECK(f.run(s, "SELECT MAX(k) FROM t").rows.at(0).values.at("MAX(k)") == Value{"y"});
+    CHECK(db::is_null(f.run(s, "SELECT SUM(a) FROM t WHERE a > 9").rows.at(0).values.at("SUM(a)")));
+    CHECK(f.run(s, "SELECT MAX(nope) FROM t").code == Code::bad_field);
+    REQUIRE(f.run(s, "INSERT INTO t (a) VALUES (9223372036854775807)").ok());
+    CHECK(f.run(s, "SELECT SUM(a) FROM t").code == Code::value_out_of_range);
+  });
+}
+
 TEST_CASE("ON DUPLICATE KEY UPDATE computes from the existing row and VALUES()", "[sql][expr]") {
   test::run_alone([&] {
     Fixture f;

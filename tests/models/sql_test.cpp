@@ -152,15 +152,22 @@ TEST_CASE("keywords are case-insensitive; names keep their case and lose their b
   CHECK(bound("SELECT * FROM `a``b`").table == "a`b");
 }
 
-TEST_CASE("COUNT(*) stands alone in a select list; other functions are refused", "[sql]") {
+TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list, named as MariaDB names them; other functions are refused",
+          "[sql]") {
   const sql::Prepared p = sql::prepare("SELECT COUNT(*) FROM t WHERE k = ? FOR UPDATE");
   CHECK(p.statement.count_rows);
   CHECK(p.columns == std::vector<std::string>{"COUNT(*)"});
   CHECK(sql::prepare("select count(1) from t").statement.count_rows);
-  CHECK(error_of("SELECT COUNT(*), k FROM t").expected() == "FROM (COUNT(*) stands alone: GROUP BY is not modelled)");
-  const sql::Error e = error_of("SELECT MAX(v) FROM t");
+  CHECK(error_of("SELECT COUNT(*), k FROM t").expected() == "FROM (an aggregate stands alone: GROUP BY is not modelled)");
+  const sql::Prepared max = sql::prepare("SELECT max(v) FROM t");
+  CHECK(max.statement.more().aggregate == db::StatementExtra::Aggregate::max);
+  CHECK(max.statement.more().aggregate_column == "v");
+  CHECK(max.columns == std::vector<std::string>{"MAX(v)"});
+  CHECK(sql::prepare("SELECT SUM(v) FROM t").columns == std::vector<std::string>{"SUM(v)"});
+  CHECK(error_of("SELECT MIN(*) FROM t").expected() == "a column name");
+  const sql::Error e = error_of("SELECT AVG(v) FROM t");
   CHECK(e.position() == 7);
-  CHECK(e.expected() == "a column name, *, 1 or COUNT(*) (other functions are not modelled yet)");
+  CHECK(e.expected() == "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
 }
 
 TEST_CASE("a WHERE's column-op-value terms are conditions, every other term a filter expression", "[sql]") {
