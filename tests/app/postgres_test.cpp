@@ -72,6 +72,14 @@ TEST_CASE("PostgreSQL: a unique index, on one column or several, takes a NULL fo
   CHECK(rows_of(r, "t") == 3);
 }
 
+TEST_CASE("PostgreSQL: an aggregate's alias names its column and the value stays the aggregate's") {
+  const auto r = run(pg({step("s1", "INSERT INTO t (k, v) VALUES ('a', 3), ('b', 4)"), step("s1", "SELECT count(*) AS n FROM t"),
+                         step("s1", "SELECT sum(v) AS total FROM t")}));
+  CHECK(step_of(r, 2).columns == std::vector<std::string>{"n"});
+  CHECK(step_of(r, 2).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{2}}});
+  CHECK(step_of(r, 3).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{7}}});
+}
+
 TEST_CASE("PostgreSQL: an insert waiting on a key inserts it when the other transaction rolls back") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')"),
                          step("s1", "ROLLBACK")}));
