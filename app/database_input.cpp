@@ -444,6 +444,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
       for (const auto& column : script.steps[i].sql.columns) check(column);
     else if (!st.more().aggregate_column.empty())
       check(st.more().aggregate_column);
+    for (const auto& column : st.more().group_by) check(column);
   }
 }
 

@@ -287,6 +287,10 @@ struct Txn {
   // how many matching rows end its scan (a LIMIT read in index order).
   Statement::OnLocked on_locked = Statement::OnLocked::wait;
   std::optional<std::size_t> enough{};
+  // The current statement's LAST_INSERT_ID() to be: the first AUTO_INCREMENT id it generated
+  // for a row it inserted, or what a `c = LAST_INSERT_ID(expr)` of it gave.
+  std::optional<std::int64_t> generated_id{};
+  std::optional<std::int64_t> assigned_id{};
 };
 
 // The table lock a statement takes before it locks rows: IX to write, IS to read with locks.
@@ -314,6 +318,7 @@ struct SessionState {
   std::unique_ptr<Txn> txn;
   std::optional<Isolation> next_isolation{};  // SET TRANSACTION: the next transaction's only
   std::optional<sim::Duration> lock_wait_timeout{};  // SET innodb_lock_wait_timeout: the session's own
+  std::int64_t last_insert_id = 0;  // LAST_INSERT_ID(): set by a statement that succeeds, 0 before any
 };
 
 // What a statement's lock request came to: granted at once, granted after a wait, or left
@@ -419,6 +424,11 @@ class InnoDb final : public Database::Model {
     return t.schema.index_name.empty() ? t.schema.key_column : t.schema.index_name;
   }
   static bool indexed(const Table& t) { return !t.schema.key_column.empty() && t.schema.key_index != KeyIndex::none; }
+  // Whether a row with `key` must be alone with it: the key index is unique, and the key is
+  // not NULL (a unique index admits any number of NULLs, as both servers' do).
+  static bool must_be_unique(const Table& t, const std::optional<Value>& key) {
+    return key && !is_null(*key) && indexed(t) && t.schema.key_index == KeyIndex::unique;
+  }
 
   // Whether `index` has the entry `e` now: its row is live and, on the secondary index,
   // its current version holds that key.
@@ -1215,7 +1225,7 @@ class InnoDb final : public Database::Model {
     const std::int64_t id = explicit_id.value_or(t.next_id);
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Value{id}, "PRIMARY"));
     const std::optional<Value> key = key_of(t, values);
-    if (key && !is_null(*key) && indexed(t) && t.schema.key_index == KeyIndex::unique && !entries_with(t, *key).empty())
+    if (must_be_unique(t, key) && !entries_with(t, *key).empty())
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
     t.took_id(id);
     values["id"] = Value{id};
@@ -1252,7 +1262,6 @@ class InnoDb final : public Database::Model {
     const std::int64_t id = explicit_id ? *explicit_id : auto_id ? *auto_id : t.new_id();
     if (explicit_id) t.took_id(id);
     out.insert_id = t.schema.auto_increment ? id : 0;  // MySQL reports no id for a table without AUTO_INCREMENT
-    const bool unique = indexed(t) && t.schema.key_index == KeyIndex::unique;
     const bool rr = gap_locking(txn.isolation);
     const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
     for (;;) {
@@ -1264,7 +1273,7 @@ class InnoDb final : public Database::Model {
           continue;  // replaced
         }
       }
-      if (unique && !is_null(*key)) {  // a unique index admits any number of NULL keys
+      if (must_be_unique(t, key)) {
         std::vector<Entry> dups = entries_with(t, *key);
         std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, t.rows.at(e.id)); });
         if (!dups.empty()) {
@@ -1282,6 +1291,7 @@ class InnoDb final : public Database::Model {
       if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
       put_row(txn, t, id, std::move(values), who);
       out.affected += 1;  // REPLACE: 1 + the rows it deleted
+      if (!explicit_id && !txn.generated_id) txn.generated_id = id;
       return out;
     }
   }
@@ -1488,7 +1498,9 @@ class InnoDb final : public Database::Model {
         for (const auto& [column, value] : s.on_update) updated[column] = value;
         assign(s, updated, &inserted);
         detail::check_nulls(t.schema, Engine::mariadb, updated);
-        // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not.
+        assigned_id(txn, s, updated);
+        // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not; what
+        // LAST_INSERT_ID(expr) gave, when the update has one (`id = LAST_INSERT_ID(id)`).
         if (updated != old) {
           add_version(txn, t, dup, Version{txn.id, 0, false, std::move(updated)});
           out.affected = 2;
@@ -1496,6 +1508,7 @@ class InnoDb final : public Database::Model {
         } else {
           out.insert_id = 0;
         }
+        if (txn.assigned_id) out.insert_id = *txn.assigned_id;
         return out;
       }
       case OnDuplicate::replace: {
@@ -1546,11 +1559,23 @@ class InnoDb final : public Database::Model {
       }
       assign(s, next, nullptr);
       detail::check_nulls(t.schema, Engine::mariadb, next);
+      assigned_id(txn, s, next);
+      if (txn.assigned_id) out.insert_id = *txn.assigned_id;
       if (next == old.get()) continue;  // matched but unchanged: not counted
       add_version(txn, t, id, Version{txn.id, 0, false, std::move(next)});
       ++out.affected;
     }
     return out;
+  }
+
+  // `c = LAST_INSERT_ID(expr)` in an UPDATE or ON DUPLICATE KEY UPDATE: the row's new `c`
+  // becomes the session's LAST_INSERT_ID() (when the statement succeeds) and the statement's
+  // insert id; the last row's, for an UPDATE of several.
+  static void assigned_id(Txn& txn, const Statement& s, const Values& row) {
+    const std::string& column = s.more().sets_last_insert_id;
+    if (column.empty()) return;
+    const Value& v = row.at(column);
+    txn.assigned_id = is_null(v) ? 0 : as_number(v);
   }
 
   // SET [SESSION] TRANSACTION ISOLATION LEVEL: SESSION sets the level of the session's
@@ -1610,6 +1635,8 @@ class InnoDb final : public Database::Model {
     const std::size_t mark = txn.undo.size();
     txn.waits.clear();
     txn.on_locked = st.on_locked;
+    txn.generated_id.reset();
+    txn.assigned_id.reset();
     Result out;
     try {
       switch (st.kind) {
@@ -1646,6 +1673,8 @@ class InnoDb final : public Database::Model {
     }
     out.waits = std::move(txn.waits);
     out.applied = now_if_running();
+    if (txn.assigned_id) s.last_insert_id = *txn.assigned_id;
+    else if (txn.generated_id) s.last_insert_id = *txn.generated_id;
     if (autocommit) {
       spend(timing.before_commit);
       commit(txn);
@@ -1684,6 +1713,11 @@ class InnoDb final : public Database::Model {
   Result execute(SessionId session, const Statement& statement, const StatementTiming& timing) override {
     auto it = sessions.find(session);
     if (it == sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
+    if (const auto slot = statement.more().last_insert_id_arg) {  // LAST_INSERT_ID(): the session's, as it is now
+      Statement now = statement;
+      now.edit().args.at(*slot) = Value{it->second.last_insert_id};
+      return run(it->second, now, timing);
+    }
     return run(it->second, statement, timing);
   }
 

@@ -189,6 +189,26 @@ struct StatementExtra {
   /// values of `aggregate_column` (COUNT with none: COUNT(*), every row).
   enum class Aggregate { count, max, min, sum } aggregate = Aggregate::count;
   std::string aggregate_column{};
+  /// The name its column is given (`COUNT(*) AS n`); empty: the server's own name for it.
+  std::string aggregate_alias{};
+  /// GROUP BY's columns: the aggregate over each group of the rows found that are equal in
+  /// them, a row a group holding those columns and the aggregate (under its name).
+  std::vector<std::string> group_by{};
+  /// HAVING: the groups kept, the expression reading a group's row (the aggregate as a column
+  /// of its name).
+  std::shared_ptr<const Expr> having{};
+  /// With GROUP BY, ORDER BY and LIMIT order and cut the groups, so they are held here and
+  /// not in `order_by` and Statement::limit: the read finds (and locks) every row its WHERE
+  /// finds, as the servers' grouping reads do.
+  std::vector<std::pair<std::string, bool>> group_order_by{};
+  std::optional<std::int64_t> group_limit{};
+  std::int64_t group_offset = 0;
+  /// LAST_INSERT_ID() inside an expression (MariaDB): the slot of `args` that holds the
+  /// session's value, put there when the statement runs.
+  std::optional<std::size_t> last_insert_id_arg{};
+  /// `c = LAST_INSERT_ID(expr)` in an UPDATE or ON DUPLICATE KEY UPDATE (MariaDB): the column
+  /// whose new value becomes the session's LAST_INSERT_ID() and the statement's insert id.
+  std::string sets_last_insert_id{};
 };
 
 /// PostgreSQL's advisory-lock functions: pg_advisory_lock, pg_try_advisory_lock,

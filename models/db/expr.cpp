@@ -8,19 +8,6 @@ namespace {
 
 using Int = std::int64_t;
 
-// MySQL's string-to-number conversion in a numeric context: the leading integer, 0 for none.
-Int as_number(const Value& v) {
-  if (const Int* n = std::get_if<Int>(&v)) return *n;
-  const std::string& s = std::get<std::string>(v);
-  std::size_t at = 0;
-  while (at < s.size() && (s[at] == ' ' || s[at] == '\t' || s[at] == '\n')) ++at;
-  Int n = 0;
-  const auto [end, error] = std::from_chars(s.data() + at, s.data() + s.size(), n);
-  if (error == std::errc::result_out_of_range)
-    return s[at] == '-' ? std::numeric_limits<Int>::min() : std::numeric_limits<Int>::max();
-  return error == std::errc() ? n : 0;
-}
-
 // MySQL compares two strings as strings, and anything else as numbers.
 int compare(const Value& a, const Value& b) {
   if (std::holds_alternative<std::string>(a) && std::holds_alternative<std::string>(b)) {
@@ -203,6 +190,10 @@ std::optional<Value> apply(const Expr& e, const std::optional<Value>* v, const S
       return boolean(like(text, pattern) != e.negated);
     }
     case K::is_null: return boolean(!v[0].has_value() != e.negated);
+    case K::coalesce:
+      for (std::size_t i = 0; i < e.args.size(); ++i)
+        if (v[i]) return v[i];
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -226,6 +217,18 @@ int precedence(const Expr& e) {
 }
 
 }  // namespace
+
+Int as_number(const Value& v) {
+  if (const Int* n = std::get_if<Int>(&v)) return *n;
+  const std::string& s = std::get<std::string>(v);
+  std::size_t at = 0;
+  while (at < s.size() && (s[at] == ' ' || s[at] == '\t' || s[at] == '\n')) ++at;
+  Int n = 0;
+  const auto [end, error] = std::from_chars(s.data() + at, s.data() + s.size(), n);
+  if (error == std::errc::result_out_of_range)
+    return s[at] == '-' ? std::numeric_limits<Int>::min() : std::numeric_limits<Int>::max();
+  return error == std::errc() ? n : 0;
+}
 
 // Post-order over an explicit stack: simulated processes run on small stacks, so nothing
 // here recurses.
@@ -293,6 +296,11 @@ std::string to_string(const Expr& e) {
     case K::between: return arg(0) + " " + maybe_not + "BETWEEN " + arg(1) + " AND " + arg(2);
     case K::like: return arg(0) + " " + maybe_not + "LIKE " + arg(1);
     case K::is_null: return arg(0) + (e.negated ? " IS NOT NULL" : " IS NULL");
+    case K::coalesce: {
+      std::string out = "COALESCE(";
+      for (std::size_t i = 0; i < e.args.size(); ++i) out += (i ? ", " : "") + to_string(e.args[i]);
+      return out + ")";
+    }
   }
   return "?";
 }

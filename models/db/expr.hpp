@@ -49,6 +49,7 @@ struct Expr {
     between,      // args[0] [NOT] BETWEEN args[1] AND args[2]
     like,         // args[0] [NOT] LIKE args[1]
     is_null,      // args[0] IS [NOT] NULL
+    coalesce,     // COALESCE(args...): the first that is not NULL (MariaDB's IFNULL(a, b) too)
   } kind = Kind::literal;
   enum class Op { eq, ne, lt, le, gt, ge, add, sub, mul, div, mod } op = Op::eq;
   bool negated = false;  // NOT IN, NOT BETWEEN, NOT LIKE, IS NOT NULL
@@ -81,6 +82,10 @@ struct ExprError {
   int code = 0;
   std::string message;
 };
+
+/// MySQL's reading of a value in a numeric context: an integer as it is, a string as its
+/// leading integer after spaces (0 for none; past BIGINT's range, its nearest end). Not NULL.
+std::int64_t as_number(const Value& v);
 
 /// The expression as SQL, for narration: "value % 3 = 0".
 std::string to_string(const Expr& e);

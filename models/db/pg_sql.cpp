@@ -110,7 +110,6 @@ std::string construct_name(const Node* n) {
     case PG_QUERY__NODE__NODE_FUNC_CALL:
       return "a function call " + dotted(n->func_call->funcname, n->func_call->n_funcname) + "()";
     case PG_QUERY__NODE__NODE_CASE_EXPR: return "CASE";
-    case PG_QUERY__NODE__NODE_COALESCE_EXPR: return "COALESCE";
     case PG_QUERY__NODE__NODE_MIN_MAX_EXPR: return "GREATEST or LEAST";
     case PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION: return "CURRENT_TIMESTAMP, CURRENT_USER and the like";
     case PG_QUERY__NODE__NODE_BOOLEAN_TEST: return "IS TRUE, IS FALSE or IS UNKNOWN";
@@ -366,6 +365,7 @@ std::optional<double> milliseconds_of(std::string_view text) {
 struct Context {
   bool excluded = false;
   bool constant = false;
+  bool having = false;  // HAVING: the aggregate reads as a column of a group's row
   bool indexed = false;  // an index's WHERE, or ON CONFLICT's inference WHERE: columns, no parameter
 };
 
@@ -497,6 +497,11 @@ class Converter {
       case PG_QUERY__NODE__NODE_PARAM_REF: return param_expr(n->param_ref, context);
       case PG_QUERY__NODE__NODE_COLUMN_REF: {
         auto [column, excluded] = column_ref(n->column_ref, context);
+        // HAVING reads the table's columns, not the select list's names: an alias is no column there.
+        const auto& e = s().more();
+        if (context.having && !e.aggregate_alias.empty() && column == e.aggregate_alias &&
+            std::find(e.group_by.begin(), e.group_by.end(), column) == e.group_by.end())
+          throw Error("42703", position(n->column_ref->location), "column \"" + column + "\" does not exist");
         return Expr{.kind = excluded ? K::inserted : K::column, .column = std::move(column)};
       }
       case PG_QUERY__NODE__NODE_TYPE_CAST: return expr(n->type_cast->arg, context);  // the model's values carry no type
@@ -506,6 +511,19 @@ class Converter {
         Expr test = unary(K::is_null, expr(n->null_test->arg, context), position(n->null_test->location));
         test.negated = n->null_test->nulltesttype == PG_QUERY__NULL_TEST_TYPE__IS_NOT_NULL;
         return test;
+      }
+      case PG_QUERY__NODE__NODE_FUNC_CALL:
+        if (context.having)
+          if (auto aggregate = aggregate_operand(n)) return std::move(*aggregate);
+        refuse(location_of(n), construct_name(n));
+      case PG_QUERY__NODE__NODE_COALESCE_EXPR: {  // the first of its values that is not NULL
+        const std::size_t at = position(n->coalesce_expr->location);
+        Expr e{.kind = K::coalesce};
+        for (std::size_t i = 0; i < n->coalesce_expr->n_args; ++i) {
+          if (e.args.size() >= sql::kMaxItems) too_many(at, "values in COALESCE");
+          e.args.push_back(expr(n->coalesce_expr->args[i], context));
+        }
+        return grown(std::move(e), at);
       }
       default: refuse(location_of(n), construct_name(n));
     }
@@ -712,10 +730,66 @@ class Converter {
     relation(from->range_var);
     select_list(sel);
     where(sel->where_clause);
+    group_by(sel);
     order_by(sel->sort_clause, sel->n_sort_clause);
     if (sel->limit_count != nullptr) s().limit = row_count(sel->limit_count, "LIMIT", "2201W");
     if (sel->limit_offset != nullptr) s().offset = row_count(sel->limit_offset, "OFFSET", "2201X").value_or(0);
+    if (!s().more().group_by.empty()) {  // ORDER BY and LIMIT order and cut the groups (StatementExtra::group_order_by)
+      s().edit().group_order_by = std::exchange(s().edit().order_by, {});
+      s().edit().group_limit = std::exchange(s().limit, std::nullopt);
+      s().edit().group_offset = std::exchange(s().offset, 0);
+    }
+    check_grouping(at);
     locking(sel);
+  }
+
+  // GROUP BY column, ... [HAVING condition]: the aggregate over each group (models/db/rows.hpp).
+  void group_by(const PgQuery__SelectStmt* sel) {
+    for (std::size_t i = 0; i < sel->n_group_clause; ++i) {
+      const Node* n = sel->group_clause[i];
+      if (i >= sql::kMaxItems) too_many(location_of(n), "GROUP BY columns");
+      if (!is_column(n)) refuse(location_of(n), "GROUP BY other than columns");
+      s().edit().group_by.push_back(column_ref(n->column_ref, {}).first);
+    }
+    if (sel->having_clause != nullptr)
+      s().edit().having = std::make_shared<const Expr>(expr(sel->having_clause, Context{.having = true}));
+  }
+
+  // The select list's columns are grouped (PostgreSQL's 42803 otherwise), and a grouped SELECT
+  // has an aggregate.
+  void check_grouping(std::size_t at) {
+    const auto& grouped = s().more().group_by;
+    if (!grouped.empty() && !s().count_rows) refuse(at, "GROUP BY without an aggregate in the select list, HAVING or ORDER BY");
+    if (!s().count_rows) return;
+    for (const auto& [where, column] : listed_)
+      if (std::find(grouped.begin(), grouped.end(), column) == grouped.end())
+        throw Error("42803", where, "column \"" + s().table + "." + column + "\" must appear in the GROUP BY clause or be used in an aggregate function");
+  }
+
+  // The SELECT's one aggregate, named `alias` (empty: as PostgreSQL names it): the first place
+  // that names it (the select list, HAVING or ORDER BY) sets it; another aggregate is refused.
+  void use_aggregate(const std::pair<StatementExtra::Aggregate, std::string>& aggregate, std::size_t at, const std::string& alias = {}) {
+    if (s().count_rows) {
+      if (s().more().aggregate != aggregate.first || s().more().aggregate_column != aggregate.second)
+        refuse(at, "a second aggregate (a statement has one)");
+      return;
+    }
+    s().count_rows = true;
+    if (aggregate.first != StatementExtra::Aggregate::count || !aggregate.second.empty() || !alias.empty()) {
+      s().edit().aggregate = aggregate.first;
+      s().edit().aggregate_column = aggregate.second;
+      s().edit().aggregate_alias = alias;
+    }
+  }
+
+  // In HAVING and a grouped ORDER BY: an aggregate call, read as the column of its name in a
+  // group's row. nullopt: `n` is no aggregate.
+  std::optional<Expr> aggregate_operand(const Node* n) {
+    if (n->node_case != PG_QUERY__NODE__NODE_FUNC_CALL) return std::nullopt;
+    const auto aggregate = aggregate_of(n->func_call);
+    if (!aggregate) return std::nullopt;
+    use_aggregate(*aggregate, location_of(n));
+    return Expr{.kind = Expr::Kind::column, .column = models::db::detail::aggregate_name(s().more(), Engine::postgresql)};
   }
 
   static void refuse_select_clauses(const PgQuery__SelectStmt* sel, std::size_t at) {
@@ -724,8 +798,6 @@ class Converter {
     if (sel->n_values_lists > 0) refuse(at, "VALUES as a query");
     if (sel->into_clause != nullptr) refuse(at, "SELECT INTO");
     if (sel->n_distinct_clause > 0) refuse(at, "DISTINCT");
-    if (sel->n_group_clause > 0) refuse(location_of(sel->group_clause[0]), "GROUP BY");
-    if (sel->having_clause != nullptr) refuse(location_of(sel->having_clause), "HAVING");
     if (sel->n_window_clause > 0) refuse(at, "WINDOW");
     if (sel->limit_option == PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES) refuse(at, "FETCH ... WITH TIES");
   }
@@ -779,21 +851,20 @@ class Converter {
   // names `count`).
   void select_list(const PgQuery__SelectStmt* sel) {
     if (sel->n_target_list == 0) refuse(0, "SELECT without columns");
+    bool aggregated = false;
     for (std::size_t i = 0; i < sel->n_target_list; ++i) {
       if (out_.columns.size() >= sql::kMaxItems) too_many(location_of(sel->target_list[i]), "columns");
       const PgQuery__ResTarget* target = sel->target_list[i]->res_target;
       const Node* value = target->val;
       const std::size_t at = position(target->location);
       const bool alone = sel->n_target_list == 1;
-      if (alone && value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL) {
+      if (value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL) {
         if (const auto aggregate = aggregate_of(value->func_call)) {
-          s().count_rows = true;
-          if (aggregate->first != StatementExtra::Aggregate::count || !aggregate->second.empty()) {
-            s().edit().aggregate = aggregate->first;
-            s().edit().aggregate_column = aggregate->second;
-          }
-          out_.columns = {empty(target->name) ? models::db::detail::aggregate_name(s().more(), Engine::postgresql) : text_of(target->name)};
-          return;
+          if (aggregated) refuse(at, "a second aggregate (a statement has one)");
+          aggregated = true;
+          use_aggregate(*aggregate, at, empty(target->name) ? std::string() : text_of(target->name));
+          out_.columns.push_back(models::db::detail::aggregate_name(s().more(), Engine::postgresql));
+          continue;
         }
       }
       if (!empty(target->name)) refuse(at, "a column alias (AS " + text_of(target->name) + ")");
@@ -810,6 +881,7 @@ class Converter {
       }
       if (value->node_case == PG_QUERY__NODE__NODE_COLUMN_REF) {
         out_.columns.push_back(column_ref(value->column_ref, {}).first);
+        listed_.emplace_back(at, out_.columns.back());
       } else if (value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL) {
         refuse(at, construct_name(value));
       } else {
@@ -845,12 +917,13 @@ class Converter {
       const std::size_t at = location_of(sort->node);
       if (i >= sql::kMaxItems) too_many(at, "ORDER BY columns");
       if (sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING) refuse(at, "ORDER BY ... USING");
-      if (!is_column(sort->node)) refuse(at, "ORDER BY an expression or a position");
+      // A grouped SELECT orders its groups, by a grouped column or the aggregate.
+      std::optional<Expr> aggregate = s().more().group_by.empty() ? std::nullopt : aggregate_operand(sort->node);
+      if (!aggregate && !is_column(sort->node)) refuse(at, "ORDER BY an expression or a position");
       const bool descending = sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
       if (sort->sortby_nulls == (descending ? PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_LAST : PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST))
         refuse(at, descending ? "DESC NULLS LAST" : "NULLS FIRST");
-      s().edit().order_by.emplace_back(column_ref(sort->node->column_ref, {}).first,
-                                       sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC);
+      s().edit().order_by.emplace_back(aggregate ? aggregate->column : column_ref(sort->node->column_ref, {}).first, descending);
     }
   }
 
@@ -890,6 +963,8 @@ class Converter {
     if (lock->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError) s().on_locked = Statement::OnLocked::fail;
     if (lock->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip) s().on_locked = Statement::OnLocked::skip;
     // PostgreSQL locks the rows it returns, and count(*) returns none of them: its own 0A000.
+    if (!s().more().group_by.empty()) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with GROUP BY clause");
+    if (s().more().having) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with HAVING clause");
     if (s().count_rows) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with aggregate functions");
   }
 
@@ -1488,6 +1563,7 @@ class Converter {
   std::string table_{}, alias_{};
   TableDef table_def_{};
   int depth_ = 0;
+  std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is
 };
 
 }  // namespace

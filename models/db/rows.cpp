@@ -3,7 +3,7 @@
 #include "models/db/rows.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <map>
 
 namespace models::db::detail {
 
@@ -37,28 +37,41 @@ bool matches(const Values& v, const Statement& s) {
   }
 }
 
-void order_and_limit(const Statement& s, Engine engine, std::vector<Row>& rows) {
-  if (!s.more().order_by.empty()) {
-    // Value's order puts NULL first, as MariaDB sorts it; PostgreSQL sorts it after every value.
-    const bool nulls_last = engine == Engine::postgresql;
-    const auto before = [&](const Value& x, const Value& y) {
-      if (nulls_last && is_null(x) != is_null(y)) return is_null(y);
-      return x < y;
-    };
-    std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-      for (const auto& [column, descending] : s.more().order_by) {
-        const auto x = a.values.find(column), y = b.values.find(column);
-        if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
-        if (x->second == y->second) continue;
-        return descending ? before(y->second, x->second) : before(x->second, y->second);
-      }
-      return false;
-    });
-  }
-  if (!s.limit || s.count_rows) return;  // COUNT(*)'s LIMIT applies to its one row
-  const auto from = static_cast<std::size_t>(std::min<std::int64_t>(s.offset, static_cast<std::int64_t>(rows.size())));
+namespace {
+
+// Sorts `rows` by `order_by`'s columns: Value's order puts NULL first, as MariaDB sorts it;
+// PostgreSQL sorts it after every value.
+void sort_rows(const std::vector<std::pair<std::string, bool>>& order_by, Engine engine, std::vector<Row>& rows) {
+  if (order_by.empty()) return;
+  const bool nulls_last = engine == Engine::postgresql;
+  const auto before = [&](const Value& x, const Value& y) {
+    if (nulls_last && is_null(x) != is_null(y)) return is_null(y);
+    return x < y;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    for (const auto& [column, descending] : order_by) {
+      const auto x = a.values.find(column), y = b.values.find(column);
+      if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
+      if (x->second == y->second) continue;
+      return descending ? before(y->second, x->second) : before(x->second, y->second);
+    }
+    return false;
+  });
+}
+
+// Keeps `limit` rows after the first `offset`.
+void cut(std::optional<std::int64_t> limit, std::int64_t offset, std::vector<Row>& rows) {
+  if (!limit) return;
+  const auto from = static_cast<std::size_t>(std::min<std::int64_t>(offset, static_cast<std::int64_t>(rows.size())));
   rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(from));
-  if (static_cast<std::size_t>(*s.limit) < rows.size()) rows.resize(static_cast<std::size_t>(*s.limit));
+  if (static_cast<std::size_t>(*limit) < rows.size()) rows.resize(static_cast<std::size_t>(*limit));
+}
+
+}  // namespace
+
+void order_and_limit(const Statement& s, Engine engine, std::vector<Row>& rows) {
+  sort_rows(s.more().order_by, engine, rows);
+  if (!s.count_rows) cut(s.limit, s.offset, rows);  // an aggregate's LIMIT applies to its rows
 }
 
 Values row_values(const TableSchema& schema, Engine engine, const Values& given, std::optional<std::int64_t>& explicit_id) {
@@ -116,7 +129,10 @@ void assign(const Statement& s, Values& row, const Values* inserted) {
   }
 }
 
-std::string aggregate_name(const StatementExtra& e, Engine engine) {
+namespace {
+
+// The aggregate as the server names it when no alias does.
+std::string server_name(const StatementExtra& e, Engine engine) {
   using A = StatementExtra::Aggregate;
   static constexpr const char* kUpper[] = {"COUNT", "MAX", "MIN", "SUM"};
   static constexpr const char* kLower[] = {"count", "max", "min", "sum"};
@@ -126,17 +142,23 @@ std::string aggregate_name(const StatementExtra& e, Engine engine) {
   return std::string(kUpper[i]) + "(" + e.aggregate_column + ")";
 }
 
-void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
+}  // namespace
+
+std::string aggregate_name(const StatementExtra& e, Engine engine) {
+  return e.aggregate_alias.empty() ? server_name(e, engine) : e.aggregate_alias;
+}
+
+namespace {
+
+// The aggregate over `rows` (those of one group).
+Value aggregate_of(const StatementExtra& e, Engine engine, const std::vector<const Row*>& rows) {
   using A = StatementExtra::Aggregate;
-  const StatementExtra& e = s.more();
-  const std::string name = aggregate_name(e, engine);
+  if (e.aggregate == A::count && e.aggregate_column.empty()) return static_cast<std::int64_t>(rows.size());
   Value out = Null{};
-  if (e.aggregate == A::count && e.aggregate_column.empty()) out = static_cast<std::int64_t>(rows.size());
-  else if (e.aggregate == A::count) out = std::int64_t{0};
-  for (const Row& r : rows) {
-    if (e.aggregate_column.empty()) break;  // COUNT(*): counted above
-    const auto it = r.values.find(e.aggregate_column);
-    if (it == r.values.end()) {
+  if (e.aggregate == A::count) out = std::int64_t{0};
+  for (const Row* r : rows) {
+    const auto it = r->values.find(e.aggregate_column);
+    if (it == r->values.end()) {
       if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"" + e.aggregate_column + "\" does not exist"};
       throw Failure{Code::bad_field, "Unknown column '" + e.aggregate_column + "' in 'field list'"};
     }
@@ -152,21 +174,75 @@ void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
         break;
       case A::sum: {
         // A string column sums as its values' leading integers, as MySQL reads a string as a number.
-        std::int64_t n = 0;
-        if (const auto* i = std::get_if<std::int64_t>(&v)) n = *i;
-        else std::from_chars(std::get<std::string>(v).data(), std::get<std::string>(v).data() + std::get<std::string>(v).size(), n);
         std::int64_t total = is_null(out) ? 0 : std::get<std::int64_t>(out);
-        if (__builtin_add_overflow(total, n, &total)) {
+        if (__builtin_add_overflow(total, as_number(v), &total)) {
           if (engine == Engine::postgresql) throw Failure{Code::value_out_of_range, "bigint out of range"};
-          throw Failure{Code::value_out_of_range, "BIGINT value is out of range in '" + name + "'"};
+          throw Failure{Code::value_out_of_range, "BIGINT value is out of range in '" + server_name(e, engine) + "'"};
         }
         out = total;
         break;
       }
     }
   }
-  rows = {Row{0, {{name, std::move(out)}}}};
-  if ((s.limit && *s.limit == 0) || s.offset > 0) rows.clear();
+  return out;
+}
+
+// GROUP BY: the rows found, grouped by the group columns' values (NULLs one group), in the
+// order of those values.
+std::map<std::vector<Value>, std::vector<const Row*>> groups_of(const StatementExtra& e, Engine engine, const std::vector<Row>& rows) {
+  std::map<std::vector<Value>, std::vector<const Row*>> groups;
+  for (const Row& r : rows) {
+    std::vector<Value> key;
+    key.reserve(e.group_by.size());
+    for (const std::string& column : e.group_by) {
+      const auto it = r.values.find(column);
+      if (it == r.values.end()) {
+        if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"" + column + "\" does not exist"};
+        throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'group statement'"};
+      }
+      key.push_back(it->second);
+    }
+    groups[std::move(key)].push_back(&r);
+  }
+  return groups;
+}
+
+// Whether HAVING keeps a group's row.
+bool kept(const StatementExtra& e, const Values& row) {
+  try {
+    return holds(*e.having, Scope{row, e.args});
+  } catch (const ExprError& error) {
+    throw Failure{static_cast<Code>(error.code), error.message};
+  }
+}
+
+}  // namespace
+
+void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
+  const StatementExtra& e = s.more();
+  const std::string name = aggregate_name(e, engine);
+  if (e.group_by.empty()) {
+    std::vector<const Row*> all;
+    all.reserve(rows.size());
+    for (const Row& r : rows) all.push_back(&r);
+    Value out = aggregate_of(e, engine, all);
+    rows = {Row{0, {{name, std::move(out)}}}};
+    if ((s.limit && *s.limit == 0) || s.offset > 0 || (e.having && !kept(e, rows.front().values))) rows.clear();
+    return;
+  }
+  // A row a group, in the group columns' order (MariaDB's GROUP BY sorts so; PostgreSQL
+  // promises no order, and a script that needs one says ORDER BY), kept where HAVING holds.
+  std::vector<Row> out;
+  for (const auto& [key, members] : groups_of(e, engine, rows)) {
+    Values values;
+    for (std::size_t i = 0; i < key.size(); ++i) values[e.group_by[i]] = key[i];
+    values[name] = aggregate_of(e, engine, members);
+    if (e.having && !kept(e, values)) continue;
+    out.push_back(Row{0, RowValues(std::move(values))});
+  }
+  sort_rows(e.group_order_by, engine, out);
+  cut(e.group_limit, e.group_offset, out);
+  rows = std::move(out);
 }
 
 sim::Time now_if_running() {

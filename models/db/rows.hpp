@@ -52,9 +52,11 @@ void check_nulls(const TableSchema& schema, Engine engine, const Values& row);
 /// A SELECT of an aggregate, its answer to the rows its WHERE found: one row, its column named as
 /// aggregate_name says; none past a LIMIT 0 or an OFFSET. COUNT counts the rows (COUNT(col): those
 /// whose col is not NULL); MAX, MIN and SUM are NULL over no value, SUM past BIGINT's range fails
-/// as 1690 (both servers' SUM is a decimal; the model's integers stop there).
+/// as 1690 (both servers' SUM is a decimal; the model's integers stop there). With GROUP BY: a
+/// row a group (its columns and the aggregate), kept where HAVING holds, in the group columns'
+/// order or GROUP BY's ORDER BY, cut by its LIMIT.
 void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows);
-/// The aggregate's column as `engine` names it: "COUNT(*)", "MAX(v)" on MariaDB (COUNT's name
+/// The aggregate's column: its alias, or as `engine` names it: "COUNT(*)", "MAX(v)" on MariaDB (COUNT's name
 /// whatever it counts); "count", "max" on PostgreSQL.
 std::string aggregate_name(const StatementExtra& e, Engine engine);
 

@@ -427,6 +427,9 @@ class Parser {
 
   Expr primary() {
     using K = Expr::Kind;
+    if (having_)
+      if (auto aggregate = aggregate_operand()) return std::move(*aggregate);
+    if (is("LAST_INSERT_ID") && next_is_symbol("(")) return last_insert_id();
     if (accept_symbol("(")) {
       Expr e = expression();
       expect_symbol(")");
@@ -448,6 +451,25 @@ class Parser {
       expect_symbol(")");
       return e;
     }
+    // COALESCE(a, b, ...) and IFNULL(a, b): the first of the values that is not NULL.
+    if ((is("COALESCE") || is("IFNULL")) && next_is_symbol("(")) {
+      const bool ifnull = is("IFNULL");
+      advance();
+      advance();
+      Expr e{.kind = K::coalesce};
+      e.args.push_back(expression());
+      if (ifnull) {
+        expect_symbol(",", ", and IFNULL's second value");
+        e.args.push_back(expression());
+      } else {
+        while (accept_symbol(",")) {
+          check_count(e.args.size(), "values in COALESCE");
+          e.args.push_back(expression());
+        }
+      }
+      expect_symbol(")", ifnull ? ")" : ", or )");
+      return grown(std::move(e));
+    }
     const std::size_t at = token_.position;
     std::string column = name("a value, a column or (");
     if (is_symbol("(")) fail_at(at, "a value, a column or ( (functions such as " + column + "() are not modelled yet)");
@@ -455,6 +477,33 @@ class Parser {
       column = name("a column name");
     }
     return Expr{.kind = K::column, .column = std::move(column)};
+  }
+
+  // LAST_INSERT_ID(): the session's last AUTO_INCREMENT id, put in its `args` slot when the
+  // statement runs (StatementExtra::last_insert_id_arg). LAST_INSERT_ID(expr): expr, whose
+  // value becomes the session's; only as the whole value of an assignment (assignments()).
+  Expr last_insert_id() {
+    const std::size_t at = token_.position;
+    advance();
+    advance();
+    Statement& s = out_.statement;
+    if (accept_symbol(")")) {
+      if (!s.more().last_insert_id_arg) {
+        s.edit().last_insert_id_arg = s.more().args.size();
+        s.edit().args.emplace_back(std::int64_t{0});  // the session's value when the statement runs
+      }
+      return Expr{.kind = Expr::Kind::param, .param = *s.more().last_insert_id_arg};
+    }
+    if (!assigning_ || setter_) fail_at(at, kSetterAlone);
+    Expr e = expression();
+    expect_symbol(")");
+    setter_ = std::pair(at, token_.position);
+    return e;
+  }
+  static constexpr const char* kSetterAlone =
+      "LAST_INSERT_ID() (LAST_INSERT_ID(expr) is modelled as the whole value of one assignment: c = LAST_INSERT_ID(expr))";
+  bool reads_last_insert_id(const Expr& e) const {
+    return e.kind == Expr::Kind::param && out_.statement.more().last_insert_id_arg == e.param;
   }
 
   // A `?` inside an expression: its value goes to StatementExtra::args when bound.
@@ -504,7 +553,7 @@ class Parser {
     std::vector<Expr> terms;
     split_and(expression(), terms);
     for (Expr& term : terms) {
-      if (auto c = simple_condition(term)) {
+      if (auto c = simple_condition(term); c && !reads_last_insert_id(term.args[1])) {
         check_count(s.where.size(), "conditions");
         if (term.args[1].kind == Expr::Kind::param)
           out_.params[param_index(term.args[1].param)] = Param{.in = Param::In::where, .where_index = s.where.size()};
@@ -552,11 +601,21 @@ class Parser {
       if (std::any_of(all.begin(), all.end(), [&](const auto& a) { return a.first == column; }))
         fail_at(at, "a column not assigned already");
       expect_symbol("=");
-      all.emplace_back(std::move(column), expression());
+      const std::size_t value_at = token_.position;
+      assigning_ = true;
+      Expr value = expression();
+      assigning_ = false;
+      if (setter_) {  // c = LAST_INSERT_ID(expr): the call is the whole value, in one assignment
+        if (setter_->first != value_at || setter_->second != token_.position || !s.more().sets_last_insert_id.empty())
+          fail_at(setter_->first, kSetterAlone);
+        s.edit().sets_last_insert_id = column;
+        setter_.reset();
+      }
+      all.emplace_back(std::move(column), std::move(value));
     } while (accept_symbol(","));
     const auto simple = [&](const std::pair<std::string, Expr>& a) {
       const Expr& e = a.second;
-      if (e.kind == Expr::Kind::literal || e.kind == Expr::Kind::param) return true;
+      if (e.kind == Expr::Kind::literal || (e.kind == Expr::Kind::param && !reads_last_insert_id(e))) return true;
       // ON DUPLICATE KEY UPDATE c = VALUES(c) of a column the INSERT lists: the value bind() copies.
       return in == Param::In::on_update && e.kind == Expr::Kind::inserted && e.column == a.first &&
              std::find(inserted.begin(), inserted.end(), a.first) != inserted.end();
@@ -600,8 +659,34 @@ class Parser {
       advance();
       return columns;
     }
-    // COUNT(*), COUNT(1): every row; COUNT(col), MAX(col), MIN(col), SUM(col): the column's
-    // non-NULL values.
+    bool aggregated = false;
+    do {
+      check_count(columns.size(), "columns");
+      const std::size_t at = token_.position;
+      if (const auto aggregate = aggregate_call()) {
+        if (aggregated) fail_at(at, "a column name (a statement has one aggregate)");
+        aggregated = true;
+        std::string alias;
+        if (accept("AS") || (token_.kind == Token::Kind::word && !is("FROM")) || token_.kind == Token::Kind::quoted_word)
+          alias = name("an alias");
+        use_aggregate(*aggregate, at, alias);
+        StatementExtra e;
+        e.aggregate = aggregate->first;
+        e.aggregate_column = aggregate->second;
+        e.aggregate_alias = std::move(alias);
+        columns.push_back(models::db::detail::aggregate_name(e, Engine::mariadb));
+        continue;
+      }
+      columns.push_back(name("a column name, *, 1 or COUNT(*)"));
+      listed_.emplace_back(at, columns.back());
+      if (is_symbol("(")) fail_at(at, "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
+    } while (accept_symbol(","));
+    return columns;
+  }
+
+  // COUNT(*), COUNT(1): every row; COUNT(col), MAX(col), MIN(col), SUM(col): the column's
+  // non-NULL values. nullopt where no aggregate starts here.
+  std::optional<std::pair<StatementExtra::Aggregate, std::string>> aggregate_call() {
     using A = StatementExtra::Aggregate;
     static constexpr std::pair<std::string_view, A> kAggregates[] = {{"COUNT", A::count}, {"MAX", A::max}, {"MIN", A::min}, {"SUM", A::sum}};
     for (const auto& [word, aggregate] : kAggregates) {
@@ -616,27 +701,69 @@ class Parser {
         else column = name("*, 1 or a column name");
       }
       expect_symbol(")");
-      if (is_symbol(",")) fail("FROM (an aggregate stands alone: GROUP BY is not modelled)");
-      StatementExtra e;
-      e.aggregate = aggregate;
-      e.aggregate_column = column;
-      if (out_.statement.kind == Statement::Kind::select) {
-        out_.statement.count_rows = true;
-        if (aggregate != A::count || !column.empty()) {
-          out_.statement.edit().aggregate = aggregate;
-          out_.statement.edit().aggregate_column = column;
-        }
-      }
-      columns.push_back(models::db::detail::aggregate_name(e, Engine::mariadb));
-      return columns;
+      return std::pair(aggregate, std::move(column));
     }
+    return std::nullopt;
+  }
+
+  // The SELECT's one aggregate, named `alias` (empty: as the server names it): the first place
+  // that names it (the select list, HAVING or ORDER BY) sets it, the others must name the same.
+  void use_aggregate(const std::pair<StatementExtra::Aggregate, std::string>& aggregate, std::size_t at, const std::string& alias = {}) {
+    Statement& s = out_.statement;
+    if (s.kind != Statement::Kind::select) return;  // a NOT EXISTS subquery's: only whether a row is there matters
+    if (s.count_rows) {
+      if (s.more().aggregate != aggregate.first || s.more().aggregate_column != aggregate.second)
+        fail_at(at, "the aggregate the statement names already (a statement has one aggregate)");
+      return;
+    }
+    s.count_rows = true;
+    if (aggregate.first != StatementExtra::Aggregate::count || !aggregate.second.empty() || !alias.empty()) {
+      s.edit().aggregate = aggregate.first;
+      s.edit().aggregate_column = aggregate.second;
+      s.edit().aggregate_alias = alias;
+    }
+  }
+
+  // In HAVING and a grouped ORDER BY: the aggregate, read as the column of its name in a
+  // group's row.
+  std::optional<Expr> aggregate_operand() {
+    const std::size_t at = token_.position;
+    const auto aggregate = aggregate_call();
+    if (!aggregate) return std::nullopt;
+    use_aggregate(*aggregate, at);
+    return Expr{.kind = Expr::Kind::column, .column = models::db::detail::aggregate_name(out_.statement.more(), Engine::mariadb)};
+  }
+
+  // GROUP BY column, ... [HAVING condition]: the aggregate over each group (models/db/rows.hpp).
+  // A listed column must be grouped: a column beside an aggregate without GROUP BY, or outside
+  // it (MariaDB answers some row's value), is refused.
+  void group_by() {
+    Statement& s = out_.statement;
     do {
-      check_count(columns.size(), "columns");
-      const std::size_t at = token_.position;
-      columns.push_back(name("a column name, *, 1 or COUNT(*)"));
-      if (is_symbol("(")) fail_at(at, "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
+      check_count(s.more().group_by.size(), "GROUP BY columns");
+      std::string column = name("a column name");
+      if (accept_symbol(".")) column = name("a column name");
+      s.edit().group_by.push_back(std::move(column));
     } while (accept_symbol(","));
-    return columns;
+    if (accept("HAVING")) {
+      having_ = true;
+      Expr condition = expression();
+      having_ = false;
+      s.edit().having = std::make_shared<const Expr>(std::move(condition));
+    }
+  }
+
+  // After the whole SELECT: its columns are grouped or aggregated, and GROUP BY has an aggregate.
+  void check_grouping(std::size_t end) const {
+    const Statement& s = out_.statement;
+    const auto& grouped = s.more().group_by;
+    if (!grouped.empty() && !s.count_rows) fail_at(end, "an aggregate in the select list, HAVING or ORDER BY (GROUP BY without one is not modelled)");
+    if (!s.count_rows) return;
+    for (const auto& [at, column] : listed_) {
+      if (grouped.empty()) fail_at(at, "an aggregate alone, or GROUP BY " + column + " (a column beside an aggregate)");
+      if (std::find(grouped.begin(), grouped.end(), column) == grouped.end())
+        fail_at(at, "a column of GROUP BY's (" + column + " is neither grouped nor aggregated)");
+    }
   }
 
   // --- Statements --------------------------------------------------------------
@@ -650,13 +777,28 @@ class Parser {
     for (const char* join : {"JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "STRAIGHT_JOIN"})
       if (is(join)) fail("WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement (joins are not modelled)");
     if (is_symbol(",")) fail("WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement (joins are not modelled)");
-    std::string more = "WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
+    std::string more = "WHERE, GROUP BY, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
     if (accept("WHERE")) {
       where_clause();
-      more = "AND, OR, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
+      more = "AND, OR, GROUP BY, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
     }
+    if (accept("GROUP")) {
+      expect("BY");
+      group_by();
+      more = "HAVING, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
+    }
+    const bool grouped = !s.more().group_by.empty();
     if (order_by()) more = ", LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
+    const std::size_t limit_at = token_.position;
     if (limit(true)) more = "FOR UPDATE, LOCK IN SHARE MODE or ";
+    if (grouped) {  // ORDER BY and LIMIT order and cut the groups (StatementExtra::group_order_by)
+      s.edit().group_order_by = std::exchange(s.edit().order_by, {});
+      s.edit().group_limit = std::exchange(s.limit, std::nullopt);
+      s.edit().group_offset = std::exchange(s.offset, 0);
+    }
+    check_grouping(token_.position);
+    if (grouped && s.more().group_limit && (is("FOR") || is("LOCK")))
+      fail_at(limit_at, "FOR UPDATE or LOCK IN SHARE MODE without LIMIT (a locking read with GROUP BY and LIMIT is not modelled)");
     if (accept("FOR")) {
       // MySQL 8.0's FOR SHARE is not MariaDB 10.11's: the server refuses it with 1064, and so
       // does the model (a scenario naming it is refused at load, with this hint).
@@ -677,9 +819,11 @@ class Parser {
   bool order_by() {
     if (!accept("ORDER")) return false;
     expect("BY");
+    const bool grouped = !out_.statement.more().group_by.empty();
     do {
       check_count(out_.statement.more().order_by.size(), "ORDER BY columns");
-      std::string column = name("a column name");
+      std::optional<Expr> aggregate = grouped ? aggregate_operand() : std::nullopt;  // a group's aggregate
+      std::string column = aggregate ? aggregate->column : name("a column name");
       bool descending = false;
       if (accept("DESC")) descending = true;
       else accept("ASC");
@@ -1204,6 +1348,10 @@ class Parser {
   Token token_{};
   Prepared out_{};
   int depth_ = 0;
+  bool having_ = false;  // in HAVING: an aggregate reads as a column of a group's row
+  bool assigning_ = false;  // in an assignment's value: LAST_INSERT_ID(expr) may be it
+  std::optional<std::pair<std::size_t, std::size_t>> setter_{};  // LAST_INSERT_ID(expr): where it starts and what follows it
+  std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is
 };
 
 }  // namespace

@@ -75,9 +75,7 @@ void Sessions::start() {
         for (const db::Row& row : r.result.rows) {
           if (p.constant) break;
           std::vector<db::Value> values;
-          if (p.statement.count_rows && !row.values.empty()) {
-            values.push_back(row.values.begin()->second);  // an aggregate's one value, whatever its alias
-          } else if (columns.empty()) {
+          if (columns.empty()) {
             for (const auto& [column, value] : row.values) values.push_back(value);
           } else {
             for (const std::string& column : columns) {

@@ -628,8 +628,6 @@ class ScriptStrategy : public Strategy {
       };
       if (p.columns.empty()) {
         for (const auto& [column, v] : row.values) push(column, v);
-      } else if (p.statement.count_rows && !row.values.empty()) {
-        push(p.columns.front(), row.values.begin()->second);  // an aggregate's one value, named as its alias names it
       } else {
         for (const auto& column : p.columns)
           if (auto it = row.values.find(column); it != row.values.end()) push(column, it->second);

@@ -80,6 +80,28 @@ TEST_CASE("PostgreSQL: an aggregate's alias names its column and the value stays
   CHECK(step_of(r, 3).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{7}}});
 }
 
+TEST_CASE("PostgreSQL: COALESCE gives the first value that is not NULL, in an UPDATE's SET and a WHERE") {
+  const auto r = run(pg({step("s1", "INSERT INTO t (k, v) VALUES ('a', 3), ('b', NULL)"),
+                         step("s1", "UPDATE t SET v = COALESCE(v, 0) + 1"),
+                         step("s1", "SELECT k FROM t WHERE COALESCE(v, 0) = 1"),
+                         step("s1", "SELECT sum(v) FROM t")},
+                        "CREATE TABLE t (id SERIAL PRIMARY KEY, k VARCHAR(32) NOT NULL UNIQUE, v INT)"));
+  CHECK(step_of(r, 2).affected == 2);
+  CHECK(step_of(r, 3).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::string("b")}});
+  CHECK(step_of(r, 4).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{5}}});
+}
+
+TEST_CASE("PostgreSQL: GROUP BY with HAVING finds the keys held twice, ordered by the aggregate's alias") {
+  const auto r = run(pg({step("s1", "INSERT INTO t (k, v) VALUES ('a', 1), ('b', 2), ('a', 3), ('c', 4), ('b', 5), ('a', 6)"),
+                         step("s1", "SELECT k, count(*) AS n FROM t GROUP BY k HAVING count(*) > 1 ORDER BY n DESC"),
+                         step("s1", "SELECT k FROM t GROUP BY k HAVING sum(v) < 5 ORDER BY k")},
+                        kPlain));
+  using Rows = std::vector<std::vector<locksim::reports::Cell>>;
+  CHECK(step_of(r, 2).columns == std::vector<std::string>{"k", "n"});
+  CHECK(step_of(r, 2).rows == Rows{{std::string("a"), std::int64_t{3}}, {std::string("b"), std::int64_t{2}}});
+  CHECK(step_of(r, 3).rows == Rows{{std::string("c")}});
+}
+
 TEST_CASE("PostgreSQL: an insert waiting on a key inserts it when the other transaction rolls back") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')"),
                          step("s1", "ROLLBACK")}));

@@ -114,6 +114,33 @@ TEST_CASE("pg: SELECT * has no column list, SELECT 1 keeps its number, count(*) 
   CHECK(error_of("SELECT max(DISTINCT v) FROM t").sqlstate() == "0A000");
 }
 
+TEST_CASE("pg: GROUP BY holds its columns, HAVING reads the aggregate by its name, and ORDER BY and LIMIT move to the groups",
+          "[pg_sql]") {
+  sql::Prepared p = pg::prepare("SELECT k, count(*) AS n FROM t WHERE v > $1 GROUP BY k HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT 2");
+  CHECK(p.columns == std::vector<std::string>{"k", "n"});
+  CHECK(p.statement.more().group_by == std::vector<std::string>{"k"});
+  CHECK(db::to_string(*p.statement.more().having) == "n > 1");
+  CHECK(p.statement.more().group_order_by == std::vector<std::pair<std::string, bool>>{{"n", true}});
+  CHECK(p.statement.more().group_limit == 2);
+  CHECK(p.statement.more().order_by.empty());
+  CHECK_FALSE(p.statement.limit);
+  p = pg::prepare("SELECT k FROM t GROUP BY k HAVING sum(v) > 10");  // the aggregate in HAVING only
+  CHECK(p.columns == std::vector<std::string>{"k"});
+  CHECK(p.statement.more().aggregate == db::StatementExtra::Aggregate::sum);
+  CHECK(db::to_string(*p.statement.more().having) == "sum > 10");
+  pg::Error e = error_of("SELECT v, count(*) FROM t GROUP BY k");
+  CHECK(e.sqlstate() == "42803");
+  CHECK(e.message() == "column \"t.v\" must appear in the GROUP BY clause or be used in an aggregate function");
+  CHECK(error_of("SELECT k, count(*) FROM t").sqlstate() == "42803");
+  e = error_of("SELECT k, count(*) AS n FROM t GROUP BY k HAVING n > 1");  // HAVING sees no alias
+  CHECK(e.sqlstate() == "42703");
+  CHECK(e.message() == "column \"n\" does not exist");
+  CHECK(e.position() == 49);
+  e = error_of("SELECT k, count(*) FROM t GROUP BY k FOR UPDATE");  // PostgreSQL's own refusal
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.message() == "FOR UPDATE is not allowed with GROUP BY clause");
+}
+
 TEST_CASE("pg: a table's alias qualifies its columns and is left out; another table's name is PostgreSQL's 42P01", "[pg_sql]") {
   const sql::Prepared p = pg::prepare("SELECT x.a FROM t AS x WHERE x.b = 1 ORDER BY x.a");
   CHECK(p.columns == std::vector<std::string>{"a"});
@@ -157,7 +184,7 @@ TEST_CASE("pg: the four locking clauses, NOWAIT and SKIP LOCKED map to ReadLock 
   CHECK(e.message() == "FOR SHARE is not allowed with aggregate functions");
 }
 
-TEST_CASE("pg: a query over more than one table, a subquery, WITH, DISTINCT, GROUP BY or UNION is 0A000", "[pg_sql]") {
+TEST_CASE("pg: a query over more than one table, a subquery, WITH, DISTINCT, GROUP BY without an aggregate or UNION is 0A000", "[pg_sql]") {
   CHECK(refused("SELECT * FROM t JOIN u ON t.id = u.id") == "a join");
   CHECK(refused("SELECT * FROM t, u") == "a join");
   CHECK(refused("SELECT * FROM t WHERE a IN (SELECT a FROM u)") == "a subquery");
@@ -165,7 +192,9 @@ TEST_CASE("pg: a query over more than one table, a subquery, WITH, DISTINCT, GRO
   CHECK(refused("SELECT * FROM (SELECT 1) s") == "a subquery in FROM");
   CHECK(refused("WITH x AS (SELECT 1) SELECT * FROM t") == "WITH");
   CHECK(refused("SELECT DISTINCT a FROM t") == "DISTINCT");
-  CHECK(refused("SELECT a FROM t GROUP BY a") == "GROUP BY");
+  CHECK(refused("SELECT a FROM t GROUP BY a") == "GROUP BY without an aggregate in the select list, HAVING or ORDER BY");
+  CHECK(refused("SELECT a, count(*) FROM t GROUP BY a + 1") == "GROUP BY other than columns");
+  CHECK(refused("SELECT a, count(*), max(b) FROM t GROUP BY a") == "a second aggregate (a statement has one)");
   CHECK(refused("SELECT a FROM t UNION SELECT a FROM u") == "UNION, INTERSECT or EXCEPT");
   CHECK(refused("SELECT 1") == "SELECT without FROM");
   CHECK(refused("SELECT a AS b FROM t") == "a column alias (AS b)");
@@ -227,9 +256,9 @@ TEST_CASE("pg: functions, CASE, ILIKE, ANY, IS DISTINCT FROM and other construct
   CHECK(refused("SELECT * FROM t WHERE a ILIKE 'x'") == "ILIKE");
   CHECK(refused("SELECT * FROM t WHERE a LIKE 'x' ESCAPE '!'") == "LIKE ... ESCAPE");
   CHECK(refused("SELECT * FROM t WHERE a = ANY($1)") == "= ANY (...)");
+  CHECK(refused("SELECT * FROM t WHERE a = GREATEST(b, 1)") == "GREATEST or LEAST");
   CHECK(refused("SELECT * FROM t WHERE a IS DISTINCT FROM 1") == "IS [NOT] DISTINCT FROM");
   CHECK(refused("SELECT * FROM t WHERE a || 'x' = 'y'") == "the operator ||");
-  CHECK(refused("SELECT * FROM t WHERE a = COALESCE(b, 1)") == "COALESCE");
   CHECK(refused("SELECT * FROM t WHERE a = CURRENT_TIMESTAMP") == "CURRENT_TIMESTAMP, CURRENT_USER and the like");
   const pg::Error e = error_of("SELECT * FROM t WHERE a = 1 AND foo(b) = 2");
   CHECK(e.position() == 32);

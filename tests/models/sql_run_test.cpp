@@ -164,6 +164,138 @@ TEST_CASE("MAX, MIN and SUM read the column's non-NULL values: NULL over none, S
   });
 }
 
+TEST_CASE("an aggregate's alias names its column, AS or not, and its message keeps the server's name", "[sql]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    REQUIRE(f.run(s, "INSERT INTO t (a, k) VALUES (3, 'x'), (4, ' 12abc')").affected == 2);
+    CHECK(value_of(f.run(s, "SELECT COUNT(*) AS n FROM t"), 0, "n") == 2);
+    CHECK(value_of(f.run(s, "SELECT SUM(a) total FROM t"), 0, "total") == 7);
+    CHECK(value_of(f.run(s, "SELECT SUM(k) AS `s` FROM t"), 0, "s") == 12);  // a string sums as its leading integer
+    REQUIRE(f.run(s, "INSERT INTO t (a) VALUES (9223372036854775807)").ok());
+    const db::Result over = f.run(s, "SELECT SUM(a) AS n FROM t");
+    CHECK(over.code == Code::value_out_of_range);
+    CHECK(over.message == "BIGINT value is out of range in 'SUM(a)'");
+    CHECK_THROWS_AS(sql::prepare("SELECT COUNT(*) AS FROM t"), sql::Error);
+  });
+}
+
+TEST_CASE("COALESCE and IFNULL give their first value that is not NULL, in a WHERE and an UPDATE", "[sql][expr][null]") {
+  CHECK(eval("COALESCE(NULL, a + 1, 7)") == Value{std::int64_t{6}});
+  CHECK(eval("COALESCE(NULL, NULL)") == std::nullopt);
+  CHECK(eval("IFNULL(NULL, k)") == Value{"abc"});
+  CHECK(eval("IFNULL(a, 0) * 2") == Value{std::int64_t{10}});
+  CHECK_THROWS_AS(sql::prepare("UPDATE t SET b = IFNULL(a)"), sql::Error);
+  CHECK_THROWS_AS(sql::prepare("UPDATE t SET b = IFNULL(a, 1, 2)"), sql::Error);
+  CHECK_THROWS_AS(sql::prepare("UPDATE t SET b = COALESCE()"), sql::Error);
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    REQUIRE(f.run(s, "INSERT INTO t (a, b) VALUES (NULL, 1), (2, 2)").affected == 2);
+    CHECK(f.run(s, "UPDATE t SET a = COALESCE(a, 0) + 1").affected == 2);
+    CHECK(value_of(f.run(s, "SELECT * FROM t WHERE b = 1"), 0, "a") == 1);
+    CHECK(value_of(f.run(s, "SELECT * FROM t WHERE b = 2"), 0, "a") == 3);
+    CHECK(f.ids(s, "SELECT * FROM t WHERE IFNULL(k, 'none') = 'none'").size() == 2);
+  });
+}
+
+TEST_CASE("GROUP BY gives a row a group in the group's order, HAVING keeps groups, and ORDER BY and LIMIT order and cut them",
+          "[sql][group]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session();
+    REQUIRE(f.run(s, "INSERT INTO t (a, k) VALUES (1, 'x'), (2, 'y'), (3, 'x'), (4, NULL), (5, 'z'), (6, 'x'), (7, 'y')").affected == 7);
+    db::Result r = f.run(s, "SELECT k, COUNT(*) FROM t GROUP BY k");
+    REQUIRE(r.rows.size() == 4);
+    CHECK(db::is_null(r.rows[0].values.at("k")));  // NULLs are one group, sorted first
+    CHECK(r.rows[1].values.at("k") == Value{"x"});
+    CHECK(value_of(r, 1, "COUNT(*)") == 3);
+    CHECK(value_of(r, 3, "COUNT(*)") == 1);
+    // The duplicates a unique key would have refused: HAVING on the aggregate, with or without it listed.
+    r = f.run(s, "SELECT k FROM t GROUP BY k HAVING COUNT(*) > 1");
+    REQUIRE(r.rows.size() == 2);
+    CHECK(r.rows[0].values.at("k") == Value{"x"});
+    CHECK(r.rows[1].values.at("k") == Value{"y"});
+    r = f.run(s, "SELECT k, SUM(a) AS total FROM t WHERE a > 1 GROUP BY k HAVING total >= 9 ORDER BY total DESC, k DESC LIMIT 1");
+    REQUIRE(r.rows.size() == 1);
+    CHECK(r.rows[0].values.at("k") == Value{"y"});
+    CHECK(value_of(r, 0, "total") == 9);
+    r = f.run(s, "SELECT k, MAX(a) FROM t GROUP BY k ORDER BY MAX(a) LIMIT 2, 1");  // NULL 4, z 5, x 6, y 7
+    REQUIRE(r.rows.size() == 1);
+    CHECK(r.rows[0].values.at("k") == Value{"x"});
+    CHECK(f.run(s, "SELECT k, COUNT(*) FROM t WHERE a > 100 GROUP BY k").rows.empty());
+    CHECK(f.run(s, "SELECT nope, COUNT(*) FROM t GROUP BY nope").code == Code::bad_field);
+  });
+}
+
+TEST_CASE("GROUP BY is refused where MariaDB would answer some row's value, or its LIMIT would cut a locking read", "[sql][group]") {
+  const auto expected = [](const std::string& text) {
+    try {
+      sql::prepare(text);
+    } catch (const sql::Error& e) {
+      return e.expected();
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(expected("SELECT k, COUNT(*) FROM t") == "an aggregate alone, or GROUP BY k (a column beside an aggregate)");
+  CHECK(expected("SELECT a, COUNT(*) FROM t GROUP BY k") == "a column of GROUP BY's (a is neither grouped nor aggregated)");
+  CHECK(expected("SELECT k FROM t GROUP BY k").starts_with("an aggregate in the select list, HAVING or ORDER BY"));
+  CHECK(expected("SELECT k, COUNT(*) FROM t GROUP BY k HAVING MAX(a) > 1").starts_with("the aggregate the statement names already"));
+  CHECK(expected("SELECT k, COUNT(*) FROM t GROUP BY k LIMIT 1 FOR UPDATE").starts_with("FOR UPDATE or LOCK IN SHARE MODE without LIMIT"));
+  CHECK(expected("SELECT k, COUNT(*) FROM t GROUP BY k FOR UPDATE") == "(accepted)");
+}
+
+TEST_CASE("LAST_INSERT_ID() is the session's first generated id of its last insert, and LAST_INSERT_ID(expr) sets it",
+          "[sql][last_insert_id]") {
+  test::run_alone([&] {
+    Fixture f;
+    const auto s = f.session(), other = f.session();
+    const auto last = [&](db::Database::SessionId on) { return f.ids(on, "SELECT * FROM t WHERE id = LAST_INSERT_ID()"); };
+    CHECK(last(s).empty());  // 0 before any insert
+    REQUIRE(f.run(s, "INSERT INTO t (k) VALUES ('a'), ('b')").insert_id == 1);
+    CHECK(last(s) == std::vector<std::int64_t>{1});  // a multi-row INSERT's first id
+    CHECK(last(other).empty());                       // each session its own
+    REQUIRE(f.run(s, "INSERT INTO t (id, k) VALUES (1, 'x')").code == Code::duplicate_key);
+    REQUIRE(f.run(s, "INSERT INTO t (id, k) VALUES (50, 'x')").ok());
+    CHECK(last(s) == std::vector<std::int64_t>{1});  // neither a failed insert nor an explicit id changes it
+    // UPDATE ... SET c = LAST_INSERT_ID(expr): the new value is the session's and the statement's insert id.
+    const db::Result r = f.run(s, "UPDATE t SET a = LAST_INSERT_ID(2) WHERE k = 'b'");
+    CHECK(r.affected == 1);
+    CHECK(r.insert_id == 2);
+    CHECK(last(s) == std::vector<std::int64_t>{2});
+    CHECK(f.ids(s, "SELECT * FROM t WHERE a = LAST_INSERT_ID() + 0") == std::vector<std::int64_t>{2});
+  });
+  const auto expected = [](const std::string& text) {
+    try {
+      sql::prepare(text);
+    } catch (const sql::Error& e) {
+      return e.expected();
+    }
+    return std::string("(accepted)");
+  };
+  CHECK(expected("UPDATE t SET a = LAST_INSERT_ID(a + 1) WHERE id = LAST_INSERT_ID()") == "(accepted)");
+  CHECK(expected("UPDATE t SET a = LAST_INSERT_ID(a) + 1").starts_with("LAST_INSERT_ID() (LAST_INSERT_ID(expr) is modelled"));
+  CHECK(expected("UPDATE t SET a = LAST_INSERT_ID(1), b = LAST_INSERT_ID(2)").starts_with("LAST_INSERT_ID() (LAST_INSERT_ID(expr)"));
+  CHECK(expected("SELECT * FROM t WHERE a = LAST_INSERT_ID(5)").starts_with("LAST_INSERT_ID() (LAST_INSERT_ID(expr)"));
+}
+
+TEST_CASE("ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id) reports the existing row's id: get-or-create in one statement",
+          "[sql][last_insert_id]") {
+  test::run_alone([&] {
+    db::Database database;
+    database.create_table(*sql::prepare("CREATE TABLE u (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(9) NOT NULL, UNIQUE KEY uk (k))").create);
+    const auto s = database.open_session(db::Isolation::repeatable_read, "s1");
+    const auto run = [&](const std::string& text) { return database.execute(s, sql::bind(sql::prepare(text), {})); };
+    const std::string get_or_create = "INSERT INTO u (k) VALUES ('a') ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
+    CHECK(run(get_or_create).insert_id == 1);  // created
+    REQUIRE(run("INSERT INTO u (k) VALUES ('b')").insert_id == 2);
+    const db::Result again = run(get_or_create);
+    CHECK(again.affected == 0);  // the row is as it was
+    CHECK(again.insert_id == 1);  // its id, as the idiom wants
+    CHECK(run("SELECT * FROM u WHERE id = LAST_INSERT_ID()").rows.at(0).values.at("k") == Value{"a"});
+  });
+}
+
 TEST_CASE("ON DUPLICATE KEY UPDATE computes from the existing row and VALUES()", "[sql][expr]") {
   test::run_alone([&] {
     Fixture f;

@@ -152,13 +152,13 @@ TEST_CASE("keywords are case-insensitive; names keep their case and lose their b
   CHECK(bound("SELECT * FROM `a``b`").table == "a`b");
 }
 
-TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list, named as MariaDB names them; other functions are refused",
+TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list without GROUP BY, named as MariaDB names them; other functions are refused",
           "[sql]") {
   const sql::Prepared p = sql::prepare("SELECT COUNT(*) FROM t WHERE k = ? FOR UPDATE");
   CHECK(p.statement.count_rows);
   CHECK(p.columns == std::vector<std::string>{"COUNT(*)"});
   CHECK(sql::prepare("select count(1) from t").statement.count_rows);
-  CHECK(error_of("SELECT COUNT(*), k FROM t").expected() == "FROM (an aggregate stands alone: GROUP BY is not modelled)");
+  CHECK(error_of("SELECT COUNT(*), k FROM t").expected() == "an aggregate alone, or GROUP BY k (a column beside an aggregate)");
   const sql::Prepared max = sql::prepare("SELECT max(v) FROM t");
   CHECK(max.statement.more().aggregate == db::StatementExtra::Aggregate::max);
   CHECK(max.statement.more().aggregate_column == "v");
@@ -618,17 +618,17 @@ TEST_CASE("a syntax error names its position and what was expected", "[sql]") {
   e = error_of("SELECT FROM t");
   CHECK(e.position() == 7);
   CHECK(e.expected() == "a column name, *, 1 or COUNT(*)");
-  e = error_of("SELECT * FROM t WHERE a = 1 AND b = 2 AND c = 3 AND d = 4 AND e = 5 AND f = 6 GROUP BY a");
-  CHECK(e.near() == "GROUP BY a");
-  CHECK(e.expected() == "AND, OR, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement");
+  e = error_of("SELECT * FROM t WHERE a = 1 AND b = 2 AND c = 3 AND d = 4 AND e = 5 AND f = 6 HAVING a");
+  CHECK(e.near() == "HAVING a");
+  CHECK(e.expected() == "AND, OR, GROUP BY, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement");
   CHECK(error_of("DELETE t WHERE a = 1").expected() == "FROM");
 }
 
 TEST_CASE("the text near an error is cut to 30 bytes, at a character boundary", "[sql]") {
-  sql::Error e = error_of("SELECT * FROM t GROUP BY aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
-  CHECK(e.near() == "GROUP BY aaaaaaaaaaaaaaaaaaaaa");
-  e = error_of("SELECT * FROM t GROUP BY aaaaaaaaaaaaaaaaaaa\u00e9\u00e9");  // é is two bytes: the 30th byte is inside one
-  CHECK(e.near() == "GROUP BY aaaaaaaaaaaaaaaaaaa\u00e9");
+  sql::Error e = error_of("SELECT * FROM t HAVING aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  CHECK(e.near() == "HAVING aaaaaaaaaaaaaaaaaaaaaaa");
+  e = error_of("SELECT * FROM t HAVING aaaaaaaaaaaaaaaaaaaaa\u00e9\u00e9");  // é is two bytes: the 30th byte is inside one
+  CHECK(e.near() == "HAVING aaaaaaaaaaaaaaaaaaaaa\u00e9");
 }
 
 TEST_CASE("an error at the end of the text says so", "[sql]") {
