@@ -107,7 +107,14 @@ std::uint64_t Deployment::memory_held() const {
   std::uint64_t held = database_->database().bytes_held();
   for (const auto& r : redis_) held += r->keyspace().bytes_held();
   if (replica_) held += replica_->keyspace().bytes_held();
-  return held;
+  // A request waiting in a server's queue holds its message, as one in flight does: a paused
+  // server's backlog counts.
+  std::uint64_t queued = database_->queued();
+  for (const auto& r : redis_) queued += r->queued();
+  if (replica_) queued += replica_->queued();
+  if (zookeeper_) queued += zookeeper_->queued();
+  if (etcd_) queued += etcd_->queued();
+  return held + queued * sim::Engine::kPendingEventBytes;
 }
 
 Node& Deployment::add_node(const std::string& name) {
@@ -148,7 +155,7 @@ BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfi
   for (auto& pool : pools_) pools.push_back(pool.get());
   queue_ = std::make_unique<batch::Queue>(network_, mq_node, surface_.app_nodes);
   workload_ = std::make_unique<batch::Workload>(std::move(design), std::move(batch), surface_.app_nodes, std::move(pools), *queue_);
-  engine_.count_memory([this] { return database_->database().bytes_held(); });
+  engine_.count_memory([this] { return database_->database().bytes_held() + database_->queued() * sim::Engine::kPendingEventBytes; });
 }
 
 SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script)
@@ -160,7 +167,7 @@ SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const Deploymen
   if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
   load_tables(*database_, config.database);
   sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
-  engine_.count_memory([this] { return database_->database().bytes_held(); });
+  engine_.count_memory([this] { return database_->database().bytes_held() + database_->queued() * sim::Engine::kPendingEventBytes; });
 }
 
 }  // namespace models

@@ -105,6 +105,8 @@ class Server {
   void start();
   void accept(Request request, ReplyTo<Response> reply);
   Node& node() const { return node_; }
+  /// Requests that arrived and wait for the server (many while its node is paused).
+  std::size_t queued() const { return inbox_.size(); }
   std::int64_t revision() const { return revision_; }
   /// The key's current state, if present and its lease not expired (for checkers).
   const KeyValue* find(const std::string& key) const;

@@ -119,6 +119,8 @@ class Server {
   void start();
   void accept(Request request, ReplyTo<Response> reply);
   Node& node() const { return node_; }
+  /// Requests that arrived and wait for the server (many while its node is paused).
+  std::size_t queued() const { return inbox_.size(); }
   const ServerConfig& config() const { return config_; }
 
   // For checkers and tests.

@@ -20,6 +20,12 @@ Server::Server(Network& net, Node& node, ServerConfig config)
 
 Server::~Server() = default;
 
+std::size_t Server::queued() const {
+  std::size_t out = 0;
+  for (const auto& [id, session] : sessions_) out += session->inbox.size();
+  return out;
+}
+
 void Server::accept(Message message, ReplyTo<Reply> reply) {
   if (message.kind == Message::Kind::open) {
     const std::uint64_t id = next_session_++;

@@ -84,6 +84,8 @@ class Server {
   Database& database() { return database_; }
   const Database& database() const { return database_; }
   const ServerConfig& config() const { return config_; }
+  /// Statements that arrived on its sessions and wait for them.
+  std::size_t queued() const;
   /// From now on, keeps every statement it runs (a replay's narration reads them).
   void keep_log() { logging_ = true; }
   const std::vector<LoggedStatement>& log() const { return log_; }

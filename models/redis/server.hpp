@@ -62,6 +62,8 @@ class Server {
   Node& node() const { return node_; }
   const std::string& name() const { return node_.name(); }
   const Keyspace& keyspace() const { return data_; }
+  /// Commands that arrived and wait for the server (many while its node is paused).
+  std::size_t queued() const { return inbox_.size(); }
   /// Stores `value` at `key` before the run, as data already on disk: a workload's first keys.
   /// No expiry.
   void load(const std::string& key, const std::string& value);

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "models/redis/redlock.hpp"
 #include "support.hpp"
@@ -59,6 +60,23 @@ TEST_CASE("SET NX PX: a second SET NX fails until the TTL passes on the Redis no
   });
   REQUIRE(c.engine.run().ok());
   CHECK(granted == std::vector<bool>{true, false, true});
+}
+
+TEST_CASE("commands that reach a paused Redis wait in its queue, and queued() counts them for the memory budget") {
+  Cluster c;
+  auto& app = c.node("app-1");
+  auto& redis = c.redis("redis-1");
+  c.engine.spawn(sim::kWorld, "gc", [&] { redis.node().pause(10s); });
+  std::deque<models::redis::Client> clients;
+  for (int i = 0; i < 5; ++i) {
+    auto& client = clients.emplace_back(c.net, app, redis, 60s);  // waits out the pause
+    c.at(at_ms(1), app, [&client, i] { client.run(Command::set_nx_px("k" + std::to_string(i), "v", 60s)); });
+  }
+  std::optional<std::size_t> during;
+  c.at(at_ms(5000), app, [&] { during = redis.queued(); });
+  REQUIRE(c.engine.run().ok());
+  CHECK(during == 5);  // landed on the paused node, not yet served
+  CHECK(redis.queued() == 0);
 }
 
 TEST_CASE("a forward clock step on the Redis node expires the key early") {
