@@ -59,6 +59,16 @@ std::optional<Value> eval(const std::string& expression) {
   return db::evaluate(s.more().assign[0].second, db::Scope{row, s.more().args});
 }
 
+/// What the parser expected where it refused `text`; "(accepted)" when it did not.
+std::string expected(const std::string& text) {
+  try {
+    sql::prepare(text);
+  } catch (const sql::Error& e) {
+    return e.expected();
+  }
+  return "(accepted)";
+}
+
 }  // namespace
 
 TEST_CASE("NULL follows SQL's three-valued logic: only a true WHERE keeps a row", "[sql][expr]") {
@@ -229,14 +239,6 @@ TEST_CASE("GROUP BY gives a row a group in the group's order, HAVING keeps group
 }
 
 TEST_CASE("GROUP BY is refused where MariaDB would answer some row's value, or its LIMIT would cut a locking read", "[sql][group]") {
-  const auto expected = [](const std::string& text) {
-    try {
-      sql::prepare(text);
-    } catch (const sql::Error& e) {
-      return e.expected();
-    }
-    return std::string("(accepted)");
-  };
   CHECK(expected("SELECT k, COUNT(*) FROM t") == "an aggregate alone, or GROUP BY k (a column beside an aggregate)");
   CHECK(expected("SELECT a, COUNT(*) FROM t GROUP BY k") == "a column of GROUP BY's (a is neither grouped nor aggregated)");
   CHECK(expected("SELECT k FROM t GROUP BY k").starts_with("an aggregate in the select list, HAVING or ORDER BY"));
@@ -265,14 +267,6 @@ TEST_CASE("LAST_INSERT_ID() is the session's first generated id of its last inse
     CHECK(last(s) == std::vector<std::int64_t>{2});
     CHECK(f.ids(s, "SELECT * FROM t WHERE a = LAST_INSERT_ID() + 0") == std::vector<std::int64_t>{2});
   });
-  const auto expected = [](const std::string& text) {
-    try {
-      sql::prepare(text);
-    } catch (const sql::Error& e) {
-      return e.expected();
-    }
-    return std::string("(accepted)");
-  };
   CHECK(expected("UPDATE t SET a = LAST_INSERT_ID(a + 1) WHERE id = LAST_INSERT_ID()") == "(accepted)");
   CHECK(expected("UPDATE t SET a = LAST_INSERT_ID(a) + 1").starts_with("LAST_INSERT_ID() (LAST_INSERT_ID(expr) is modelled"));
   CHECK(expected("UPDATE t SET a = LAST_INSERT_ID(1), b = LAST_INSERT_ID(2)").starts_with("LAST_INSERT_ID() (LAST_INSERT_ID(expr)"));
