@@ -142,23 +142,17 @@ std::string server_name(const StatementExtra& e, Engine engine) {
   return std::string(kUpper[i]) + "(" + e.aggregate_column + ")";
 }
 
-}  // namespace
-
-std::string aggregate_name(const StatementExtra& e, Engine engine) {
-  return e.aggregate_alias.empty() ? server_name(e, engine) : e.aggregate_alias;
-}
-
-namespace {
-
-// The aggregate over `rows` (those of one group).
-Value aggregate_of(const StatementExtra& e, Engine engine, const std::vector<const Row*>& rows) {
+// The aggregate over `rows` (every row found, or one group's), each read as `row_of` gives it.
+template <class Rows, class RowOf>
+Value aggregate_of(const StatementExtra& e, Engine engine, const Rows& rows, RowOf row_of) {
   using A = StatementExtra::Aggregate;
   if (e.aggregate == A::count && e.aggregate_column.empty()) return static_cast<std::int64_t>(rows.size());
   Value out = Null{};
   if (e.aggregate == A::count) out = std::int64_t{0};
-  for (const Row* r : rows) {
-    const auto it = r->values.find(e.aggregate_column);
-    if (it == r->values.end()) {
+  for (const auto& item : rows) {
+    const Row& r = row_of(item);
+    const auto it = r.values.find(e.aggregate_column);
+    if (it == r.values.end()) {
       if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"" + e.aggregate_column + "\" does not exist"};
       throw Failure{Code::bad_field, "Unknown column '" + e.aggregate_column + "' in 'field list'"};
     }
@@ -218,14 +212,15 @@ bool kept(const StatementExtra& e, const Values& row) {
 
 }  // namespace
 
+std::string aggregate_name(const StatementExtra& e, Engine engine) {
+  return e.aggregate_alias.empty() ? server_name(e, engine) : e.aggregate_alias;
+}
+
 void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
   const StatementExtra& e = s.more();
   const std::string name = aggregate_name(e, engine);
   if (e.group_by.empty()) {
-    std::vector<const Row*> all;
-    all.reserve(rows.size());
-    for (const Row& r : rows) all.push_back(&r);
-    Value out = aggregate_of(e, engine, all);
+    Value out = aggregate_of(e, engine, rows, [](const Row& r) -> const Row& { return r; });
     rows = {Row{0, {{name, std::move(out)}}}};
     if ((s.limit && *s.limit == 0) || s.offset > 0 || (e.having && !kept(e, rows.front().values))) rows.clear();
     return;
@@ -236,7 +231,7 @@ void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
   for (const auto& [key, members] : groups_of(e, engine, rows)) {
     Values values;
     for (std::size_t i = 0; i < key.size(); ++i) values[e.group_by[i]] = key[i];
-    values[name] = aggregate_of(e, engine, members);
+    values[name] = aggregate_of(e, engine, members, [](const Row* r) -> const Row& { return *r; });
     if (e.having && !kept(e, values)) continue;
     out.push_back(Row{0, RowValues(std::move(values))});
   }
