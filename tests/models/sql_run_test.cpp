@@ -13,6 +13,7 @@
 #include "models/db/database.hpp"
 #include "models/db/expr.hpp"
 #include "models/db/sql.hpp"
+#include "models/strategies/script.hpp"
 #include "support.hpp"
 
 namespace db = models::db;
@@ -46,6 +47,18 @@ struct Fixture {
   }
   int sessions = 0;
 };
+
+/// Runs `body` as one process that parses SQL text, on the stack of a script's process, where
+/// the model parses a script's statements (models/strategies/script.cpp): the parser's
+/// recursion, bounded at 64 levels of nesting, needs more than the default stack.
+template <class Body>
+void run_parsing(Body body) {
+  sim::EngineConfig config = test::config();
+  config.stack_bytes = models::strategies::kScriptStackBytes;
+  sim::Engine engine(config);
+  engine.spawn(sim::kWorld, "session", body);
+  REQUIRE(engine.run().ok());
+}
 
 std::int64_t value_of(const db::Result& r, std::size_t row, const std::string& column) {
   return std::get<std::int64_t>(r.rows.at(row).values.at(column));
@@ -100,7 +113,7 @@ TEST_CASE("LIKE matches % and _ over bytes, and \\ takes them literally", "[sql]
 }
 
 TEST_CASE("arithmetic past BIGINT's range fails with 1690 and rolls back the statement", "[sql][expr]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     const db::Result r = f.run(s, "update test set value = value + 9223372036854775800 where id in (1, 2)");
@@ -112,7 +125,7 @@ TEST_CASE("arithmetic past BIGINT's range fails with 1690 and rolls back the sta
 }
 
 TEST_CASE("UPDATE's computed assignments run left to right, each seeing the ones before", "[sql][expr]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     REQUIRE(f.run(s, "INSERT INTO t (a, b) VALUES (1, 0)").ok());
@@ -128,7 +141,7 @@ TEST_CASE("UPDATE's computed assignments run left to right, each seeing the ones
 TEST_CASE("NULL is stored where a column may hold it and refused with 1048 where it is NOT NULL; comparisons skip it, "
           "IS NULL finds it, COUNT(col) leaves it out and ORDER BY puts it first",
           "[sql][null]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     f.database.create_table(*sql::prepare("CREATE TABLE u (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(9), "
                                           "v INT NOT NULL DEFAULT 0, UNIQUE KEY uk (k))")
@@ -159,7 +172,7 @@ TEST_CASE("NULL is stored where a column may hold it and refused with 1048 where
 }
 
 TEST_CASE("MAX, MIN and SUM read the column's non-NULL values: NULL over none, SUM past BIGINT's range 1690", "[sql][null]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     REQUIRE(f.run(s, "INSERT INTO t (a, k) VALUES (3, 'x'), (NULL, 'y'), (5, NULL)").affected == 3);
@@ -175,7 +188,7 @@ TEST_CASE("MAX, MIN and SUM read the column's non-NULL values: NULL over none, S
 }
 
 TEST_CASE("an aggregate's alias names its column, AS or not, and its message keeps the server's name", "[sql]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     REQUIRE(f.run(s, "INSERT INTO t (a, k) VALUES (3, 'x'), (4, ' 12abc')").affected == 2);
@@ -198,7 +211,7 @@ TEST_CASE("COALESCE and IFNULL give their first value that is not NULL, in a WHE
   CHECK_THROWS_AS(sql::prepare("UPDATE t SET b = IFNULL(a)"), sql::Error);
   CHECK_THROWS_AS(sql::prepare("UPDATE t SET b = IFNULL(a, 1, 2)"), sql::Error);
   CHECK_THROWS_AS(sql::prepare("UPDATE t SET b = COALESCE()"), sql::Error);
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     REQUIRE(f.run(s, "INSERT INTO t (a, b) VALUES (NULL, 1), (2, 2)").affected == 2);
@@ -211,7 +224,7 @@ TEST_CASE("COALESCE and IFNULL give their first value that is not NULL, in a WHE
 
 TEST_CASE("GROUP BY gives a row a group in the group's order, HAVING keeps groups, and ORDER BY and LIMIT order and cut them",
           "[sql][group]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     REQUIRE(f.run(s, "INSERT INTO t (a, k) VALUES (1, 'x'), (2, 'y'), (3, 'x'), (4, NULL), (5, 'z'), (6, 'x'), (7, 'y')").affected == 7);
@@ -249,7 +262,7 @@ TEST_CASE("GROUP BY is refused where MariaDB would answer some row's value, or i
 
 TEST_CASE("LAST_INSERT_ID() is the session's first generated id of its last insert, and LAST_INSERT_ID(expr) sets it",
           "[sql][last_insert_id]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session(), other = f.session();
     const auto last = [&](db::Database::SessionId on) { return f.ids(on, "SELECT * FROM t WHERE id = LAST_INSERT_ID()"); };
@@ -275,7 +288,7 @@ TEST_CASE("LAST_INSERT_ID() is the session's first generated id of its last inse
 
 TEST_CASE("ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id) reports the existing row's id: get-or-create in one statement",
           "[sql][last_insert_id]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     db::Database database;
     database.create_table(*sql::prepare("CREATE TABLE u (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(9) NOT NULL, UNIQUE KEY uk (k))").create);
     const auto s = database.open_session(db::Isolation::repeatable_read, "s1");
@@ -291,7 +304,7 @@ TEST_CASE("ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id) reports the existing 
 }
 
 TEST_CASE("ON DUPLICATE KEY UPDATE computes from the existing row and VALUES()", "[sql][expr]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     db::Result r = f.run(s, "insert into test (id, value) values (1, 5) on duplicate key update value = value + VALUES(value)");
@@ -302,7 +315,7 @@ TEST_CASE("ON DUPLICATE KEY UPDATE computes from the existing row and VALUES()",
 }
 
 TEST_CASE("a multi-row INSERT inserts each row, and a duplicate in any undoes them all", "[sql]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     db::Result r = f.run(s, "insert into test (id, value) values (3, 30), (1, 10)");
@@ -318,7 +331,7 @@ TEST_CASE("a multi-row INSERT inserts each row, and a duplicate in any undoes th
 }
 
 TEST_CASE("a table whose id is not AUTO_INCREMENT needs an id on every INSERT (1364) and reports no insert id", "[sql]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     db::Result r = f.run(s, "insert into test (value) values (30)");
@@ -332,7 +345,7 @@ TEST_CASE("a table whose id is not AUTO_INCREMENT needs an id on every INSERT (1
 }
 
 TEST_CASE("READ UNCOMMITTED reads another transaction's uncommitted change; READ COMMITTED does not", "[sql]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     // Hermitage G1a (conformance hermitage-g1a-read-uncommitted, hermitage-g1a-read-committed).
     Fixture f;
     const auto writer = f.session();
@@ -348,7 +361,7 @@ TEST_CASE("READ UNCOMMITTED reads another transaction's uncommitted change; READ
 }
 
 TEST_CASE("START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of its start, BEGIN as of its first read", "[sql]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto snapshot = f.session(), later = f.session(), writer = f.session();
     REQUIRE(f.run(snapshot, "START TRANSACTION WITH CONSISTENT SNAPSHOT").ok());
@@ -360,7 +373,7 @@ TEST_CASE("START TRANSACTION WITH CONSISTENT SNAPSHOT reads as of its start, BEG
 }
 
 TEST_CASE("SELECT COUNT(*) returns one row counting what the WHERE finds, and locks what a locking read would", "[sql]") {
-  test::run_alone([&] {
+  run_parsing([&] {
     Fixture f;
     const auto s = f.session();
     db::Result r = f.run(s, "select count(*) from test where value >= 10 and id in (1, 2, 3)");
