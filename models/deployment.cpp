@@ -17,6 +17,15 @@ std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<
   for (Node* app : apps) pools.push_back(std::make_unique<db::Pool>(net, *app, server, config));
   return pools;
 }
+
+// A request waiting in a server's queue holds its message, as one in flight does: a paused
+// server's backlog counts.
+std::uint64_t queued_bytes(std::size_t queued) { return queued * sim::Engine::kPendingEventBytes; }
+
+// What the database holds: its rows and the statements waiting on its sessions.
+std::uint64_t bytes_held(const db::Server& database) {
+  return database.database().bytes_held() + queued_bytes(database.queued());
+}
 }  // namespace
 
 void load_tables(db::Server& server, const DatabaseSetup& setup) {
@@ -104,17 +113,12 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
 }
 
 std::uint64_t Deployment::memory_held() const {
-  std::uint64_t held = database_->database().bytes_held();
-  for (const auto& r : redis_) held += r->keyspace().bytes_held();
-  if (replica_) held += replica_->keyspace().bytes_held();
-  // A request waiting in a server's queue holds its message, as one in flight does: a paused
-  // server's backlog counts.
-  std::uint64_t queued = database_->queued();
-  for (const auto& r : redis_) queued += r->queued();
-  if (replica_) queued += replica_->queued();
-  if (zookeeper_) queued += zookeeper_->queued();
-  if (etcd_) queued += etcd_->queued();
-  return held + queued * sim::Engine::kPendingEventBytes;
+  std::uint64_t held = bytes_held(*database_);
+  for (const auto& r : redis_) held += r->keyspace().bytes_held() + queued_bytes(r->queued());
+  if (replica_) held += replica_->keyspace().bytes_held() + queued_bytes(replica_->queued());
+  if (zookeeper_) held += queued_bytes(zookeeper_->queued());
+  if (etcd_) held += queued_bytes(etcd_->queued());
+  return held;
 }
 
 Node& Deployment::add_node(const std::string& name) {
@@ -155,7 +159,7 @@ BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfi
   for (auto& pool : pools_) pools.push_back(pool.get());
   queue_ = std::make_unique<batch::Queue>(network_, mq_node, surface_.app_nodes);
   workload_ = std::make_unique<batch::Workload>(std::move(design), std::move(batch), surface_.app_nodes, std::move(pools), *queue_);
-  engine_.count_memory([this] { return database_->database().bytes_held() + database_->queued() * sim::Engine::kPendingEventBytes; });
+  engine_.count_memory([this] { return bytes_held(*database_); });
 }
 
 SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script)
@@ -167,7 +171,7 @@ SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const Deploymen
   if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
   load_tables(*database_, config.database);
   sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
-  engine_.count_memory([this] { return database_->database().bytes_held() + database_->queued() * sim::Engine::kPendingEventBytes; });
+  engine_.count_memory([this] { return bytes_held(*database_); });
 }
 
 }  // namespace models

@@ -33,9 +33,12 @@ inline std::filesystem::path unique_temp_path(const std::string& prefix, const s
 inline sim::Time at_ms(std::int64_t ms) { return sim::Time{std::chrono::milliseconds(ms)}; }
 
 /// Runs `body` as one process from time 0 to the end of the run; returns the end time.
+/// `stack_bytes`: the process's stack (EngineConfig::stack_bytes).
 template <class Body>
-sim::Time run_alone(Body body) {
-  sim::Engine engine(config());
+sim::Time run_alone(Body body, std::size_t stack_bytes = sim::EngineConfig{}.stack_bytes) {
+  sim::EngineConfig c = config();
+  c.stack_bytes = stack_bytes;
+  sim::Engine engine(c);
   engine.spawn(sim::kWorld, "holders", body);
   REQUIRE(engine.run().ok());
   return engine.now();

@@ -53,11 +53,7 @@ struct Fixture {
 /// recursion, bounded at 64 levels of nesting, needs more than the default stack.
 template <class Body>
 void run_parsing(Body body) {
-  sim::EngineConfig config = test::config();
-  config.stack_bytes = models::strategies::kScriptStackBytes;
-  sim::Engine engine(config);
-  engine.spawn(sim::kWorld, "session", body);
-  REQUIRE(engine.run().ok());
+  test::run_alone(body, models::strategies::kScriptStackBytes);
 }
 
 std::int64_t value_of(const db::Result& r, std::size_t row, const std::string& column) {
