@@ -376,6 +376,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
         st.kind == Kind::set_lock_wait_timeout || st.kind == Kind::set_timeout || st.kind == Kind::advisory ||
         st.kind == Kind::savepoint)
       continue;
+    if (st.kind == Kind::select && st.table.empty()) continue;  // SELECT LAST_INSERT_ID(): no table, no column
     const std::string at = fmt::format("steps/{}/sql", i);
     auto t = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& table) { return table.name == st.table; });
     if (t == setup.tables.end())

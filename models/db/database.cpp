@@ -1629,6 +1629,19 @@ class InnoDb final : public Database::Model {
       s.txn.reset();
       return {};
     }
+    // SELECT LAST_INSERT_ID(), SELECT 1 + 1: no table is read, so no transaction starts and
+    // no read view is taken, as InnoDB takes one at a statement's first read of a table.
+    if (st.kind == K::select && st.table.empty()) {
+      Result out;
+      try {
+        out.rows = {detail::computed_row(st)};
+        out.applied = now_if_running();
+      } catch (Failure& f) {
+        out.code = f.code;
+        out.message = std::move(f.message);
+      }
+      return out;
+    }
     Table& t = table(st.table);
     const bool autocommit = !s.txn;
     Txn& txn = autocommit ? begin(s, false) : *s.txn;

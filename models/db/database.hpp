@@ -186,8 +186,9 @@ struct StatementExtra {
   /// PostgreSQL's RETURNING: the columns each written row is returned with ("*": all).
   std::vector<std::string> returning{};
   /// A SELECT of one aggregate (Statement::count_rows): COUNT, MAX, MIN or SUM of the non-NULL
-  /// values of `aggregate_column` (COUNT with none: COUNT(*), every row).
-  enum class Aggregate { count, max, min, sum } aggregate = Aggregate::count;
+  /// values of `aggregate_column` (COUNT with none: COUNT(*), every row). `none`: groups
+  /// without an aggregate (GROUP BY alone, or SELECT DISTINCT), a row a group of its columns.
+  enum class Aggregate { count, max, min, sum, none } aggregate = Aggregate::count;
   std::string aggregate_column{};
   /// The name its column is given (`COUNT(*) AS n`); empty: the server's own name for it.
   std::string aggregate_alias{};
@@ -209,6 +210,9 @@ struct StatementExtra {
   /// `c = LAST_INSERT_ID(expr)` in an UPDATE or ON DUPLICATE KEY UPDATE (MariaDB): the column
   /// whose new value becomes the session's LAST_INSERT_ID() and the statement's insert id.
   std::string sets_last_insert_id{};
+  /// A SELECT without a table (`SELECT LAST_INSERT_ID()`, `SELECT 1 + 1 AS n`): each column's
+  /// name and value, evaluated over no row into the statement's one row.
+  std::vector<std::pair<std::string, Expr>> computed{};
 };
 
 /// PostgreSQL's advisory-lock functions: pg_advisory_lock, pg_try_advisory_lock,

@@ -367,6 +367,7 @@ struct Context {
   bool constant = false;
   bool having = false;  // HAVING: the aggregate reads as a column of a group's row
   bool indexed = false;  // an index's WHERE, or ON CONFLICT's inference WHERE: columns, no parameter
+  bool no_row = false;   // a SELECT without FROM: a column does not exist, a parameter may be there
 };
 
 // The advisory-lock functions PostgreSQL 15 has with one bigint key (and unlock_all, with none).
@@ -457,7 +458,7 @@ class Converter {
     const Node* last = ref->fields[ref->n_fields - 1];
     if (last->node_case != PG_QUERY__NODE__NODE_STRING) refuse(at, "* here");
     std::string column = str(last);
-    if (context.constant) throw Error("42703", at, "column \"" + column + "\" does not exist");
+    if (context.constant || context.no_row) throw Error("42703", at, "column \"" + column + "\" does not exist");
     if (ref->n_fields == 1) return {std::move(column), false};
     const std::string qualifier = str(ref->fields[0]);
     if (context.excluded && qualifier == "excluded") return {std::move(column), true};
@@ -723,7 +724,7 @@ class Converter {
     s().kind = Statement::Kind::select;
     refuse_select_clauses(sel, at);
     if (advisory(sel)) return;
-    if (sel->n_from_clause == 0) refuse(at, "SELECT without FROM");
+    if (sel->n_from_clause == 0) return computed_select(sel, at);
     if (sel->n_from_clause > 1) refuse(location_of(sel->from_clause[1], at), "a join");
     const Node* from = sel->from_clause[0];
     if (from->node_case != PG_QUERY__NODE__NODE_RANGE_VAR) refuse(location_of(from, at), construct_name(from));
@@ -731,6 +732,7 @@ class Converter {
     select_list(sel);
     where(sel->where_clause);
     group_by(sel);
+    if (sel->n_distinct_clause > 0) distinct_columns(sel, at);
     order_by(sel->sort_clause, sel->n_sort_clause);
     if (sel->limit_count != nullptr) s().limit = row_count(sel->limit_count, "LIMIT", "2201W");
     if (sel->limit_offset != nullptr) s().offset = row_count(sel->limit_offset, "OFFSET", "2201X").value_or(0);
@@ -739,7 +741,7 @@ class Converter {
       s().edit().group_limit = std::exchange(s().limit, std::nullopt);
       s().edit().group_offset = std::exchange(s().offset, 0);
     }
-    check_grouping(at);
+    check_grouping();
     locking(sel);
   }
 
@@ -755,11 +757,14 @@ class Converter {
       s().edit().having = std::make_shared<const Expr>(expr(sel->having_clause, Context{.having = true}));
   }
 
-  // The select list's columns are grouped (PostgreSQL's 42803 otherwise), and a grouped SELECT
-  // has an aggregate.
-  void check_grouping(std::size_t at) {
+  // The select list's columns are grouped (PostgreSQL's 42803 otherwise). GROUP BY without an
+  // aggregate (and DISTINCT) is a row a group of its columns (StatementExtra::Aggregate::none).
+  void check_grouping() {
     const auto& grouped = s().more().group_by;
-    if (!grouped.empty() && !s().count_rows) refuse(at, "GROUP BY without an aggregate in the select list, HAVING or ORDER BY");
+    if (!grouped.empty() && !s().count_rows) {
+      s().count_rows = true;
+      s().edit().aggregate = StatementExtra::Aggregate::none;
+    }
     if (!s().count_rows) return;
     for (const auto& [where, column] : listed_)
       if (std::find(grouped.begin(), grouped.end(), column) == grouped.end())
@@ -792,12 +797,61 @@ class Converter {
     return Expr{.kind = Expr::Kind::column, .column = models::db::detail::aggregate_name(s().more(), Engine::postgresql)};
   }
 
+  // SELECT DISTINCT cols: GROUP BY those columns without an aggregate, a row for each
+  // combination of their values found (NULLs one). With an aggregate alone it changes nothing
+  // (one row); DISTINCT * and DISTINCT with GROUP BY are refused.
+  void distinct_columns(const PgQuery__SelectStmt* sel, std::size_t at) {
+    distinct_ = true;
+    if (sel->n_group_clause > 0) refuse(at, "DISTINCT with GROUP BY");
+    if (s().count_rows) {
+      if (!listed_.empty()) refuse(listed_.front().first, "DISTINCT with an aggregate and a column");
+      return;
+    }
+    if (out_.columns.empty()) refuse(at, "SELECT DISTINCT * or DISTINCT of a constant");
+    s().edit().group_by = out_.columns;
+  }
+
+  // SELECT expr [AS name], ... without FROM: `SELECT 1 + $1 AS n`, one row. A column unnamed
+  // is named as PostgreSQL names it: a function's name, a cast's type, else ?column?.
+  void computed_select(const PgQuery__SelectStmt* sel, std::size_t at) {
+    if (sel->where_clause != nullptr || sel->n_group_clause > 0 || sel->having_clause != nullptr || sel->n_sort_clause > 0 ||
+        sel->limit_count != nullptr || sel->limit_offset != nullptr || sel->n_locking_clause > 0 || sel->n_distinct_clause > 0)
+      refuse(at, "WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or a locking clause in a SELECT without FROM");
+    for (std::size_t i = 0; i < sel->n_target_list; ++i) {
+      if (out_.columns.size() >= sql::kMaxItems) too_many(location_of(sel->target_list[i]), "columns");
+      const PgQuery__ResTarget* target = sel->target_list[i]->res_target;
+      if (target->val == nullptr || is_star(target->val)) refuse(position(target->location), "* in a SELECT without FROM");
+      Expr e = expr(target->val, Context{.no_row = true});
+      std::string label = empty(target->name) ? figured_name(target->val) : text_of(target->name);
+      if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
+        refuse(position(target->location), "two columns named " + label + " (give one an alias)");
+      out_.columns.push_back(label);
+      s().edit().computed.emplace_back(std::move(label), std::move(e));
+    }
+  }
+  // PostgreSQL's name for a select-list column without an alias (FigureColname, in part).
+  static std::string figured_name(const Node* n) {
+    switch (n->node_case) {
+      case PG_QUERY__NODE__NODE_FUNC_CALL: return str(n->func_call->funcname[n->func_call->n_funcname - 1]);
+      case PG_QUERY__NODE__NODE_COALESCE_EXPR: return "coalesce";
+      case PG_QUERY__NODE__NODE_TYPE_CAST: {
+        std::string inner = figured_name(n->type_cast->arg);
+        const PgQuery__TypeName* type = n->type_cast->type_name;
+        if (inner != "?column?" || type == nullptr || type->n_names == 0) return inner;
+        return str(type->names[type->n_names - 1]);
+      }
+      default: return "?column?";
+    }
+  }
+
   static void refuse_select_clauses(const PgQuery__SelectStmt* sel, std::size_t at) {
     if (sel->with_clause != nullptr) refuse(position(sel->with_clause->location), "WITH");
     if (sel->op != PG_QUERY__SET_OPERATION__SETOP_NONE) refuse(at, "UNION, INTERSECT or EXCEPT");
     if (sel->n_values_lists > 0) refuse(at, "VALUES as a query");
     if (sel->into_clause != nullptr) refuse(at, "SELECT INTO");
-    if (sel->n_distinct_clause > 0) refuse(at, "DISTINCT");
+    // DISTINCT's list holds one empty node; DISTINCT ON's, its expressions.
+    if (sel->n_distinct_clause > 0 && sel->distinct_clause[0] != nullptr && sel->distinct_clause[0]->node_case != PG_QUERY__NODE__NODE__NOT_SET)
+      refuse(location_of(sel->distinct_clause[0], at), "DISTINCT ON");
     if (sel->n_window_clause > 0) refuse(at, "WINDOW");
     if (sel->limit_option == PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES) refuse(at, "FETCH ... WITH TIES");
   }
@@ -918,8 +972,10 @@ class Converter {
       if (i >= sql::kMaxItems) too_many(at, "ORDER BY columns");
       if (sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING) refuse(at, "ORDER BY ... USING");
       // A grouped SELECT orders its groups, by a grouped column or the aggregate.
-      std::optional<Expr> aggregate = s().more().group_by.empty() ? std::nullopt : aggregate_operand(sort->node);
+      std::optional<Expr> aggregate = s().more().group_by.empty() || distinct_ ? std::nullopt : aggregate_operand(sort->node);
       if (!aggregate && !is_column(sort->node)) refuse(at, "ORDER BY an expression or a position");
+      if (distinct_ && std::find(out_.columns.begin(), out_.columns.end(), column_ref(sort->node->column_ref, {}).first) == out_.columns.end())
+        throw Error("42P10", at, "for SELECT DISTINCT, ORDER BY expressions must appear in select list");
       const bool descending = sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
       if (sort->sortby_nulls == (descending ? PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_LAST : PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST))
         refuse(at, descending ? "DESC NULLS LAST" : "NULLS FIRST");
@@ -963,6 +1019,7 @@ class Converter {
     if (lock->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitError) s().on_locked = Statement::OnLocked::fail;
     if (lock->wait_policy == PG_QUERY__LOCK_WAIT_POLICY__LockWaitSkip) s().on_locked = Statement::OnLocked::skip;
     // PostgreSQL locks the rows it returns, and count(*) returns none of them: its own 0A000.
+    if (distinct_) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with DISTINCT clause");
     if (!s().more().group_by.empty()) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with GROUP BY clause");
     if (s().more().having) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with HAVING clause");
     if (s().count_rows) throw Error("0A000", 0, std::string(strength->clause) + " is not allowed with aggregate functions");
@@ -1564,6 +1621,7 @@ class Converter {
   TableDef table_def_{};
   int depth_ = 0;
   std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is
+  bool distinct_ = false;  // SELECT DISTINCT: ORDER BY names listed columns; no locking clause
 };
 
 }  // namespace

@@ -1537,6 +1537,10 @@ class Postgres final : public Database::Model {
     try {
       switch (st.kind) {
         case K::select: {
+          if (st.table.empty()) {  // SELECT 1 + $1: no table, one row (the statement's snapshot is taken all the same)
+            out.rows = {detail::computed_row(st)};
+            break;
+          }
           Table& t = table(st.table);
           out.rows = select(s, t, st);
           if (st.count_rows) detail::aggregate_rows(st, Engine::postgresql, out.rows);

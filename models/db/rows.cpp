@@ -176,6 +176,7 @@ Value aggregate_of(const StatementExtra& e, Engine engine, const Rows& rows, Row
         out = total;
         break;
       }
+      case A::none: break;  // groups alone: aggregate_rows asks for no value
     }
   }
   return out;
@@ -213,6 +214,7 @@ bool kept(const StatementExtra& e, const Values& row) {
 }  // namespace
 
 std::string aggregate_name(const StatementExtra& e, Engine engine) {
+  if (e.aggregate == StatementExtra::Aggregate::none) return {};
   return e.aggregate_alias.empty() ? server_name(e, engine) : e.aggregate_alias;
 }
 
@@ -231,13 +233,28 @@ void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
   for (const auto& [key, members] : groups_of(e, engine, rows)) {
     Values values;
     for (std::size_t i = 0; i < key.size(); ++i) values[e.group_by[i]] = key[i];
-    values[name] = aggregate_of(e, engine, members, [](const Row* r) -> const Row& { return *r; });
+    if (e.aggregate != StatementExtra::Aggregate::none)
+      values[name] = aggregate_of(e, engine, members, [](const Row* r) -> const Row& { return *r; });
     if (e.having && !kept(e, values)) continue;
     out.push_back(Row{0, RowValues(std::move(values))});
   }
   sort_rows(e.group_order_by, engine, out);
   cut(e.group_limit, e.group_offset, out);
   rows = std::move(out);
+}
+
+Row computed_row(const Statement& s) {
+  static const Values kNoRow;
+  Values values;
+  for (const auto& [name, e] : s.more().computed) {
+    try {
+      std::optional<Value> v = evaluate(e, Scope{kNoRow, s.more().args});
+      values[name] = v ? std::move(*v) : Value{Null{}};
+    } catch (const ExprError& error) {
+      throw Failure{static_cast<Code>(error.code), error.message};
+    }
+  }
+  return Row{0, RowValues(std::move(values))};
 }
 
 sim::Time now_if_running() {

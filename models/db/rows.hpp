@@ -53,9 +53,14 @@ void check_nulls(const TableSchema& schema, Engine engine, const Values& row);
 /// aggregate_name says; none past a LIMIT 0 or an OFFSET. COUNT counts the rows (COUNT(col): those
 /// whose col is not NULL); MAX, MIN and SUM are NULL over no value, SUM past BIGINT's range fails
 /// as 1690 (both servers' SUM is a decimal; the model's integers stop there). With GROUP BY: a
-/// row a group (its columns and the aggregate), kept where HAVING holds, in the group columns'
+/// row a group (its columns and the aggregate; its columns alone for Aggregate::none, GROUP BY
+/// alone or DISTINCT), kept where HAVING holds, in the group columns'
 /// order or GROUP BY's ORDER BY, cut by its LIMIT.
 void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows);
+/// A SELECT without a table's one row: each of StatementExtra::computed's expressions over no
+/// row, under its name. Throws Failure for an expression's error (1690 past BIGINT's range).
+Row computed_row(const Statement& s);
+
 /// The aggregate's column: its alias, or as `engine` names it: "COUNT(*)", "MAX(v)" on MariaDB (COUNT's name
 /// whatever it counts); "count", "max" on PostgreSQL.
 std::string aggregate_name(const StatementExtra& e, Engine engine);

@@ -753,11 +753,15 @@ class Parser {
     }
   }
 
-  // After the whole SELECT: its columns are grouped or aggregated, and GROUP BY has an aggregate.
-  void check_grouping(std::size_t end) const {
-    const Statement& s = out_.statement;
+  // After the whole SELECT: its columns are grouped or aggregated. GROUP BY without an
+  // aggregate (and DISTINCT) is a row a group of its columns (StatementExtra::Aggregate::none).
+  void check_grouping() {
+    Statement& s = out_.statement;
     const auto& grouped = s.more().group_by;
-    if (!grouped.empty() && !s.count_rows) fail_at(end, "an aggregate in the select list, HAVING or ORDER BY (GROUP BY without one is not modelled)");
+    if (!grouped.empty() && !s.count_rows) {
+      s.count_rows = true;
+      s.edit().aggregate = StatementExtra::Aggregate::none;
+    }
     if (!s.count_rows) return;
     for (const auto& [at, column] : listed_) {
       if (grouped.empty()) fail_at(at, "an aggregate alone, or GROUP BY " + column + " (a column beside an aggregate)");
@@ -771,7 +775,11 @@ class Parser {
   void select() {
     Statement& s = out_.statement;
     s.kind = Statement::Kind::select;
+    if (!is_symbol("*") && !from_ahead()) return computed_select();
+    const std::size_t distinct_at = token_.position;
+    distinct_ = accept("DISTINCT");
     out_.columns = select_list();
+    if (distinct_) distinct_columns(distinct_at);
     expect("FROM");
     s.table = name("a table name");
     for (const char* join : {"JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "NATURAL", "STRAIGHT_JOIN"})
@@ -782,6 +790,7 @@ class Parser {
       where_clause();
       more = "AND, OR, GROUP BY, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or ";
     }
+    if (is("GROUP") && !s.more().group_by.empty()) fail("ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement (DISTINCT with GROUP BY is not modelled)");
     if (accept("GROUP")) {
       expect("BY");
       group_by();
@@ -796,7 +805,7 @@ class Parser {
       s.edit().group_limit = std::exchange(s.limit, std::nullopt);
       s.edit().group_offset = std::exchange(s.offset, 0);
     }
-    check_grouping(token_.position);
+    check_grouping();
     if (grouped && s.more().group_limit && (is("FOR") || is("LOCK")))
       fail_at(limit_at, "FOR UPDATE or LOCK IN SHARE MODE without LIMIT (a locking read with GROUP BY and LIMIT is not modelled)");
     if (accept("FOR")) {
@@ -815,6 +824,66 @@ class Parser {
     finish(more);
   }
 
+  // SELECT DISTINCT cols: GROUP BY those columns without an aggregate, a row for each
+  // combination of their values found (NULLs one). With an aggregate alone it changes nothing
+  // (one row); `DISTINCT *` and `DISTINCT 1` are refused.
+  void distinct_columns(std::size_t at) {
+    Statement& s = out_.statement;
+    if (s.count_rows) {
+      if (!listed_.empty()) fail_at(listed_.front().first, "an aggregate alone (DISTINCT with an aggregate and a column is not modelled)");
+      return;
+    }
+    if (out_.columns.empty()) fail_at(at, "SELECT DISTINCT with a list of columns (DISTINCT * and DISTINCT 1 are not modelled)");
+    s.edit().group_by = out_.columns;
+  }
+
+  // Whether the statement reads a table: it names FROM (outside quotes), and not FROM DUAL.
+  bool from_ahead() const {
+    Lexer ahead = lexer_;
+    for (Token t = token_; t.kind != Token::Kind::end; t = ahead.next())
+      if (t.kind == Token::Kind::word && iequals(t.text, "FROM")) {
+        const Token table = ahead.next();
+        return !(table.kind == Token::Kind::word && iequals(table.text, "DUAL"));
+      }
+    return false;
+  }
+
+  // SELECT expr [[AS] name], ... [FROM DUAL] without a table: `SELECT LAST_INSERT_ID()`,
+  // `SELECT ? + 1 AS n`. One row; a column unnamed is named by its text as written, as MariaDB
+  // names it. An expression may not read a column (there is no row).
+  void computed_select() {
+    Statement& s = out_.statement;
+    do {
+      check_count(out_.columns.size(), "columns");
+      const std::size_t at = token_.position;
+      for (const char* aggregate : {"COUNT", "MAX", "MIN", "SUM"})
+        if (is(aggregate) && next_is_symbol("(")) fail(std::string("a value (") + aggregate + "() reads a table: FROM and its name)");
+      Expr e = expression();
+      if (const Expr* column = column_in(e)) fail_at(at, "a value (a SELECT without FROM reads no column: " + column->column + ")");
+      std::string label;
+      if (accept("AS") || token_.kind == Token::Kind::quoted_word || (token_.kind == Token::Kind::word && !reserved(token_.text)))
+        label = name("an alias");
+      else
+        label = trimmed(text_.substr(at, token_.position - at));
+      if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
+        fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
+      out_.columns.push_back(label);
+      s.edit().computed.emplace_back(std::move(label), std::move(e));
+    } while (accept_symbol(","));
+    if (accept("FROM")) expect("DUAL");
+    finish(", FROM DUAL or ");
+  }
+  static const Expr* column_in(const Expr& e) {
+    if (e.kind == Expr::Kind::column || e.kind == Expr::Kind::inserted) return &e;
+    for (const Expr& a : e.args)
+      if (const Expr* c = column_in(a)) return c;
+    return nullptr;
+  }
+  static std::string trimmed(std::string_view text) {
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    return std::string(text);
+  }
+
   // [ORDER BY column [ASC | DESC], ...]; returns whether there was one.
   bool order_by() {
     if (!accept("ORDER")) return false;
@@ -822,8 +891,11 @@ class Parser {
     const bool grouped = !out_.statement.more().group_by.empty();
     do {
       check_count(out_.statement.more().order_by.size(), "ORDER BY columns");
-      std::optional<Expr> aggregate = grouped ? aggregate_operand() : std::nullopt;  // a group's aggregate
+      std::optional<Expr> aggregate = grouped && !distinct_ ? aggregate_operand() : std::nullopt;  // a group's aggregate
+      const std::size_t at = token_.position;
       std::string column = aggregate ? aggregate->column : name("a column name");
+      if (distinct_ && std::find(out_.columns.begin(), out_.columns.end(), column) == out_.columns.end())
+        fail_at(at, "a column of the DISTINCT list (" + column + " is not in it)");
       bool descending = false;
       if (accept("DESC")) descending = true;
       else accept("ASC");
@@ -1349,6 +1421,7 @@ class Parser {
   Prepared out_{};
   int depth_ = 0;
   bool having_ = false;  // in HAVING: an aggregate reads as a column of a group's row
+  bool distinct_ = false;  // SELECT DISTINCT: ORDER BY names the listed columns only
   bool assigning_ = false;  // in an assignment's value: LAST_INSERT_ID(expr) may be it
   std::optional<std::pair<std::size_t, std::size_t>> setter_{};  // LAST_INSERT_ID(expr): where it starts and what follows it
   std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is

@@ -184,19 +184,50 @@ TEST_CASE("pg: the four locking clauses, NOWAIT and SKIP LOCKED map to ReadLock 
   CHECK(e.message() == "FOR SHARE is not allowed with aggregate functions");
 }
 
-TEST_CASE("pg: a query over more than one table, a subquery, WITH, DISTINCT, GROUP BY without an aggregate or UNION is 0A000", "[pg_sql]") {
+TEST_CASE("pg: SELECT DISTINCT and GROUP BY without an aggregate group by their columns; ORDER BY outside DISTINCT's list is 42P10, "
+          "FOR UPDATE with it 0A000",
+          "[pg_sql][group]") {
+  const sql::Prepared p = pg::prepare("SELECT DISTINCT a, b FROM t ORDER BY b DESC LIMIT 2");
+  CHECK(p.statement.count_rows);
+  CHECK(p.statement.more().aggregate == db::StatementExtra::Aggregate::none);
+  CHECK(p.statement.more().group_by == std::vector<std::string>{"a", "b"});
+  CHECK(p.statement.more().group_order_by.size() == 1);
+  CHECK(p.statement.more().group_limit == 2);
+  CHECK(p.columns == std::vector<std::string>{"a", "b"});
+  const sql::Prepared grouped = pg::prepare("SELECT a FROM t GROUP BY a");
+  CHECK(grouped.statement.count_rows);
+  CHECK(grouped.statement.more().aggregate == db::StatementExtra::Aggregate::none);
+  CHECK(pg::prepare("SELECT DISTINCT count(*) FROM t").statement.more().group_by.empty());
+  CHECK(error_of("SELECT DISTINCT a FROM t ORDER BY b").sqlstate() == "42P10");
+  const pg::Error e = error_of("SELECT DISTINCT a FROM t FOR UPDATE");
+  CHECK(e.sqlstate() == "0A000");
+  CHECK(e.message() == "FOR UPDATE is not allowed with DISTINCT clause");
+}
+
+TEST_CASE("pg: a SELECT without FROM is one row of its expressions, named as PostgreSQL names them; a column there is 42703",
+          "[pg_sql]") {
+  const sql::Prepared p = pg::prepare("SELECT 1 + $1, coalesce(NULL, 2), '7'::bigint, 3 AS n");
+  CHECK(p.statement.table.empty());
+  CHECK(p.statement.more().computed.size() == 4);
+  CHECK(p.columns == std::vector<std::string>{"?column?", "coalesce", "int8", "n"});
+  CHECK(error_of("SELECT a").sqlstate() == "42703");
+}
+
+TEST_CASE("pg: a query over more than one table, a subquery, WITH, DISTINCT ON or UNION is 0A000", "[pg_sql]") {
   CHECK(refused("SELECT * FROM t JOIN u ON t.id = u.id") == "a join");
   CHECK(refused("SELECT * FROM t, u") == "a join");
   CHECK(refused("SELECT * FROM t WHERE a IN (SELECT a FROM u)") == "a subquery");
   CHECK(refused("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u)") == "a subquery");
   CHECK(refused("SELECT * FROM (SELECT 1) s") == "a subquery in FROM");
   CHECK(refused("WITH x AS (SELECT 1) SELECT * FROM t") == "WITH");
-  CHECK(refused("SELECT DISTINCT a FROM t") == "DISTINCT");
-  CHECK(refused("SELECT a FROM t GROUP BY a") == "GROUP BY without an aggregate in the select list, HAVING or ORDER BY");
+  CHECK(refused("SELECT DISTINCT ON (a) a, b FROM t") == "DISTINCT ON");
+  CHECK(refused("SELECT DISTINCT a FROM t GROUP BY a") == "DISTINCT with GROUP BY");
+  CHECK(refused("SELECT DISTINCT * FROM t") == "SELECT DISTINCT * or DISTINCT of a constant");
   CHECK(refused("SELECT a, count(*) FROM t GROUP BY a + 1") == "GROUP BY other than columns");
   CHECK(refused("SELECT a, count(*), max(b) FROM t GROUP BY a") == "a second aggregate (a statement has one)");
   CHECK(refused("SELECT a FROM t UNION SELECT a FROM u") == "UNION, INTERSECT or EXCEPT");
-  CHECK(refused("SELECT 1") == "SELECT without FROM");
+  CHECK(refused("SELECT 1 WHERE true") == "WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or a locking clause in a SELECT without FROM");
+  CHECK(refused("SELECT 1 AS n, 2 AS n") == "two columns named n (give one an alias)");
   CHECK(refused("SELECT a AS b FROM t") == "a column alias (AS b)");
   CHECK(refused("SELECT lower(a) FROM t") == "a function call lower()");
   CHECK(refused("SELECT a + 1 FROM t") == "a computed column in the select list");

@@ -170,6 +170,41 @@ TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list without GROUP BY
   CHECK(e.expected() == "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
 }
 
+TEST_CASE("SELECT DISTINCT and GROUP BY alone group by their columns without an aggregate; DISTINCT * and ORDER BY outside the list are refused",
+          "[sql][group]") {
+  const sql::Prepared p = sql::prepare("SELECT DISTINCT k, v FROM t WHERE v > 1 ORDER BY k DESC LIMIT 3");
+  CHECK(p.statement.count_rows);
+  CHECK(p.statement.more().aggregate == db::StatementExtra::Aggregate::none);
+  CHECK(p.statement.more().group_by == std::vector<std::string>{"k", "v"});
+  CHECK(p.statement.more().group_order_by.size() == 1);
+  CHECK(p.statement.more().group_limit == 3);
+  CHECK(p.columns == std::vector<std::string>{"k", "v"});
+  const sql::Prepared grouped = sql::prepare("SELECT k FROM t GROUP BY k HAVING k > 'a'");
+  CHECK(grouped.statement.count_rows);
+  CHECK(grouped.statement.more().aggregate == db::StatementExtra::Aggregate::none);
+  CHECK(sql::prepare("SELECT DISTINCT COUNT(*) FROM t").statement.more().group_by.empty());  // one row: DISTINCT changes nothing
+  CHECK(error_of("SELECT DISTINCT * FROM t").expected() == "SELECT DISTINCT with a list of columns (DISTINCT * and DISTINCT 1 are not modelled)");
+  CHECK(error_of("SELECT DISTINCT k FROM t ORDER BY v").expected() == "a column of the DISTINCT list (v is not in it)");
+  CHECK(error_of("SELECT DISTINCT k FROM t GROUP BY k").expected().ends_with("(DISTINCT with GROUP BY is not modelled)"));
+  CHECK(error_of("SELECT DISTINCT k, COUNT(*) FROM t").expected() == "an aggregate alone (DISTINCT with an aggregate and a column is not modelled)");
+}
+
+TEST_CASE("a SELECT without FROM is one row of its expressions, each named by its text as written or its alias", "[sql]") {
+  const sql::Prepared p = sql::prepare("SELECT LAST_INSERT_ID()");
+  CHECK(p.statement.kind == Statement::Kind::select);
+  CHECK(p.statement.table.empty());
+  CHECK(p.columns == std::vector<std::string>{"LAST_INSERT_ID()"});
+  CHECK(p.statement.more().last_insert_id_arg.has_value());
+  const sql::Prepared q = sql::prepare("select 1 + 1 , ? AS n, 'x' y FROM DUAL;");
+  CHECK(q.columns == std::vector<std::string>{"1 + 1", "n", "y"});
+  CHECK(q.params.size() == 1);
+  CHECK(sql::prepare("SELECT 1").columns == std::vector<std::string>{"1"});
+  CHECK(error_of("SELECT k + 1").expected() == "a value (a SELECT without FROM reads no column: k)");
+  CHECK(error_of("SELECT 1, 1").expected() == "a column of another name (two are named 1: give one an alias)");
+  CHECK(error_of("SELECT COUNT(*)").expected() == "a value (COUNT() reads a table: FROM and its name)");
+  CHECK(error_of("SELECT 1 FROM DUAL WHERE 1").expected() == ", FROM DUAL or the end of the statement");
+}
+
 TEST_CASE("a WHERE's column-op-value terms are conditions, every other term a filter expression", "[sql]") {
   const Statement s = bound("SELECT * FROM t WHERE a = 1 AND (b = 2 OR b > ?) AND c IN (1, 2) AND d % 3 = 0 AND e <= 'x'",
                             {std::int64_t{7}});
