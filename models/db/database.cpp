@@ -1300,8 +1300,10 @@ class InnoDb final : public Database::Model {
   // row undoes them all, as the statement's).
   // Ids as InnoDB's "consecutive" AUTO_INCREMENT mode (MariaDB's default) hands them to a
   // multi-row INSERT: the statement reserves one per row without an id at its start, those it
-  // does not use are lost, and a row INSERT IGNORE skips gives its id to the next row
-  // (conformance multi-row-insert).
+  // does not use are lost, and a row INSERT IGNORE skips, or ON DUPLICATE KEY UPDATE turns into
+  // an update, gives its id to the next row (conformance multi-row-insert, multi-row-upsert).
+  // ON DUPLICATE KEY UPDATE's insert id is then the first id a row was inserted with, or, where
+  // none was and a row changed, the last row's (MySQL's write_record and its OK packet).
   Result insert_rows(Txn& txn, Table& t, const Statement& s, const std::string& who) {
     if (s.more().more_rows.empty()) return insert(txn, t, s, s.values, who);
     std::int64_t wanted = s.values.count("id") ? 0 : 1;
@@ -1309,21 +1311,26 @@ class InnoDb final : public Database::Model {
     const bool reserve = t.schema.auto_increment && !t.ids_exhausted && t.next_id <= std::numeric_limits<std::int64_t>::max() - wanted;
     std::int64_t next_id = t.next_id;
     const std::int64_t reserved_end = next_id + wanted;
-    std::optional<std::int64_t> spare;  // the id of the row IGNORE skipped
+    std::optional<std::int64_t> spare;  // the id of the row IGNORE skipped or an upsert updated
+    const bool upsert = s.on_duplicate == OnDuplicate::update;
+    std::optional<std::int64_t> first_generated;  // the first id a row was inserted with (upsert)
     Result out;
     const auto one = [&](const Values& row, bool first) {
       std::optional<std::int64_t> auto_id;
       if (reserve && !row.count("id")) auto_id = spare ? *spare : next_id++;
       if (auto_id) spare.reset();
       const Result r = insert(txn, t, s, row, who, auto_id);
-      if (auto_id && r.warnings > 0 && r.affected == 0) spare = auto_id;
+      const bool inserted = r.warnings == 0 && (upsert ? r.affected == 1 : r.affected > 0);
+      if (auto_id && !inserted) spare = auto_id;
+      if (upsert && inserted && !row.count("id") && !first_generated) first_generated = r.insert_id;
       if (first) {
         out = r;
         return;
       }
       out.affected += r.affected;
       out.warnings += r.warnings;
-      if (out.insert_id == 0) out.insert_id = r.insert_id;
+      if (upsert) out.insert_id = r.insert_id;  // the last row's, unless a row was inserted (below)
+      else if (out.insert_id == 0) out.insert_id = r.insert_id;
     };
     try {
       one(s.values, true);
@@ -1333,6 +1340,8 @@ class InnoDb final : public Database::Model {
       throw;
     }
     if (reserve) t.took_id(reserved_end - 1);
+    if (first_generated) out.insert_id = *first_generated;
+    else if (upsert && out.affected == 0) out.insert_id = 0;
     return out;
   }
 

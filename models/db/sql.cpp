@@ -616,9 +616,10 @@ class Parser {
     const auto simple = [&](const std::pair<std::string, Expr>& a) {
       const Expr& e = a.second;
       if (e.kind == Expr::Kind::literal || (e.kind == Expr::Kind::param && !reads_last_insert_id(e))) return true;
-      // ON DUPLICATE KEY UPDATE c = VALUES(c) of a column the INSERT lists: the value bind() copies.
+      // ON DUPLICATE KEY UPDATE c = VALUES(c) of a column the INSERT lists: the value bind() copies
+      // (of a multi-row INSERT, each row's own: computed as the row meets its duplicate).
       return in == Param::In::on_update && e.kind == Expr::Kind::inserted && e.column == a.first &&
-             std::find(inserted.begin(), inserted.end(), a.first) != inserted.end();
+             std::find(inserted.begin(), inserted.end(), a.first) != inserted.end() && s.more().more_rows.empty();
     };
     if (!std::all_of(all.begin(), all.end(), simple)) {
       s.edit().assign = std::move(all);
@@ -1024,7 +1025,6 @@ class Parser {
     expect("KEY");
     expect("UPDATE");
     s.on_duplicate = OnDuplicate::update;
-    if (!s.more().more_rows.empty()) fail_at(token_.position, "one row (ON DUPLICATE KEY UPDATE of a multi-row INSERT is not modelled)");
     assignments(s.on_update, Param::In::on_update, columns);
   }
 

@@ -347,6 +347,22 @@ TEST_CASE("ON DUPLICATE KEY UPDATE computes from the existing row and VALUES()",
   });
 }
 
+TEST_CASE("a multi-row INSERT ... ON DUPLICATE KEY UPDATE updates each row's duplicate with that row's VALUES(), its own rows too",
+          "[sql][expr]") {
+  run_parsing([&] {
+    Fixture f;
+    const auto s = f.session();
+    db::Result r = f.run(s, "insert into test (id, value) values (1, 5), (7, 70), (2, 1) on duplicate key update value = value + VALUES(value)");
+    CHECK(r.affected == 5);  // 2 (updated) + 1 (inserted) + 2
+    CHECK(value_of(f.run(s, "select * from test where id = 1"), 0, "value") == 15);
+    CHECK(value_of(f.run(s, "select * from test where id = 2"), 0, "value") == 21);
+    CHECK(value_of(f.run(s, "select * from test where id = 7"), 0, "value") == 70);
+    r = f.run(s, "insert into test (id, value) values (9, 1), (9, 2) on duplicate key update value = VALUES(value)");
+    CHECK(r.affected == 3);  // the second row updates the row the first inserted
+    CHECK(value_of(f.run(s, "select * from test where id = 9"), 0, "value") == 2);
+  });
+}
+
 TEST_CASE("a multi-row INSERT inserts each row, and a duplicate in any undoes them all", "[sql]") {
   run_parsing([&] {
     Fixture f;

@@ -382,9 +382,16 @@ TEST_CASE("an INSERT names its columns, each once", "[sql]") {
   sql::Error e = error_of("INSERT INTO t (a, b, a) VALUES (1, 2, 3)");
   CHECK(e.position() == 21);
   CHECK(e.expected() == "a column not listed already");
-  CHECK(error_of("INSERT INTO t (a) VALUES (1), (2) ON DUPLICATE KEY UPDATE a = 3").expected() ==
-        "one row (ON DUPLICATE KEY UPDATE of a multi-row INSERT is not modelled)");
   CHECK(error_of("UPDATE t SET a = 1, a = 2").expected() == "a column not assigned already");
+}
+
+TEST_CASE("a multi-row INSERT's ON DUPLICATE KEY UPDATE reads VALUES(col) of each row, not of the first", "[sql]") {
+  const sql::Prepared p = sql::prepare("INSERT INTO t (k, v) VALUES ('a', 1), ('b', 2) ON DUPLICATE KEY UPDATE v = VALUES(v), w = 3");
+  CHECK(p.from_values.empty());
+  REQUIRE(p.statement.more().assign.size() == 2);
+  CHECK(p.statement.more().assign[0].second.kind == db::Expr::Kind::inserted);
+  CHECK(sql::prepare("INSERT INTO t (k, v) VALUES ('a', 1) ON DUPLICATE KEY UPDATE v = VALUES(v)").from_values ==
+        std::vector<std::string>{"v"});
 }
 
 TEST_CASE("INSERT ... SELECT ... WHERE NOT EXISTS inserts if absent: the subquery's conditions are its WHERE", "[sql]") {
