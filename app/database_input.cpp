@@ -441,9 +441,15 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     if (st.more().conflict_index_where) check_columns(*st.more().conflict_index_where, check);
     for (const auto& column : st.more().returning)
       if (column != "*") check(column);
-    if (!st.count_rows)  // an aggregate's column is named for it: its argument is the column
-      for (const auto& column : script.steps[i].sql.columns) check(column);
-    else if (!st.more().aggregate_column.empty())
+    const auto& computed = st.more().computed;
+    const auto is_computed = [&](const std::string& c) {
+      return std::any_of(computed.begin(), computed.end(), [&](const auto& x) { return x.first == c; });
+    };
+    for (const auto& [name, e] : computed) check_columns(e, check);  // a computed column's name is its own
+    if (!st.count_rows) {  // an aggregate's column is named for it: its argument is the column
+      for (const auto& column : script.steps[i].sql.columns)
+        if (!is_computed(column)) check(column);
+    } else if (!st.more().aggregate_column.empty())
       check(st.more().aggregate_column);
     for (const auto& column : st.more().group_by) check(column);
   }

@@ -1665,6 +1665,7 @@ class InnoDb final : public Database::Model {
         case K::select:
           out.rows = select(txn, t, st);
           if (st.count_rows) detail::aggregate_rows(st, Engine::mariadb, out.rows);
+          else if (!st.more().computed.empty()) detail::add_computed(st, out.rows);
           break;
         case K::insert: out = insert_rows(txn, t, st, s.who); break;
         case K::insert_if_absent: out = insert_if_absent(txn, t, st, s.who, timing); break;

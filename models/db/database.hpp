@@ -210,8 +210,9 @@ struct StatementExtra {
   /// `c = LAST_INSERT_ID(expr)` in an UPDATE or ON DUPLICATE KEY UPDATE (MariaDB): the column
   /// whose new value becomes the session's LAST_INSERT_ID() and the statement's insert id.
   std::string sets_last_insert_id{};
-  /// A SELECT without a table (`SELECT LAST_INSERT_ID()`, `SELECT 1 + 1 AS n`): each column's
-  /// name and value, evaluated over no row into the statement's one row.
+  /// A select list's computed columns (`SELECT n - 1 AS left`, `SELECT k AS key`): each one's
+  /// name and value, evaluated over each row found and added to it under that name; of a
+  /// SELECT without a table (`SELECT LAST_INSERT_ID()`), over no row into its one row.
   std::vector<std::pair<std::string, Expr>> computed{};
 };
 

@@ -766,6 +766,8 @@ class Converter {
       s().edit().aggregate = StatementExtra::Aggregate::none;
     }
     if (!s().count_rows) return;
+    if (!s().more().computed.empty())
+      refuse(computed_at_, "a computed column beside an aggregate, GROUP BY or DISTINCT");
     for (const auto& [where, column] : listed_)
       if (std::find(grouped.begin(), grouped.end(), column) == grouped.end())
         throw Error("42803", where, "column \"" + s().table + "." + column + "\" must appear in the GROUP BY clause or be used in an aggregate function");
@@ -921,7 +923,17 @@ class Converter {
           continue;
         }
       }
-      if (!empty(target->name)) refuse(at, "a column alias (AS " + text_of(target->name) + ")");
+      const bool plain = empty(target->name) && (is_column(value) || is_star(value) || (alone && value->node_case == PG_QUERY__NODE__NODE_A_CONST));
+      if (!plain) {  // a computed column: an expression, or a column under an alias
+        Expr e = expr(value, {});
+        std::string label = empty(target->name) ? figured_name(value) : text_of(target->name);
+        if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
+          refuse(at, "two columns named " + label + " (give one an alias)");
+        if (s().more().computed.empty()) computed_at_ = at;
+        out_.columns.push_back(label);
+        s().edit().computed.emplace_back(std::move(label), std::move(e));
+        continue;
+      }
       if (alone && value->node_case == PG_QUERY__NODE__NODE_A_CONST) {
         const auto n = integer_constant(value);
         if (!n) refuse(at, "a constant other than an integer in the select list");
@@ -933,14 +945,8 @@ class Converter {
         star(value->column_ref);
         return;
       }
-      if (value->node_case == PG_QUERY__NODE__NODE_COLUMN_REF) {
-        out_.columns.push_back(column_ref(value->column_ref, {}).first);
-        listed_.emplace_back(at, out_.columns.back());
-      } else if (value->node_case == PG_QUERY__NODE__NODE_FUNC_CALL) {
-        refuse(at, construct_name(value));
-      } else {
-        refuse(at, "a computed column in the select list");
-      }
+      out_.columns.push_back(column_ref(value->column_ref, {}).first);
+      listed_.emplace_back(at, out_.columns.back());
     }
   }
 
@@ -976,6 +982,9 @@ class Converter {
       if (!aggregate && !is_column(sort->node)) refuse(at, "ORDER BY an expression or a position");
       if (distinct_ && std::find(out_.columns.begin(), out_.columns.end(), column_ref(sort->node->column_ref, {}).first) == out_.columns.end())
         throw Error("42P10", at, "for SELECT DISTINCT, ORDER BY expressions must appear in select list");
+      const auto& computed = s().more().computed;
+      if (!aggregate && std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == column_ref(sort->node->column_ref, {}).first; }))
+        refuse(at, "ORDER BY a computed column");
       const bool descending = sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
       if (sort->sortby_nulls == (descending ? PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_LAST : PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST))
         refuse(at, descending ? "DESC NULLS LAST" : "NULLS FIRST");
@@ -1622,6 +1631,7 @@ class Converter {
   int depth_ = 0;
   std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is
   bool distinct_ = false;  // SELECT DISTINCT: ORDER BY names listed columns; no locking clause
+  std::size_t computed_at_ = 0;  // where the select list's first computed column is
 };
 
 }  // namespace

@@ -243,18 +243,34 @@ void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
   rows = std::move(out);
 }
 
-Row computed_row(const Statement& s) {
-  static const Values kNoRow;
-  Values values;
+namespace {
+
+// The select list's computed columns over `row`, by name.
+Values computed_values(const Statement& s, const Values& row) {
+  Values out;
   for (const auto& [name, e] : s.more().computed) {
     try {
-      std::optional<Value> v = evaluate(e, Scope{kNoRow, s.more().args});
-      values[name] = v ? std::move(*v) : Value{Null{}};
+      std::optional<Value> v = evaluate(e, Scope{row, s.more().args});
+      out[name] = v ? std::move(*v) : Value{Null{}};
     } catch (const ExprError& error) {
       throw Failure{static_cast<Code>(error.code), error.message};
     }
   }
-  return Row{0, RowValues(std::move(values))};
+  return out;
+}
+
+}  // namespace
+
+Row computed_row(const Statement& s) {
+  static const Values kNoRow;
+  return Row{0, RowValues(computed_values(s, kNoRow))};
+}
+
+void add_computed(const Statement& s, std::vector<Row>& rows) {
+  for (Row& r : rows) {
+    Values values = computed_values(s, r.values);  // each over the row as stored, not as the ones before it left it
+    for (auto& [name, v] : values) r.values[name] = std::move(v);
+  }
 }
 
 sim::Time now_if_running() {

@@ -61,6 +61,10 @@ void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows);
 /// row, under its name. Throws Failure for an expression's error (1690 past BIGINT's range).
 Row computed_row(const Statement& s);
 
+/// Adds StatementExtra::computed's columns to each row found, each evaluated over the row.
+/// Throws Failure for an expression's error.
+void add_computed(const Statement& s, std::vector<Row>& rows);
+
 /// The aggregate's column: its alias, or as `engine` names it: "COUNT(*)", "MAX(v)" on MariaDB (COUNT's name
 /// whatever it counts); "count", "max" on PostgreSQL.
 std::string aggregate_name(const StatementExtra& e, Engine engine);

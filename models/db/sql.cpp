@@ -245,6 +245,12 @@ class Parser {
     const Token t = ahead.next();
     return t.kind == Token::Kind::symbol && t.text == symbol;
   }
+  // Whether the token after the current one is the word `keyword`.
+  bool next_is_word(std::string_view keyword) const {
+    Lexer ahead = lexer_;
+    const Token t = ahead.next();
+    return t.kind == Token::Kind::word && iequals(t.text, keyword);
+  }
   bool at_end() const { return token_.kind == Token::Kind::end; }
   bool is(std::string_view keyword) const { return token_.kind == Token::Kind::word && iequals(token_.text, keyword); }
   bool is_symbol(std::string_view symbol) const { return token_.kind == Token::Kind::symbol && token_.text == symbol; }
@@ -651,12 +657,15 @@ class Parser {
     return columns;
   }
 
-  // SELECT's column list: `*`, an integer, or column names (kept in Prepared::columns).
+  // SELECT's column list: `*`, an integer alone (SELECT 1 FROM t), or columns: names, one
+  // aggregate, and computed columns (an expression, or a column under an alias: `n - 1 AS
+  // left`), each kept in Prepared::columns under the name the server gives it.
   std::vector<std::string> select_list() {
+    const bool outer = out_.statement.kind == Statement::Kind::select;  // not a NOT EXISTS subquery's
     std::vector<std::string> columns;
     if (accept_symbol("*")) return columns;
-    if (token_.kind == Token::Kind::number) {
-      if (out_.statement.kind == Statement::Kind::select) out_.constant = token_.number;  // not a NOT EXISTS subquery's
+    if (token_.kind == Token::Kind::number && next_is_word("FROM")) {
+      if (outer) out_.constant = token_.number;
       advance();
       return columns;
     }
@@ -678,11 +687,40 @@ class Parser {
         columns.push_back(models::db::detail::aggregate_name(e, Engine::mariadb));
         continue;
       }
+      if (is("FROM")) fail("a column name, *, 1 or COUNT(*)");
+      if (!plain_column_ahead()) {
+        Expr e = expression();
+        std::optional<std::string> alias;
+        if (accept("AS") || token_.kind == Token::Kind::quoted_word || (token_.kind == Token::Kind::word && !reserved(token_.text)))
+          alias = name("an alias");
+        if (!alias && e.kind == Expr::Kind::column) {  // `t.k`: the column itself, named k
+          columns.push_back(e.column);
+          listed_.emplace_back(at, e.column);
+          continue;
+        }
+        std::string label = alias ? *alias : trimmed(text_.substr(at, token_.position - at));
+        if (std::find(columns.begin(), columns.end(), label) != columns.end())
+          fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
+        columns.push_back(label);
+        if (outer) {
+          if (out_.statement.more().computed.empty()) computed_at_ = at;
+          out_.statement.edit().computed.emplace_back(std::move(label), std::move(e));
+        }
+        continue;
+      }
       columns.push_back(name("a column name, *, 1 or COUNT(*)"));
       listed_.emplace_back(at, columns.back());
-      if (is_symbol("(")) fail_at(at, "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
     } while (accept_symbol(","));
     return columns;
+  }
+
+  // A column listed as itself: a name followed by `,`, FROM or the end of the statement.
+  bool plain_column_ahead() const {
+    if (token_.kind != Token::Kind::quoted_word && (token_.kind != Token::Kind::word || reserved(token_.text))) return false;
+    Lexer ahead = lexer_;
+    const Token t = ahead.next();
+    return t.kind == Token::Kind::end || (t.kind == Token::Kind::symbol && (t.text == "," || t.text == ";")) ||
+           (t.kind == Token::Kind::word && iequals(t.text, "FROM"));
   }
 
   // COUNT(*), COUNT(1): every row; COUNT(col), MAX(col), MIN(col), SUM(col): the column's
@@ -764,6 +802,8 @@ class Parser {
       s.edit().aggregate = StatementExtra::Aggregate::none;
     }
     if (!s.count_rows) return;
+    if (!s.more().computed.empty())
+      fail_at(computed_at_, "a column name or the aggregate (a computed column beside an aggregate, GROUP BY or DISTINCT is not modelled)");
     for (const auto& [at, column] : listed_) {
       if (grouped.empty()) fail_at(at, "an aggregate alone, or GROUP BY " + column + " (a column beside an aggregate)");
       if (std::find(grouped.begin(), grouped.end(), column) == grouped.end())
@@ -897,6 +937,9 @@ class Parser {
       std::string column = aggregate ? aggregate->column : name("a column name");
       if (distinct_ && std::find(out_.columns.begin(), out_.columns.end(), column) == out_.columns.end())
         fail_at(at, "a column of the DISTINCT list (" + column + " is not in it)");
+      const auto& computed = out_.statement.more().computed;
+      if (std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == column; }))
+        fail_at(at, "a column of the table (ORDER BY a computed column is not modelled)");
       bool descending = false;
       if (accept("DESC")) descending = true;
       else accept("ASC");
@@ -1422,6 +1465,7 @@ class Parser {
   int depth_ = 0;
   bool having_ = false;  // in HAVING: an aggregate reads as a column of a group's row
   bool distinct_ = false;  // SELECT DISTINCT: ORDER BY names the listed columns only
+  std::size_t computed_at_ = 0;  // where the select list's first computed column is
   bool assigning_ = false;  // in an assignment's value: LAST_INSERT_ID(expr) may be it
   std::optional<std::pair<std::size_t, std::size_t>> setter_{};  // LAST_INSERT_ID(expr): where it starts and what follows it
   std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is

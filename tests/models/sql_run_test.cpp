@@ -269,6 +269,22 @@ TEST_CASE("SELECT DISTINCT and GROUP BY alone give a row for each combination of
   });
 }
 
+TEST_CASE("a select list's computed columns are evaluated over each row found, NULL and 1690 as MySQL's expressions give them", "[sql][expr]") {
+  run_parsing([&] {
+    Fixture f;
+    const auto s = f.session();
+    REQUIRE(f.run(s, "INSERT INTO t (a, b, k) VALUES (1, 10, 'x'), (2, NULL, 'y'), (9223372036854775807, 1, 'z')").affected == 3);
+    db::Result r = f.run(s, "SELECT k, a * 2 AS twice, b + 1 AS next_b, k AS name FROM t WHERE a < 3 ORDER BY a DESC");
+    REQUIRE(r.rows.size() == 2);
+    CHECK(value_of(r, 0, "twice") == 4);
+    CHECK(db::is_null(r.rows[0].values.at("next_b")));
+    CHECK(r.rows[0].values.at("name") == Value{"y"});
+    CHECK(value_of(r, 1, "next_b") == 11);
+    CHECK(value_of(f.run(s, "SELECT * FROM t WHERE a = 1"), 0, "b") == 10);  // the stored row is as it was
+    CHECK(f.run(s, "SELECT a + 1 FROM t").code == Code::value_out_of_range);
+  });
+}
+
 TEST_CASE("a SELECT without FROM reads the session's LAST_INSERT_ID() and, reading no table, takes no read view", "[sql][last_insert_id]") {
   run_parsing([&] {
     Fixture f;

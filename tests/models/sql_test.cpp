@@ -167,7 +167,22 @@ TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list without GROUP BY
   CHECK(error_of("SELECT MIN(*) FROM t").expected() == "a column name");
   const sql::Error e = error_of("SELECT AVG(v) FROM t");
   CHECK(e.position() == 7);
-  CHECK(e.expected() == "a column name, *, 1, COUNT, MAX, MIN or SUM (other functions are not modelled yet)");
+  CHECK(e.expected() == "a value, a column or ( (functions such as AVG() are not modelled yet)");
+}
+
+TEST_CASE("a select list's expressions and aliased columns are computed columns, named by their alias or text as written", "[sql]") {
+  const sql::Prepared p = sql::prepare("SELECT id, n - 1 AS left_after, k key_name, t.v, COALESCE(w, 0) FROM t WHERE id = ? FOR UPDATE");
+  CHECK(p.columns == std::vector<std::string>{"id", "left_after", "key_name", "v", "COALESCE(w, 0)"});
+  const auto& computed = p.statement.more().computed;
+  REQUIRE(computed.size() == 3);
+  CHECK(computed[0].first == "left_after");
+  CHECK(computed[1].second.kind == db::Expr::Kind::column);
+  CHECK(p.statement.lock == ReadLock::update);
+  CHECK(sql::prepare("SELECT 1 FROM t").constant == 1);  // still an existence check, one column named 1
+  CHECK(sql::prepare("SELECT 1 + 1 FROM t").statement.more().computed.size() == 1);
+  CHECK(error_of("SELECT n + 1 AS k, COUNT(*) FROM t").expected().starts_with("a column name or the aggregate (a computed column beside"));
+  CHECK(error_of("SELECT n + 1 AS m FROM t ORDER BY m").expected() == "a column of the table (ORDER BY a computed column is not modelled)");
+  CHECK(error_of("SELECT k, n AS k FROM t").expected() == "a column of another name (two are named k: give one an alias)");
 }
 
 TEST_CASE("SELECT DISTINCT and GROUP BY alone group by their columns without an aggregate; DISTINCT * and ORDER BY outside the list are refused",
