@@ -582,11 +582,13 @@ class Postgres final : public Database::Model {
   // it could take it (a wait for a transaction's end). Throws Failure: 55P03 (NOWAIT or
   // lock_timeout), 57014 (statement_timeout), 40P01 (this session found a deadlock).
   Got acquire(SessionState& s, const LockKey& key, Mode mode, bool xact, bool hold, Statement::OnLocked on_locked) {
-    // A row lock the transaction holds already, as strong as the one asked for: PostgreSQL's
-    // heap_lock_tuple and heap_update go on at once, not behind a session that waits for this
-    // transaction (queueing there made a deadlock of a FOR UPDATE followed by its UPDATE).
-    if (key.kind == LockKey::Kind::row && holds_at_least(s, key, mode)) return Got::at_once;
-    std::uint64_t seq = std::numeric_limits<std::uint64_t>::max();
+    // A transaction that holds a lock on the row already waits only for the other holders whose
+    // locks conflict, not behind the sessions queued for the row: PostgreSQL's heap_update and
+    // heap_lock_tuple take the tuple lock (the queue) only to wait for another transaction.
+    // Queueing there made a false deadlock of a FOR UPDATE or FOR SHARE followed by its UPDATE
+    // while another session waited for the row.
+    const bool holds_row = key.kind == LockKey::Kind::row && holds_lock_on(s, key);
+    std::uint64_t seq = holds_row ? 0 : std::numeric_limits<std::uint64_t>::max();
     bool waited = false;
     std::size_t wait_index = 0;
     sim::Time started{};
@@ -669,14 +671,10 @@ class Postgres final : public Database::Model {
     }
   }
 
-  // Whether the session holds a lock on `key` that covers `mode`: the same mode, FOR UPDATE,
-  // or any for FOR KEY SHARE.
-  bool holds_at_least(const SessionState& s, const LockKey& key, Mode mode) const {
+  bool holds_lock_on(const SessionState& s, const LockKey& key) const {
     const auto it = locks_.find(key);
-    if (it == locks_.end()) return false;
-    return std::any_of(it->second.holders.begin(), it->second.holders.end(), [&](const Holder& h) {
-      return h.session == s.id && (h.mode == mode || h.mode == Mode::update || mode == Mode::key_share);
-    });
+    return it != locks_.end() &&
+           std::any_of(it->second.holders.begin(), it->second.holders.end(), [&](const Holder& h) { return h.session == s.id; });
   }
 
   void take(SessionState& s, const LockKey& key, Mode mode, bool xact) {

@@ -698,7 +698,7 @@ class Parser {
           listed_.emplace_back(at, e.column);
           continue;
         }
-        std::string label = alias ? *alias : trimmed(text_.substr(at, token_.position - at));
+        std::string label = alias ? *alias : column_label(e, at);
         if (std::find(columns.begin(), columns.end(), label) != columns.end())
           fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
         columns.push_back(label);
@@ -905,7 +905,7 @@ class Parser {
       if (accept("AS") || token_.kind == Token::Kind::quoted_word || (token_.kind == Token::Kind::word && !reserved(token_.text)))
         label = name("an alias");
       else
-        label = trimmed(text_.substr(at, token_.position - at));
+        label = column_label(e, at);
       if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
         fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
       out_.columns.push_back(label);
@@ -919,6 +919,12 @@ class Parser {
     for (const Expr& a : e.args)
       if (const Expr* c = column_in(a)) return c;
     return nullptr;
+  }
+  // How MariaDB names a select list's column that has no alias: a string literal by its value,
+  // anything else by its text as written (from `at` to the token after it).
+  std::string column_label(const Expr& e, std::size_t at) const {
+    if (e.kind == Expr::Kind::literal && std::holds_alternative<std::string>(e.value)) return std::get<std::string>(e.value);
+    return trimmed(text_.substr(at, token_.position - at));
   }
   static std::string trimmed(std::string_view text) {
     while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);

@@ -57,6 +57,17 @@ TEST_CASE("PostgreSQL: an insert of a key another open transaction inserted wait
   CHECK(rows_of(r, "t") == 1);
 }
 
+TEST_CASE("PostgreSQL: a row locked FOR SHARE is updated by its holder at once, though another session waits for it: no deadlock") {
+  const auto r = run(pg({step("s1", "BEGIN"), step("s1", "SELECT v FROM t WHERE k = 'a' FOR SHARE"),
+                         step("s2", "UPDATE t SET v = v - 1 WHERE k = 'a'"), step("s1", "UPDATE t SET v = 10 WHERE k = 'a'"),
+                         step("s1", "COMMIT"), step("s2", "SELECT v FROM t WHERE k = 'a'")},
+                        kUnique, json::array({{{"k", "a"}, {"v", 5}}})));
+  CHECK(step_of(r, 3).waited_for == std::vector<std::string>{"s1"});
+  CHECK(step_of(r, 3).code.empty());
+  CHECK(step_of(r, 4).waited_for.empty());
+  CHECK(step_of(r, 6).rows == std::vector<std::vector<locksim::reports::Cell>>{{std::int64_t{9}}});
+}
+
 TEST_CASE("PostgreSQL: a row locked FOR UPDATE is updated by its holder at once, though another session waits for it: no deadlock") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "SELECT k, v + 1 AS next_v FROM t WHERE k = 'a' FOR UPDATE"),
                          step("s2", "UPDATE t SET v = v - 1 WHERE k = 'a'"), step("s1", "UPDATE t SET v = 4 WHERE k = 'a'"),

@@ -210,8 +210,8 @@ TEST_CASE("a SELECT without FROM is one row of its expressions, each named by it
   CHECK(p.statement.table.empty());
   CHECK(p.columns == std::vector<std::string>{"LAST_INSERT_ID()"});
   CHECK(p.statement.more().last_insert_id_arg.has_value());
-  const sql::Prepared q = sql::prepare("select 1 + 1 , ? AS n, 'x' y FROM DUAL;");
-  CHECK(q.columns == std::vector<std::string>{"1 + 1", "n", "y"});
+  const sql::Prepared q = sql::prepare("select 1 + 1 , ? AS n, 'x' y, 'z' FROM DUAL;");
+  CHECK(q.columns == std::vector<std::string>{"1 + 1", "n", "y", "z"});  // a string literal is named by its value
   CHECK(q.params.size() == 1);
   CHECK(sql::prepare("SELECT 1").columns == std::vector<std::string>{"1"});
   CHECK(error_of("SELECT k + 1").expected() == "a value (a SELECT without FROM reads no column: k)");
