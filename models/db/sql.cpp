@@ -690,17 +690,13 @@ class Parser {
       if (is("FROM")) fail("a column name, *, 1 or COUNT(*)");
       if (!plain_column_ahead()) {
         Expr e = expression();
-        std::optional<std::string> alias;
-        if (accept("AS") || token_.kind == Token::Kind::quoted_word || (token_.kind == Token::Kind::word && !reserved(token_.text)))
-          alias = name("an alias");
-        if (!alias && e.kind == Expr::Kind::column) {  // `t.k`: the column itself, named k
+        std::optional<std::string> as = alias();
+        if (!as && e.kind == Expr::Kind::column) {  // `t.k`: the column itself, named k
           columns.push_back(e.column);
           listed_.emplace_back(at, e.column);
           continue;
         }
-        std::string label = alias ? *alias : column_label(e, at);
-        if (std::find(columns.begin(), columns.end(), label) != columns.end())
-          fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
+        std::string label = computed_name(e, at, std::move(as), columns);
         columns.push_back(label);
         if (outer) {
           if (out_.statement.more().computed.empty()) computed_at_ = at;
@@ -890,8 +886,8 @@ class Parser {
   }
 
   // SELECT expr [[AS] name], ... [FROM DUAL] without a table: `SELECT LAST_INSERT_ID()`,
-  // `SELECT ? + 1 AS n`. One row; a column unnamed is named by its text as written, as MariaDB
-  // names it. An expression may not read a column (there is no row).
+  // `SELECT ? + 1 AS n`. One row, its columns named as computed_name says. An expression may
+  // not read a column (there is no row).
   void computed_select() {
     Statement& s = out_.statement;
     do {
@@ -901,13 +897,7 @@ class Parser {
         if (is(aggregate) && next_is_symbol("(")) fail(std::string("a value (") + aggregate + "() reads a table: FROM and its name)");
       Expr e = expression();
       if (const Expr* column = column_in(e)) fail_at(at, "a value (a SELECT without FROM reads no column: " + column->column + ")");
-      std::string label;
-      if (accept("AS") || token_.kind == Token::Kind::quoted_word || (token_.kind == Token::Kind::word && !reserved(token_.text)))
-        label = name("an alias");
-      else
-        label = column_label(e, at);
-      if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
-        fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
+      std::string label = computed_name(e, at, alias(), out_.columns);
       out_.columns.push_back(label);
       s.edit().computed.emplace_back(std::move(label), std::move(e));
     } while (accept_symbol(","));
@@ -920,11 +910,23 @@ class Parser {
       if (const Expr* c = column_in(a)) return c;
     return nullptr;
   }
-  // How MariaDB names a select list's column that has no alias: a string literal by its value,
-  // anything else by its text as written (from `at` to the token after it).
-  std::string column_label(const Expr& e, std::size_t at) const {
-    if (e.kind == Expr::Kind::literal && std::holds_alternative<std::string>(e.value)) return std::get<std::string>(e.value);
-    return trimmed(text_.substr(at, token_.position - at));
+  // `[AS] name` after a select list's item: its alias, if it has one.
+  std::optional<std::string> alias() {
+    if (accept("AS") || token_.kind == Token::Kind::quoted_word || (token_.kind == Token::Kind::word && !reserved(token_.text)))
+      return name("an alias");
+    return std::nullopt;
+  }
+  // A computed column's name: its alias or, as MariaDB names a column without one, a string
+  // literal's value or the item's text as written (from `at` to the token after it); refused
+  // where the list has a column of that name already.
+  std::string computed_name(const Expr& e, std::size_t at, std::optional<std::string> given, const std::vector<std::string>& taken) const {
+    std::string label;
+    if (given) label = std::move(*given);
+    else if (e.kind == Expr::Kind::literal && std::holds_alternative<std::string>(e.value)) label = std::get<std::string>(e.value);
+    else label = trimmed(text_.substr(at, token_.position - at));
+    if (std::find(taken.begin(), taken.end(), label) != taken.end())
+      fail_at(at, "a column of another name (two are named " + label + ": give one an alias)");
+    return label;
   }
   static std::string trimmed(std::string_view text) {
     while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
