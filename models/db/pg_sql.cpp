@@ -823,13 +823,20 @@ class Converter {
       if (out_.columns.size() >= sql::kMaxItems) too_many(location_of(sel->target_list[i]), "columns");
       const PgQuery__ResTarget* target = sel->target_list[i]->res_target;
       if (target->val == nullptr || is_star(target->val)) refuse(position(target->location), "* in a SELECT without FROM");
-      Expr e = expr(target->val, Context{.no_row = true});
-      std::string label = empty(target->name) ? figured_name(target->val) : text_of(target->name);
-      if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
-        refuse(position(target->location), "two columns named " + label + " (give one an alias)");
-      out_.columns.push_back(label);
-      s().edit().computed.emplace_back(std::move(label), std::move(e));
+      computed_column(target, Context{.no_row = true});
     }
+  }
+  // A computed column of the select list (StatementExtra::computed): named by its alias or as
+  // PostgreSQL names it (figured_name), not as a column the list has already.
+  void computed_column(const PgQuery__ResTarget* target, const Context& context) {
+    const std::size_t at = position(target->location);
+    Expr e = expr(target->val, context);
+    std::string label = empty(target->name) ? figured_name(target->val) : text_of(target->name);
+    if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
+      refuse(at, "two columns named " + label + " (give one an alias)");
+    if (s().more().computed.empty()) computed_at_ = at;
+    out_.columns.push_back(label);
+    s().edit().computed.emplace_back(std::move(label), std::move(e));
   }
   // PostgreSQL's name for a select-list column without an alias (FigureColname, in part).
   static std::string figured_name(const Node* n) {
@@ -925,13 +932,7 @@ class Converter {
       }
       const bool plain = empty(target->name) && (is_column(value) || is_star(value) || (alone && value->node_case == PG_QUERY__NODE__NODE_A_CONST));
       if (!plain) {  // a computed column: an expression, or a column under an alias
-        Expr e = expr(value, {});
-        std::string label = empty(target->name) ? figured_name(value) : text_of(target->name);
-        if (std::find(out_.columns.begin(), out_.columns.end(), label) != out_.columns.end())
-          refuse(at, "two columns named " + label + " (give one an alias)");
-        if (s().more().computed.empty()) computed_at_ = at;
-        out_.columns.push_back(label);
-        s().edit().computed.emplace_back(std::move(label), std::move(e));
+        computed_column(target, {});
         continue;
       }
       if (alone && value->node_case == PG_QUERY__NODE__NODE_A_CONST) {
@@ -980,15 +981,16 @@ class Converter {
       // A grouped SELECT orders its groups, by a grouped column or the aggregate.
       std::optional<Expr> aggregate = s().more().group_by.empty() || distinct_ ? std::nullopt : aggregate_operand(sort->node);
       if (!aggregate && !is_column(sort->node)) refuse(at, "ORDER BY an expression or a position");
-      if (distinct_ && std::find(out_.columns.begin(), out_.columns.end(), column_ref(sort->node->column_ref, {}).first) == out_.columns.end())
+      std::string column = aggregate ? aggregate->column : column_ref(sort->node->column_ref, {}).first;
+      if (distinct_ && std::find(out_.columns.begin(), out_.columns.end(), column) == out_.columns.end())
         throw Error("42P10", at, "for SELECT DISTINCT, ORDER BY expressions must appear in select list");
       const auto& computed = s().more().computed;
-      if (!aggregate && std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == column_ref(sort->node->column_ref, {}).first; }))
+      if (!aggregate && std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == column; }))
         refuse(at, "ORDER BY a computed column");
       const bool descending = sort->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
       if (sort->sortby_nulls == (descending ? PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_LAST : PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST))
         refuse(at, descending ? "DESC NULLS LAST" : "NULLS FIRST");
-      s().edit().order_by.emplace_back(aggregate ? aggregate->column : column_ref(sort->node->column_ref, {}).first, descending);
+      s().edit().order_by.emplace_back(std::move(column), descending);
     }
   }
 
