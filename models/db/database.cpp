@@ -762,14 +762,15 @@ class InnoDb final : public Database::Model {
 
   // The access path a WHERE clause gives, as docs/sql.md describes the model's choice:
   // `id = v`, then `key = v` (a point on the primary key or the key index); `id IN (...)`
-  // (points on the primary key); `key IN (...)` (ranges of one key each on the key index);
+  // (points on the primary key); `key IN (...)` (points on a unique key index, ranges of one
+  // key each on a plain one);
   // a range of id, then of the key (from <, <=, >, >= and BETWEEN); else a scan of the
   // clustered index.
   struct Path {
     int index = kPrimary;
     std::optional<Value> key{};     // a point
     enum class By { point_or_scan, points, ranges } by = By::point_or_scan;
-    std::vector<Value> points{};    // By::points: primary-key points, in order, each once
+    std::vector<Value> points{};    // By::points: points of `index` (ids, or keys of a unique index), in order, each once
     std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
   };
   Path path_for(const Table& t, const Statement& s) const {
@@ -794,6 +795,9 @@ class InnoDb final : public Database::Model {
     }
     if (indexed(t))
       if (auto in = in_list(s, t.schema.key_column)) {
+        // On a unique index each key is a unique search of its own (as `key = v`); on a plain
+        // one, a range of one key.
+        if (t.schema.key_index == KeyIndex::unique) return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
         Path p{.index = kKey, .by = Path::By::ranges};
         for (const Value& v : *in) p.ranges.push_back(Range{v, v});
         return p;
@@ -961,13 +965,14 @@ class InnoDb final : public Database::Model {
 
   // Locks what a locking read or DML finds by its WHERE, as InnoDB's row_search_mvcc does,
   // then returns the rows whose latest version matches:
-  // - a unique search (id, or the key on a unique index) that finds a row locks that
-  //   record only (on the secondary index, unless the row is delete-marked); `id IN (...)`
-  //   is such a search for each id;
+  // - a unique search (id, or the key on a unique index) that finds a row that is not
+  //   delete-marked locks no gap after it: on the primary key its record only, on the
+  //   secondary index its entry next-key (MariaDB 10.11 locks the gap below it too);
+  //   `id IN (...)`, and `key IN (...)` on a unique index, is such a search for each value;
   // - otherwise, under REPEATABLE READ, each entry visited gets a next-key lock and the gap
   //   after the last one a gap lock (an absent key: the gap it would go in; a scan: the gap
   //   before the supremum); a row found on the secondary index is locked on the primary too;
-  // - a range (and each key of `key IN (...)`) locks its entries next-key, except an id
+  // - a range (and each key of `key IN (...)` on a plain index) locks its entries next-key, except an id
   //   equal to a closed lower bound (its record only), and the first entry past its end
   //   next-key too (on the secondary index that entry only, not its row), or the gap before
   //   the supremum when nothing is past it (conformance range-*-rr, in-*-rr);
@@ -988,8 +993,8 @@ class InnoDb final : public Database::Model {
             if ((waited = scan_range(txn, t, p.index, r, where, exclusive, dml, kept))) break;
           break;
         case Path::By::points:
-          for (const Value& id : p.points)
-            if ((waited = search(txn, t, Path{kPrimary, id}, where, exclusive, dml, kept))) break;
+          for (const Value& point : p.points)
+            if ((waited = search(txn, t, Path{p.index, point}, where, exclusive, dml, kept))) break;
           break;
         case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
       }
@@ -1067,7 +1072,10 @@ class InnoDb final : public Database::Model {
     for (const Entry& e : entries) {
       const bool delete_marked = current(t.rows.at(e.id))->deleted;
       const bool unique_hit = unique_search && (p.index == kPrimary || !delete_marked);
-      if (visit(txn, t, p.index, e, unique_hit, where, exclusive, dml, kept)) return true;
+      // Found on the primary key: its record only. Found on a unique secondary index: that
+      // entry next-key, the gap below it as well (MariaDB 10.11 does: an insert just below the
+      // key waits, one just above it does not; conformance unique-key-found-locks-gap-below-rr).
+      if (visit(txn, t, p.index, e, unique_hit && p.index == kPrimary, where, exclusive, dml, kept)) return true;
       found_unique |= unique_hit;
       if (txn.enough && kept.size() >= *txn.enough) return false;  // LIMIT: the scan ends here
     }
@@ -1242,7 +1250,9 @@ class InnoDb final : public Database::Model {
   // - an explicit id is checked on the primary key: S on the record (X to update or replace
   //   it), waiting for a transaction that wrote it and has not ended (row_ins_duplicate_error_in_clust);
   // - a duplicate check on a unique secondary index takes S on the duplicate (X to update
-  //   or replace it), next-key under REPEATABLE READ, and waits the same way;
+  //   or replace it), next-key at every isolation level (row_ins_scan_sec_index_for_duplicate
+  //   locks LOCK_ORDINARY: under READ COMMITTED too an insert just below the duplicate waits;
+  //   conformance duplicate-check-lock-rc), and waits the same way;
   //   after a wait the check runs again, as the duplicate may be gone;
   // - REPLACE deletes each duplicate it finds and goes on inserting;
   // - insert intentions at the new entry's position in each index wait for other
@@ -1262,7 +1272,6 @@ class InnoDb final : public Database::Model {
     const std::int64_t id = explicit_id ? *explicit_id : auto_id ? *auto_id : t.new_id();
     if (explicit_id) t.took_id(id);
     out.insert_id = t.schema.auto_increment ? id : 0;  // MySQL reports no id for a table without AUTO_INCREMENT
-    const bool rr = gap_locking(txn.isolation);
     const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
     for (;;) {
       if (explicit_id) {
@@ -1278,7 +1287,7 @@ class InnoDb final : public Database::Model {
         std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, t.rows.at(e.id)); });
         if (!dups.empty()) {
           const Entry dup = dups.front();
-          if (lock(txn, t, kKey, record_lock(dup, exclusive, rr, before(t, kKey, dup))) == Got::after_wait) continue;
+          if (lock(txn, t, kKey, record_lock(dup, exclusive, true, before(t, kKey, dup))) == Got::after_wait) continue;
           if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) continue;
           if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*key, index_name(t)), out, values)) return *done;
           continue;  // replaced

@@ -658,12 +658,13 @@ TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into 
   CHECK(r.returned < (inside ? at_ms(110) : at_ms(50)));
 }
 
-TEST_CASE("on a unique index, FOR UPDATE of an existing key locks that record only: inserts beside it do not wait, an "
-          "insert of the key waits and gets 1062",
+TEST_CASE("on a unique index, FOR UPDATE of an existing key locks it next-key: an insert just below it waits, one "
+          "just above it does not, an insert of the key waits and gets 1062",
           "[db]") {
   // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
-  // 1062 if the holder commits"; a unique search that finds its row takes no gap lock (InnoDB's row_search_mvcc), so
-  // 'l' and 'n' beside 'm' go in at once.
+  // 1062 if the holder commits"; and MariaDB 10.11's lock for a unique search that finds its key on a secondary
+  // index: next-key, so 'l' (in the gap below 'm') waits and 'n' goes in at once (conformance
+  // unique-key-found-locks-gap-below-rr).
   const std::string key = GENERATE("l", "n", "m");
   INFO("INSERT '" << key << "'");
   const auto r = insert_beside_for_update(KeyIndex::unique, "m", key);
@@ -672,8 +673,41 @@ TEST_CASE("on a unique index, FOR UPDATE of an existing key locks that record on
     CHECK(r.waited());
   } else {
     CHECK(r.code == Code::ok);
-    CHECK_FALSE(r.waited());
+    CHECK(r.waited() == (key == "l"));
   }
+}
+
+TEST_CASE("under READ COMMITTED too, an insert that met 1062 on a unique index holds the duplicate next-key: an "
+          "insert just below it waits for that transaction, one just above it does not",
+          "[db]") {
+  // MariaDB 10.11's duplicate check on a unique secondary index locks LOCK_ORDINARY at every isolation level
+  // (conformance duplicate-check-lock-rc).
+  const std::string key = GENERATE("l", "n");
+  INFO("INSERT '" << key << "'");
+  Db d(KeyIndex::unique);
+  auto& a = d.app(kReadCommitted);
+  auto& b = d.app(kReadCommitted);
+  Code duplicate = Code::ok, beside = Code::connection_timeout;
+  sim::Time returned;
+  a.node.spawn("duplicate", [&] {
+    auto c = a.pool.acquire();
+    for (const char* k : {"b", "m", "x"}) c.insert(kTable, account(k));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    duplicate = code_of([&] { c.insert(kTable, account("m")); });
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("beside", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    beside = code_of([&] { c.insert(kTable, account(key)); });
+    returned = sim::now();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(duplicate == Code::duplicate_key);
+  CHECK(beside == Code::ok);
+  CHECK((returned > at_ms(100)) == (key == "l"));
 }
 
 // --- INSERT ... SELECT ... WHERE NOT EXISTS -------------------------------------------------
