@@ -1,6 +1,7 @@
 #include "app/database_input.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
@@ -356,19 +357,27 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
   return script;
 }
 
+// The columns an UPDATE may not change in the model: id and each column of the key index.
+static std::vector<std::string> index_and_id(const models::db::TableSchema& t) {
+  std::vector<std::string> out{"id"};
+  for (const std::string& column : t.key_columns()) out.push_back(column);
+  return out;
+}
+
 void check_steps(const Reader& top, const models::sessions::Script& script, const models::DatabaseSetup& setup) {
   using Kind = models::db::Statement::Kind;
   // Each table's key column and index as the ALTER steps before leave them, in step order; an
   // ADD UNIQUE INDEX may fail on duplicates, after which whether the table has it is unknown here.
   struct IndexState {
-    std::string column, name;
+    std::vector<std::string> columns;  // the key index's, in order (none: the table has no key column)
+    std::string name;
     bool indexed = false;
     bool known = true;
     bool plain = false;  // a plain index, which a unique one may be added over
   };
   std::map<std::string, IndexState> indexes;
   for (const auto& t : setup.tables)
-    indexes[t.name] = {t.key_column, t.index_name.empty() ? t.key_column : t.index_name, t.key_index != models::db::KeyIndex::none,
+    indexes[t.name] = {t.key_columns(), t.index_name.empty() ? t.key_column : t.index_name, t.key_index != models::db::KeyIndex::none,
                        true, t.key_index == models::db::KeyIndex::non_unique};
   for (std::size_t i = 0; i < script.steps.size(); ++i) {
     const models::db::Statement& st = script.steps[i].sql.statement;
@@ -385,13 +394,13 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     // index another column, is refused here rather than failing the run.
     IndexState& index = indexes[t->name];
     if (st.kind == Kind::drop_index) {
-      if (index.indexed && index.name == st.index) index = {index.column, index.name, false, true};
+      if (index.indexed && index.name == st.index) index = {index.columns, index.name, false, true};
       continue;
     }
     // PostgreSQL's further indexes (on several columns, partial, or on another column than the
     // key column's): their columns are checked here, the rest when they run.
     const bool further = st.kind == Kind::add_index && setup.server.database.engine == models::db::Engine::postgresql &&
-                         (st.more().index_def || (!index.column.empty() && st.column != index.column));
+                         (st.more().index_def || (!index.columns.empty() && st.column != index.columns.front()));
     if (further) {
       check_index_columns(further_index(st), [&](const std::string& column) {
         if (column != "id" && column != t->key_column && !t->columns.count(column))
@@ -401,18 +410,20 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     }
     if (st.kind == Kind::add_index) {
       if (index.indexed && index.name == st.index) continue;  // 1061 when it runs
-      if (!index.column.empty() && st.column != index.column)
-        top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column: docs/sql.md)", t->name,
-                             index.column),
+      const std::vector<std::string> columns = st.more().index_def ? st.more().index_def->columns : std::vector<std::string>{st.column};
+      if (!index.columns.empty() && columns != index.columns)
+        top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column or several: docs/sql.md)",
+                             t->name, index.columns.size() == 1 ? index.columns.front() : fmt::format("({})", fmt::join(index.columns, ", "))),
                  at);
-      const bool over_plain = st.unique && index.plain && index.known && st.column == index.column;
+      const bool over_plain = st.unique && index.plain && index.known && columns == index.columns;
       if (index.indexed && index.known && !over_plain)
         top.fail(fmt::format("an ALTER that adds no second index to {} (it has {}; the model's tables have at most one: docs/sql.md)",
                              t->name, index.name),
                  at);
-      if (st.column != t->key_column && !t->columns.count(st.column))
-        top.fail(fmt::format("a column of {} (1072 Key column '{}' doesn't exist in table)", t->name, shown(st.column, 64)), at);
-      index = {st.column, st.index, true, !st.unique && index.known, !st.unique};
+      for (const std::string& column : columns)
+        if (column != t->key_column && !t->columns.count(column))
+          top.fail(fmt::format("a column of {} (1072 Key column '{}' doesn't exist in table)", t->name, shown(column, 64)), at);
+      index = {columns, st.index, true, !st.unique && index.known, !st.unique};
       continue;
     }
     const auto check = [&](const std::string& column) {
@@ -430,10 +441,10 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
       for (const auto& [column, value] : row) check(column);
     // The model moves no row to another place in an index: refused here, not failed in the run.
     if (st.kind == Kind::update)
-      for (const std::string& moved : {std::string("id"), t->key_column})
+      for (const std::string& moved : index_and_id(*t))
         if (!moved.empty() && (st.values.count(moved) || std::any_of(st.more().assign.begin(), st.more().assign.end(),
                                                                       [&](const auto& a) { return a.first == moved; })))
-          top.fail(fmt::format("an UPDATE that leaves {} as it is (changing the primary key or the indexed column is not modelled: "
+          top.fail(fmt::format("an UPDATE that leaves {} as it is (changing the primary key or an indexed column is not modelled: "
                                "docs/sql.md)", moved),
                    at);
     for (const auto& [column, value] : st.on_update) check(column);

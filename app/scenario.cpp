@@ -376,7 +376,7 @@ std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const
                             statement.kind != K::set_isolation;
       if (!on_table || statement.table != plan->table.name)
         st.fail("a statement on " + plan->table.name + ", the table the rollout acts on", "sql");
-      if (statement.kind == K::add_index && statement.column != plan->table.key_column)
+      if (statement.kind == K::add_index && (statement.column != plan->table.key_column || statement.more().index_def))
         st.fail("an index on " + plan->table.key_column + ", the one column of " + plan->table.name + " the model indexes", "sql");
       sql.retry = seconds_of(st.number("retry_s", 0, 0, 1e6));
       step.action = std::move(sql);

@@ -3,6 +3,8 @@
 #include "models/db/model.hpp"
 #include "models/db/rows.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <utility>
 #include <limits>
@@ -99,18 +101,28 @@ using TxnId = std::uint64_t;
 constexpr int kPrimary = 0;  // the clustered index, keyed by id
 constexpr int kKey = 1;      // the secondary index on the key column
 
+// A key of an index: one value per column of the index, in its order (an id on the primary
+// key). Keys compare column by column, and a key that is the first columns of another (a
+// prefix a search gives) sorts before every key it begins.
+using Key = boost::container::small_vector<Value, 1>;
+bool is_prefix(const Key& prefix, const Key& key) {
+  return prefix.size() <= key.size() && std::equal(prefix.begin(), prefix.end(), key.begin());
+}
+bool has_null(const Key& key) { return std::any_of(key.begin(), key.end(), [](const Value& v) { return is_null(v); }); }
+
 // A position in an index. A secondary index's entries are (key, primary id), ordered by
 // both, as InnoDB appends the primary key to every secondary entry; the primary index's
 // are its ids (key holds the id as well, so one order serves both).
 struct Entry {
-  Value key{};
+  Key key{};
   std::int64_t id = 0;
-  auto operator<=>(const Entry&) const = default;
+  bool operator==(const Entry&) const = default;
+  bool operator<(const Entry& o) const { return key != o.key ? key < o.key : id < o.id; }
 };
 // Search bounds around every entry with one key.
 constexpr std::int64_t kBeforeAll = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kAfterAll = std::numeric_limits<std::int64_t>::max();
-Entry primary_entry(std::int64_t id) { return {Value{id}, id}; }
+Entry primary_entry(std::int64_t id) { return {Key{Value{id}}, id}; }
 
 struct Version {
   TxnId txn = 0;
@@ -230,7 +242,7 @@ struct Table {
   // waits for it in `ddl_waiters`, in order.
   struct Build {
     bool unique = false;
-    std::optional<Value> doomed_by{};  // the first key inserted twice during a unique build
+    std::optional<Key> doomed_by{};  // the first key inserted twice during a unique build
   };
   std::optional<Build> build{};
   std::list<sim::Promise<bool>> ddl_waiters{};
@@ -328,17 +340,23 @@ enum class Got { at_once, after_wait, skipped };
 const char* const kDeadlockMessage = "Deadlock found when trying to get lock; try restarting transaction";
 const char* const kLockWaitTimeoutMessage = "Lock wait timeout exceeded; try restarting transaction";
 
-// MySQL's 1062 text: "Duplicate entry 'a' for key 'uk'" (numbers quoted as well).
-std::string duplicate_message(const Value& value, const std::string& key_name) {
-  const std::string text =
-      std::holds_alternative<std::string>(value) ? std::get<std::string>(value) : std::to_string(std::get<std::int64_t>(value));
+// MySQL's 1062 text: "Duplicate entry 'a' for key 'uk'" (numbers quoted as well); a key of
+// several columns joins them with '-': "Duplicate entry '1-a' for key 'uk'".
+std::string duplicate_message(const Key& key, const std::string& key_name) {
+  std::string text;
+  for (const Value& value : key) {
+    if (&value != &key.front()) text += '-';
+    text += std::holds_alternative<std::string>(value) ? std::get<std::string>(value) : std::to_string(std::get<std::int64_t>(value));
+  }
   return "Duplicate entry '" + text + "' for key '" + key_name + "'";
 }
 
 // How lock waits name an entry: "('m', 2)" on a secondary index, "(2)" on the primary.
 std::string entry_text(int index, const Entry& e) {
   if (index == kPrimary) return "(" + std::to_string(e.id) + ")";
-  return "(" + to_string(e.key) + ", " + std::to_string(e.id) + ")";
+  std::string text = "(";
+  for (const Value& v : e.key) text += to_string(v) + ", ";
+  return text + std::to_string(e.id) + ")";
 }
 std::string gap_text(int index, const std::optional<Entry>& hi) {
   return hi ? "gap before " + entry_text(index, *hi) : "supremum";
@@ -416,9 +434,12 @@ class InnoDb final : public Database::Model {
     return v != nullptr && !(v->deleted && v->commit != 0);
   }
 
-  std::optional<Value> key_of(const Table& t, const Values& v) const {
+  // A row's key in the key index: the values of its columns, in the index's order.
+  static std::optional<Key> key_of(const Table& t, const Values& v) {
     if (t.schema.key_column.empty()) return std::nullopt;
-    return v.at(t.schema.key_column);
+    Key key{v.at(t.schema.key_column)};
+    for (const std::string& column : t.schema.key_tail) key.push_back(v.at(column));
+    return key;
   }
   static const std::string& index_name(const Table& t) {
     return t.schema.index_name.empty() ? t.schema.key_column : t.schema.index_name;
@@ -426,8 +447,8 @@ class InnoDb final : public Database::Model {
   static bool indexed(const Table& t) { return !t.schema.key_column.empty() && t.schema.key_index != KeyIndex::none; }
   // Whether a row with `key` must be alone with it: the key index is unique, and the key is
   // not NULL (a unique index admits any number of NULLs, as both servers' do).
-  static bool must_be_unique(const Table& t, const std::optional<Value>& key) {
-    return key && !is_null(*key) && indexed(t) && t.schema.key_index == KeyIndex::unique;
+  static bool must_be_unique(const Table& t, const std::optional<Key>& key) {
+    return key && !has_null(*key) && indexed(t) && t.schema.key_index == KeyIndex::unique;
   }
 
   // Whether `index` has the entry `e` now: its row is live and, on the secondary index,
@@ -435,7 +456,7 @@ class InnoDb final : public Database::Model {
   bool live_entry(const Table& t, int index, const Entry& e) const {
     auto it = t.rows.find(e.id);
     if (it == t.rows.end() || !live(it->second)) return false;
-    return index == kPrimary || current(it->second)->values.at(t.schema.key_column) == e.key;
+    return index == kPrimary || key_of(t, current(it->second)->values) == e.key;
   }
 
   // The live entry just below `position` in `index`, if any (nullopt: the infimum).
@@ -465,12 +486,22 @@ class InnoDb final : public Database::Model {
     return std::nullopt;
   }
 
-  // The secondary index's live entries with `key`, in id order.
-  std::vector<Entry> entries_with(const Table& t, const Value& key) const {
+  // The secondary index's live entries whose key begins with `prefix` (all its columns: that
+  // key's entries, in id order), in index order.
+  std::vector<Entry> entries_with(const Table& t, const Key& prefix) const {
     std::vector<Entry> out;
-    for (auto it = t.entries.lower_bound(Entry{key, kBeforeAll}); it != t.entries.end() && it->key == key; ++it)
+    for (auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll}); it != t.entries.end() && is_prefix(prefix, it->key); ++it)
       if (live_entry(t, kKey, *it)) out.push_back(*it);
     return out;
+  }
+  // The first live entry of the secondary index past those whose key begins with `prefix`
+  // (nullopt: the supremum).
+  std::optional<Entry> after_prefix(const Table& t, const Key& prefix) const {
+    auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll});
+    while (it != t.entries.end() && is_prefix(prefix, it->key)) ++it;
+    for (; it != t.entries.end(); ++it)
+      if (live_entry(t, kKey, *it)) return *it;
+    return std::nullopt;
   }
 
   // --- Locks ---------------------------------------------------------------
@@ -705,7 +736,7 @@ class InnoDb final : public Database::Model {
       std::optional<Entry> key_gone;
       if (auto key = key_of(t, undone.values)) {
         const bool kept = std::any_of(row->second.versions.begin(), row->second.versions.end(),
-                                      [&](const Version& v) { return v.values.at(t.schema.key_column) == *key; });
+                                      [&](const Version& v) { return key_of(t, v.values) == key; });
         if (!kept) {
           key_gone = Entry{*key, u.id};
           t.entries.erase(*key_gone);
@@ -761,32 +792,35 @@ class InnoDb final : public Database::Model {
   };
 
   // The access path a WHERE clause gives, as docs/sql.md describes the model's choice:
-  // `id = v`, then `key = v` (a point on the primary key or the key index); `id IN (...)`
-  // (points on the primary key); `key IN (...)` (points on a unique key index, ranges of one
-  // key each on a plain one);
-  // a range of id, then of the key (from <, <=, >, >= and BETWEEN); else a scan of the
-  // clustered index.
+  // `id = v`, then `key = v` (a point on the primary key, or the key index's first columns
+  // fixed to one value each); `id IN (...)` (points on the primary key); `key IN (...)`
+  // (points on a unique key index of one column, else ranges of one value of its first
+  // column each); a range of id, then of the key's first column (from <, <=, >, >= and
+  // BETWEEN); else a scan of the clustered index.
   struct Path {
     int index = kPrimary;
-    std::optional<Value> key{};     // a point
+    std::optional<Key> key{};       // a point: an id, or a prefix of the key index's keys
     enum class By { point_or_scan, points, ranges } by = By::point_or_scan;
     std::vector<Value> points{};    // By::points: points of `index` (ids, or keys of a unique index), in order, each once
     std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
+    Key prefix{};                   // By::ranges on the key index: the first columns fixed (the ranges are of the next)
   };
   Path path_for(const Table& t, const Statement& s) const {
     // `id = NULL` or `key = NULL` (a `?` bound to NULL) is never true: MySQL's "Impossible
     // WHERE" reads nothing and locks nothing.
+    const std::vector<std::string> key_columns = indexed(t) ? t.schema.key_columns() : std::vector<std::string>{};
     for (const Condition& c : s.where)
-      if (c.op == Condition::Op::eq && is_null(c.value) && (c.column == "id" || (indexed(t) && c.column == t.schema.key_column)))
+      if (c.op == Condition::Op::eq && is_null(c.value) &&
+          (c.column == "id" || std::find(key_columns.begin(), key_columns.end(), c.column) != key_columns.end()))
         return {.index = kPrimary, .by = Path::By::points};
     for (const Condition& c : s.where)
-      if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, c.value};
+      if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, Key{c.value}};
     if (indexed(t))
-      for (const Condition& c : s.where)
-        if (c.op == Condition::Op::eq && c.column == t.schema.key_column) return {kKey, c.value};
-    for (const std::string& column : {std::string("id"), indexed(t) ? t.schema.key_column : std::string()})
-      if (auto v = folded_point(s, column)) return {column == "id" ? kPrimary : kKey, std::move(v)};
-    if (indexed(t) && is_null_term(s, t.schema.key_column)) return {kKey, Value{Null{}}};  // key IS NULL: the NULL entries
+      if (auto prefix = key_prefix(t, s, false)) return prefix_path(t, s, std::move(*prefix));
+    if (auto id = folded_point(s, "id")) return {kPrimary, Key{*id}};
+    if (indexed(t))
+      if (auto prefix = key_prefix(t, s, true)) return prefix_path(t, s, std::move(*prefix));
+    if (indexed(t) && is_null_term(s, t.schema.key_column)) return {kKey, Key{Value{Null{}}}};  // key IS NULL: the NULL entries
     if (auto in = in_list(s, "id")) {
       std::vector<Value> ids;
       for (const Value& v : *in)
@@ -795,9 +829,10 @@ class InnoDb final : public Database::Model {
     }
     if (indexed(t))
       if (auto in = in_list(s, t.schema.key_column)) {
-        // On a unique index each key is a unique search of its own (as `key = v`); on a plain
-        // one, a range of one key.
-        if (t.schema.key_index == KeyIndex::unique) return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
+        // On a unique index of one column each key is a unique search of its own (as
+        // `key = v`); otherwise a range of one value of the first column.
+        if (t.schema.key_index == KeyIndex::unique && t.schema.key_tail.empty())
+          return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
         Path p{.index = kKey, .by = Path::By::ranges};
         for (const Value& v : *in) p.ranges.push_back(Range{v, v});
         return p;
@@ -811,6 +846,39 @@ class InnoDb final : public Database::Model {
         return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}};
       }
     return {kPrimary, std::nullopt};
+  }
+
+  // The path of a prefix of the key index's columns: one point of it, or, where the WHERE
+  // bounds the next column (`merchant = 1 AND request > 'a'`), that range among its entries.
+  static Path prefix_path(const Table& t, const Statement& s, Key prefix) {
+    if (prefix.size() <= t.schema.key_tail.size())
+      if (auto r = range_of(s, t.schema.key_tail[prefix.size() - 1])) {
+        if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
+        return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}, .prefix = std::move(prefix)};
+      }
+    return {kKey, std::move(prefix)};
+  }
+
+  // The key index's first columns the WHERE fixes to one value each (`merchant = ? AND
+  // request = ?`), a prefix of its keys; none when it does not fix the first. The first
+  // column counts by `column = value` only, unless `folded_first` (then also by an expression
+  // of constants, which the path weighs after `id`); a further one by either, or IS NULL.
+  static std::optional<Key> key_prefix(const Table& t, const Statement& s, bool folded_first) {
+    Key prefix;
+    for (const std::string& column : t.schema.key_columns()) {
+      std::optional<Value> v;
+      for (const Condition& c : s.where)
+        if (c.op == Condition::Op::eq && c.column == column) {
+          v = c.value;
+          break;
+        }
+      if (!v && (folded_first || !prefix.empty())) v = folded_point(s, column);
+      if (!v && !prefix.empty() && is_null_term(s, column)) v = Value{Null{}};
+      if (!v) break;
+      prefix.push_back(std::move(*v));
+    }
+    if (prefix.empty()) return std::nullopt;
+    return prefix;
   }
 
   // `column IS NULL` among the WHERE's terms.
@@ -918,7 +986,7 @@ class InnoDb final : public Database::Model {
     if (p.index == kKey) return entries_with(t, *p.key);
     std::vector<Entry> out;
     if (p.key) {
-      const std::int64_t id = std::get<std::int64_t>(*p.key);
+      const std::int64_t id = std::get<std::int64_t>(p.key->front());
       if (live_entry(t, kPrimary, primary_entry(id))) out.push_back(primary_entry(id));
       return out;
     }
@@ -990,11 +1058,11 @@ class InnoDb final : public Database::Model {
       switch (p.by) {
         case Path::By::ranges:
           for (const Range& r : p.ranges)
-            if ((waited = scan_range(txn, t, p.index, r, where, exclusive, dml, kept))) break;
+            if ((waited = scan_range(txn, t, p.index, p.prefix, r, where, exclusive, dml, kept))) break;
           break;
         case Path::By::points:
           for (const Value& point : p.points)
-            if ((waited = search(txn, t, Path{p.index, point}, where, exclusive, dml, kept))) break;
+            if ((waited = search(txn, t, Path{p.index, Key{point}}, where, exclusive, dml, kept))) break;
           break;
         case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
       }
@@ -1007,14 +1075,19 @@ class InnoDb final : public Database::Model {
   // Whether the path reads rows in the statement's ORDER BY (none: any order), so that a
   // LIMIT ends the scan; otherwise every row the path finds is read and locked, then sorted.
   static bool reads_in_order(const Table& t, const Path& p, const Statement& s) {
-    std::vector<std::string> order;
-    if (p.index == kPrimary) order = {"id"};
-    else if (p.by == Path::By::point_or_scan) order = {"id"};  // one key: its rows in id order
-    else order = {t.schema.key_column, "id"};
+    std::vector<std::string> order{"id"};
+    std::vector<std::string> fixed;  // the key columns a point holds to one value: any order of them is the same
+    if (p.index == kKey) {
+      const std::vector<std::string> columns = t.schema.key_columns();
+      const std::size_t held = p.by == Path::By::point_or_scan ? p.key->size() : p.prefix.size();  // a prefix: its rows in the rest's order
+      fixed.assign(columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(held));
+      order.insert(order.begin(), columns.begin() + static_cast<std::ptrdiff_t>(held), columns.end());
+    }
     if (s.more().order_by.size() > order.size()) return false;
     for (std::size_t i = 0; i < s.more().order_by.size(); ++i) {
-      const bool key_point_by_key = p.index == kKey && p.by == Path::By::point_or_scan && s.more().order_by[i].first == t.schema.key_column;
-      if (s.more().order_by[i].second || (s.more().order_by[i].first != order[i] && !key_point_by_key)) return false;
+      const auto& [column, descending] = s.more().order_by[i];
+      const bool is_fixed = std::find(fixed.begin(), fixed.end(), column) != fixed.end();
+      if (descending || (column != order[i] && !is_fixed)) return false;
     }
     return true;
   }
@@ -1066,7 +1139,9 @@ class InnoDb final : public Database::Model {
   bool search(Txn& txn, Table& t, const Path& p, const Statement& where, bool exclusive, bool dml, std::vector<std::int64_t>& kept) {
     const bool rr = gap_locking(txn.isolation);
     // A search for NULL on a unique index is not unique: NULL keys may repeat.
-    const bool unique_search = p.key && (p.index == kPrimary || (t.schema.key_index == KeyIndex::unique && !is_null(*p.key)));
+    const bool unique_search =
+        p.key && (p.index == kPrimary || (t.schema.key_index == KeyIndex::unique && p.key->size() == 1 + t.schema.key_tail.size() &&
+                                          !has_null(*p.key)));
     bool found_unique = false;  // a unique search found its row: no gap to lock
     const std::vector<Entry> entries = visited(t, p);
     for (const Entry& e : entries) {
@@ -1084,15 +1159,18 @@ class InnoDb final : public Database::Model {
   }
 
   // A range of `index`: its entries, then the first past its end (or the gap before the supremum).
-  bool scan_range(Txn& txn, Table& t, int index, const Range& r, const Statement& where, bool exclusive, bool dml,
-                  std::vector<std::int64_t>& kept) {
+  // On the key index, the range is of the column after `prefix` among the entries that
+  // begin with it (`merchant = 1 AND request > 'a'`); with no prefix, of its first column.
+  bool scan_range(Txn& txn, Table& t, int index, const Key& prefix, const Range& r, const Statement& where, bool exclusive,
+                  bool dml, std::vector<std::int64_t>& kept) {
     const bool rr = gap_locking(txn.isolation);
-    const auto key_of_entry = [&](const Entry& e) -> const Value& { return e.key; };
+    const auto key_of_entry = [&](const Entry& e) -> const Value& { return e.key[prefix.size()]; };
+    const auto inside = [&](const Entry& e) { return index == kPrimary || is_prefix(prefix, e.key); };
     if (r.lo && r.hi && (*r.hi < *r.lo || (*r.lo == *r.hi && !(r.lo_closed && r.hi_closed))))
       return false;  // an empty range reads nothing, as MySQL's "Impossible WHERE"
     // The first live entry at or after the range's start.
     std::optional<Entry> at;
-    if (!r.lo) {
+    if (!r.lo && prefix.empty()) {
       at = first_entry(t, index);
     } else if (index == kPrimary) {
       if (!std::holds_alternative<std::int64_t>(*r.lo)) return false;  // no id is a string
@@ -1100,20 +1178,24 @@ class InnoDb final : public Database::Model {
       const Entry start = primary_entry(lo);
       at = r.lo_closed && live_entry(t, kPrimary, start) ? std::optional<Entry>(start) : after(t, kPrimary, start);
     } else {
-      const Entry start{*r.lo, r.lo_closed ? kBeforeAll : kAfterAll};
-      at = after(t, kKey, start);
+      Key start = prefix;
+      if (r.lo) start.push_back(*r.lo);
+      at = after(t, kKey, Entry{std::move(start), !r.lo || r.lo_closed ? kBeforeAll : kAfterAll});
     }
     std::optional<Entry> last = at ? before(t, index, *at) : last_entry(t, index);
     for (; at; at = after(t, index, *at)) {
       sim::work(1);  // each entry of the range, counted against the trial's event budget
-      if (!r.contains_above_lo(key_of_entry(*at))) continue;  // a string id bound: compare as the index orders
-      if (!r.below_hi(key_of_entry(*at))) {
+      if (inside(*at) && !r.contains_above_lo(key_of_entry(*at))) {  // `k > lo` on an index of several columns starts at lo's keys
+        last = at;
+        continue;
+      }
+      if (!inside(*at) || !r.below_hi(key_of_entry(*at))) {
         // The first entry past the range: locked next-key under REPEATABLE READ (the entry
         // only on the secondary index), read and let go under READ COMMITTED.
         if (rr) return lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
         return false;
       }
-      const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key == *r.lo;
+      const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key.front() == *r.lo;
       if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;
       if (txn.enough && kept.size() >= *txn.enough) return false;  // LIMIT: the scan ends here
       last = at;
@@ -1149,11 +1231,11 @@ class InnoDb final : public Database::Model {
   Lock gap_after(const Table& t, const Path& p, const std::vector<Entry>& visited, bool exclusive) const {
     const std::optional<Entry> last = visited.empty() ? std::nullopt : std::optional<Entry>(visited.back());
     if (p.index == kKey) {
-      const Entry below{*p.key, kBeforeAll}, above{*p.key, kAfterAll};
-      return gap_lock(exclusive, last ? last : before(t, kKey, below), after(t, kKey, above));
+      const Entry below{*p.key, kBeforeAll};
+      return gap_lock(exclusive, last ? last : before(t, kKey, below), after_prefix(t, *p.key));
     }
     if (p.key) {
-      const Entry position = primary_entry(std::get<std::int64_t>(*p.key));
+      const Entry position = primary_entry(std::get<std::int64_t>(p.key->front()));
       return gap_lock(exclusive, before(t, kPrimary, position), after(t, kPrimary, position));
     }
     return gap_lock(exclusive, last, std::nullopt);
@@ -1186,20 +1268,15 @@ class InnoDb final : public Database::Model {
     };
     // A key the statement names: only its rows can match, and every version holding a key has
     // its entry (kept until no version holds it), in id order as the scan would find them.
-    const auto named = std::find_if(s.where.begin(), s.where.end(), [&](const Condition& c) {
-      return c.op == Condition::Op::eq && !t.schema.key_column.empty() && c.column == t.schema.key_column;
-    });
-    if (named != s.where.end()) {
-      for (auto it = t.entries.lower_bound(Entry{named->value, kBeforeAll}); it != t.entries.end() && it->key == named->value; ++it)
+    if (const auto named = key_prefix(t, s, false)) {
+      for (auto it = t.entries.lower_bound(Entry{*named, kBeforeAll}); it != t.entries.end() && is_prefix(*named, it->key); ++it)
         read(it->id, t.rows.at(it->id));
     } else {
       sim::work(t.rows.size());
       for (const auto& [id, row] : t.rows) read(id, row);
       // A path on the key index returns its rows in the index's order.
       if (path_for(t, s).index == kKey)
-        std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) {
-          return a.values.at(t.schema.key_column) < b.values.at(t.schema.key_column);
-        });
+        std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) { return key_of(t, a.values) < key_of(t, b.values); });
     }
     order_and_limit(s, Engine::mariadb, out);
     return out;
@@ -1231,8 +1308,8 @@ class InnoDb final : public Database::Model {
     if (!explicit_id && t.ids_exhausted) throw sim::UsageError("Out of range value for column 'id' at row 1");
     if (!explicit_id && !t.schema.auto_increment) throw sim::UsageError("Field 'id' doesn't have a default value");
     const std::int64_t id = explicit_id.value_or(t.next_id);
-    if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Value{id}, "PRIMARY"));
-    const std::optional<Value> key = key_of(t, values);
+    if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Key{Value{id}}, "PRIMARY"));
+    const std::optional<Key> key = key_of(t, values);
     if (must_be_unique(t, key) && !entries_with(t, *key).empty())
       throw sim::UsageError(duplicate_message(*key, index_name(t)));
     t.took_id(id);
@@ -1265,7 +1342,7 @@ class InnoDb final : public Database::Model {
     Result out;
     std::optional<std::int64_t> explicit_id;
     Values values = row_values(t.schema, Engine::mariadb, given, explicit_id);
-    const std::optional<Value> key = key_of(t, values);
+    const std::optional<Key> key = key_of(t, values);
     if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
     // The counter's next value is taken now, and lost if the insert fails.
@@ -1278,7 +1355,7 @@ class InnoDb final : public Database::Model {
         auto row = t.rows.find(id);
         if (row != t.rows.end() && live(row->second) && !deleted_by(txn, row->second)) {
           if (lock(txn, t, kPrimary, record_lock(primary_entry(id), exclusive)) == Got::after_wait) continue;
-          if (auto done = on_duplicate(txn, t, s, id, duplicate_message(Value{id}, "PRIMARY"), out, values)) return *done;
+          if (auto done = on_duplicate(txn, t, s, id, duplicate_message(Key{Value{id}}, "PRIMARY"), out, values)) return *done;
           continue;  // replaced
         }
       }
@@ -1365,23 +1442,23 @@ class InnoDb final : public Database::Model {
       t.locks[kKey].add(x);
     }
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
-    const std::optional<Value> key = key_of(t, values);
+    const std::optional<Key> key = key_of(t, values);
     add_version(txn, t, id, Version{txn.id, 0, false, std::move(values)});
     t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
     // An online unique build takes the insert without a check, and logs it: a key another
     // live row holds dooms the build, even if it goes again before the build ends.
-    if (t.build && t.build->unique && !t.build->doomed_by && key && !is_null(*key) &&
+    if (t.build && t.build->unique && !t.build->doomed_by && key && !has_null(*key) &&
         entries_with(t, *key).size() > 1) t.build->doomed_by = key;
   }
 
   // --- Online DDL --------------------------------------------------------------
 
   // The smallest key two live rows of `t` hold, as a unique build's scan finds it first.
-  std::optional<Value> smallest_duplicate(const Table& t) const {
+  std::optional<Key> smallest_duplicate(const Table& t) const {
     sim::work(t.entries.size());  // an index build reads every entry
-    std::optional<Value> last;
+    std::optional<Key> last;
     for (const Entry& e : t.entries) {
-      if (!live_entry(t, kKey, e) || is_null(e.key)) continue;  // NULLs are never duplicates
+      if (!live_entry(t, kKey, e) || has_null(e.key)) continue;  // a key holding a NULL is never a duplicate
       if (last && *last == e.key) return e.key;
       last = e.key;
     }
@@ -1434,15 +1511,17 @@ class InnoDb final : public Database::Model {
     next.set_value(true);
   }
 
-  // A table created without an index gets its key column from its first ADD INDEX: every
-  // version of every row gets its entry. The column keeps its default in `columns`.
-  void become_key_column(Table& t, const std::string& column) {
-    if (!t.schema.columns.count(column))
-      throw sim::UsageError("models::db: Key column '" + column + "' doesn't exist in table");
-    t.schema.key_column = column;
+  // A table created without an index gets its key columns from its first ADD INDEX: every
+  // version of every row gets its entry. The columns keep their defaults in `columns`.
+  void become_key_columns(Table& t, const std::vector<std::string>& columns) {
+    for (const std::string& column : columns)
+      if (!t.schema.columns.count(column))
+        throw sim::UsageError("models::db: Key column '" + column + "' doesn't exist in table");
+    t.schema.key_column = columns.front();
+    t.schema.key_tail.assign(columns.begin() + 1, columns.end());
     sim::work(t.rows.size());
     for (const auto& [id, row] : t.rows)
-      for (const Version& v : row.versions) t.entries.insert(Entry{v.values.at(column), id});
+      for (const Version& v : row.versions) t.entries.insert(Entry{*key_of(t, v.values), id});
   }
 
   Result drop_index(Table& t, const Statement& st) {
@@ -1466,20 +1545,22 @@ class InnoDb final : public Database::Model {
   Result add_index(Table& t, const Statement& st) {
     if ((indexed(t) && index_name(t) == st.index) || st.index == t.covered_plain)
       return Result{.code = Code::duplicate_key_name, .message = "Duplicate key name '" + st.index + "'"};
-    // A unique index over a plain one on the same column (the fix of a legacy table) is
+    const std::vector<std::string> columns = st.more().index_def ? st.more().index_def->columns : std::vector<std::string>{st.column};
+    // A unique index over a plain one on the same columns (the fix of a legacy table) is
     // modelled as the unique one taking the plain one's place once built.
     const bool over_plain = st.unique && t.covered_plain.empty() && t.schema.key_index == KeyIndex::non_unique &&
-                            st.column == t.schema.key_column;
-    if ((indexed(t) && !over_plain) || (!t.schema.key_column.empty() && st.column != t.schema.key_column))
+                            columns == t.schema.key_columns();
+    if ((indexed(t) && !over_plain) || (!t.schema.key_column.empty() && columns != t.schema.key_columns()))
       throw sim::UsageError("models::db: an index on " + t.schema.name + "." + st.column +
-                            " is not modelled: a table has at most one secondary index, on its key column (" +
+                            " is not modelled: a table has at most one secondary index, on its key columns (" +
                             (indexed(t) ? "it has " + index_name(t) : t.schema.key_column) + ")");
     const bool new_key_column = t.schema.key_column.empty();
-    if (new_key_column) become_key_column(t, st.column);
+    if (new_key_column) become_key_columns(t, columns);
     // A failed build leaves the table as it was.
-    const auto fail = [&](const Value& dup) {
+    const auto fail = [&](const Key& dup) {
       if (new_key_column) {
         t.schema.key_column.clear();
+        t.schema.key_tail.clear();
         t.entries.clear();
       }
       ++stats_.duplicate_keys;
@@ -1489,7 +1570,7 @@ class InnoDb final : public Database::Model {
       if (auto dup = smallest_duplicate(t)) return fail(*dup);
     spend(config.index_build_per_row * live_rows(t));
     if (st.unique) {
-      std::optional<Value> dup = t.build->doomed_by;
+      std::optional<Key> dup = t.build->doomed_by;
       if (!dup) dup = smallest_duplicate(t);
       if (dup) return fail(*dup);
     }
@@ -1792,10 +1873,11 @@ class InnoDb final : public Database::Model {
       const auto row = t.rows.find(e.id);
       if (row == t.rows.end()) continue;
       const Version* v = shown(row->second, ever);
-      if (v == nullptr || v->values.at(column) != e.key || is_null(e.key)) continue;  // NULLs share nothing
-      if (key == nullptr || *key != e.key) {
+      // The index's entries of one value of its first column are side by side.
+      if (v == nullptr || v->values.at(column) != e.key.front() || is_null(e.key.front())) continue;  // NULLs share nothing
+      if (key == nullptr || *key != e.key.front()) {
         end_group();
-        key = &e.key;
+        key = &e.key.front();
       }
       group.emplace_back(e.id, &row->second);
     }

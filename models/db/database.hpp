@@ -108,6 +108,17 @@ struct TableSchema {
   /// The column strategies look rows up by (an OpenID, a request id). Empty: none.
   std::string key_column{};
   KeyIndex key_index = KeyIndex::unique;
+  /// MariaDB: the key index's further columns, in index order, when it has several
+  /// (`UNIQUE KEY uk (merchant, request)`: key_column merchant, key_tail {request}). They
+  /// keep their defaults in `columns`. Empty: the index is on key_column alone.
+  std::vector<std::string> key_tail{};
+  /// The key index's columns in order: key_column and key_tail (none without a key column).
+  std::vector<std::string> key_columns() const {
+    if (key_column.empty()) return {};
+    std::vector<std::string> out{key_column};
+    out.insert(out.end(), key_tail.begin(), key_tail.end());
+    return out;
+  }
   /// Every other column with its default (REPLACE resets unlisted columns to these), which also
   /// tells its type: an integer or a string (for a column whose default is NULL, the type's zero,
   /// and the column is in `null_by_default`).
@@ -181,7 +192,8 @@ struct StatementExtra {
   /// among for the index to arbitrate (null: none given).
   std::shared_ptr<const Expr> conflict_index_where{};
   /// PostgreSQL's CREATE INDEX on several columns or with a WHERE: the index (add_index's
-  /// `column` is then empty).
+  /// `column` is then empty). MariaDB's ALTER TABLE ... ADD INDEX on several columns: the
+  /// index, whose first column is also `column`.
   std::shared_ptr<const IndexDef> index_def{};
   /// PostgreSQL's RETURNING: the columns each written row is returned with ("*": all).
   std::vector<std::string> returning{};

@@ -287,8 +287,8 @@ void check_unmoved(const TableSchema& schema, const Statement& s) {
     return s.values.count(column) ||
            std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; });
   };
-  if (!schema.key_column.empty() && assigns(schema.key_column))
-    throw sim::UsageError("models::db: updating the key column is not modelled");
+  for (const std::string& column : schema.key_columns())
+    if (assigns(column)) throw sim::UsageError("models::db: updating a column of the key index is not modelled");
   if (assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
 }
 

@@ -15,8 +15,9 @@ namespace models::db::sql {
 namespace {
 
 constexpr std::size_t kNearBytes = 30;
-constexpr const char* kOneIndex = "at most one secondary index on one column (the model's tables)";
-constexpr const char* kAlter = "ADD [UNIQUE] INDEX name (column) or DROP INDEX name (the ALTER TABLE the model runs)";
+constexpr const char* kOneIndex = "at most one secondary index (the model's tables)";
+constexpr std::size_t kMaxKeyParts = 32;  // MariaDB's MAX_REF_PARTS
+constexpr const char* kAlter = "ADD [UNIQUE] INDEX name (column, ...) or DROP INDEX name (the ALTER TABLE the model runs)";
 constexpr const char* kValue = "a value (a number, a 'string' or ?)";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -178,12 +179,12 @@ class Lexer {
   std::string_view last_word_{};  // the token before, when a word
 };
 
-// One definition of CREATE TABLE's secondary index: on which column, from where in the text.
+// One definition of CREATE TABLE's secondary index: on which columns, from where in the text.
 struct KeyIndexDef {
-  std::string column;
+  std::vector<std::string> columns;  // in index order
   std::string name;
   KeyIndex kind = KeyIndex::unique;
-  std::size_t position = 0;  // of the column's name, for "no such column"
+  std::vector<std::size_t> positions{};  // of each column's name, for "no such column"
 };
 
 struct ColumnDef {
@@ -1196,8 +1197,10 @@ class Parser {
       const KeyIndexDef def = index_clause();
       s.kind = Statement::Kind::add_index;
       s.index = def.name;
-      s.column = def.column;
+      s.column = def.columns.front();
       s.unique = def.kind == KeyIndex::unique;
+      if (def.columns.size() > 1)
+        s.edit().index_def = std::make_shared<const IndexDef>(IndexDef{.name = def.name, .columns = def.columns, .unique = s.unique});
     } else if (accept("DROP")) {
       if (!accept("INDEX") && !accept("KEY")) fail(kAlter);
       s.kind = Statement::Kind::drop_index;
@@ -1260,7 +1263,7 @@ class Parser {
           ColumnDef c{.name = column, .default_value = {}};
           c.default_value = column_definition(unique_at, c.nullable, c.null_by_default);
           columns.push_back(std::move(c));
-          if (unique_at) add_index(KeyIndexDef{column, column, KeyIndex::unique, at}, *unique_at);
+          if (unique_at) add_index(KeyIndexDef{{column}, column, KeyIndex::unique, {at}}, *unique_at);
         }
       }
     } while (accept_symbol(","));
@@ -1269,10 +1272,14 @@ class Parser {
     if (!has_id) fail_at(close_at, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY (the model's tables have one)");
     if (!has_primary) fail_at(close_at, ", PRIMARY KEY (id)");
     if (index) {
-      if (index->column == "id") fail_at(index->position, "a column other than id (id is the primary key)");
-      if (std::none_of(columns.begin(), columns.end(), [&](const ColumnDef& c) { return c.name == index->column; }))
-        fail_at(index->position, "a column the table defines");
-      schema.key_column = index->column;
+      for (std::size_t i = 0; i < index->columns.size(); ++i) {
+        const std::string& column = index->columns[i];
+        if (column == "id") fail_at(index->positions[i], "a column other than id (id is the primary key)");
+        if (std::none_of(columns.begin(), columns.end(), [&](const ColumnDef& c) { return c.name == column; }))
+          fail_at(index->positions[i], "a column the table defines");
+      }
+      schema.key_column = index->columns.front();
+      schema.key_tail.assign(index->columns.begin() + 1, index->columns.end());
       schema.key_index = index->kind;
       schema.index_name = index->name;
     }
@@ -1290,7 +1297,8 @@ class Parser {
     out_.create = std::move(schema);
   }
 
-  // UNIQUE [KEY|INDEX] [name] (col) | KEY|INDEX [name] (col), at its first word.
+  // UNIQUE [KEY|INDEX] [name] (col, ...) | KEY|INDEX [name] (col, ...), at its first word. An
+  // index without a name takes its first column's, as MariaDB names it.
   KeyIndexDef index_clause() {
     KeyIndexDef def;
     if (accept("UNIQUE")) {
@@ -1301,11 +1309,17 @@ class Parser {
     }
     if (!is_symbol("(")) def.name = name("an index name or (");
     expect_symbol("(");
-    def.position = token_.position;
-    def.column = name("a column name");
-    if (is_symbol(",")) fail(kOneIndex);
-    expect_symbol(")");
-    if (def.name.empty()) def.name = def.column;
+    do {
+      const std::size_t at = token_.position;
+      if (def.columns.size() == kMaxKeyParts) fail_at(at, "at most 32 columns in an index (1070 Too many key parts specified)");
+      std::string column = name("a column name");
+      if (std::find(def.columns.begin(), def.columns.end(), column) != def.columns.end())
+        fail_at(at, "a column not in the index already (1060 Duplicate column name)");
+      def.columns.push_back(std::move(column));
+      def.positions.push_back(at);
+    } while (accept_symbol(","));
+    expect_symbol(")", ", or )");
+    if (def.name.empty()) def.name = def.columns.front();
     return def;
   }
 

@@ -245,6 +245,13 @@ TEST_CASE("the sessions workload runs online ALTER TABLE steps: a duplicate inse
 
 TEST_CASE("an ALTER step that would index another column or add a second index is refused at load") {
   CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX iv (v)")})).find("an index on t.k") != std::string::npos);
+  CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX ikv (k, v)")})).find("an index on t.k") != std::string::npos);
+  CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX iv (v)")},
+                         json{{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT, v INT, KEY ikv (k, v))"}}}))
+            .find("an index on t.(k, v)") != std::string::npos);
+  CHECK(refusal(sessions({step("s1", "UPDATE t SET v = 1 WHERE k = 2")},
+                         json{{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT, v INT, KEY ikv (k, v))"}}}))
+            .find("an UPDATE that leaves v as it is") != std::string::npos);
   CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX ik (k)")})).find("adds no second index to t (it has uk_k") !=
         std::string::npos);
   CHECK(refusal(sessions({step("s1", "ALTER TABLE t ADD INDEX ik (w)")},

@@ -449,3 +449,54 @@ TEST_CASE("SELECT COUNT(*) returns one row counting what the WHERE finds, and lo
     CHECK(f.run(s, "SELECT COUNT(*) FROM test LIMIT 0").rows.empty());
   });
 }
+
+TEST_CASE("a unique key over two columns refuses a repeated pair with 1062 naming both values, admits pairs holding a "
+          "NULL, and reads a prefix in the index's order",
+          "[sql][index]") {
+  run_parsing([&] {
+    db::Database database;
+    database.create_table(*sql::prepare("CREATE TABLE pay (id BIGINT AUTO_INCREMENT PRIMARY KEY, merchant INT NOT NULL, "
+                                        "request VARCHAR(32), amount INT NOT NULL DEFAULT 0, "
+                                        "UNIQUE KEY uk_request (merchant, request))")
+                              .create);
+    const auto s = database.open_session(db::Isolation::repeatable_read, "s1");
+    const auto run = [&](const std::string& text) { return database.execute(s, sql::bind(sql::prepare(text), {})); };
+    REQUIRE(run("INSERT INTO pay (merchant, request) VALUES (1, 'c'), (1, 'a'), (2, 'a')").ok());
+    db::Result r = run("INSERT INTO pay (merchant, request) VALUES (1, 'a')");
+    CHECK(r.code == Code::duplicate_key);
+    CHECK(r.message == "Duplicate entry '1-a' for key 'uk_request'");
+    CHECK(run("INSERT IGNORE INTO pay (merchant, request) VALUES (2, 'a')").warnings == 1);
+    r = run("INSERT INTO pay (merchant, request, amount) VALUES (1, 'c', 5) ON DUPLICATE KEY UPDATE amount = amount + 5");
+    CHECK(r.affected == 2);
+    CHECK(r.insert_id == 1);
+    CHECK(run("INSERT INTO pay (merchant) VALUES (1), (1)").affected == 2);  // (1, NULL) twice: no conflict
+    // merchant = 1 reads its pairs in the index's order: (1, NULL), (1, NULL), (1, 'a'), (1, 'c').
+    std::vector<std::int64_t> ids;
+    for (const db::Row& row : run("SELECT * FROM pay WHERE merchant = 1").rows) ids.push_back(row.id);
+    CHECK(ids == std::vector<std::int64_t>{7, 8, 2, 1});
+    CHECK(run("SELECT * FROM pay WHERE merchant = 1 AND request = 'c'").rows.at(0).values.at("amount") == Value{std::int64_t{5}});
+    CHECK_THROWS_AS(run("UPDATE pay SET request = 'd' WHERE id = 1"), sim::UsageError);  // an UPDATE of an index column
+  });
+}
+
+TEST_CASE("ALTER TABLE ... ADD UNIQUE KEY over two columns fails on a repeated pair with 1062 naming it, and once built "
+          "refuses the pair",
+          "[sql][index][ddl]") {
+  run_parsing([&] {
+    db::Database database;
+    database.create_table(*sql::prepare("CREATE TABLE pay (id BIGINT AUTO_INCREMENT PRIMARY KEY, merchant INT NOT NULL, "
+                                        "request VARCHAR(32) NOT NULL)")
+                              .create);
+    const auto s = database.open_session(db::Isolation::repeatable_read, "s1");
+    const auto run = [&](const std::string& text) { return database.execute(s, sql::bind(sql::prepare(text), {})); };
+    REQUIRE(run("INSERT INTO pay (merchant, request) VALUES (2, 'a'), (1, 'a'), (1, 'c'), (1, 'a')").ok());
+    const std::string alter = "ALTER TABLE pay ADD UNIQUE KEY uk_request (merchant, request)";
+    db::Result r = run(alter);
+    CHECK(r.code == Code::duplicate_key);
+    CHECK(r.message == "Duplicate entry '1-a' for key 'uk_request'");
+    REQUIRE(run("DELETE FROM pay WHERE id = 4").ok());
+    REQUIRE(run(alter).ok());
+    CHECK(run("INSERT INTO pay (merchant, request) VALUES (2, 'a')").message == "Duplicate entry '2-a' for key 'uk_request'");
+    CHECK(run("INSERT INTO pay (merchant, request) VALUES (2, 'c')").ok());
+  });
+}
