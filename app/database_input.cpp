@@ -119,8 +119,9 @@ void check_columns(const models::db::Expr& e, const Check& check) {
   for (const auto& a : e.args) check_columns(a, check);
 }
 
-// The index a CREATE INDEX makes beside a table's key column (PostgreSQL's further index: on
-// several columns, partial, or on another column), and each column it names, to `check`.
+// The index a CREATE INDEX or ADD INDEX makes: PostgreSQL's further index beside a table's key
+// column (on several columns, partial, or on another column), or MariaDB's one index on its
+// columns; and each column it names, to `check`.
 models::db::IndexDef further_index(const models::db::Statement& st) {
   if (st.more().index_def) return *st.more().index_def;
   return models::db::IndexDef{.name = st.index, .columns = {st.column}, .unique = st.unique};
@@ -410,7 +411,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     }
     if (st.kind == Kind::add_index) {
       if (index.indexed && index.name == st.index) continue;  // 1061 when it runs
-      const std::vector<std::string> columns = st.more().index_def ? st.more().index_def->columns : std::vector<std::string>{st.column};
+      const std::vector<std::string> columns = further_index(st).columns;  // on MariaDB, the one index's columns
       if (!index.columns.empty() && columns != index.columns)
         top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column or several: docs/sql.md)",
                              t->name, index.columns.size() == 1 ? index.columns.front() : fmt::format("({})", fmt::join(index.columns, ", "))),

@@ -554,25 +554,26 @@ TEST_CASE("under READ COMMITTED with a unique index, after SELECT FOR UPDATE in 
 
 namespace {
 // The rows of DOMAIN's "Index entries and next-key locks": ('b', 1), ('m', 2), ('x', 3).
-// A REPEATABLE READ transaction reads `locked` FOR UPDATE at 20 ms and commits at 100 ms;
-// another session inserts `inserted` (id 4) at 40 ms.
+// A transaction takes its locks by `lock` at 20 ms and commits at 100 ms; another session
+// inserts `inserted` at 40 ms.
 struct InsertBesideLock {
   Code code = Code::connection_timeout;
   std::int64_t id = 0;
   sim::Time returned;
   bool waited() const { return returned > at_ms(100); }
 };
-InsertBesideLock insert_beside_for_update(KeyIndex index, const std::string& locked, const std::string& inserted) {
+template <class Lock>
+InsertBesideLock insert_beside(KeyIndex index, const db::PoolConfig& pool, const Lock& lock, const std::string& inserted) {
   Db d(index);
-  auto& a = d.app();
-  auto& b = d.app();
+  auto& a = d.app(pool);
+  auto& b = d.app(pool);
   InsertBesideLock r;
   a.node.spawn("locker", [&] {
     auto c = a.pool.acquire();
     for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
     c.begin();
     sim::sleep_until(at_ms(20));
-    c.select(kTable, by_key(locked), ReadLock::update);
+    lock(c);
     sim::sleep_until(at_ms(100));
     c.commit();
   });
@@ -585,6 +586,10 @@ InsertBesideLock insert_beside_for_update(KeyIndex index, const std::string& loc
   REQUIRE(d.engine.run().ok());
   if (r.code == Code::ok) CHECK(d.rows_with(inserted).size() == (inserted == "b" || inserted == "m" || inserted == "x" ? 2u : 1u));
   return r;
+}
+// The same under REPEATABLE READ with `locked` read FOR UPDATE; the insert takes id 4.
+InsertBesideLock insert_beside_for_update(KeyIndex index, const std::string& locked, const std::string& inserted) {
+  return insert_beside(index, {}, [&](auto& c) { c.select(kTable, by_key(locked), ReadLock::update); }, inserted);
 }
 }  // namespace
 
@@ -684,30 +689,12 @@ TEST_CASE("under READ COMMITTED too, an insert that met 1062 on a unique index h
   // (conformance duplicate-check-lock-rc).
   const std::string key = GENERATE("l", "n");
   INFO("INSERT '" << key << "'");
-  Db d(KeyIndex::unique);
-  auto& a = d.app(kReadCommitted);
-  auto& b = d.app(kReadCommitted);
-  Code duplicate = Code::ok, beside = Code::connection_timeout;
-  sim::Time returned;
-  a.node.spawn("duplicate", [&] {
-    auto c = a.pool.acquire();
-    for (const char* k : {"b", "m", "x"}) c.insert(kTable, account(k));
-    c.begin();
-    sim::sleep_until(at_ms(20));
-    duplicate = code_of([&] { c.insert(kTable, account("m")); });
-    sim::sleep_until(at_ms(100));
-    c.commit();
-  });
-  b.node.spawn("beside", [&] {
-    auto c = b.pool.acquire();
-    sim::sleep_until(at_ms(40));
-    beside = code_of([&] { c.insert(kTable, account(key)); });
-    returned = sim::now();
-  });
-  REQUIRE(d.engine.run().ok());
+  Code duplicate = Code::ok;
+  const auto r = insert_beside(
+      KeyIndex::unique, kReadCommitted, [&](auto& c) { duplicate = code_of([&] { c.insert(kTable, account("m")); }); }, key);
   CHECK(duplicate == Code::duplicate_key);
-  CHECK(beside == Code::ok);
-  CHECK((returned > at_ms(100)) == (key == "l"));
+  CHECK(r.code == Code::ok);
+  CHECK(r.waited() == (key == "l"));
 }
 
 // --- INSERT ... SELECT ... WHERE NOT EXISTS -------------------------------------------------
