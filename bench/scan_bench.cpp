@@ -4,9 +4,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <unistd.h>
 #include <vector>
 
 #include "bench/commands.hpp"
+#include "models/db/database.hpp"
+#include "models/seed_rows.hpp"
+#include "models/workloads/account_bind/accounts.hpp"
 
 #ifndef LOCKSIM_BIN
 #define LOCKSIM_BIN "locksim"
@@ -36,5 +40,29 @@ std::optional<double> delete_all(int rows, int repeats) {
 }  // namespace
 
 ScanFigures scan_bench(int repeats) { return {delete_all(10'000, repeats), delete_all(100'000, repeats)}; }
+
+RowBytes bytes_per_seeded_row(int rows) {
+  const auto resident = [] {
+    std::ifstream statm("/proc/self/statm");
+    long size = 0, pages = 0;
+    statm >> size >> pages;
+    return static_cast<double>(pages) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  };
+  namespace db = models::db;
+  db::Database database;
+  database.create_table(models::workloads::account_bind::accounts_table(db::KeyIndex::non_unique));
+  models::LegacyRows legacy;
+  legacy.table = models::workloads::account_bind::kAccounts;
+  legacy.column = "open_id";
+  legacy.keys = rows;
+  std::int64_t loaded = 0;
+  const double before = resident();
+  models::generate(legacy, [&](const models::SeedRow& row) {
+    database.load_row(row.table, row.values, row.origin);
+    ++loaded;
+  });
+  const double n = static_cast<double>(loaded);
+  return {(resident() - before) / n, static_cast<double>(database.bytes_held()) / n};
+}
 
 }  // namespace bench

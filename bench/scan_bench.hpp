@@ -13,4 +13,13 @@ struct ScanFigures {
 
 ScanFigures scan_bench(int repeats);
 
+/// What a seeded row costs where the database stores it: the resident bytes a Database gains
+/// loading `rows` legacy rows of t_account (vivo-rollout's table, its key column indexed) by
+/// the rule of `database.legacy` (3% of keys duplicated), a row; and what bytes_held counts a
+/// row. Run it in a process of its own: it reads the process's resident size.
+struct RowBytes {
+  double resident = 0, counted = 0;
+};
+RowBytes bytes_per_seeded_row(int rows);
+
 }  // namespace bench

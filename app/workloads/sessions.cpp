@@ -79,8 +79,8 @@ reports::TableResult table_result(const models::sessions::TableContents& t) {
     std::vector<reports::Cell> cells;
     joined.clear();
     for (const auto& column : t.columns) {
-      auto it = row.row.values.find(column);
-      cells.push_back(it == row.row.values.end() ? reports::Cell{row.row.id} : cell(it->second));
+      const std::optional<models::db::Value> v = row.row.values.find(column);
+      cells.push_back(v ? cell(*v) : reports::Cell{row.row.id});
       if (&column != &t.columns.front()) joined += ',';
       joined += std::visit([](const auto& v) {
         if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;

@@ -21,7 +21,7 @@ class LostUpdates : public Checker {
   void check(const Trial& trial, Findings& out) const override {
     if (!trial.rebinds || trial.operations == nullptr || !trial.accounts) return;
     std::map<std::string, std::string> final_device;  // the latest row of each key
-    trial.database->for_each_committed(workloads::account_bind::kAccounts, [&](std::int64_t, const db::Values& values, const db::RowOrigin&) {
+    trial.database->for_each_committed(workloads::account_bind::kAccounts, [&](std::int64_t, const db::RowValues& values, const db::RowOrigin&) {
       final_device[std::get<std::string>(values.at("open_id"))] = std::get<std::string>(values.at("device"));
     });
     // The operations that write a value: a double click's copies write its first submission's.

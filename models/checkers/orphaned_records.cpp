@@ -19,7 +19,7 @@ class OrphanedRecords : public Checker {
     if (trial.remote == nullptr || !trial.accounts) return;
     std::set<std::int64_t> ids;
     trial.database->for_each_committed(workloads::account_bind::kAccounts,
-                                       [&](std::int64_t id, const db::Values&, const db::RowOrigin&) { ids.insert(id); });
+                                       [&](std::int64_t id, const db::RowValues&, const db::RowOrigin&) { ids.insert(id); });
     double orphans = 0;
     for (std::int64_t id : trial.remote->records()) orphans += ids.count(id) ? 0 : 1;
     out.set("orphaned_remote_records", orphans);

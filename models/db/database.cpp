@@ -133,7 +133,7 @@ struct Version {
 
 struct RowData {
   std::vector<Version> versions;  // oldest first
-  RowOrigin origin;
+  detail::Origins::Stored origin;
 };
 
 // One lock or lock request on one index of one table. A record part covers the entry `at`;
@@ -249,6 +249,9 @@ struct Table {
   // A plain index on the key column that a unique one added over it covers: lookups and
   // locks go by the unique one, and a DROP INDEX of either leaves the other.
   std::string covered_plain{};
+  // The column names its rows' values share.
+  RowValues::Shape shape{};
+  RowValues stored(const Values& values) { return RowValues(values, shape); }
 };
 
 struct Undo {
@@ -389,6 +392,7 @@ class InnoDb final : public Database::Model {
   SessionId next_session = 1;
   TxnId next_txn = 1;
   std::uint64_t bytes = 0;  // what the stored rows cost, as bytes_held counts them
+  detail::Origins origins;  // who wrote them
   std::uint64_t commits = 0;  // the commit counter read views compare with
 
   Table& table(const std::string& name) {
@@ -417,9 +421,9 @@ class InnoDb final : public Database::Model {
     }
     return v != nullptr && !v->deleted ? v : nullptr;
   }
-  static void visit_rows(const Table& t, bool ever, const RowVisitor& visit) {
+  void visit_rows(const Table& t, bool ever, const RowVisitor& visit) const {
     for (const auto& [id, row] : t.rows)
-      if (const Version* v = shown(row, ever)) visit(id, v->values, row.origin);
+      if (const Version* v = shown(row, ever)) visit(id, v->values, origins(row.origin));
   }
   static const Version* visible(const RowData& row, const Txn& txn, std::uint64_t view) {
     if (txn.isolation == Isolation::read_uncommitted) return current(row);  // dirty reads
@@ -435,7 +439,8 @@ class InnoDb final : public Database::Model {
   }
 
   // A row's key in the key index: the values of its columns, in the index's order.
-  static std::optional<Key> key_of(const Table& t, const Values& v) {
+  template <class Row>  // Values, or a stored row's RowValues
+  static std::optional<Key> key_of(const Table& t, const Row& v) {
     if (t.schema.key_column.empty()) return std::nullopt;
     Key key{v.at(t.schema.key_column)};
     for (const std::string& column : t.schema.key_tail) key.push_back(v.at(column));
@@ -744,6 +749,7 @@ class InnoDb final : public Database::Model {
       }
       const bool row_gone = row->second.versions.empty();
       if (row_gone) {
+        origins.drop(row->second.origin);
         t.rows.erase(row);
         bytes -= kRowBytes;
       }
@@ -1244,7 +1250,7 @@ class InnoDb final : public Database::Model {
   // The row as a result shows it, sharing the version's columns (which hold its id).
   static Row row_of(std::int64_t id, const RowValues& values) {
     Row r{id, values};
-    if (const auto it = values.find("id"); it == values.end() || it->second != Value{id}) r.values["id"] = Value{id};
+    if (values.find("id") != Value{id}) r.values.set("id", Value{id});
     return r;
   }
 
@@ -1316,9 +1322,9 @@ class InnoDb final : public Database::Model {
     values["id"] = Value{id};
     bytes += Database::row_bytes(values);
     RowData& row = t.rows[id];
-    row.versions.push_back(Version{0, ++commits, false, std::move(values)});
+    row.versions.push_back(Version{0, ++commits, false, t.stored(values)});
     const sim::Engine* engine = sim::Engine::current();
-    row.origin = RowOrigin{std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{}};
+    origins.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
     if (key) t.entries.insert(Entry{*key, id});
     return id;
   }
@@ -1443,8 +1449,8 @@ class InnoDb final : public Database::Model {
     }
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
     const std::optional<Key> key = key_of(t, values);
-    add_version(txn, t, id, Version{txn.id, 0, false, std::move(values)});
-    t.rows[id].origin = RowOrigin{who, txn.id, sim::now()};
+    add_version(txn, t, id, Version{txn.id, 0, false, t.stored(values)});
+    origins.keep(t.rows[id].origin, who, txn.id, sim::now());
     // An online unique build takes the insert without a check, and logs it: a key another
     // live row holds dooms the build, even if it goes again before the build ends.
     if (t.build && t.build->unique && !t.build->doomed_by && key && !has_null(*key) &&
@@ -1584,7 +1590,7 @@ class InnoDb final : public Database::Model {
   // when REPLACE deleted it and the insert goes on. `out` counts REPLACE's deletions.
   std::optional<Result> on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, std::string message,
                                      Result& out, const Values& inserted) {
-    const Values& old = current(t.rows.at(dup))->values;
+    const Values old = current(t.rows.at(dup))->values.to_values();
     switch (s.on_duplicate) {
       case OnDuplicate::error:
         ++stats_.duplicate_keys;
@@ -1601,7 +1607,7 @@ class InnoDb final : public Database::Model {
         // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not; what
         // LAST_INSERT_ID(expr) gave, when the update has one (`id = LAST_INSERT_ID(id)`).
         if (updated != old) {
-          add_version(txn, t, dup, Version{txn.id, 0, false, std::move(updated)});
+          add_version(txn, t, dup, Version{txn.id, 0, false, t.stored(updated)});
           out.affected = 2;
           out.insert_id = dup;
         } else {
@@ -1651,7 +1657,7 @@ class InnoDb final : public Database::Model {
         ++out.affected;
         continue;
       }
-      Values next = old;
+      Values next = old.to_values();
       for (const auto& [column, value] : s.values) {
         if (!next.count(column)) throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
         next[column] = value;
@@ -1660,8 +1666,8 @@ class InnoDb final : public Database::Model {
       detail::check_nulls(t.schema, Engine::mariadb, next);
       assigned_id(txn, s, next);
       if (txn.assigned_id) out.insert_id = *txn.assigned_id;
-      if (next == old.get()) continue;  // matched but unchanged: not counted
-      add_version(txn, t, id, Version{txn.id, 0, false, std::move(next)});
+      if (next == old.to_values()) continue;  // matched but unchanged: not counted
+      add_version(txn, t, id, Version{txn.id, 0, false, t.stored(next)});
       ++out.affected;
     }
     return out;
@@ -1865,7 +1871,7 @@ class InnoDb final : public Database::Model {
     std::vector<std::pair<std::int64_t, const RowData*>> group;
     const auto end_group = [&] {
       if (group.size() > 1)
-        for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, shown(*row, ever)->values}, row->origin});
+        for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, shown(*row, ever)->values}, origins(row->origin)});
       group.clear();
     };
     const Value* key = nullptr;
@@ -1887,7 +1893,7 @@ class InnoDb final : public Database::Model {
   }
 
   const DatabaseStats& stats() const override { return stats_; }
-  std::uint64_t bytes_held() const override { return bytes; }
+  std::uint64_t bytes_held() const override { return bytes + origins.bytes(); }
 };
 
 std::unique_ptr<Database::Model> innodb_model(const DatabaseConfig& config) { return std::make_unique<InnoDb>(config); }
@@ -1977,6 +1983,6 @@ const DatabaseStats& Database::stats() const { return model_->stats(); }
 
 std::uint64_t Database::bytes_held() const { return model_->bytes_held(); }
 
-std::uint64_t Database::row_bytes(const Values& values) { return kRowBytes + version_bytes(values); }
+std::uint64_t Database::row_bytes(const Values& values) { return kRowBytes + version_bytes(RowValues(values)); }
 
 }  // namespace models::db

@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "models/db/expr.hpp"
+#include "models/db/row_values.hpp"
 #include "sim/sim.hpp"
 
 namespace models::db {
@@ -373,39 +374,6 @@ struct LockWait {
 /// What a failed statement undid: nothing (it changed nothing), the statement's own changes
 /// (1062, 1205), or the whole transaction (1213).
 enum class Undone { nothing, statement, transaction };
-
-/// A row's columns, shared by every copy of the row (the table's version, a SELECT's result, a
-/// checker's list) until a copy is changed: copying a row of a table of millions costs a pointer.
-/// It reads as a Values; a write (operator[], edit) copies the columns first when they are shared.
-class RowValues {
- public:
-  RowValues() = default;
-  RowValues(Values values) : values_(std::make_shared<Values>(std::move(values))) { values_->shrink_to_fit(); }
-  RowValues(std::initializer_list<Values::value_type> values) : RowValues(Values(values)) {}
-  const Values& get() const { return values_ ? *values_ : none(); }
-  operator const Values&() const { return get(); }
-  const Value& at(const std::string& column) const { return get().at(column); }
-  Values::const_iterator find(const std::string& column) const { return get().find(column); }
-  Values::const_iterator begin() const { return get().begin(); }
-  Values::const_iterator end() const { return get().end(); }
-  std::size_t count(const std::string& column) const { return get().count(column); }
-  std::size_t size() const { return get().size(); }
-  bool empty() const { return get().empty(); }
-  Values& edit() {
-    if (!values_) values_ = std::make_shared<Values>();
-    else if (values_.use_count() > 1) values_ = std::make_shared<Values>(*values_);
-    return *values_;
-  }
-  Value& operator[](const std::string& column) { return edit()[column]; }
-  bool operator==(const RowValues& other) const { return get() == other.get(); }
-
- private:
-  static const Values& none() {
-    static const Values kNone;
-    return kNone;
-  }
-  std::shared_ptr<Values> values_{};  // null: no columns
-};
 
 struct Row {
   std::int64_t id = 0;

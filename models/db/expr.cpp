@@ -1,9 +1,18 @@
 #include "models/db/expr.hpp"
+#include "models/db/row_values.hpp"
 
 #include <charconv>
 #include <limits>
 
 namespace models::db {
+
+std::optional<Value> RowRef::find(const std::string& column) const {
+  if (stored_) return stored_->find(column);
+  const auto it = values_->find(column);
+  if (it == values_->end()) return std::nullopt;
+  return it->second;
+}
+
 namespace {
 
 using Int = std::int64_t;
@@ -113,11 +122,10 @@ std::optional<Value> apply(const Expr& e, const std::optional<Value>* v, const S
     case K::param: return operand(scope.args.at(e.param));
     case K::column:
     case K::inserted: {
-      const Values* from = e.kind == K::column ? &scope.row : scope.inserted;
-      if (from == nullptr) return std::nullopt;  // VALUES() outside ON DUPLICATE KEY UPDATE: NULL
-      const auto it = from->find(e.column);
-      if (it == from->end()) throw ExprError{1054, "Unknown column '" + e.column + "' in 'where clause'"};
-      return operand(it->second);
+      if (e.kind == K::inserted && scope.inserted == nullptr) return std::nullopt;  // VALUES() outside ON DUPLICATE KEY UPDATE: NULL
+      const std::optional<Value> found = e.kind == K::column ? scope.row.find(e.column) : RowRef(*scope.inserted).find(e.column);
+      if (!found) throw ExprError{1054, "Unknown column '" + e.column + "' in 'where clause'"};
+      return operand(*found);
     }
     case K::negate: {
       if (!v[0]) return std::nullopt;

@@ -28,8 +28,8 @@ using Null = std::monostate;
 /// NULL.
 using Value = std::variant<Null, std::int64_t, std::string>;
 inline bool is_null(const Value& v) { return std::holds_alternative<Null>(v); }
-/// A row's or a statement's columns by name, in name order: a sorted vector, about half the
-/// bytes of a std::map's nodes, as a table of millions of rows needs (docs/limits.md).
+/// A row's or a statement's columns by name, in name order (a sorted vector). A table stores
+/// its rows' columns in the smaller form of models/db/row_values.hpp.
 using Values = boost::container::flat_map<std::string, Value>;
 
 struct Expr {
@@ -62,10 +62,25 @@ struct Expr {
   int height = 1;
 };
 
+class RowValues;  // models/db/row_values.hpp
+
+/// The row an expression reads: columns by name, or a table's stored row.
+class RowRef {
+ public:
+  RowRef(const Values& values) : values_(&values) {}  // NOLINT: either reads as a row
+  RowRef(const RowValues& stored) : stored_(&stored) {}  // NOLINT
+  /// The column's value; nullopt where the row has no such column.
+  std::optional<Value> find(const std::string& column) const;
+
+ private:
+  const Values* values_ = nullptr;
+  const RowValues* stored_ = nullptr;
+};
+
 /// What an expression reads: the row, the statement's bound `?`s, and for VALUES(col) the
 /// row an INSERT tried to add.
 struct Scope {
-  const Values& row;
+  RowRef row;
   const std::vector<Value>& args;
   const Values* inserted = nullptr;
 };

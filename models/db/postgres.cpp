@@ -87,7 +87,7 @@ struct Tuple {
 
 struct RowChain {
   std::vector<Tuple> versions;  // oldest first; the last is the latest
-  RowOrigin origin;
+  detail::Origins::Stored origin;
 };
 
 // A (key, id) entry of the unique or plain index on the key column: every key a version of the
@@ -112,6 +112,8 @@ struct Table {
   std::set<Entry> entries;
   std::vector<std::set<IndexEntry>> index_entries;  // by the place of the index in schema.indexes
   std::int64_t next_id = 1;  // the sequence of a SERIAL or IDENTITY id
+  RowValues::Shape shape{};  // the column names its rows' values share
+  RowValues stored(const Values& values) { return RowValues(values, shape); }
 };
 
 // The four row-lock modes in PostgreSQL's order, and the conflict table of "Row-Level Locks"
@@ -275,9 +277,9 @@ class Postgres final : public Database::Model {
     values["id"] = Value{id};
     bytes_ += Database::row_bytes(values);
     RowChain& row = t.rows[id];
-    row.versions.push_back(Tuple{0, ++commits_, 0, 0, std::move(values)});
+    row.versions.push_back(Tuple{0, ++commits_, 0, 0, t.stored(values)});
     const sim::Engine* engine = sim::Engine::current();
-    row.origin = RowOrigin{std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{}};
+    origins_.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
     if (key) t.entries.insert(Entry{*key, id});
     add_index_entries(t, id, row.versions.back().values);
     return id;
@@ -330,7 +332,7 @@ class Postgres final : public Database::Model {
 
   void for_each(const std::string& name, bool ever, const Database::RowVisitor& visit) const override {
     for (const auto& [id, row] : const_table(name).rows)
-      if (const Tuple* v = shown(row, ever)) visit(id, v->values, row.origin);
+      if (const Tuple* v = shown(row, ever)) visit(id, v->values, origins_(row.origin));
   }
 
   std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever) const override {
@@ -338,7 +340,7 @@ class Postgres final : public Database::Model {
   }
 
   const DatabaseStats& stats() const override { return stats_; }
-  std::uint64_t bytes_held() const override { return bytes_; }
+  std::uint64_t bytes_held() const override { return bytes_ + origins_.bytes(); }
 
  private:
   DatabaseConfig config_;
@@ -350,6 +352,7 @@ class Postgres final : public Database::Model {
   Xid next_xid_ = 1;
   std::uint64_t commits_ = 0;  // the commit counter snapshots compare with
   std::uint64_t bytes_ = 0;
+  detail::Origins origins_;  // who wrote the rows
   std::uint64_t wait_seq_ = 0;
   std::map<Xid, Serializable> ssi_;  // the serializable transactions SSI follows
   std::set<Xid> open_xids_;          // transactions running now
@@ -368,7 +371,8 @@ class Postgres final : public Database::Model {
   // --- Rows and versions -------------------------------------------------------
 
   static bool unique(const Table& t) { return !t.schema.key_column.empty() && t.schema.key_index == KeyIndex::unique; }
-  static std::optional<Value> key_of(const Table& t, const Values& v) {
+  template <class Row>  // Values, or a stored row's RowValues
+  static std::optional<Value> key_of(const Table& t, const Row& v) {
     if (t.schema.key_column.empty()) return std::nullopt;
     return v.at(t.schema.key_column);
   }
@@ -404,7 +408,8 @@ class Postgres final : public Database::Model {
 
   // The values a version has in the table's further index `i`: nullopt where the index is
   // plain, or partial and its WHERE is not true of the version, or one of them is NULL.
-  static std::optional<std::vector<Value>> key_in(const Table& t, std::size_t i, const Values& v) {
+  template <class Row>
+  static std::optional<std::vector<Value>> key_in(const Table& t, std::size_t i, const Row& v) {
     const IndexDef& index = t.schema.indexes[i];
     if (!index.unique) return std::nullopt;
     if (index.where) {
@@ -423,7 +428,8 @@ class Postgres final : public Database::Model {
     }
     return key;
   }
-  void add_index_entries(Table& t, std::int64_t id, const Values& v) {
+  template <class Row>
+  void add_index_entries(Table& t, std::int64_t id, const Row& v) {
     for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
       if (auto key = key_in(t, i, v)) add_entry(t, i, IndexEntry{std::move(*key), id});
   }
@@ -877,6 +883,7 @@ class Postgres final : public Database::Model {
         if (!kept) erase_entry(t, i, IndexEntry{*key, u.id});
       }
       if (row->second.versions.empty()) {
+        origins_.drop(row->second.origin);
         t.rows.erase(row);
         bytes_ -= kRowBytes;
       }
@@ -1090,14 +1097,15 @@ class Postgres final : public Database::Model {
 
   // --- Writing rows --------------------------------------------------------------
 
-  void add_version(SessionState& s, Table& t, std::int64_t id, RowValues values, const RowOrigin* origin) {
+  void add_version(SessionState& s, Table& t, std::int64_t id, const Values& columns, const RowOrigin* origin) {
+    RowValues values = t.stored(columns);
     ssi_write(s, t, id, key_of(t, values).value_or(Value{}));
     if (auto key = key_of(t, values)) t.entries.insert(Entry{*key, id});
     add_index_entries(t, id, values);
     auto [row, fresh] = t.rows.try_emplace(id);
     bytes_ += version_bytes(values) + (fresh ? kRowBytes : 0);
     row->second.versions.push_back(Tuple{s.txn->xid, 0, 0, 0, std::move(values)});
-    if (origin != nullptr) row->second.origin = *origin;
+    if (origin != nullptr) origins_.keep(row->second.origin, origin->who, origin->transaction, origin->inserted_at);
     s.txn->undo.push_back({Undo::Kind::created, &t, id});
   }
 
@@ -1119,7 +1127,7 @@ class Postgres final : public Database::Model {
         if (!st.more().returning.empty()) out.rows.push_back(row_of(id, old));
         continue;
       }
-      Values next = old;
+      Values next = old.to_values();
       for (const auto& [column, value] : st.values) {
         if (!next.count(column)) throw Failure{Code::bad_field, "column \"" + column + "\" of relation \"" + t.schema.name + "\" does not exist"};
         next[column] = value;
@@ -1331,7 +1339,7 @@ class Postgres final : public Database::Model {
           again = true;  // the row changed while it waited: the whole insert tries again
           break;
         }
-        Values next = latest.values;
+        Values next = latest.values.to_values();
         if (const auto& where = st.more().conflict_where) {
           bool pass = false;
           try {

@@ -7,11 +7,11 @@
 
 namespace models::db::detail {
 
-bool matches(const Values& v, const Where& where) {
+bool matches(RowRef v, const Where& where) {
   for (const Condition& c : where) {
-    auto it = v.find(c.column);
-    if (it == v.end()) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
-    const Value& have = it->second;
+    const std::optional<Value> found = v.find(c.column);
+    if (!found) throw sim::UsageError("Unknown column '" + c.column + "' in 'where clause'");
+    const Value& have = *found;
     if (is_null(have) || is_null(c.value)) return false;  // NULL op anything is NULL, never true
     bool ok = false;
     switch (c.op) {
@@ -27,7 +27,7 @@ bool matches(const Values& v, const Where& where) {
   return true;
 }
 
-bool matches(const Values& v, const Statement& s) {
+bool matches(RowRef v, const Statement& s) {
   if (!matches(v, s.where)) return false;
   if (s.more().filter.empty()) return true;
   try {
@@ -50,10 +50,10 @@ void sort_rows(const std::vector<std::pair<std::string, bool>>& order_by, Engine
   };
   std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
     for (const auto& [column, descending] : order_by) {
-      const auto x = a.values.find(column), y = b.values.find(column);
-      if (x == a.values.end() || y == b.values.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
-      if (x->second == y->second) continue;
-      return descending ? before(y->second, x->second) : before(x->second, y->second);
+      const std::optional<Value> x = a.values.find(column), y = b.values.find(column);
+      if (!x || !y) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'order clause'"};
+      if (*x == *y) continue;
+      return descending ? before(*y, *x) : before(*x, *y);
     }
     return false;
   });
@@ -151,12 +151,12 @@ Value aggregate_of(const StatementExtra& e, Engine engine, const Rows& rows, Row
   if (e.aggregate == A::count) out = std::int64_t{0};
   for (const auto& item : rows) {
     const Row& r = row_of(item);
-    const auto it = r.values.find(e.aggregate_column);
-    if (it == r.values.end()) {
+    const std::optional<Value> found = r.values.find(e.aggregate_column);
+    if (!found) {
       if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"" + e.aggregate_column + "\" does not exist"};
       throw Failure{Code::bad_field, "Unknown column '" + e.aggregate_column + "' in 'field list'"};
     }
-    const Value& v = it->second;
+    const Value& v = *found;
     if (is_null(v)) continue;
     switch (e.aggregate) {
       case A::count: out = std::get<std::int64_t>(out) + 1; break;
@@ -190,12 +190,12 @@ std::map<std::vector<Value>, std::vector<const Row*>> groups_of(const StatementE
     std::vector<Value> key;
     key.reserve(e.group_by.size());
     for (const std::string& column : e.group_by) {
-      const auto it = r.values.find(column);
-      if (it == r.values.end()) {
+      std::optional<Value> found = r.values.find(column);
+      if (!found) {
         if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"" + column + "\" does not exist"};
         throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'group statement'"};
       }
-      key.push_back(it->second);
+      key.push_back(std::move(*found));
     }
     groups[std::move(key)].push_back(&r);
   }
@@ -203,7 +203,7 @@ std::map<std::vector<Value>, std::vector<const Row*>> groups_of(const StatementE
 }
 
 // Whether HAVING keeps a group's row.
-bool kept(const StatementExtra& e, const Values& row) {
+bool kept(const StatementExtra& e, RowRef row) {
   try {
     return holds(*e.having, Scope{row, e.args});
   } catch (const ExprError& error) {
@@ -246,7 +246,7 @@ void aggregate_rows(const Statement& s, Engine engine, std::vector<Row>& rows) {
 namespace {
 
 // The select list's computed columns over `row`, by name.
-Values computed_values(const Statement& s, const Values& row) {
+Values computed_values(const Statement& s, RowRef row) {
   Values out;
   for (const auto& [name, e] : s.more().computed) {
     try {
@@ -267,9 +267,11 @@ Row computed_row(const Statement& s) {
 }
 
 void add_computed(const Statement& s, std::vector<Row>& rows) {
+  RowValues::Shape shape;  // the rows found share their columns' names
   for (Row& r : rows) {
-    Values values = computed_values(s, r.values);  // each over the row as stored, not as the ones before it left it
-    for (auto& [name, v] : values) r.values[name] = std::move(v);
+    Values values = r.values.to_values();
+    for (auto& [name, v] : computed_values(s, r.values)) values[name] = std::move(v);  // each over the row as stored, not as the ones before it left it
+    r.values = RowValues(values, shape);
   }
 }
 
@@ -292,17 +294,42 @@ void check_unmoved(const TableSchema& schema, const Statement& s) {
   if (assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
 }
 
-namespace {
-std::uint64_t heap_bytes(const std::string& s) { return s.size() > 15 ? s.size() + 1 : 0; }
-}  // namespace
+std::uint64_t version_bytes(const RowValues& values) { return kVersionBytes + values.bytes(); }
 
-std::uint64_t version_bytes(const Values& values) {
-  std::uint64_t out = 64;
-  for (const auto& [column, value] : values) {
-    out += 72 + heap_bytes(column);
-    if (const auto* text = std::get_if<std::string>(&value)) out += heap_bytes(*text);
+// A text's map node, its place by number, and its characters where they do not sit inline.
+std::uint64_t Origins::text_bytes(const std::string& text) {
+  return 80 + sizeof(Text) + (text.size() > 15 ? (text.size() + 16) & ~std::uint64_t{15} : 0);
+}
+
+void Origins::keep(Stored& slot, std::string who, std::uint64_t transaction, sim::Time inserted_at) {
+  auto it = numbers_.find(who);
+  if (it == numbers_.end()) {
+    bytes_ += text_bytes(who);
+    std::uint32_t number;
+    if (unused_.empty()) {
+      number = static_cast<std::uint32_t>(texts_.size());
+      texts_.emplace_back();
+    } else {
+      number = unused_.back();
+      unused_.pop_back();
+    }
+    it = numbers_.emplace(std::move(who), number).first;
+    texts_[number].at = it;
   }
-  return out;
+  ++texts_[it->second].rows;  // before the drop: a row may keep the text it had
+  drop(slot);
+  slot = Stored{it->second, transaction, inserted_at};
+}
+
+void Origins::drop(Stored& slot) {
+  if (slot.who == Stored::kNone) return;
+  Text& text = texts_[slot.who];
+  if (--text.rows == 0) {
+    bytes_ -= text_bytes(text.at->first);
+    numbers_.erase(text.at);
+    unused_.push_back(slot.who);
+  }
+  slot.who = Stored::kNone;
 }
 
 }  // namespace models::db::detail

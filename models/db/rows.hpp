@@ -5,6 +5,7 @@
 // budget. Internal to models/db (models/db/database.cpp, models/db/postgres.cpp).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,9 +24,9 @@ struct Failure {
 };
 
 /// Whether the row meets every `column op value` term (a NULL on either side meets none).
-bool matches(const Values& v, const Where& where);
+bool matches(RowRef v, const Where& where);
 /// Whether the row matches the statement's whole WHERE: `where`'s terms and `filter`'s.
-bool matches(const Values& v, const Statement& s);
+bool matches(RowRef v, const Statement& s);
 
 /// ORDER BY and LIMIT on rows a statement found, in the order found: a stable sort, then the
 /// offset and count. NULL sorts as `engine` sorts it: first on MariaDB, last on PostgreSQL
@@ -79,10 +80,45 @@ void spend(sim::Duration d);
 void check_unmoved(const TableSchema& schema, const Statement& s);
 
 /// What storing a row costs, as the memory budget counts it (Database::bytes_held): each version
-/// with its columns (a name and a value each, and the bytes of a string too long to sit inline),
-/// and the row's place in its table with an index entry. An estimate of what the model holds,
-/// the same on every machine, so the budget ends a trial at the same event everywhere.
-std::uint64_t version_bytes(const Values& values);
-constexpr std::uint64_t kRowBytes = 160;
+/// (its place in the row's list, and its columns' block: RowValues::bytes), and the row's place
+/// in its table with an index entry. An estimate of what the model holds, the same on every
+/// machine, so the budget ends a trial at the same event everywhere.
+constexpr std::uint64_t kVersionBytes = 32;
+std::uint64_t version_bytes(const RowValues& values);
+constexpr std::uint64_t kRowBytes = 208;
+
+/// Who wrote each row, as a table stores it: the origin's text once for all the rows it wrote
+/// (a client's operation writes a row or two; a million seeded rows share a few texts), a row
+/// holding its number. A text goes with the last row that holds it. What it keeps is counted in
+/// bytes(), as bytes_held counts rows.
+class Origins {
+ public:
+  struct Stored {
+    static constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
+    std::uint32_t who = kNone;
+    std::uint64_t transaction = 0;
+    sim::Time inserted_at{};
+  };
+  /// Stores the row's origin in `slot`, in place of the one it held.
+  void keep(Stored& slot, std::string who, std::uint64_t transaction, sim::Time inserted_at);
+  /// The row that held `slot` is gone.
+  void drop(Stored& slot);
+  RowOrigin operator()(const Stored& stored) const {
+    return RowOrigin{texts_[stored.who].at->first, stored.transaction, stored.inserted_at};
+  }
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  using Numbers = std::map<std::string, std::uint32_t, std::less<>>;
+  struct Text {
+    Numbers::iterator at;
+    std::uint64_t rows = 0;
+  };
+  static std::uint64_t text_bytes(const std::string& text);
+  Numbers numbers_;
+  std::vector<Text> texts_;            // by number
+  std::vector<std::uint32_t> unused_;  // numbers whose text went, to give again
+  std::uint64_t bytes_ = 0;
+};
 
 }  // namespace models::db::detail

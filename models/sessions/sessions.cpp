@@ -79,8 +79,7 @@ void Sessions::start() {
             for (const auto& [column, value] : row.values) values.push_back(value);
           } else {
             for (const std::string& column : columns) {
-              auto it = row.values.find(column);
-              values.push_back(it == row.values.end() ? db::Value{std::int64_t{1}} : it->second);  // SELECT 1
+              values.push_back(row.values.find(column).value_or(db::Value{std::int64_t{1}}));  // SELECT 1
             }
           }
           r.rows.push_back(std::move(values));

@@ -184,7 +184,7 @@ std::optional<LockGuard> LockClients::pg_advisory(db::Connection& c, std::int64_
   TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   const auto& lock = options.xact ? (options.try_only ? kTryXactLock : kXactLock) : (options.try_only ? kTryLock : kLock);
   const db::Result r = c.execute(lock, {db::Value{key}});
-  if (options.try_only && (r.rows.empty() || r.rows.front().values.begin()->second == db::Value{std::int64_t{0}}))
+  if (options.try_only && (r.rows.empty() || (*r.rows.front().values.begin()).second == db::Value{std::int64_t{0}}))
     return std::nullopt;
   const db::Database* database = &c.database();
   const std::uint64_t session = c.session();

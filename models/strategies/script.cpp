@@ -630,7 +630,7 @@ class ScriptStrategy : public Strategy {
         for (const auto& [column, v] : row.values) push(column, v);
       } else {
         for (const auto& column : p.columns)
-          if (auto it = row.values.find(column); it != row.values.end()) push(column, it->second);
+          if (const auto v = row.values.find(column)) push(column, *v);
       }
       lua_rawseti(L, -2, ++n);
     }
