@@ -1,9 +1,12 @@
 #include "models/db/row_values.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace models::db {
 namespace {

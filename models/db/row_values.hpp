@@ -8,15 +8,12 @@
 // Copies share the block, so a SELECT's result or a checker's list of a table of millions of
 // rows costs a pointer a row. Blocks are immutable once made: a change makes a new one (set()).
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
-#include <vector>
 
 #include "models/db/expr.hpp"
 
