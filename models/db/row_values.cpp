@@ -130,11 +130,8 @@ RowValues::Block* RowValues::make(const Values& values, Names* names) {
 }
 
 RowValues::RowValues(const Values& values) {
-  if (values.empty()) return;
-  auto* names = new Names;
-  names->list.reserve(values.size());
-  for (const auto& [column, value] : values) names->list.push_back(column);
-  block_ = make(values, names);
+  Shape own;  // a list of names for this row alone
+  *this = RowValues(values, own);
 }
 
 RowValues::RowValues(const Values& values, Shape& shape) {
