@@ -1,17 +1,22 @@
 #include "models/db/database.hpp"
 
+#include "models/db/cell.hpp"
 #include "models/db/model.hpp"
 #include "models/db/rows.hpp"
 
+#include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 #include <limits>
 #include <list>
 #include <map>
 #include <array>
 #include <set>
+#include <span>
 
 namespace models::db {
 
@@ -89,13 +94,14 @@ namespace {
 
 using detail::Failure;
 using detail::assign;
-using detail::kRowBytes;
+using detail::kInnoDbCosts;
 using detail::matches;
 using detail::now_if_running;
 using detail::spend;
 using detail::order_and_limit;
 using detail::row_values;
-using detail::version_bytes;
+
+using detail::Cell;
 
 using TxnId = std::uint64_t;
 constexpr int kPrimary = 0;  // the clustered index, keyed by id
@@ -124,17 +130,112 @@ constexpr std::int64_t kBeforeAll = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kAfterAll = std::numeric_limits<std::int64_t>::max();
 Entry primary_entry(std::int64_t id) { return {Key{Value{id}}, id}; }
 
+// An entry as the secondary index stores it: its key in one 16-byte Cell (models/db/cell.hpp)
+// and its id, 24 bytes where an Entry takes 72. It orders as the Entry it holds.
+class StoredEntry {
+ public:
+  explicit StoredEntry(const Entry& e) : id(e.id), key_(e.key.size() == 1 ? Cell(e.key.front()) : Cell::several(e.key)) {}
+  Entry entry() const {
+    Entry out{{}, id};
+    for (const Cell& c : key_.parts()) out.key.push_back(c.value());
+    return out;
+  }
+  bool begins_with(const Key& prefix) const {
+    const std::span<const Cell> parts = key_.parts();
+    return prefix.size() <= parts.size() && detail::compare_parts(parts.first(prefix.size()), prefix) == 0;
+  }
+  int compare(const Entry& e) const {
+    const int d = detail::compare_parts(key_.parts(), e.key);
+    return d != 0 ? d : id < e.id ? -1 : id > e.id ? 1 : 0;
+  }
+  int compare(const StoredEntry& o) const {
+    const int d = detail::compare_parts(key_.parts(), o.key_.parts());
+    return d != 0 ? d : id < o.id ? -1 : id > o.id ? 1 : 0;
+  }
+
+  std::int64_t id;
+
+ private:
+  Cell key_;
+};
+struct EntryOrder {
+  using is_transparent = void;  // looked up by an Entry as well
+  bool operator()(const StoredEntry& a, const StoredEntry& b) const { return a.compare(b) < 0; }
+  bool operator()(const StoredEntry& a, const Entry& b) const { return a.compare(b) < 0; }
+  bool operator()(const Entry& a, const StoredEntry& b) const { return b.compare(a) > 0; }
+};
+static_assert(sizeof(StoredEntry) == 24);
+
 struct Version {
   TxnId txn = 0;
-  std::uint64_t commit = 0;  // 0 while uncommitted
-  bool deleted = false;
+  std::uint64_t commit : 63 = 0;  // 0 while uncommitted
+  std::uint64_t deleted : 1 = 0;
   RowValues values;  // shared with the rows a SELECT returns
 };
+static_assert(sizeof(Version) == 24);
 
-struct RowData {
-  std::vector<Version> versions;  // oldest first
-  detail::Origins::Stored origin;
+// A row: its versions, oldest first, and who wrote it, in 40 bytes. Most rows have one version,
+// kept inline; a row with more keeps them all in a block of its own, of the next power of two.
+class RowData {
+ public:
+  RowData() = default;
+  RowData(const RowData&) = delete;
+  RowData& operator=(const RowData&) = delete;
+  ~RowData() {
+    if (size_ > 1) release(many_, size_);
+  }
+
+  std::span<Version> versions() { return {size_ > 1 ? many_ : &one_, size_}; }
+  std::span<const Version> versions() const { return {size_ > 1 ? many_ : &one_, size_}; }
+  void push(Version v) {
+    if (size_ == 0) {
+      one_ = std::move(v);
+    } else if (size_ == 1) {
+      Version* block = allocate(2);
+      new (block) Version(std::move(one_));
+      new (block + 1) Version(std::move(v));
+      one_ = Version{};
+      many_ = block;
+    } else {
+      if (std::has_single_bit(size_)) {  // full: move to a block twice the size
+        Version* block = allocate(2 * size_);
+        for (std::uint32_t i = 0; i < size_; ++i) new (block + i) Version(std::move(many_[i]));
+        release(many_, size_);
+        many_ = block;
+      }
+      new (many_ + size_) Version(std::move(v));
+    }
+    ++size_;
+  }
+  Version pop() {
+    if (size_ == 1) {
+      size_ = 0;
+      return std::exchange(one_, Version{});
+    }
+    Version last = std::move(many_[size_ - 1]);
+    many_[size_ - 1].~Version();
+    if (--size_ == 1) {  // back inline
+      one_ = std::move(many_[0]);
+      release(many_, 1);
+      many_ = nullptr;
+    }
+    return last;
+  }
+
+ private:
+  static Version* allocate(std::uint32_t n) { return static_cast<Version*>(::operator new(n * sizeof(Version))); }
+  static void release(Version* block, std::uint32_t n) {
+    for (std::uint32_t i = 0; i < n; ++i) block[i].~Version();
+    ::operator delete(block);
+  }
+  Version one_{};              // the only version, while there is one
+  Version* many_ = nullptr;    // all of them, while there are more
+  std::uint32_t size_ = 0;
+
+ public:
+  detail::Origins::Stored origin;  // after the size, in what would be padding
 };
+static_assert(sizeof(RowData) == 40);
 
 // One lock or lock request on one index of one table. A record part covers the entry `at`;
 // a gap part covers the open range (lo, hi) between neighbouring entries (a next-key lock
@@ -216,10 +317,11 @@ bool has_to_wait(const Lock& req, const Lock& other) {
 
 struct Table {
   TableSchema schema;
-  std::map<std::int64_t, RowData> rows;
+  // The rows by id, in a B-tree of pointers: a row stays where it is while others come and go.
+  absl::btree_map<std::int64_t, std::unique_ptr<RowData>> rows;
   // The secondary index: (key, id) for every key a version of a row holds. Whether an
   // entry is there now is read from its row (InnoDb::live_entry).
-  std::set<Entry> entries;
+  absl::btree_set<StoredEntry, EntryOrder> entries;
   // The AUTO_INCREMENT counter. It stops at BIGINT's maximum: once an id has taken that value, an
   // insert that needs a new one fails with 167, as InnoDB's does (conformance:
   // auto-increment-exhausted).
@@ -403,9 +505,10 @@ class InnoDb final : public Database::Model {
 
   // --- Rows and versions ---------------------------------------------------
 
-  static const Version* current(const RowData& row) { return row.versions.empty() ? nullptr : &row.versions.back(); }
+  static const Version* current(const RowData& row) { return row.versions().empty() ? nullptr : &row.versions().back(); }
   static const Version* latest_committed(const RowData& row) {
-    for (auto it = row.versions.rbegin(); it != row.versions.rend(); ++it)
+    const auto versions = row.versions();
+    for (auto it = versions.rbegin(); it != versions.rend(); ++it)
       if (it->commit != 0) return &*it;
     return nullptr;
   }
@@ -416,18 +519,20 @@ class InnoDb final : public Database::Model {
     if (!ever) {
       v = latest_committed(row);
     } else {
-      const auto first = std::find_if(row.versions.begin(), row.versions.end(), [](const Version& x) { return x.commit != 0; });
-      if (first != row.versions.end()) v = &*first;
+      const auto versions = row.versions();
+      const auto first = std::find_if(versions.begin(), versions.end(), [](const Version& x) { return x.commit != 0; });
+      if (first != versions.end()) v = &*first;
     }
     return v != nullptr && !v->deleted ? v : nullptr;
   }
   void visit_rows(const Table& t, bool ever, const RowVisitor& visit) const {
     for (const auto& [id, row] : t.rows)
-      if (const Version* v = shown(row, ever)) visit(id, v->values, origins(row.origin));
+      if (const Version* v = shown(*row, ever)) visit(id, v->values, origins(row->origin));
   }
   static const Version* visible(const RowData& row, const Txn& txn, std::uint64_t view) {
     if (txn.isolation == Isolation::read_uncommitted) return current(row);  // dirty reads
-    for (auto it = row.versions.rbegin(); it != row.versions.rend(); ++it)
+    const auto versions = row.versions();
+    for (auto it = versions.rbegin(); it != versions.rend(); ++it)
       if (it->txn == txn.id || (it->commit != 0 && it->commit <= view)) return &*it;
     return nullptr;
   }
@@ -460,8 +565,8 @@ class InnoDb final : public Database::Model {
   // its current version holds that key.
   bool live_entry(const Table& t, int index, const Entry& e) const {
     auto it = t.rows.find(e.id);
-    if (it == t.rows.end() || !live(it->second)) return false;
-    return index == kPrimary || key_of(t, current(it->second)->values) == e.key;
+    if (it == t.rows.end() || !live(*it->second)) return false;
+    return index == kPrimary || key_of(t, current(*it->second)->values) == e.key;
   }
 
   // The live entry just below `position` in `index`, if any (nullopt: the infimum).
@@ -469,13 +574,13 @@ class InnoDb final : public Database::Model {
     if (index == kPrimary) {
       for (auto it = t.rows.lower_bound(position.id); it != t.rows.begin();) {
         --it;
-        if (live(it->second)) return primary_entry(it->first);
+        if (live(*it->second)) return primary_entry(it->first);
       }
       return std::nullopt;
     }
     for (auto it = t.entries.lower_bound(position); it != t.entries.begin();) {
       --it;
-      if (live_entry(t, kKey, *it)) return *it;
+      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
     }
     return std::nullopt;
   }
@@ -483,11 +588,11 @@ class InnoDb final : public Database::Model {
   std::optional<Entry> after(const Table& t, int index, const Entry& position) const {
     if (index == kPrimary) {
       for (auto it = t.rows.upper_bound(position.id); it != t.rows.end(); ++it)
-        if (live(it->second)) return primary_entry(it->first);
+        if (live(*it->second)) return primary_entry(it->first);
       return std::nullopt;
     }
     for (auto it = t.entries.upper_bound(position); it != t.entries.end(); ++it)
-      if (live_entry(t, kKey, *it)) return *it;
+      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
     return std::nullopt;
   }
 
@@ -495,17 +600,17 @@ class InnoDb final : public Database::Model {
   // key's entries, in id order), in index order.
   std::vector<Entry> entries_with(const Table& t, const Key& prefix) const {
     std::vector<Entry> out;
-    for (auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll}); it != t.entries.end() && is_prefix(prefix, it->key); ++it)
-      if (live_entry(t, kKey, *it)) out.push_back(*it);
+    for (auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll}); it != t.entries.end() && it->begins_with(prefix); ++it)
+      if (Entry e = it->entry(); live_entry(t, kKey, e)) out.push_back(std::move(e));
     return out;
   }
   // The first live entry of the secondary index past those whose key begins with `prefix`
   // (nullopt: the supremum).
   std::optional<Entry> after_prefix(const Table& t, const Key& prefix) const {
     auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll});
-    while (it != t.entries.end() && is_prefix(prefix, it->key)) ++it;
+    while (it != t.entries.end() && it->begins_with(prefix)) ++it;
     for (; it != t.entries.end(); ++it)
-      if (live_entry(t, kKey, *it)) return *it;
+      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
     return std::nullopt;
   }
 
@@ -734,24 +839,25 @@ class InnoDb final : public Database::Model {
       txn.undo.pop_back();
       Table& t = *u.table;
       auto row = t.rows.find(u.id);
-      const Version undone = std::move(row->second.versions.back());
-      row->second.versions.pop_back();
-      bytes -= version_bytes(undone.values);
+      RowData& data = *row->second;
+      const Version undone = data.pop();
+      bytes -= kInnoDbCosts.of_version(undone.values);
       // An entry no remaining version holds leaves the index.
       std::optional<Entry> key_gone;
       if (auto key = key_of(t, undone.values)) {
-        const bool kept = std::any_of(row->second.versions.begin(), row->second.versions.end(),
+        const auto versions = data.versions();
+        const bool kept = std::any_of(versions.begin(), versions.end(),
                                       [&](const Version& v) { return key_of(t, v.values) == key; });
         if (!kept) {
           key_gone = Entry{*key, u.id};
           t.entries.erase(*key_gone);
         }
       }
-      const bool row_gone = row->second.versions.empty();
+      const bool row_gone = data.versions().empty();
       if (row_gone) {
-        origins.drop(row->second.origin);
+        origins.drop(data.origin);
         t.rows.erase(row);
-        bytes -= kRowBytes;
+        bytes -= kInnoDbCosts.row;
       }
       if (key_gone) inherit_to_gap(t, kKey, *key_gone, txn.id);
       if (row_gone) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
@@ -767,7 +873,7 @@ class InnoDb final : public Database::Model {
   void commit(Txn& txn) {
     ++commits;
     for (const Undo& u : txn.undo)
-      for (Version& v : u.table->rows.at(u.id).versions)
+      for (Version& v : u.table->rows.at(u.id)->versions())
         if (v.txn == txn.id && v.commit == 0) v.commit = commits;
     finish(txn);
     ++stats_.commits;
@@ -998,7 +1104,7 @@ class InnoDb final : public Database::Model {
     }
     sim::work(t.rows.size());  // a full scan: every row, counted against the trial's event budget
     for (const auto& [id, row] : t.rows)
-      if (live(row)) out.push_back(primary_entry(id));
+      if (live(*row)) out.push_back(primary_entry(id));
     return out;
   }
 
@@ -1105,7 +1211,7 @@ class InnoDb final : public Database::Model {
              std::vector<std::int64_t>& kept) {
     const bool rr = gap_locking(txn.isolation);
     const std::int64_t id = e.id;
-    const RowData& row = t.rows.at(id);
+    const RowData& row = *t.rows.at(id);
     const Entry row_entry = primary_entry(id);
     if (!rr && dml) {
       const Version* committed = latest_committed(row);
@@ -1130,7 +1236,7 @@ class InnoDb final : public Database::Model {
     }
     if (got == Got::after_wait) return true;
     if (got == Got::skipped) return false;  // SKIP LOCKED: another transaction's row
-    const Version* v = t.rows.count(id) ? current(t.rows.at(id)) : nullptr;
+    const Version* v = t.rows.count(id) ? current(*t.rows.at(id)) : nullptr;
     const bool match = v != nullptr && !v->deleted && matches(v->values, where);
     if (match) {
       kept.push_back(id);
@@ -1151,7 +1257,7 @@ class InnoDb final : public Database::Model {
     bool found_unique = false;  // a unique search found its row: no gap to lock
     const std::vector<Entry> entries = visited(t, p);
     for (const Entry& e : entries) {
-      const bool delete_marked = current(t.rows.at(e.id))->deleted;
+      const bool delete_marked = current(*t.rows.at(e.id))->deleted;
       const bool unique_hit = unique_search && (p.index == kPrimary || !delete_marked);
       // Found on the primary key: its record only. Found on a unique secondary index: that
       // entry next-key, the gap below it as well (MariaDB 10.11 does: an insert just below the
@@ -1213,22 +1319,22 @@ class InnoDb final : public Database::Model {
   std::optional<Entry> last_entry(const Table& t, int index) const {
     if (index == kPrimary) {
       for (auto it = t.rows.rbegin(); it != t.rows.rend(); ++it)
-        if (live(it->second)) return primary_entry(it->first);
+        if (live(*it->second)) return primary_entry(it->first);
       return std::nullopt;
     }
     for (auto it = t.entries.rbegin(); it != t.entries.rend(); ++it)
-      if (live_entry(t, kKey, *it)) return *it;
+      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
     return std::nullopt;
   }
 
   std::optional<Entry> first_entry(const Table& t, int index) const {
     if (index == kPrimary) {
       for (const auto& [id, row] : t.rows)
-        if (live(row)) return primary_entry(id);
+        if (live(*row)) return primary_entry(id);
       return std::nullopt;
     }
-    for (const Entry& e : t.entries)
-      if (live_entry(t, kKey, e)) return e;
+    for (const StoredEntry& stored : t.entries)
+      if (Entry e = stored.entry(); live_entry(t, kKey, e)) return e;
     return std::nullopt;
   }
 
@@ -1263,7 +1369,7 @@ class InnoDb final : public Database::Model {
                               : s.lock;
     if (lock != ReadLock::none) {
       for (std::int64_t id : locate_locked(txn, t, s, lock == ReadLock::update, false))
-        out.push_back(row_of(id, current(t.rows.at(id))->values));
+        out.push_back(row_of(id, current(*t.rows.at(id))->values));
       order_and_limit(s, Engine::mariadb, out);
       return out;
     }
@@ -1275,11 +1381,11 @@ class InnoDb final : public Database::Model {
     // A key the statement names: only its rows can match, and every version holding a key has
     // its entry (kept until no version holds it), in id order as the scan would find them.
     if (const auto named = key_prefix(t, s, false)) {
-      for (auto it = t.entries.lower_bound(Entry{*named, kBeforeAll}); it != t.entries.end() && is_prefix(*named, it->key); ++it)
-        read(it->id, t.rows.at(it->id));
+      for (auto it = t.entries.lower_bound(Entry{*named, kBeforeAll}); it != t.entries.end() && it->begins_with(*named); ++it)
+        read(it->id, *t.rows.at(it->id));
     } else {
       sim::work(t.rows.size());
-      for (const auto& [id, row] : t.rows) read(id, row);
+      for (const auto& [id, row] : t.rows) read(id, *row);
       // A path on the key index returns its rows in the index's order.
       if (path_for(t, s).index == kKey)
         std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) { return key_of(t, a.values) < key_of(t, b.values); });
@@ -1289,10 +1395,11 @@ class InnoDb final : public Database::Model {
   }
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
-    if (auto key = key_of(t, v.values)) t.entries.insert(Entry{*key, id});
+    if (auto key = key_of(t, v.values)) t.entries.insert(StoredEntry(Entry{*key, id}));
     auto [row, fresh] = t.rows.try_emplace(id);
-    bytes += version_bytes(v.values) + (fresh ? kRowBytes : 0);
-    row->second.versions.push_back(std::move(v));
+    if (fresh) row->second = std::make_unique<RowData>();
+    bytes += kInnoDbCosts.of_version(v.values) + (fresh ? kInnoDbCosts.row : 0);
+    row->second->push(std::move(v));
     txn.undo.push_back({&t, id});
   }
 
@@ -1321,11 +1428,11 @@ class InnoDb final : public Database::Model {
     t.took_id(id);
     values["id"] = Value{id};
     bytes += Database::row_bytes(values);
-    RowData& row = t.rows[id];
-    row.versions.push_back(Version{0, ++commits, false, t.stored(values)});
+    RowData& row = *(t.rows[id] = std::make_unique<RowData>());
+    row.push(Version{0, ++commits, false, t.stored(values)});
     const sim::Engine* engine = sim::Engine::current();
     origins.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
-    if (key) t.entries.insert(Entry{*key, id});
+    if (key) t.entries.insert(StoredEntry(Entry{*key, id}));
     return id;
   }
 
@@ -1359,7 +1466,7 @@ class InnoDb final : public Database::Model {
     for (;;) {
       if (explicit_id) {
         auto row = t.rows.find(id);
-        if (row != t.rows.end() && live(row->second) && !deleted_by(txn, row->second)) {
+        if (row != t.rows.end() && live(*row->second) && !deleted_by(txn, *row->second)) {
           if (lock(txn, t, kPrimary, record_lock(primary_entry(id), exclusive)) == Got::after_wait) continue;
           if (auto done = on_duplicate(txn, t, s, id, duplicate_message(Key{Value{id}}, "PRIMARY"), out, values)) return *done;
           continue;  // replaced
@@ -1367,7 +1474,7 @@ class InnoDb final : public Database::Model {
       }
       if (must_be_unique(t, key)) {
         std::vector<Entry> dups = entries_with(t, *key);
-        std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, t.rows.at(e.id)); });
+        std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, *t.rows.at(e.id)); });
         if (!dups.empty()) {
           const Entry dup = dups.front();
           if (lock(txn, t, kKey, record_lock(dup, exclusive, true, before(t, kKey, dup))) == Got::after_wait) continue;
@@ -1450,7 +1557,7 @@ class InnoDb final : public Database::Model {
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
     const std::optional<Key> key = key_of(t, values);
     add_version(txn, t, id, Version{txn.id, 0, false, t.stored(values)});
-    origins.keep(t.rows[id].origin, who, txn.id, sim::now());
+    origins.keep(t.rows.at(id)->origin, who, txn.id, sim::now());
     // An online unique build takes the insert without a check, and logs it: a key another
     // live row holds dooms the build, even if it goes again before the build ends.
     if (t.build && t.build->unique && !t.build->doomed_by && key && !has_null(*key) &&
@@ -1463,7 +1570,8 @@ class InnoDb final : public Database::Model {
   std::optional<Key> smallest_duplicate(const Table& t) const {
     sim::work(t.entries.size());  // an index build reads every entry
     std::optional<Key> last;
-    for (const Entry& e : t.entries) {
+    for (const StoredEntry& stored : t.entries) {
+      const Entry e = stored.entry();
       if (!live_entry(t, kKey, e) || has_null(e.key)) continue;  // a key holding a NULL is never a duplicate
       if (last && *last == e.key) return e.key;
       last = e.key;
@@ -1472,7 +1580,7 @@ class InnoDb final : public Database::Model {
   }
 
   std::int64_t live_rows(const Table& t) const {
-    return std::count_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return live(r.second); });
+    return std::count_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return live(*r.second); });
   }
 
   // ALTER TABLE ... ADD [UNIQUE] INDEX / DROP INDEX, as MariaDB 10.11 runs them online
@@ -1527,7 +1635,7 @@ class InnoDb final : public Database::Model {
     t.schema.key_tail.assign(columns.begin() + 1, columns.end());
     sim::work(t.rows.size());
     for (const auto& [id, row] : t.rows)
-      for (const Version& v : row.versions) t.entries.insert(Entry{*key_of(t, v.values), id});
+      for (const Version& v : row->versions()) t.entries.insert(StoredEntry(Entry{*key_of(t, v.values), id}));
   }
 
   Result drop_index(Table& t, const Statement& st) {
@@ -1590,7 +1698,7 @@ class InnoDb final : public Database::Model {
   // when REPLACE deleted it and the insert goes on. `out` counts REPLACE's deletions.
   std::optional<Result> on_duplicate(Txn& txn, Table& t, const Statement& s, std::int64_t dup, std::string message,
                                      Result& out, const Values& inserted) {
-    const Values old = current(t.rows.at(dup))->values.to_values();
+    const Values old = current(*t.rows.at(dup))->values.to_values();
     switch (s.on_duplicate) {
       case OnDuplicate::error:
         ++stats_.duplicate_keys;
@@ -1617,7 +1725,7 @@ class InnoDb final : public Database::Model {
         return out;
       }
       case OnDuplicate::replace: {
-        add_version(txn, t, dup, Version{txn.id, 0, true, current(t.rows.at(dup))->values});
+        add_version(txn, t, dup, Version{txn.id, 0, true, current(*t.rows.at(dup))->values});
         out.affected += 1;
         return std::nullopt;  // the insert goes on; unlisted columns get their defaults
       }
@@ -1645,13 +1753,13 @@ class InnoDb final : public Database::Model {
     std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
     if (s.limit || !s.more().order_by.empty()) {
       std::vector<Row> rows;
-      for (std::int64_t id : found) rows.push_back(row_of(id, current(t.rows.at(id))->values));
+      for (std::int64_t id : found) rows.push_back(row_of(id, current(*t.rows.at(id))->values));
       order_and_limit(s, Engine::mariadb, rows);
       found.clear();
       for (const Row& r : rows) found.push_back(r.id);
     }
     for (std::int64_t id : found) {
-      const RowValues& old = current(t.rows.at(id))->values;
+      const RowValues& old = current(*t.rows.at(id))->values;
       if (remove) {  // the delete-marked version keeps the row's columns, shared
         add_version(txn, t, id, Version{txn.id, 0, true, old});
         ++out.affected;
@@ -1874,18 +1982,19 @@ class InnoDb final : public Database::Model {
         for (const auto& [id, row] : group) out.push_back(RowRecord{Row{id, shown(*row, ever)->values}, origins(row->origin)});
       group.clear();
     };
-    const Value* key = nullptr;
-    for (const Entry& e : t.entries) {
-      const auto row = t.rows.find(e.id);
+    std::optional<Value> key;
+    for (const StoredEntry& stored : t.entries) {
+      const auto row = t.rows.find(stored.id);
       if (row == t.rows.end()) continue;
-      const Version* v = shown(row->second, ever);
+      const Version* v = shown(*row->second, ever);
+      const Entry e = stored.entry();
       // The index's entries of one value of its first column are side by side.
       if (v == nullptr || v->values.at(column) != e.key.front() || is_null(e.key.front())) continue;  // NULLs share nothing
-      if (key == nullptr || *key != e.key.front()) {
+      if (!key || *key != e.key.front()) {
         end_group();
-        key = &e.key.front();
+        key = e.key.front();
       }
-      group.emplace_back(e.id, &row->second);
+      group.emplace_back(e.id, row->second.get());
     }
     end_group();
     std::sort(out.begin(), out.end(), [](const RowRecord& a, const RowRecord& b) { return a.row.id < b.row.id; });
@@ -1983,6 +2092,6 @@ const DatabaseStats& Database::stats() const { return model_->stats(); }
 
 std::uint64_t Database::bytes_held() const { return model_->bytes_held(); }
 
-std::uint64_t Database::row_bytes(const Values& values) { return kRowBytes + version_bytes(RowValues(values)); }
+std::uint64_t Database::row_bytes(const Values& values) { return kInnoDbCosts.row + kInnoDbCosts.of_version(RowValues(values)); }
 
 }  // namespace models::db

@@ -66,12 +66,11 @@ namespace models::db {
 namespace {
 
 using detail::Failure;
-using detail::kRowBytes;
+using detail::kPostgresCosts;
 using detail::matches;
 using detail::now_if_running;
 using detail::spend;
 using detail::order_and_limit;
-using detail::version_bytes;
 using SessionId = Database::SessionId;
 using Xid = std::uint64_t;
 
@@ -275,7 +274,7 @@ class Postgres final : public Database::Model {
     }
     t.next_id = std::max(t.next_id, id == std::numeric_limits<std::int64_t>::max() ? id : id + 1);  // a dump's setval
     values["id"] = Value{id};
-    bytes_ += Database::row_bytes(values);
+    bytes_ += kPostgresCosts.row + kPostgresCosts.of_version(RowValues(values));
     RowChain& row = t.rows[id];
     row.versions.push_back(Tuple{0, ++commits_, 0, 0, t.stored(values)});
     const sim::Engine* engine = sim::Engine::current();
@@ -434,7 +433,7 @@ class Postgres final : public Database::Model {
       if (auto key = key_in(t, i, v)) add_entry(t, i, IndexEntry{std::move(*key), id});
   }
   // What an entry of a further index costs the memory budget: the set's node and the key's
-  // values, as detail::version_bytes counts a row's.
+  // values, as RowCosts::of_version counts a row's.
   static std::uint64_t entry_bytes(const IndexEntry& e) {
     std::uint64_t bytes = 64;
     for (const Value& v : e.key) bytes += sizeof(Value) + (std::holds_alternative<std::string>(v) ? std::get<std::string>(v).size() : 0);
@@ -869,7 +868,7 @@ class Postgres final : public Database::Model {
       }
       const Tuple gone = std::move(row->second.versions.back());
       row->second.versions.pop_back();
-      bytes_ -= version_bytes(gone.values);
+      bytes_ -= kPostgresCosts.of_version(gone.values);
       if (const auto key = key_of(t, gone.values)) {
         const bool kept = std::any_of(row->second.versions.begin(), row->second.versions.end(),
                                       [&](const Tuple& v) { return v.values.at(t.schema.key_column) == *key; });
@@ -885,7 +884,7 @@ class Postgres final : public Database::Model {
       if (row->second.versions.empty()) {
         origins_.drop(row->second.origin);
         t.rows.erase(row);
-        bytes_ -= kRowBytes;
+        bytes_ -= kPostgresCosts.row;
       }
     }
   }
@@ -1103,7 +1102,7 @@ class Postgres final : public Database::Model {
     if (auto key = key_of(t, values)) t.entries.insert(Entry{*key, id});
     add_index_entries(t, id, values);
     auto [row, fresh] = t.rows.try_emplace(id);
-    bytes_ += version_bytes(values) + (fresh ? kRowBytes : 0);
+    bytes_ += kPostgresCosts.of_version(values) + (fresh ? kPostgresCosts.row : 0);
     row->second.versions.push_back(Tuple{s.txn->xid, 0, 0, 0, std::move(values)});
     if (origin != nullptr) origins_.keep(row->second.origin, origin->who, origin->transaction, origin->inserted_at);
     s.txn->undo.push_back({Undo::Kind::created, &t, id});

@@ -1,5 +1,7 @@
 #include "models/db/row_values.hpp"
 
+#include "models/db/cell.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -9,72 +11,7 @@
 #include <vector>
 
 namespace models::db {
-namespace {
-
-// One value in 16 bytes: the last byte says what it is, the first 15 hold it (an integer, or
-// a string's bytes where it fits; a longer string's own copy by pointer).
-class Cell {
- public:
-  explicit Cell(const Value& v) {
-    if (const auto* i = std::get_if<std::int64_t>(&v)) {
-      std::memcpy(bytes_, i, sizeof *i);
-      tag() = kInteger;
-    } else if (const auto* s = std::get_if<std::string>(&v)) {
-      if (s->size() <= kInline) {
-        std::memcpy(bytes_, s->data(), s->size());
-        tag() = static_cast<unsigned char>(kInlineString + s->size());
-      } else {
-        const std::string* copy = new std::string(*s);
-        std::memcpy(bytes_, &copy, sizeof copy);
-        tag() = kLongString;
-      }
-    } else {
-      tag() = kNull;
-    }
-  }
-  Cell(const Cell& other) {
-    std::memcpy(bytes_, other.bytes_, sizeof bytes_);
-    if (tag() == kLongString) {
-      const std::string* copy = new std::string(*other.long_string());
-      std::memcpy(bytes_, &copy, sizeof copy);
-    }
-  }
-  Cell& operator=(const Cell&) = delete;
-  ~Cell() {
-    if (tag() == kLongString) delete long_string();
-  }
-
-  Value value() const {
-    const unsigned char t = tag();
-    if (t == kNull) return Null{};
-    if (t == kInteger) {
-      std::int64_t i;
-      std::memcpy(&i, bytes_, sizeof i);
-      return i;
-    }
-    if (t == kLongString) return *long_string();
-    return std::string(reinterpret_cast<const char*>(bytes_), t - kInlineString);
-  }
-  std::uint64_t heap_bytes() const {
-    if (tag() != kLongString) return 0;
-    return sizeof(std::string) + ((long_string()->size() + 16) & ~std::uint64_t{15});  // its copy, rounded as an allocator rounds
-  }
-
- private:
-  static constexpr std::size_t kInline = 15;
-  static constexpr unsigned char kNull = 0, kInteger = 1, kLongString = 2, kInlineString = 16;
-  unsigned char& tag() { return bytes_[15]; }
-  unsigned char tag() const { return bytes_[15]; }
-  const std::string* long_string() const {
-    const std::string* s;
-    std::memcpy(&s, bytes_, sizeof s);
-    return s;
-  }
-  alignas(8) unsigned char bytes_[16];
-};
-static_assert(sizeof(Cell) == 16);
-
-}  // namespace
+using detail::Cell;
 
 // The column names, in name order, of every row made with one Shape.
 struct RowValues::Names {

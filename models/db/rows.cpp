@@ -294,42 +294,42 @@ void check_unmoved(const TableSchema& schema, const Statement& s) {
   if (assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
 }
 
-std::uint64_t version_bytes(const RowValues& values) { return kVersionBytes + values.bytes(); }
 
 // A text's map node, its place by number, and its characters where they do not sit inline.
-std::uint64_t Origins::text_bytes(const std::string& text) {
-  return 80 + sizeof(Text) + (text.size() > 15 ? (text.size() + 16) & ~std::uint64_t{15} : 0);
+std::uint64_t Origins::origin_bytes(const std::string& who) {
+  return 96 + sizeof(Kept) + (who.size() > 15 ? (who.size() + 16) & ~std::uint64_t{15} : 0);
 }
 
 void Origins::keep(Stored& slot, std::string who, std::uint64_t transaction, sim::Time inserted_at) {
-  auto it = numbers_.find(who);
+  Origin origin{std::move(who), transaction, inserted_at};
+  auto it = numbers_.find(origin);
   if (it == numbers_.end()) {
-    bytes_ += text_bytes(who);
+    bytes_ += origin_bytes(std::get<0>(origin));
     std::uint32_t number;
     if (unused_.empty()) {
-      number = static_cast<std::uint32_t>(texts_.size());
-      texts_.emplace_back();
+      number = static_cast<std::uint32_t>(kept_.size());
+      kept_.emplace_back();
     } else {
       number = unused_.back();
       unused_.pop_back();
     }
-    it = numbers_.emplace(std::move(who), number).first;
-    texts_[number].at = it;
+    it = numbers_.emplace(std::move(origin), number).first;
+    kept_[number].at = it;
   }
-  ++texts_[it->second].rows;  // before the drop: a row may keep the text it had
+  ++kept_[it->second].rows;  // before the drop: a row may keep the origin it had
   drop(slot);
-  slot = Stored{it->second, transaction, inserted_at};
+  slot = Stored{it->second};
 }
 
 void Origins::drop(Stored& slot) {
-  if (slot.who == Stored::kNone) return;
-  Text& text = texts_[slot.who];
-  if (--text.rows == 0) {
-    bytes_ -= text_bytes(text.at->first);
-    numbers_.erase(text.at);
-    unused_.push_back(slot.who);
+  if (slot.number == Stored::kNone) return;
+  Kept& kept = kept_[slot.number];
+  if (--kept.rows == 0) {
+    bytes_ -= origin_bytes(std::get<0>(kept.at->first));
+    numbers_.erase(kept.at);
+    unused_.push_back(slot.number);
   }
-  slot.who = Stored::kNone;
+  slot.number = Stored::kNone;
 }
 
 }  // namespace models::db::detail

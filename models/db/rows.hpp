@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/db/database.hpp"
@@ -82,42 +83,52 @@ void check_unmoved(const TableSchema& schema, const Statement& s);
 /// What storing a row costs, as the memory budget counts it (Database::bytes_held): each version
 /// (its place in the row's list, and its columns' block: RowValues::bytes), and the row's place
 /// in its table with an index entry. An estimate of what the model holds, the same on every
-/// machine, so the budget ends a trial at the same event everywhere.
-constexpr std::uint64_t kVersionBytes = 32;
-std::uint64_t version_bytes(const RowValues& values);
-constexpr std::uint64_t kRowBytes = 208;
+/// machine, so the budget ends a trial at the same event everywhere. Each engine stores rows
+/// its own way (docs/limits.md, "Memory budget").
+struct RowCosts {
+  std::uint64_t version;  // a version's place in its row's list
+  std::uint64_t row;      // a row's place in its table, and its index entry
+  std::uint64_t of_version(const RowValues& values) const { return version + values.bytes(); }
+};
+/// InnoDB's model: a version of 24 bytes (the first inline in its row); the rest of the row (16
+/// bytes) and its slot in the table's B-tree, and its index entry's 24 bytes and slot, with the
+/// B-trees' room to grow (models/db/database.cpp; `locksim_bench memory` measures the total).
+constexpr RowCosts kInnoDbCosts{24, 72};
+/// PostgreSQL's model: a tuple in its row's vector; the row's node in a std::map and its
+/// index entry's node in a std::set.
+constexpr RowCosts kPostgresCosts{32, 208};
 
-/// Who wrote each row, as a table stores it: the origin's text once for all the rows it wrote
-/// (a client's operation writes a row or two; a million seeded rows share a few texts), a row
-/// holding its number. A text goes with the last row that holds it. What it keeps is counted in
-/// bytes(), as bytes_held counts rows.
+/// Who wrote each row, as a table stores it: each origin (the text, the transaction, the
+/// time) once for all the rows it wrote (a client's operation writes a row or two; a million
+/// seeded rows share a few), a row holding its number. An origin goes with the last row that
+/// holds it. What it keeps is counted in bytes(), as bytes_held counts rows.
 class Origins {
  public:
   struct Stored {
     static constexpr std::uint32_t kNone = static_cast<std::uint32_t>(-1);
-    std::uint32_t who = kNone;
-    std::uint64_t transaction = 0;
-    sim::Time inserted_at{};
+    std::uint32_t number = kNone;
   };
   /// Stores the row's origin in `slot`, in place of the one it held.
   void keep(Stored& slot, std::string who, std::uint64_t transaction, sim::Time inserted_at);
   /// The row that held `slot` is gone.
   void drop(Stored& slot);
   RowOrigin operator()(const Stored& stored) const {
-    return RowOrigin{texts_[stored.who].at->first, stored.transaction, stored.inserted_at};
+    const auto& [who, transaction, inserted_at] = kept_[stored.number].at->first;
+    return RowOrigin{who, transaction, inserted_at};
   }
   std::uint64_t bytes() const { return bytes_; }
 
  private:
-  using Numbers = std::map<std::string, std::uint32_t, std::less<>>;
-  struct Text {
+  using Origin = std::tuple<std::string, std::uint64_t, sim::Time>;
+  using Numbers = std::map<Origin, std::uint32_t, std::less<>>;
+  struct Kept {
     Numbers::iterator at;
     std::uint64_t rows = 0;
   };
-  static std::uint64_t text_bytes(const std::string& text);
+  static std::uint64_t origin_bytes(const std::string& who);
   Numbers numbers_;
-  std::vector<Text> texts_;            // by number
-  std::vector<std::uint32_t> unused_;  // numbers whose text went, to give again
+  std::vector<Kept> kept_;             // by number
+  std::vector<std::uint32_t> unused_;  // numbers whose origin went, to give again
   std::uint64_t bytes_ = 0;
 };
 

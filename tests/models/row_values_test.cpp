@@ -1,12 +1,17 @@
 // A stored row's columns (models/db/row_values.hpp): they read back as they were given, in
-// name order, and a change to a copy leaves the others as they were.
+// name order, and a change to a copy leaves the others as they were. The 16-byte cells they
+// and the InnoDB model's index keys are made of (models/db/cell.hpp) order as their values.
 
 #include <catch2/catch.hpp>
+#include <rapidcheck.h>
+#include <rapidcheck/catch.h>
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "models/db/cell.hpp"
 #include "models/db/row_values.hpp"
 
 namespace db = models::db;
@@ -20,7 +25,51 @@ db::Values every_kind() {
           {"big", std::numeric_limits<std::int64_t>::min()}, {"gone", db::Null{}}, {"text", kLong}};
 }
 
+// Values as an index meets them: NULL, integers at both ends, strings that fit inline and
+// longer ones, with shared prefixes and bytes past 127 (which sort after ASCII).
+rc::Gen<db::Value> any_value() {
+  return rc::gen::oneOf(
+      rc::gen::just(db::Value{db::Null{}}),
+      rc::gen::map(rc::gen::element<std::int64_t>(std::numeric_limits<std::int64_t>::min(), -1, 0, 1, 2,
+                                                   std::numeric_limits<std::int64_t>::max()),
+                   [](std::int64_t i) { return db::Value{i}; }),
+      rc::gen::map(rc::gen::inRange<std::int64_t>(-3, 4), [](std::int64_t i) { return db::Value{i}; }),
+      rc::gen::mapcat(rc::gen::inRange<std::size_t>(0, 20), [](std::size_t n) {
+        return rc::gen::map(rc::gen::container<std::string>(n, rc::gen::element<char>('a', 'b', '\0', '\xff')),
+                            [](std::string s) { return db::Value{std::move(s)}; });
+      }));
+}
+int sign(int d) { return (d > 0) - (d < 0); }
+int order(const db::Value& a, const db::Value& b) { return a < b ? -1 : b < a ? 1 : 0; }
+
 }  // namespace
+
+TEST_CASE("a cell orders as the value it holds, and a key of several cells as the list of its values", "[db]") {
+  rc::prop("Cell::compare agrees with Value's order", [] {
+    const auto a = *any_value();
+    const auto b = *any_value();
+    const db::detail::Cell x(a), y(b);
+    RC_ASSERT(sign(x.compare(b)) == order(a, b));
+    RC_ASSERT(sign(x.compare(y)) == order(a, b));
+    RC_ASSERT(x.value() == a);
+  });
+  rc::prop("a key of several columns compares as its values' list, shorter first where one begins the other", [] {
+    const auto a = *rc::gen::container<std::vector<db::Value>>(*rc::gen::inRange<std::size_t>(2, 4), any_value());
+    const auto b = *rc::gen::container<std::vector<db::Value>>(*rc::gen::inRange<std::size_t>(0, 4), any_value());
+    const db::detail::Cell key = db::detail::Cell::several(a);
+    const db::detail::Cell copy = key;  // a copy holds its own columns
+    RC_ASSERT(copy.parts().size() == a.size());
+    const int expected = a < b ? -1 : b < a ? 1 : 0;
+    RC_ASSERT(sign(db::detail::compare_parts(copy.parts(), b)) == expected);
+    if (b.size() >= 2) {
+      const db::detail::Cell other = db::detail::Cell::several(b);
+      RC_ASSERT(sign(db::detail::compare_parts(key.parts(), other.parts())) == expected);
+    }
+    std::vector<db::Value> back;
+    for (const auto& c : key.parts()) back.push_back(c.value());
+    RC_ASSERT(back == a);
+  });
+}
 
 TEST_CASE("a stored row reads back each value as given: NULL, integers, inline and long strings", "[db]") {
   const db::RowValues row(every_kind());
