@@ -42,23 +42,14 @@ class Cell {
   template <class Values>
   static Cell several(const Values& values) {
     Cell out(Value{});
-    auto* parts = new Parts{static_cast<std::uint32_t>(std::size(values)), {}};
-    parts->cells = static_cast<Cell*>(::operator new(parts->size * sizeof(Cell)));
-    std::size_t i = 0;
-    for (const Value& v : values) new (parts->cells + i++) Cell(v);
-    out.set_pointer(parts);
+    out.set_pointer(make_parts(values));
     out.tag() = kSeveral;
     return out;
   }
   Cell(const Cell& other) {
     std::memcpy(bytes_, other.bytes_, sizeof bytes_);
     if (tag() == kLongString) set_pointer(new std::string(*other.long_string()));
-    if (tag() == kSeveral) {
-      const std::span<const Cell> from = other.parts();
-      auto* parts = new Parts{static_cast<std::uint32_t>(from.size()), static_cast<Cell*>(::operator new(from.size() * sizeof(Cell)))};
-      for (std::size_t i = 0; i < from.size(); ++i) new (parts->cells + i) Cell(from[i]);
-      set_pointer(parts);
-    }
+    if (tag() == kSeveral) set_pointer(make_parts(other.parts()));
   }
   Cell(Cell&& other) noexcept {
     std::memcpy(bytes_, other.bytes_, sizeof bytes_);
@@ -128,6 +119,15 @@ class Cell {
     std::uint32_t size;
     Cell* cells;
   };
+  // A block of cells made from each of `from` (Values, or the cells of a key being copied).
+  template <class Range>
+  static Parts* make_parts(const Range& from) {
+    auto* parts = new Parts{static_cast<std::uint32_t>(std::size(from)), nullptr};
+    parts->cells = static_cast<Cell*>(::operator new(parts->size * sizeof(Cell)));
+    std::size_t i = 0;
+    for (const auto& v : from) new (parts->cells + i++) Cell(v);
+    return parts;
+  }
   static constexpr std::size_t kInline = 15;
   static constexpr unsigned char kNull = 0, kInteger = 1, kLongString = 2, kSeveral = 3, kInlineString = 16;
   static int three_way(std::int64_t a, std::int64_t b) { return a < b ? -1 : a > b ? 1 : 0; }
