@@ -281,14 +281,15 @@ def load_explained(path):
 # The model side
 
 
-def model_sql(locksim, script, workdir):
+def model_sql(locksim, script, workdir, seed=None):
+    """One trial of the script on the model (of the given seed; without one, the scenario's own)."""
     doc = {k: v for k, v in script.items() if not k.startswith("_") and k != "conformance"}
     doc.setdefault("trials", 1)
     path = os.path.join(workdir, script["name"] + ".json")
     with open(path, "w") as f:
         json.dump(doc, f)
-    p = subprocess.run([locksim, "run", path, "--json", "--trials", "1"], cwd=workdir, capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run([locksim, "run", path, "--json", "--trials", "1"] + ([] if seed is None else ["--seed", str(seed)]),
+                       cwd=workdir, capture_output=True, text=True, timeout=120)
     if p.returncode not in (0, 1):  # 1: an expectation of the file did not hold, which is not ours to judge
         raise BadInput(f"{script['_path']}: the model refused it: {p.stderr.strip() or p.stdout.strip()}")
     results = json.loads(p.stdout)
@@ -1202,6 +1203,37 @@ def compare(script, model, real):
     return "agree"
 
 
+def tally(outcomes):
+    """How often each outcome (its steps' and tables' text) came, most frequent first."""
+    counts = {}
+    for steps, tables in outcomes:
+        key = (tuple(steps), tuple(sorted((k, str(v)) for k, v in tables.items())))
+        counts[key] = counts.get(key, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
+def print_rates(script, runs, model_runs, real_runs):
+    """--repeat: each outcome either side had, with how many of the runs had it on each side, told by
+    the steps and tables in which the outcomes differ."""
+    seen = {}
+    for side, outcomes in (("model", model_runs), ("server", real_runs)):
+        for key, n in tally(outcomes):
+            seen.setdefault(key, {"model": 0, "server": 0})[side] = n
+    keys = sorted(seen, key=lambda k: -(seen[k]["server"] + seen[k]["model"]))
+    steps_vary = [i for i in range(len(script["steps"])) if len({k[0][i] for k in keys if i < len(k[0])}) > 1]
+    tables_vary = [t for t in sorted({name for k in keys for name, _ in k[1]}) if len({dict(k[1]).get(t) for k in keys}) > 1]
+    print(f"{script['name']}: {runs} runs on each side"
+          + ("" if real_runs else " (the real side was skipped)"))
+    for n, key in enumerate(keys, 1):
+        print(f"  outcome {n}: model {seen[key]['model']} of {len(model_runs)}, server {seen[key]['server']} of {len(real_runs)}")
+        for i in steps_vary:
+            step = script["steps"][i]
+            print(f"    step {i + 1} {step.get('session', '-')}: {key[0][i]}")
+        for t in tables_vary:
+            print(f"    table {t}: {dict(key[1]).get(t)}")
+    sys.stdout.flush()
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
         print(f"conformance: {message} (see --help)", file=sys.stderr)
@@ -1226,6 +1258,9 @@ def main():
     sides.add_argument("--real-only", action="store_true",
                        help="run the real side alone and print every step's outcome there (writing a script)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print both sides' outcomes of every step")
+    ap.add_argument("--repeat", type=int, metavar="N",
+                    help="run each SQL script N times on each side (the model's trials with seeds 1 to N) and print "
+                         "how often each outcome came, instead of comparing one run (a race's rates)")
     try:
         a = ap.parse_args()
     except SystemExit as e:
@@ -1241,7 +1276,13 @@ def main():
             raise BadInput("the locksim binary is needed (it may be left out with --real-only)")
         if a.locksim and not os.access(a.locksim, os.X_OK):
             raise BadInput(f"{a.locksim}: not an executable")
+        if a.repeat is not None and not 1 <= a.repeat <= 1000:
+            raise BadInput(f"--repeat {a.repeat}: expected a number of runs from 1 to 1000")
         scripts = load_scripts(a.scripts, set(a.only))
+        if a.repeat is not None:
+            redis = [s["name"] for s in scripts if s["_kind"] == "redis"]
+            if redis:
+                raise BadInput(f"--repeat runs SQL scripts only; {redis[0]} is a Redis script")
         explained = load_explained(a.explained)
     except BadInput as e:
         print(f"conformance: {e}", file=sys.stderr)
@@ -1295,10 +1336,26 @@ def main():
             if not a.real_only:
                 try:
                     model = (model_redis(a.redis_driver, script, root) if kind == "redis"
-                             else model_sql(a.locksim, script, root))
+                             else model_sql(a.locksim, script, root, 1 if a.repeat else None))
                 except BadInput as e:
                     print(f"conformance: {e}", file=sys.stderr)
                     return 2
+            if a.repeat is not None:
+                model_runs = [] if a.real_only else [model[:2]] + [
+                    model_sql(a.locksim, script, root, seed)[:2] for seed in range(2, a.repeat + 1)]
+                real_runs = []
+                real_side = real_sql if kind == "sql" else real_pg
+                for run in range(0 if kind in skipped else a.repeat):
+                    try:
+                        timeline = model[2] if model else without_model(script)
+                        real_runs.append(real_side(servers[kind], script, n, a.locksim, root, timeline))
+                    except Exception as e:
+                        print(f"{name}: failed on the server (run {run + 1}): {type(e).__name__}: {e}", flush=True)
+                        failed = True
+                        break
+                print_rates(script, a.repeat, model_runs, real_runs)
+                ran += 1
+                continue
             if kind in skipped:
                 if a.real_only:
                     print(f"{name}: real side skipped", flush=True)
@@ -1363,6 +1420,9 @@ def main():
         print(f"conformance: {unexplained} unexplained divergence{'s' if unexplained != 1 else ''}: fix the model or "
               f"list them in docs/conformance.md with the reason")
     print(f"conformance: {time.monotonic() - t0:.1f} s")
+    if a.repeat is not None:
+        print(f"conformance: {ran} of {len(scripts)} scripts repeated {a.repeat} times")
+        return 1 if failed else 0
     if a.real_only:
         print(f"conformance: real side only: {ran} of {len(scripts)} scripts ran"
               + by_engine({k: f"{count[k]}" for k in KINDS if count[k]}))
