@@ -81,6 +81,9 @@ with tempfile.TemporaryDirectory(prefix="locksim-conformance-inputs-") as d:
     refused("--model-only with --real-only", [sys.executable, suite, locksim, "--model-only", "--real-only"], "--real-only")
     refused("an unknown flag", [sys.executable, suite, locksim, "--no-such-flag"], "--no-such-flag")
     refused("an unknown script", [sys.executable, suite, locksim, "--only", "no-such-script"], "no-such-script")
+    refused("--repeat 0", [sys.executable, suite, locksim, "--repeat", "0"], "from 1 to 1000")
+    refused("--repeat of a Redis script", [sys.executable, suite, locksim, "--repeat", "2", "--only", "incr-counter"],
+            "SQL scripts only")
 
 # Without servers: the model side alone, and the report says so.
 rc, out, err = run([sys.executable, suite, locksim, "--redis-driver", driver, "--model-only",
@@ -88,6 +91,14 @@ rc, out, err = run([sys.executable, suite, locksim, "--redis-driver", driver, "-
 if rc != 0 or "real side skipped" not in out or "the real side of the sql scripts was skipped" not in out \
         or not out.strip().endswith("not compared (the real side was skipped)"):
     failures.append(f"--model-only: expected the model side alone and the skip said, got {rc}: {out!r} {err!r}")
+
+# --repeat: the model's trials with seeds 1 to N, each outcome with its count. In delete-commit-unique
+# either waiter may win (the seed breaks the tie when both are woken at once): 20 trials show both.
+rc, out, err = run([sys.executable, suite, locksim, "--model-only", "--repeat", "20", "--only", "delete-commit-unique"])
+counts = [int(line.split("model ")[1].split(" of ")[0]) for line in out.splitlines() if line.startswith("  outcome ")]
+if rc != 0 or len(counts) != 2 or sum(counts) != 20 or "step 4 s2: error 1062, waited" not in out \
+        or "step 4 s2: 1 affected, waited" not in out or "20 runs on the model (the other side was skipped)" not in out:
+    failures.append(f"--repeat: expected two outcomes over 20 model trials, got {rc}: {out!r} {err!r}")
 
 # Started by a python3 without the clients (a virtualenv without the system's packages), the suite
 # starts itself again under one that has them, says so, and runs the real side.

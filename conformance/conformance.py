@@ -3,7 +3,7 @@
 outcomes are compared step by step.
 
 usage: conformance.py LOCKSIM [--redis-driver DRIVER] [--scripts DIR] [--explained FILE]
-                      [--only NAME] [--model-only]
+                      [--only NAME] [--model-only] [--repeat N]
        conformance.py [LOCKSIM] --real-only [--only NAME]
 
 A script is a scenario file of the sessions workload (docs/scenario.md) with one key more,
@@ -1222,10 +1222,11 @@ def print_rates(script, runs, model_runs, real_runs):
     keys = sorted(seen, key=lambda k: -(seen[k]["server"] + seen[k]["model"]))
     steps_vary = [i for i in range(len(script["steps"])) if len({k[0][i] for k in keys if i < len(k[0])}) > 1]
     tables_vary = [t for t in sorted({name for k in keys for name, _ in k[1]}) if len({dict(k[1]).get(t) for k in keys}) > 1]
-    print(f"{script['name']}: {runs} runs on each side"
-          + ("" if real_runs else " (the real side was skipped)"))
+    sides = [(side, len(outcomes)) for side, outcomes in (("model", model_runs), ("server", real_runs)) if outcomes]
+    print(f"{script['name']}: {runs} runs on " + (
+        "each side" if len(sides) == 2 else f"the {sides[0][0]} (the other side was skipped)" if sides else "neither side"))
     for n, key in enumerate(keys, 1):
-        print(f"  outcome {n}: model {seen[key]['model']} of {len(model_runs)}, server {seen[key]['server']} of {len(real_runs)}")
+        print(f"  outcome {n}: " + ", ".join(f"{side} {seen[key][side]} of {total}" for side, total in sides))
         for i in steps_vary:
             step = script["steps"][i]
             print(f"    step {i + 1} {step.get('session', '-')}: {key[0][i]}")
