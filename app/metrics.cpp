@@ -179,7 +179,8 @@ std::string metrics_markdown() {
 
 std::optional<models::ErrorKind> error_kind(const std::string& name) {
   for (auto kind : {models::ErrorKind::timeout, models::ErrorKind::rejected, models::ErrorKind::duplicate_key,
-                    models::ErrorKind::deadlock, models::ErrorKind::lock_wait_timeout, models::ErrorKind::lock_busy,
+                    models::ErrorKind::deadlock, models::ErrorKind::lock_wait_timeout, models::ErrorKind::autoinc_failed,
+                    models::ErrorKind::lock_busy,
                     models::ErrorKind::dropped, models::ErrorKind::fenced, models::ErrorKind::internal})
     if (error_name(kind) == name || error_name(kind, models::db::Engine::postgresql) == name) return kind;
   return std::nullopt;

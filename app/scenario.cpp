@@ -50,7 +50,7 @@ const Names<models::redis::Persistence> persistence = {{"none", models::redis::P
 
 models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
   if (auto kind = locksim::error_kind(name)) return *kind;
-  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, lock_busy, dropped, internal), got " + quote_value(name), key);
+  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, 1467, lock_busy, dropped, fenced, internal), got " + quote_value(name), key);
 }
 
 // What parse_expectation() reads, as a pattern for the schema.

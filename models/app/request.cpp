@@ -15,6 +15,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::duplicate_key: return "duplicate_key";
     case ErrorKind::deadlock: return "deadlock";
     case ErrorKind::lock_wait_timeout: return "lock_wait_timeout";
+    case ErrorKind::autoinc_failed: return "autoinc_failed";
     case ErrorKind::lock_busy: return "lock_busy";
     case ErrorKind::dropped: return "dropped";
     case ErrorKind::fenced: return "fenced";

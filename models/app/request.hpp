@@ -11,7 +11,7 @@
 
 namespace models {
 
-/// How an attempt failed, as the client sees it.
+/// How an attempt failed, as the client sees it. Traces hold a kind by its number: a new one goes last.
 enum class ErrorKind : std::uint8_t {
   none,
   timeout,            // no reply within the attempt's timeout
@@ -23,6 +23,7 @@ enum class ErrorKind : std::uint8_t {
   dropped,            // the server chose to drop the request (busy key)
   fenced,             // the storage refused the write: a later lock holder's token was seen
   internal,           // anything else the handler reports
+  autoinc_failed,     // MySQL 1467: a deadlock's victim that waited for the AUTO-INC lock, rolled back
 };
 const char* to_string(ErrorKind kind);
 

@@ -17,6 +17,7 @@ std::string error_name(ErrorKind kind, db::Engine engine) {
     case ErrorKind::duplicate_key: return pg ? "23505" : "1062";
     case ErrorKind::deadlock: return pg ? "40P01" : "1213";
     case ErrorKind::lock_wait_timeout: return pg ? "55P03" : "1205";
+    case ErrorKind::autoinc_failed: return "1467";  // MariaDB's only
     default: return to_string(kind);
   }
 }

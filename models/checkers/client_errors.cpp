@@ -10,7 +10,7 @@ class ClientErrors : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "errors.<kind>", .unit = "operations",
-             .meaning = "operations that ended with this error (database errors by the server's code: 1062, 1213, 1205 on MariaDB, "
+             .meaning = "operations that ended with this error (database errors by the server's code: 1062, 1213, 1205, 1467 on MariaDB, "
                         "23505, 40P01, 55P03 on PostgreSQL; others by kind: "
                         "timeout, rejected, lock_busy, dropped, fenced, internal)"}};
   }

@@ -51,6 +51,7 @@ const char* sqlstate(Code code) {
     case Code::no_such_index: return "42704";
     case Code::lock_wait_timeout: return "55P03";
     case Code::deadlock: return "40P01";
+    case Code::autoinc_failed: return "HY000";
     case Code::transaction_in_progress: return "25001";
     case Code::connection_timeout: return "08006";
     case Code::serialization_failure: return "40001";
@@ -77,6 +78,7 @@ const char* to_string(Code code) {
     case Code::no_such_index: return "1091 Can't DROP INDEX";
     case Code::lock_wait_timeout: return "1205 Lock wait timeout exceeded";
     case Code::deadlock: return "1213 Deadlock found when trying to get lock";
+    case Code::autoinc_failed: return "1467 Failed to read auto-increment value from storage engine";
     case Code::transaction_in_progress: return "1568 Transaction characteristics can't be changed";
     case Code::connection_timeout: return "connection timed out";
     case Code::serialization_failure: return "40001 could not serialize access";
@@ -106,6 +108,9 @@ using detail::Cell;
 using TxnId = std::uint64_t;
 constexpr int kPrimary = 0;  // the clustered index, keyed by id
 constexpr int kKey = 1;      // the secondary index on the key column
+// The table's AUTO-INC lock, in a queue of its own: one exclusive record lock on one entry, held
+// by an insert from the id it takes to its statement's end (InnoDb::take_autoinc).
+constexpr int kAutoInc = 2;
 
 // A key of an index: one value per column of the index, in its order (an id on the primary
 // key). Keys compare column by column, and a key that is the first columns of another (a
@@ -339,7 +344,7 @@ struct Table {
     took_id(id);
     return id;
   }
-  LockQueue locks[2];
+  LockQueue locks[3];  // kPrimary, kKey, kAutoInc
   // An online ADD INDEX in progress: the table's metadata lock is held, and a later ALTER
   // waits for it in `ddl_waiters`, in order.
   struct Build {
@@ -443,6 +448,13 @@ struct SessionState {
 enum class Got { at_once, after_wait, skipped };
 
 const char* const kDeadlockMessage = "Deadlock found when trying to get lock; try restarting transaction";
+// A deadlock whose victim was waiting for the AUTO-INC lock: MariaDB's handler reports that it
+// could not read the next id (1467), and the transaction is rolled back as for 1213.
+const char* const kAutoIncMessage = "Failed to read auto-increment value from storage engine";
+Failure deadlock_failure(int index, std::vector<std::string> cycle, std::int64_t changes) {
+  if (index == kAutoInc) return Failure{Code::autoinc_failed, kAutoIncMessage, std::move(cycle), changes};
+  return Failure{Code::deadlock, kDeadlockMessage, std::move(cycle), changes};
+}
 const char* const kLockWaitTimeoutMessage = "Lock wait timeout exceeded; try restarting transaction";
 
 // MySQL's 1062 text: "Duplicate entry 'a' for key 'uk'" (numbers quoted as well); a key of
@@ -698,6 +710,12 @@ class InnoDb final : public Database::Model {
   LockWait describe(const Table& t, int index, const Lock& req) const {
     LockWait w;
     w.table = t.schema.name;
+    if (index == kAutoInc) {
+      w.entry = "table lock";
+      w.mode = "AUTO-INC";
+      for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
+      return w;
+    }
     w.index = index == kPrimary ? "PRIMARY" : index_name(t);
     if (req.insert_intention) w.entry = gap_text(index, after(t, index, req.at));
     else if (req.record) w.entry = entry_text(index, req.at);
@@ -755,7 +773,7 @@ class InnoDb final : public Database::Model {
         drop_waiting(txn);
         const auto changes = static_cast<std::int64_t>(txn.undo.size());
         rollback(txn);
-        throw Failure{Code::deadlock, kDeadlockMessage, std::move(names), changes};
+        throw deadlock_failure(index, std::move(names), changes);
       }
       Txn& other = *cycle[victim];
       other.doomed = true;
@@ -781,7 +799,7 @@ class InnoDb final : public Database::Model {
       const auto changes = static_cast<std::int64_t>(txn.undo.size());
       std::vector<std::string> cycle = std::move(txn.cycle);
       rollback(txn);
-      throw Failure{Code::deadlock, kDeadlockMessage, std::move(cycle), changes};
+      throw deadlock_failure(index, std::move(cycle), changes);
     }
     txn.waiting = nullptr;
     if (req.insert_intention) {
@@ -1458,6 +1476,7 @@ class InnoDb final : public Database::Model {
     const std::optional<Key> key = key_of(t, values);
     if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
+    if (!explicit_id && !auto_id) take_autoinc(txn, t, s.kind == Statement::Kind::insert_if_absent || s.bulk);
     // The counter's next value is taken now, and lost if the insert fails.
     const std::int64_t id = explicit_id ? *explicit_id : auto_id ? *auto_id : t.new_id();
     if (explicit_id) t.took_id(id);
@@ -1507,6 +1526,7 @@ class InnoDb final : public Database::Model {
     if (s.more().more_rows.empty()) return insert(txn, t, s, s.values, who);
     std::int64_t wanted = s.values.count("id") ? 0 : 1;
     for (const Values& row : s.more().more_rows) wanted += row.count("id") ? 0 : 1;
+    if (wanted > 0 && t.schema.auto_increment) take_autoinc(txn, t, false);
     const bool reserve = t.schema.auto_increment && !t.ids_exhausted && t.next_id <= std::numeric_limits<std::int64_t>::max() - wanted;
     std::int64_t next_id = t.next_id;
     const std::int64_t reserved_end = next_id + wanted;
@@ -1747,6 +1767,18 @@ class InnoDb final : public Database::Model {
     return insert(txn, t, s, s.values, who);
   }
 
+  // The table's AUTO-INC lock, taken before an insert takes an id (InnoDB's innobase_lock_autoinc
+  // in lock mode 1, MariaDB's default): an INSERT ... SELECT, a bulk insert, always takes it; a
+  // simple INSERT only while another statement holds it or waits for it, and otherwise takes its
+  // ids under a mutex. Held to the statement's end. A deadlock whose victim waits for it ends
+  // in 1467 (conformance autoinc-lock-deadlock-1467, autoinc-lock-simple-insert).
+  void take_autoinc(Txn& txn, Table& t, bool bulk) {
+    if (bulk || t.locks[kAutoInc].size() > 0) lock(txn, t, kAutoInc, Lock{.exclusive = true, .record = true});
+  }
+  void release_autoinc(const Txn& txn, Table& t) {
+    if (t.locks[kAutoInc].erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(t.locks[kAutoInc]);
+  }
+
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
     if (!remove) detail::check_unmoved(t.schema, s);
     Result out;
@@ -1882,13 +1914,14 @@ class InnoDb final : public Database::Model {
       out.code = f.code;
       out.message = std::move(f.message);
       out.waits = std::move(txn.waits);
-      if (f.code == Code::deadlock) {
+      if (f.code == Code::deadlock || f.code == Code::autoinc_failed) {
         out.deadlock_cycle = std::move(f.cycle);
         out.undone = Undone::transaction;  // rolled back whole
         out.undone_rows = f.undone_rows;
         s.txn.reset();
         return out;
       }
+      release_autoinc(txn, t);
       out.undone = Undone::statement;  // 1062 and 1205 roll back the statement only
       out.undone_rows = static_cast<std::int64_t>(txn.undo.size() - mark);
       undo_to(txn, mark);
@@ -1898,6 +1931,7 @@ class InnoDb final : public Database::Model {
       }
       return out;
     }
+    release_autoinc(txn, t);
     out.waits = std::move(txn.waits);
     out.applied = now_if_running();
     if (txn.assigned_id) s.last_insert_id = *txn.assigned_id;

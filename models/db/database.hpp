@@ -25,6 +25,10 @@
 // - a FIFO lock-wait queue, deadlock detection on the wait-for graph (1213 rolls back the
 //   victim's whole transaction) and lock-wait timeout (1205, 50 s by default, rolling back
 //   only the statement, as 1062 does);
+// - the table's AUTO-INC lock (lock mode 1, MariaDB's default): an INSERT ... SELECT takes it
+//   for its generated id, a simple INSERT only while another statement holds it or waits for
+//   it; held to the statement's end; a deadlock whose victim waits for it is 1467, the
+//   transaction rolled back as for 1213;
 // - READ COMMITTED takes no gap locks and, for UPDATE/DELETE, skips locked rows whose
 //   latest committed version does not match (semi-consistent read);
 // - READ UNCOMMITTED reads the latest versions, committed or not, and locks as READ
@@ -52,8 +56,7 @@
 // ALTER's metadata-lock waits behind open transactions at its start and end (and the
 // statements that queue behind such a waiting ALTER), ALGORITHM=COPY,
 // purge of deleted rows (a committed delete takes its entries away at once, and locks on
-// them stay where they were), AUTO_INCREMENT table locks (1467), a crash of
-// the database's node (its state outlives it).
+// them stay where they were), a crash of the database's node (its state outlives it).
 //
 // Statements run inside simulated processes: a lock wait blocks the calling process, and
 // the server's time for a statement (StatementTiming) passes inside it, where it falls.
@@ -282,6 +285,9 @@ struct Statement {
   std::string column{};  // add_index: the column it indexes
   bool unique = false;   // add_index: UNIQUE
   bool consistent_snapshot = false;  // begin: START TRANSACTION WITH CONSISTENT SNAPSHOT
+  /// insert: INSERT ... SELECT of values without WHERE NOT EXISTS, a bulk insert (MariaDB takes
+  /// the table's AUTO-INC lock for it).
+  bool bulk = false;
   std::int64_t seconds = 0;          // set_lock_wait_timeout: the session's timeout
   /// set_timeout: which setting ("lock_timeout", "statement_timeout", "deadlock_timeout") and
   /// its value in milliseconds (0: none).
@@ -339,6 +345,7 @@ enum class Code : int {
   lock_wait_timeout = 1205,
   no_default = 1364,
   deadlock = 1213,
+  autoinc_failed = 1467,  // a deadlock whose victim waited for the AUTO-INC lock (MariaDB)
   transaction_in_progress = 1568,
   value_out_of_range = 1690,
   connection_timeout = -1,

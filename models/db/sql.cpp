@@ -1080,7 +1080,7 @@ class Parser {
     assignments(s.on_update, Param::In::on_update, columns);
   }
 
-  // INSERT INTO t (cols) SELECT v, ... [FROM DUAL] WHERE NOT EXISTS (SELECT ... FROM t [WHERE ...])
+  // INSERT INTO t (cols) SELECT v, ... [FROM DUAL] [WHERE NOT EXISTS (SELECT ... FROM t [WHERE ...])]
   void insert_select(const std::vector<std::string>& columns) {
     Statement& s = out_.statement;
     s.kind = Statement::Kind::insert_if_absent;
@@ -1092,8 +1092,14 @@ class Parser {
       values.push_back(value(Param{.in = Param::In::values, .column = column_at(columns, values.size())}));
     } while (accept_symbol(","));
     fill_values(columns, std::move(values), select_at);
-    if (accept("FROM")) expect("DUAL");
-    if (!accept("WHERE")) fail(", FROM DUAL or WHERE NOT EXISTS (...)");
+    const bool from_dual = accept("FROM");
+    if (from_dual) expect("DUAL");
+    if (!accept("WHERE")) {  // one row of values, inserted as a bulk insert
+      s.kind = Statement::Kind::insert;
+      s.bulk = true;
+      finish(from_dual ? "WHERE NOT EXISTS (...) or " : ", FROM DUAL, WHERE NOT EXISTS (...) or ");
+      return;
+    }
     expect("NOT");
     expect("EXISTS");
     expect_symbol("(");

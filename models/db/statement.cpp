@@ -88,6 +88,7 @@ std::string to_string(const Statement& s) {
                          : s.on_duplicate == OnDuplicate::ignore ? "INSERT IGNORE"
                                                                  : "INSERT";
       const auto [columns, values] = columns_and_values(s);
+      if (s.bulk) return fmt::format("{} INTO {} {} SELECT {} FROM DUAL", verb, s.table, columns, values);
       std::string out = fmt::format("{} INTO {} {} VALUES ({})", verb, s.table, columns, values);
       if (s.on_duplicate == OnDuplicate::update) out += " ON DUPLICATE KEY UPDATE " + assignments(s.on_update, s);
       return out;

@@ -25,7 +25,8 @@ Entry insert_where_not_exists() {
   return {{.name = "insert-where-not-exists",
            .description = "INSERT ... SELECT ... WHERE NOT EXISTS; plain index on open_id",
            .source = "sources/004 (INSERT ... SELECT WHERE NOT EXISTS)",
-           .risks = "under REPEATABLE READ no duplicates but deadlocks when two arrive together; under READ COMMITTED duplicates",
+           .risks = "under REPEATABLE READ no duplicates but deadlocks when two arrive together (1467: the table's AUTO-INC "
+                    "lock is in the cycle); under READ COMMITTED duplicates",
            .params = {index_param(db::KeyIndex::non_unique)},
            .needs = {.key_index = db::KeyIndex::non_unique}},
           [](Env& env, const Params& p) { return std::make_unique<InsertWhereNotExists>(env, p); }};

@@ -445,11 +445,11 @@ class ScriptStrategy : public Strategy {
     if (lua_isnil(T, -1)) return ErrorKind::none;
     if (lua_type(T, -1) == LUA_TSTRING) {
       const std::string kind = lua_tostring(T, -1);
-      for (int k = static_cast<int>(ErrorKind::timeout); k <= static_cast<int>(ErrorKind::internal); ++k)
+      for (int k = static_cast<int>(ErrorKind::timeout); k <= static_cast<int>(ErrorKind::autoinc_failed); ++k)
         if (kind == to_string(static_cast<ErrorKind>(k))) return static_cast<ErrorKind>(k);
     }
     problem = fmt::format("{}: {} returned {}: expected nothing (success) or an error kind: timeout, rejected, "
-                          "duplicate_key, deadlock, lock_wait_timeout, lock_busy, dropped, fenced, internal",
+                          "duplicate_key, deadlock, lock_wait_timeout, autoinc_failed, lock_busy, dropped, fenced, internal",
                           rt_.file, compiled_->handler(), lua_type(T, -1) == LUA_TSTRING ? "'" + std::string(lua_tostring(T, -1)) + "'" : luaL_typename(T, -1));
     return ErrorKind::internal;
   }

@@ -209,6 +209,7 @@ Response Strategy::handle(const Request& request, Worker& worker) {
       case db::Code::deadlock: return Response{ErrorKind::deadlock};
       case db::Code::lock_wait_timeout: return Response{ErrorKind::lock_wait_timeout};
       case db::Code::out_of_range: return Response{ErrorKind::internal};  // 167: the table ran out of ids
+      case db::Code::autoinc_failed: return Response{ErrorKind::autoinc_failed};
       default: return Response{ErrorKind::timeout};  // the pool or the connection timed out
     }
   } catch (const sim::Timeout&) {
