@@ -931,9 +931,9 @@ class InnoDb final : public Database::Model {
     int index = kPrimary;
     std::optional<Key> key{};       // a point: an id, or a prefix of the key index's keys
     enum class By { point_or_scan, points, ranges } by = By::point_or_scan;
-    std::vector<Value> points{};    // By::points: points of `index` (ids, or keys of a unique index), in order, each once
+    std::vector<Value> points{};    // By::points: points of `index` (ids, or keys of the key index), in order, each once
     std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
-    Key prefix{};                   // By::ranges on the key index: the first columns fixed (the ranges are of the next)
+    Key prefix{};                   // points and ranges on the key index: the first columns fixed (they are of the next)
   };
   Path path_for(const Table& t, const Statement& s) const {
     // `id = NULL` or `key = NULL` (a `?` bound to NULL) is never true: MySQL's "Impossible
@@ -957,16 +957,8 @@ class InnoDb final : public Database::Model {
         if (std::holds_alternative<std::int64_t>(v)) ids.push_back(v);  // another can match no id
       return {.index = kPrimary, .by = Path::By::points, .points = std::move(ids)};
     }
-    if (indexed(t))
-      if (auto in = in_list(s, t.schema.key_column)) {
-        // On a unique index of one column each key is a unique search of its own (as
-        // `key = v`); otherwise a range of one value of the first column.
-        if (t.schema.key_index == KeyIndex::unique && t.schema.key_tail.empty())
-          return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
-        Path p{.index = kKey, .by = Path::By::ranges};
-        for (const Value& v : *in) p.ranges.push_back(Range{v, v});
-        return p;
-      }
+    if (indexed(t))  // each key a search of its own, as `key = v` is (conformance in-*-rr)
+      if (auto in = in_list(s, t.schema.key_column)) return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
     if (auto r = range_of(s, "id")) return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
     if (indexed(t))
       if (auto r = range_of(s, t.schema.key_column)) {
@@ -978,9 +970,14 @@ class InnoDb final : public Database::Model {
     return {kPrimary, std::nullopt};
   }
 
-  // The path of a prefix of the key index's columns: one point of it, or, where the WHERE
-  // bounds the next column (`merchant = 1 AND request > 'a'`), that range among its entries.
+  // The path of a prefix of the key index's columns: one point of it; where the WHERE lists
+  // the next column's values (`merchant = 1 AND request IN ('a', 'b')`), a point of each after
+  // the prefix (conformance in-second-column-*-rr); or, where it bounds the next column
+  // (`merchant = 1 AND request > 'a'`), that range among its entries.
   static Path prefix_path(const Table& t, const Statement& s, Key prefix) {
+    if (prefix.size() <= t.schema.key_tail.size())
+      if (auto in = in_list(s, t.schema.key_tail[prefix.size() - 1]))
+        return {.index = kKey, .by = Path::By::points, .points = std::move(*in), .prefix = std::move(prefix)};
     if (prefix.size() <= t.schema.key_tail.size())
       if (auto r = range_of(s, t.schema.key_tail[prefix.size() - 1])) {
         if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
@@ -1170,7 +1167,9 @@ class InnoDb final : public Database::Model {
   // - otherwise, under REPEATABLE READ, each entry visited gets a next-key lock and the gap
   //   after the last one a gap lock (an absent key: the gap it would go in; a scan: the gap
   //   before the supremum); a row found on the secondary index is locked on the primary too;
-  // - a range (and each key of `key IN (...)` on a plain index) locks its entries next-key, except an id
+  //   `key IN (...)` on a plain index is such a search for each value (the entry past each
+  //   value's keys keeps its record unlocked: conformance in-nonunique-rr, in-second-column-plain-rr);
+  // - a range locks its entries next-key, except an id
   //   equal to a closed lower bound (its record only), and the first entry past its end
   //   next-key too (on the secondary index that entry only, not its row), or the gap before
   //   the supremum when nothing is past it (conformance range-*-rr, in-*-rr);
@@ -1191,8 +1190,11 @@ class InnoDb final : public Database::Model {
             if ((waited = scan_range(txn, t, p.index, p.prefix, r, where, exclusive, dml, kept))) break;
           break;
         case Path::By::points:
-          for (const Value& point : p.points)
-            if ((waited = search(txn, t, Path{p.index, Key{point}}, where, exclusive, dml, kept))) break;
+          for (const Value& point : p.points) {
+            Key key = p.prefix;
+            key.push_back(point);
+            if ((waited = search(txn, t, Path{p.index, std::move(key)}, where, exclusive, dml, kept))) break;
+          }
           break;
         case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
       }
