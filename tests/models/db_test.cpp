@@ -649,6 +649,51 @@ TEST_CASE("on a non-unique index, FOR UPDATE of an absent key does not block ins
   CHECK(r.returned < at_ms(50));
 }
 
+TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...) searches each key as = does: its keys' gaps are locked, "
+          "the entry past them is not, as it is behind the range of the same keys",
+          "[db]") {
+  // Pins conformance in-nonunique-rr and range-nonunique-rr (MariaDB 10.11): keys b m x; `IN ('m', 'n')` locks m
+  // next-key and the gap up to x, so an insert of n waits; a FOR UPDATE of x waits only behind the range.
+  const bool in_list = GENERATE(true, false);
+  const std::string where = in_list ? "open_id IN ('m', 'n')" : "open_id >= 'm' AND open_id <= 'n'";
+  INFO(where);
+  const auto sql = [](const std::string& text) { return db::sql::bind(db::sql::prepare(text), {}); };
+  Db d(KeyIndex::non_unique);
+  auto& a = d.app();
+  auto& b = d.app();
+  auto& p = d.app();
+  Code inserted = Code::connection_timeout;
+  sim::Time inserted_at, probed_at;
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    CHECK(c.execute(sql("SELECT id FROM accounts WHERE " + where + " FOR UPDATE")).rows.size() == 1);
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("inserter", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    inserted = code_of([&] { c.insert(kTable, account("n")); });
+    inserted_at = sim::now();
+  });
+  p.node.spawn("prober", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    c.begin();
+    CHECK(c.execute(sql("SELECT id FROM accounts WHERE open_id = 'x' FOR UPDATE")).rows.size() == 1);
+    probed_at = sim::now();
+    c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(inserted == Code::ok);
+  CHECK(inserted_at > at_ms(100));  // n's gap is locked either way
+  if (in_list) CHECK(probed_at < at_ms(60));
+  else CHECK(probed_at > at_ms(100));
+}
+
 TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into the gap between its neighbours and no "
           "other insert",
           "[db]") {
