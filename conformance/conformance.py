@@ -698,6 +698,11 @@ class SqlSession(threading.Thread):
                 return
             sql, args, record = job
             self.current = record
+            if record.get("together") is not None:  # a step of a same-instant group: all start at once
+                try:
+                    record["together"].wait(STEP_LIMIT_S)
+                except threading.BrokenBarrierError:
+                    pass
             self.execute(sql, args, record)
             self.current = None
             SqlSession.last_finish = time.monotonic()
@@ -937,9 +942,25 @@ def without_model(script):
     return [(0.0, 0.0, None)] * len(script["steps"])
 
 
+def same_instant(steps, i):
+    """The steps from i on that share its at_ms, each on a session of its own: issued at one instant."""
+    at = steps[i].get("at_ms")
+    if not isinstance(at, (int, float)):
+        return [i]
+    group, names = [i], {steps[i]["session"]}
+    for k in range(i + 1, len(steps)):
+        if steps[k].get("at_ms") != at or steps[k]["session"] in names:
+            break
+        group.append(k)
+        names.add(steps[k]["session"])
+    return group
+
+
 def run_steps(server, script, open_session, monitor_class, placeholders, model_timeline):
     """Runs the script's steps on the server, each session a connection on a thread of its own; returns
-    each step's outcome, as sql_outcome writes it."""
+    each step's outcome, as sql_outcome writes it. Steps that share an at_ms, on idle sessions of their own,
+    start together behind a barrier, as the model issues them at one instant (a race's rate,
+    --repeat)."""
     pg = script["_kind"] == "pg"
     ignore = script.get("conformance", {}).get("ignore_ids", False)
     sessions = {}
@@ -947,9 +968,18 @@ def run_steps(server, script, open_session, monitor_class, placeholders, model_t
     monitor = monitor_class(server, sessions)
     start = time.monotonic()
     deadline = start + SCRIPT_LIMIT_S
+    together = {}  # step number -> the barrier its same-instant group starts behind
     try:
         for i, step in enumerate(script["steps"]):
             name = step["session"]
+            group = same_instant(script["steps"], i) if i not in together else []
+            if len(group) > 1:
+                for k in group:
+                    if script["steps"][k]["session"] not in sessions:
+                        sessions[script["steps"][k]["session"]] = open_session()
+                idle = [all(r["done"].is_set() for r in sessions[script["steps"][k]["session"]].issued) for k in group]
+                barrier = threading.Barrier(len(group)) if all(idle) else None
+                together.update({k: barrier for k in group})
             if name not in sessions:
                 sessions[name] = open_session()
             if isinstance(step.get("at_ms"), (int, float)):
@@ -960,7 +990,7 @@ def run_steps(server, script, open_session, monitor_class, placeholders, model_t
             # blocked: the next step may come (the step waits for a lock, or for its busy session);
             # lock_wait_seen: when the server last showed this step itself waiting for a lock.
             record = {"done": threading.Event(), "blocked": threading.Event(), "lock_wait_seen": None, "sql": sql,
-                      "session": sessions[name]}
+                      "session": sessions[name], "together": together.get(i)}
             records.append(record)
             statement, params = placeholders(sql, args) if args else (sql, None)
             sessions[name].issue(statement, params, record)
