@@ -919,14 +919,19 @@ class InnoDb final : public Database::Model {
     bool lo_closed = true, hi_closed = true;
     bool contains_above_lo(const Value& v) const { return !lo || (lo_closed ? v >= *lo : v > *lo); }
     bool below_hi(const Value& v) const { return !hi || (hi_closed ? v <= *hi : v < *hi); }
+    /// The one value of `[v, v]` (`k BETWEEN 'd' AND 'd'`), which the server reads as `k = v`.
+    std::optional<Value> point() const {
+      if (lo && hi && lo_closed && hi_closed && *lo == *hi) return lo;
+      return std::nullopt;
+    }
   };
 
   // The access path a WHERE clause gives, as docs/sql.md describes the model's choice:
   // `id = v`, then `key = v` (a point on the primary key, or the key index's first columns
   // fixed to one value each); `id IN (...)` (points on the primary key); `key IN (...)`
-  // (points on a unique key index of one column, else ranges of one value of its first
-  // column each); a range of id, then of the key's first column (from <, <=, >, >= and
-  // BETWEEN); else a scan of the clustered index.
+  // (points on the key index, each searched as `key = v`; `key = v OR key = w` is the same
+  // list); a range of id, then of the key's first column (from <, <=, >, >= and BETWEEN; one
+  // of a single value is a point); else a scan of the clustered index.
   struct Path {
     int index = kPrimary;
     std::optional<Key> key{};       // a point: an id, or a prefix of the key index's keys
@@ -959,9 +964,13 @@ class InnoDb final : public Database::Model {
     }
     if (indexed(t))  // each key a search of its own, as `key = v` is (conformance in-*-rr)
       if (auto in = in_list(s, t.schema.key_column)) return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
-    if (auto r = range_of(s, "id")) return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
+    if (auto r = range_of(s, "id")) {
+      if (auto v = r->point(); v && std::holds_alternative<std::int64_t>(*v)) return {kPrimary, Key{*v}};
+      return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
+    }
     if (indexed(t))
       if (auto r = range_of(s, t.schema.key_column)) {
+        if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}};
         // A comparison is never true of NULL: the range starts after the NULL entries, as
         // MySQL's range optimizer writes `k < 'm'` as NULL < k < 'm'.
         if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;
@@ -980,6 +989,7 @@ class InnoDb final : public Database::Model {
         return {.index = kKey, .by = Path::By::points, .points = std::move(*in), .prefix = std::move(prefix)};
     if (prefix.size() <= t.schema.key_tail.size())
       if (auto r = range_of(s, t.schema.key_tail[prefix.size() - 1])) {
+        if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}, .prefix = std::move(prefix)};
         if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
         return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}, .prefix = std::move(prefix)};
       }
@@ -1015,21 +1025,45 @@ class InnoDb final : public Database::Model {
     });
   }
 
-  // `column IN (v, ...)` among the WHERE's terms, its values sorted and each once (a value
-  // of the other type than the column's never matches a row the index could find).
+  // `column IN (v, ...)`, or `column = v OR column = w ...`, among the WHERE's terms: its
+  // values sorted and each once (a value of the other type than the column's never matches a
+  // row the index could find). MariaDB's range optimizer makes the same list of both
+  // (conformance in-or-equalities-rr).
   static std::optional<std::vector<Value>> in_list(const Statement& s, const std::string& column) {
     for (const Expr& e : s.more().filter) {
-      if (e.kind != Expr::Kind::in || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
-      std::vector<Value> values;
-      bool constant = true;
+      std::optional<std::vector<Value>> values = listed(e, s, column);
+      if (!values) continue;
+      std::sort(values->begin(), values->end());
+      values->erase(std::unique(values->begin(), values->end()), values->end());
+      return values;
+    }
+    return std::nullopt;
+  }
+  // The constants `e` holds `column` to, or none when it is not such a list.
+  static std::optional<std::vector<Value>> listed(const Expr& e, const Statement& s, const std::string& column) {
+    const auto of_column = [&](const Expr& x) { return x.kind == Expr::Kind::column && x.column == column; };
+    std::vector<Value> values;
+    if (e.kind == Expr::Kind::in && !e.negated && of_column(e.args[0])) {
       for (std::size_t i = 1; i < e.args.size(); ++i) {
         if (e.args[i].kind == Expr::Kind::null) continue;  // NULL matches nothing
-        if (auto v = constant_of(e.args[i], s)) values.push_back(*v);
-        else constant = false;
+        auto v = constant_of(e.args[i], s);
+        if (!v) return std::nullopt;
+        values.push_back(*v);
       }
-      if (!constant) continue;
-      std::sort(values.begin(), values.end());
-      values.erase(std::unique(values.begin(), values.end()), values.end());
+      return values;
+    }
+    if (e.kind == Expr::Kind::compare && e.op == Expr::Op::eq && of_column(e.args[0])) {
+      auto v = constant_of(e.args[1], s);
+      if (!v) return std::nullopt;
+      if (!is_null(*v)) values.push_back(*v);  // `= NULL` matches nothing
+      return values;
+    }
+    if (e.kind == Expr::Kind::logical_or) {
+      for (const Expr& branch : e.args) {
+        auto part = listed(branch, s, column);
+        if (!part) return std::nullopt;
+        values.insert(values.end(), part->begin(), part->end());
+      }
       return values;
     }
     return std::nullopt;
