@@ -969,7 +969,7 @@ class InnoDb final : public Database::Model {
       return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
     }
     if (indexed(t))
-      if (auto r = range_of(s, t.schema.key_column)) {
+      if (auto r = range_of(s, t.schema.key_column, holds_text(t, t.schema.key_column))) {
         if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}};
         // A comparison is never true of NULL: the range starts after the NULL entries, as
         // MySQL's range optimizer writes `k < 'm'` as NULL < k < 'm'.
@@ -988,7 +988,7 @@ class InnoDb final : public Database::Model {
       if (auto in = in_list(s, t.schema.key_tail[prefix.size() - 1]))
         return {.index = kKey, .by = Path::By::points, .points = std::move(*in), .prefix = std::move(prefix)};
     if (prefix.size() <= t.schema.key_tail.size())
-      if (auto r = range_of(s, t.schema.key_tail[prefix.size() - 1])) {
+      if (auto r = range_of(s, t.schema.key_tail[prefix.size() - 1], holds_text(t, t.schema.key_tail[prefix.size() - 1]))) {
         if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}, .prefix = std::move(prefix)};
         if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
         return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}, .prefix = std::move(prefix)};
@@ -1097,7 +1097,28 @@ class InnoDb final : public Database::Model {
   }
 
   // The range `column`'s comparisons and BETWEENs give, if any.
-  static std::optional<Range> range_of(const Statement& s, const std::string& column) {
+  // Whether `column` holds strings (its default's type; the key column, a string where it
+  // has none).
+  static bool holds_text(const Table& t, const std::string& column) {
+    const auto it = t.schema.columns.find(column);
+    return it == t.schema.columns.end() || std::holds_alternative<std::string>(it->second);
+  }
+
+  // The range `column LIKE 'abc%'` bounds a string column to: its pattern's text before the
+  // first wildcard, up to every string that begins with it ([abc, abc\xff), bytes compared),
+  // the range MariaDB's optimizer reads (conformance range-like-prefix-rr); a pattern with no
+  // wildcard, that one string. None where the pattern begins with a wildcard.
+  static std::optional<std::pair<std::string, bool>> like_prefix(const std::string& pattern) {
+    std::string prefix;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      if (pattern[i] == '%' || pattern[i] == '_') return prefix.empty() ? std::nullopt : std::optional(std::pair{prefix, false});
+      if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
+      prefix += pattern[i];
+    }
+    return std::pair{prefix, true};
+  }
+
+  static std::optional<Range> range_of(const Statement& s, const std::string& column, bool text = false) {
     Range r;
     bool any = false;
     const auto lower = [&](const Value& v, bool closed) {
@@ -1137,6 +1158,17 @@ class InnoDb final : public Database::Model {
       if (!lo || !hi) continue;
       lower(*lo, true);
       upper(*hi, true);
+    }
+    for (const Expr& e : s.more().filter) {
+      if (!text || e.kind != Expr::Kind::like || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column)
+        continue;
+      const auto pattern = constant(e.args[1]);
+      if (!pattern || !std::holds_alternative<std::string>(*pattern)) continue;
+      const auto prefix = like_prefix(std::get<std::string>(*pattern));
+      if (!prefix) continue;
+      lower(Value{prefix->first}, true);
+      if (prefix->second) upper(Value{prefix->first}, true);
+      else upper(Value{prefix->first + '\xff'}, false);  // no UTF-8 text has the byte 0xff
     }
     if (!any) return std::nullopt;
     return r;
