@@ -1237,11 +1237,12 @@ class InnoDb final : public Database::Model {
   //   value's keys keeps its record unlocked: conformance in-nonunique-rr, in-second-column-plain-rr);
   // - a range locks its entries next-key, except an id
   //   equal to a closed lower bound (its record only), and the first entry past its end
-  //   next-key too (on the secondary index that entry only, not its row), or the gap before
-  //   the supremum when nothing is past it (conformance range-*-rr, in-*-rr);
-  // - READ COMMITTED takes record locks only, lets go of rows that do not match and, for a
-  //   DML statement, skips a row another transaction has locked when its latest committed
-  //   version does not match (semi-consistent read).
+  //   next-key too (on the secondary index that entry, and for UPDATE and DELETE its row), or
+  //   the gap before the supremum when nothing is past it (conformance range-*-rr);
+  // - READ COMMITTED takes record locks only, lets go of rows that do not match (but not of
+  //   the entry past a secondary range, scan_range) and, for a DML statement, skips a row
+  //   another transaction has locked when its latest committed version does not match
+  //   (semi-consistent read).
   std::vector<std::int64_t> locate_locked(Txn& txn, Table& t, const Statement& where, bool exclusive, bool dml) {
     take_table_lock(txn, &t, exclusive);
     const Path p = path_for(t, where);
@@ -1388,10 +1389,14 @@ class InnoDb final : public Database::Model {
         continue;
       }
       if (!inside(*at) || !r.below_hi(key_of_entry(*at))) {
-        // The first entry past the range: locked next-key under REPEATABLE READ (the entry
-        // only on the secondary index), read and let go under READ COMMITTED.
-        if (rr) return lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
-        return false;
+        // The first entry past the range, as MariaDB 10.11 locks it: on the primary key next-key
+        // under REPEATABLE READ, read and let go under READ COMMITTED; on the secondary index
+        // next-key under REPEATABLE READ and its record under READ COMMITTED, kept, and for
+        // UPDATE and DELETE its row's record as well (conformance range-nonunique-rr, -rc,
+        // update-range-secondary-rr, -rc, delete-like-prefix-rr).
+        if (index == kPrimary) return rr && lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
+        if (lock(txn, t, index, record_lock(*at, exclusive, rr, last)) == Got::after_wait) return true;
+        return dml && lock(txn, t, kPrimary, record_lock(primary_entry(at->id), exclusive)) == Got::after_wait;
       }
       const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key.front() == *r.lo;
       if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;

@@ -698,6 +698,52 @@ TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...), key = v OR key = w
   else CHECK(probed_at > at_ms(100));
 }
 
+TEST_CASE("over a range of a plain index the entry past it stays locked, its row too for UPDATE and DELETE, under "
+          "REPEATABLE READ and READ COMMITTED alike",
+          "[db]") {
+  // Pins conformance range-nonunique-rr, range-secondary-past-rc, update-range-secondary-rr and -rc (MariaDB 10.11):
+  // keys b m x; the range m..n reads x, the entry past it: a FOR UPDATE of x through the index waits, and an UPDATE of
+  // x's row waits only behind an UPDATE of the range.
+  const bool update = GENERATE(false, true);
+  const bool rc = GENERATE(false, true);
+  const std::string statement = update ? "UPDATE accounts SET status = 1 WHERE open_id >= 'm' AND open_id <= 'n'"
+                                       : "SELECT id FROM accounts WHERE open_id >= 'm' AND open_id <= 'n' FOR UPDATE";
+  INFO(statement << (rc ? ", READ COMMITTED" : ", REPEATABLE READ"));
+  const db::PoolConfig pool = rc ? kReadCommitted : db::PoolConfig{};
+  Db d(KeyIndex::non_unique);
+  auto& a = d.app(pool);
+  auto& b = d.app(pool);
+  auto& p = d.app(pool);
+  sim::Time entry_at, row_at;
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(sql(statement));
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  b.node.spawn("entry", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    c.begin();
+    c.execute(sql("SELECT id FROM accounts WHERE open_id = 'x' FOR UPDATE"));
+    entry_at = sim::now();
+    c.commit();
+  });
+  p.node.spawn("row", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    c.execute(sql("UPDATE accounts SET status = 2 WHERE id = 3"));
+    row_at = sim::now();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(entry_at > at_ms(100));
+  if (update) CHECK(row_at > at_ms(100));
+  else CHECK(row_at < at_ms(60));
+}
+
 TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into the gap between its neighbours and no "
           "other insert",
           "[db]") {
