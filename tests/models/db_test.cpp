@@ -651,6 +651,22 @@ TEST_CASE("on a non-unique index, FOR UPDATE of an absent key does not block ins
   CHECK(r.returned < at_ms(50));
 }
 
+namespace {
+/// Seeds keys b, m and x (ids 1, 2 and 3), then runs `statement` in a transaction that holds its locks from 20 ms to
+/// 100 ms.
+void hold_locks(App& app, const std::string& statement) {
+  app.node.spawn("locker", [&app, statement] {
+    auto c = app.pool.acquire();
+    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(sql(statement));
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+}
+}  // namespace
+
 TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...), key = v OR key = w, a range of one value or a LIKE without "
           "a wildcard searches each key as = does: its keys' gaps are locked, the entry past them is not, as it is behind a "
           "range or a LIKE prefix",
@@ -668,15 +684,7 @@ TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...), key = v OR key = w
   auto& p = d.app();
   Code inserted = Code::connection_timeout;
   sim::Time inserted_at, probed_at;
-  a.node.spawn("locker", [&] {
-    auto c = a.pool.acquire();
-    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
-    c.begin();
-    sim::sleep_until(at_ms(20));
-    CHECK(c.execute(sql("SELECT id FROM accounts WHERE " + where + " FOR UPDATE")).rows.size() == 1);
-    sim::sleep_until(at_ms(100));
-    c.commit();
-  });
+  hold_locks(a, "SELECT id FROM accounts WHERE " + where + " FOR UPDATE");
   b.node.spawn("inserter", [&] {
     auto c = b.pool.acquire();
     sim::sleep_until(at_ms(40));
@@ -715,15 +723,7 @@ TEST_CASE("over a range of a plain index the entry past it stays locked, its row
   auto& b = d.app(pool);
   auto& p = d.app(pool);
   sim::Time entry_at, row_at;
-  a.node.spawn("locker", [&] {
-    auto c = a.pool.acquire();
-    for (const char* key : {"b", "m", "x"}) c.insert(kTable, account(key));  // ids 1, 2, 3
-    c.begin();
-    sim::sleep_until(at_ms(20));
-    c.execute(sql(statement));
-    sim::sleep_until(at_ms(100));
-    c.commit();
-  });
+  hold_locks(a, statement);
   b.node.spawn("entry", [&] {
     auto c = b.pool.acquire();
     sim::sleep_until(at_ms(40));
