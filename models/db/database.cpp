@@ -1987,7 +1987,7 @@ class InnoDb final : public Database::Model {
       out.code = f.code;
       out.message = std::move(f.message);
       out.waits = std::move(txn.waits);
-      if (f.code == Code::deadlock || f.code == Code::autoinc_failed) {
+      if (deadlock_victim(f.code)) {
         out.deadlock_cycle = std::move(f.cycle);
         out.undone = Undone::transaction;  // rolled back whole
         out.undone_rows = f.undone_rows;

@@ -364,6 +364,9 @@ enum class Code : int {
 const char* to_string(Code code);
 /// The error as PostgreSQL names it: "23505", "40P01", "55P03", ...; "" for ok.
 const char* sqlstate(Code code);
+/// Whether the error made its transaction a deadlock's victim, rolled back whole: 1213, or
+/// MariaDB's 1467 for a victim that was waiting for a table's AUTO-INC lock.
+inline bool deadlock_victim(Code code) { return code == Code::deadlock || code == Code::autoinc_failed; }
 
 /// A lock request a statement had to wait for: on which index entry, in which mode, behind
 /// which sessions' transactions, and for how long.

@@ -230,7 +230,7 @@ Result Connection::try_execute(const Statement& statement) {
   using K = Statement::Kind;
   if (statement.kind == K::begin) in_transaction_ = r.ok();
   if (statement.kind == K::commit || statement.kind == K::rollback || statement.kind == K::add_index ||
-      statement.kind == K::drop_index || ((r.code == Code::deadlock || r.code == Code::autoinc_failed) && engine() == Engine::mariadb) ||
+      statement.kind == K::drop_index || (deadlock_victim(r.code) && engine() == Engine::mariadb) ||
       r.code == Code::connection_timeout)  // PostgreSQL's deadlock leaves the block open, aborted
     in_transaction_ = false;
   return r;
