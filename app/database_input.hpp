@@ -12,7 +12,7 @@
 
 #include "app/reader.hpp"
 #include "models/deployment.hpp"
-#include "models/sessions/sessions.hpp"
+#include "models/workloads/sessions/sessions.hpp"
 
 namespace locksim {
 

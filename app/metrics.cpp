@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "app/input.hpp"
+#include "app/workload_kind.hpp"
 
 namespace locksim {
 
@@ -55,10 +56,12 @@ std::string family_prefix(const MetricInfo& m) { return m.name.substr(0, m.name.
 }  // namespace
 
 namespace {
-// The built-in metrics, then the scenario's Lua workload's (declare_workload_metrics).
+// The built-in metrics (those of every workload's checkers, then each workload kind's own, then
+// the runner's), then the scenario's Lua workload's (declare_workload_metrics).
 struct Registry {
   std::vector<MetricInfo> all;
   std::size_t builtin = 0;
+  std::vector<std::string> workload;  // of each built-in metric: the workload kind that counts it; empty: every workload
   std::vector<const MetricInfo*> findings;
   void refresh() {
     findings.clear();
@@ -72,7 +75,14 @@ Registry& registry() {
     Registry out;
     for (const auto* checker : models::checkers::registry())
       for (auto& m : checker->metrics()) out.all.push_back(std::move(m));
+    out.workload.resize(out.all.size());
+    for (const WorkloadKind* kind : workload_kinds())
+      for (auto& m : kind->metrics()) {
+        out.all.push_back(std::move(m));
+        out.workload.emplace_back(kind->name());
+      }
     for (auto& m : runner_metrics()) out.all.push_back(std::move(m));
+    out.workload.resize(out.all.size());
     out.builtin = out.all.size();
     out.refresh();
     return out;
@@ -159,9 +169,12 @@ std::string metrics_markdown() {
       "  (double submissions included) come from a stream of their own, apart from what the operations draw. What\n"
       "  differs is their attempts (a retry after a timeout or an error is an attempt, not an operation) and, for a\n"
       "  client that runs its operations one after another, when the later ones begin; a trial a budget stopped runs\n"
-      "  fewer. The report's table gives the operations and how many of them failed.\n\n"
-      "| metric | kind | unit | finding | over trials | per million | meaning |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "  fewer. The report's table gives the operations and how many of them failed.\n"
+      "- A metric counted by a workload's own checkers names that **workload**; the others are counted for every\n"
+      "  workload, where its trials have what they read (lock holds, clients, Redis). A workload written in Lua\n"
+      "  declares its own (docs/writing-workloads.md).\n\n"
+      "| metric | workload | kind | unit | finding | over trials | per million | meaning |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   const Registry& r = registry();
   for (std::size_t i = 0; i < r.builtin; ++i) {
     const MetricInfo& m = r.all[i];
@@ -171,8 +184,9 @@ std::string metrics_markdown() {
                                                              : "over the run";
     const std::string finding = !m.finding ? "" : m.fires_above == 0 ? "above 0" : fmt::format("above {:g}", m.fires_above);
     const bool rate = m.aggregate == Aggregate::sum && m.kind == MetricKind::count && m.per_operation;
-    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", m.name, models::checkers::to_string(m.kind), m.unit, finding,
-                      aggregate, !rate ? "" : m.counts_seeded_rows ? "without seeded rows" : "yes", m.meaning);
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", m.name, r.workload[i].empty() ? "every" : r.workload[i],
+                      models::checkers::to_string(m.kind), m.unit, finding, aggregate,
+                      !rate ? "" : m.counts_seeded_rows ? "without seeded rows" : "yes", m.meaning);
   }
   return md;
 }

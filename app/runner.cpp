@@ -28,7 +28,7 @@
 #include "app/outcome_codec.hpp"
 #include "app/trial.hpp"
 #include "models/checkers/checker.hpp"
-#include "models/rollout/rollout.hpp"
+#include "models/workloads/rollout/rollout.hpp"
 #include "models/deployment.hpp"
 #include "models/strategies/script.hpp"
 #include "reports/explain.hpp"

@@ -18,7 +18,7 @@
 #include "app/metrics.hpp"
 #include "app/workload_kind.hpp"
 #include "app/reader.hpp"
-#include "models/rollout/rollout.hpp"
+#include "models/workloads/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
 
 namespace locksim {

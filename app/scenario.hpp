@@ -13,10 +13,10 @@
 
 #include "app/database_input.hpp"
 #include "app/input.hpp"
-#include "models/batch/batch.hpp"
+#include "models/workloads/batch/batch.hpp"
 #include "models/deployment.hpp"
 #include "models/workloads/lua/workload.hpp"
-#include "models/rollout/rollout.hpp"
+#include "models/workloads/rollout/rollout.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace locksim {

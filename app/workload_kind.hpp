@@ -1,8 +1,9 @@
 #pragma once
 // Workload kinds: what a scenario's "workload" may be. Each kind is one file in app/workloads/:
 // its keys of the scenario's "workload" object (read with the models' defaults, and written back
-// with every value in effect), and how it runs one trial of a strategy. The loader and the runner
-// go through the kinds and know none of them by name; adding one is its file, one line in
+// with every value in effect), how it runs one trial of a strategy, and the metrics its own
+// checkers count (models/workloads/<kind>/). The loader, the runner and the metrics' registry go
+// through the kinds and know none of them by name; adding one is its file, one line in
 // app/workloads/workload_kind.cpp, its rows in docs/scenario.md, and its test.
 
 #include <nlohmann/json.hpp>
@@ -12,8 +13,11 @@
 
 #include "app/reader.hpp"
 #include "app/runner.hpp"
+#include "models/checkers/checker.hpp"
 
 namespace locksim {
+
+using models::checkers::MetricInfo;
 
 class WorkloadKind {
  public:
@@ -31,6 +35,9 @@ class WorkloadKind {
   /// One trial of `choice`, a strategy of this kind.
   virtual TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                                  sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const = 0;
+  /// What its own checkers count, beside the checkers of every workload (a workload written in
+  /// Lua declares its metrics in its file: none here).
+  virtual std::vector<MetricInfo> metrics() const { return {}; }
 };
 
 /// Every kind; the first is the default, a scenario without "workload".

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "models/app/remote.hpp"
-#include "models/batch/batch.hpp"
+#include "models/workloads/batch/batch.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
 #include "models/db/server.hpp"
 #include "models/redis/client.hpp"
-#include "models/sessions/sessions.hpp"
+#include "models/workloads/sessions/sessions.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/redis/server.hpp"
 #include "models/seed_rows.hpp"
@@ -173,7 +173,7 @@ class BatchDeployment : public OwnNodes {
 
   void start() { workload_->start(); }
   const db::Database& database() const { return database_->database(); }
-  const batch::Findings& findings() const { return workload_->findings(); }
+  const batch::TaskLog& tasks() const { return workload_->tasks(); }
 
  private:
   std::unique_ptr<db::Server> database_;

@@ -1,15 +1,20 @@
 // The account-bind workload: clients bind OpenIDs ("bind OpenID key to this device"), the app
 // servers' handler is the strategy, and the checkers count duplicate rows of t_account.open_id.
 // Its key of "workload": whether the operation binds (insert if absent) or rebinds (the latest
-// binding should stand: lost_updates).
+// binding should stand: lost_updates). A rollout (models/workloads/rollout/) is this workload
+// over time: its trials are account-bind's, with the rollout's checkers besides.
 
 #include "app/workload_kind.hpp"
 #include "app/workloads/client_trial.hpp"
+#include "models/workloads/account_bind/checkers.hpp"
+#include "models/workloads/rollout/rollout.hpp"
 
 namespace locksim {
 namespace {
 
-class AccountBind : public WorkloadKind {
+namespace account_bind = models::workloads::account_bind;
+
+class AccountBind : public WorkloadKind, public ClientWorkload {
  public:
   const char* name() const override { return "account-bind"; }
   void load(const Reader* w, const Reader&, Scenario& s) const override {
@@ -20,7 +25,22 @@ class AccountBind : public WorkloadKind {
   void effective(const Scenario& s, json& doc) const override { doc["workload"] = {{"kind", name()}, {"operation", s.operation}}; }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                          sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
-    return run_client_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
+    return run_client_trial(*this, s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
+  }
+  std::vector<MetricInfo> metrics() const override {
+    std::vector<MetricInfo> out = models::checkers::metrics_of(account_bind::account_checkers());
+    for (auto& m : models::checkers::metrics_of(models::rollout::rollout_checkers())) out.push_back(std::move(m));
+    return out;
+  }
+  std::vector<models::checkers::KeyedTable> keyed_tables(const Scenario&) const override {
+    return {{account_bind::kAccounts, "open_id"}};
+  }
+  void check(const Scenario& s, const ClientTrialEnd& end, const models::checkers::Trial& trial,
+             models::checkers::Findings& out) const override {
+    models::checkers::check_each(account_bind::account_checkers(), trial, account_bind::BindTrial{.rebinds = s.operation == "rebind"},
+                                 out);
+    if (auto* rollout = dynamic_cast<models::rollout::Rollout*>(&end.strategy))
+      models::checkers::check_each(models::rollout::rollout_checkers(), trial, rollout->finish(end.deployment.database()), out);
   }
 };
 

@@ -1,5 +1,5 @@
 // The batch-scheduler workload: schedulers on the app nodes poll a task table and enqueue what
-// they find, consumers run the tasks; the strategies are designs of the scheduler (models/batch/).
+// they find, consumers run the tasks; the strategies are designs of the scheduler (models/workloads/batch/).
 // No clients: its keys of "workload" say how many tasks, how often the schedulers poll, how
 // long a task runs.
 
@@ -8,6 +8,7 @@
 #include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"
 #include "models/deployment.hpp"
+#include "models/workloads/batch/checker.hpp"
 
 namespace locksim {
 namespace {
@@ -23,12 +24,14 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   const sim::RunResult run = deployment.run();
   deployment.engine().shutdown();
 
-  models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(),
-                                 .out_of_memory = run.status == sim::RunStatus::memory_budget, .database = &deployment.database()};
-  trial.batch = &deployment.findings();
-  for (const auto& row : deployment.database().committed_rows(models::batch::kTasks)) trial.task_ids.push_back(row.row.id);
+  const models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(),
+                                       .out_of_memory = run.status == sim::RunStatus::memory_budget, .database = &deployment.database()};
+  models::batch::BatchTrial batch{.tasks = deployment.tasks()};
+  for (const auto& row : deployment.database().committed_rows(models::batch::kTasks)) batch.stored.push_back(row.row.id);
+  models::checkers::Findings findings = models::checkers::check_all(trial);
+  models::checkers::check_each(models::batch::batch_checkers(), trial, batch, findings);
   TrialOutcome out;
-  take_findings(models::checkers::check_all(trial), out);
+  take_findings(std::move(findings), out);
   out.events = run.events;
   out.trace_hash = run.trace_hash;
   out.operations = static_cast<std::uint64_t>(s.batch.tasks);
@@ -72,6 +75,7 @@ class BatchScheduler : public WorkloadKind {
                            engine_config(s, seed, kept == TraceKept::none ? kept : TraceKept::hash, std::move(tie_break),
                                          std::move(chooser), footprints));
   }
+  std::vector<MetricInfo> metrics() const override { return models::checkers::metrics_of(models::batch::batch_checkers()); }
 };
 
 }  // namespace

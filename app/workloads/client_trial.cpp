@@ -8,62 +8,14 @@
 #include "app/trial.hpp"
 #include "models/checkers/checker.hpp"
 #include "models/deployment.hpp"
-#include "models/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
 
 namespace locksim {
 
 namespace strategies = models::strategies;
 
-namespace {
-
-// A Lua workload's check over the finished trial: its tables as committed, redis-1's string keys,
-// and what each operation came to as its client saw it. A check that fails is the workload's
-// mistake, as a scenario file's is.
-std::vector<std::pair<std::string, double>> check_workload(const models::workloads::Workload& w, std::uint64_t seed,
-                                                           const models::Deployment& deployment,
-                                                           const std::vector<models::OperationRecord>& operations,
-                                                           const std::vector<models::workloads::Effect>& effects) {
-  models::workloads::Final final;
-  for (const auto& table : w.tables) {
-    models::workloads::Final::Table t{table.name, deployment.database().columns(table.name), {}};
-    for (auto& r : deployment.database().committed_rows(table.name)) t.rows.push_back(std::move(r.row));
-    std::sort(t.rows.begin(), t.rows.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-    final.tables.push_back(std::move(t));
-  }
-  const auto redis = deployment.redis_instances();
-  if (!redis.empty()) {
-    const sim::Time now = redis.front()->node().clock().now();
-    for (const auto& [key, value] : redis.front()->keyspace().data())
-      if (!value.is_hash && (value.expires_at == sim::kNever || value.expires_at > now)) final.redis.emplace_back(key, value.text);
-  }
-  models::workloads::History history;
-  history.operations.reserve(operations.size());
-  for (const auto& op : operations) {
-    models::workloads::OperationSeen seen;
-    seen.operation = op.operation;
-    seen.submission = op.value;
-    seen.key = op.key;
-    seen.client = op.client;
-    seen.outcome = op.outcome == models::Outcome::ok ? "ok" : op.time.timed_out > sim::Duration{} ? "unknown" : "failed";
-    if (op.last_error != models::ErrorKind::none) seen.error = models::checkers::error_name(op.last_error);
-    seen.attempts = op.attempts;
-    seen.start_ms = ms(op.start);
-    seen.end_ms = ms(op.end);
-    history.operations.push_back(std::move(seen));
-  }
-  history.effects = effects;
-  try {
-    return models::workloads::check(w, seed, final, history);
-  } catch (const models::lua::ScriptError& e) {
-    throw InputError(e.what());
-  }
-}
-
-}  // namespace
-
-TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
-                              sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) {
+TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s, const StrategyChoice& choice, std::uint64_t seed,
+                              TraceKept kept, sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) {
   const strategies::Entry& entry = choice.entry();
   sim::EngineConfig config = engine_config(s, seed, kept, std::move(tie_break), std::move(chooser), footprints);
   if (!entry.script.empty()) config.stack_bytes = std::max(config.stack_bytes, strategies::kScriptStackBytes);
@@ -95,8 +47,7 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
                                 .finished = run.ok() && !env.observed().script_stopped(),
                                 .out_of_memory = run.status == sim::RunStatus::memory_budget,
                                 .database = &deployment.database(),
-                                .accounts = !s.lua_workload,
-                                .rebinds = s.operation == "rebind",
+                                .keyed_tables = workload.keyed_tables(s),
                                 .operations = &operations,
                                 .locks = &env.observed().locks(),
                                 .redis = deployment.redis_instances(),
@@ -106,11 +57,10 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
                                 .script_errors = entry.script.empty() ? nullptr : &env.observed().script_errors()};
   for (const auto& table : entry.info.needs.tables)  // lock rows nobody will delete
     if (table.name == strategies::kLocks) trial.lock_rows += deployment.database().committed_rows(table.name).size();
-  if (auto* rollout = dynamic_cast<models::rollout::Rollout*>(strategy.get())) trial.rollout = &rollout->finish(deployment.database());
+  models::checkers::Findings findings = models::checkers::check_all(trial);
+  workload.check(s, ClientTrialEnd{seed, deployment, env, *strategy}, trial, findings);
   TrialOutcome out;
-  take_findings(models::checkers::check_all(trial), out);
-  if (s.lua_workload)
-    for (auto& [name, value] : check_workload(*s.lua_workload, seed, deployment, operations, env.effects())) out.counts[name] = value;
+  take_findings(std::move(findings), out);
   out.events = run.events;
   out.trace_hash = run.trace_hash;
   std::uint64_t failed = 0;
@@ -133,7 +83,8 @@ TrialOutcome run_client_trial(const Scenario& s, const StrategyChoice& choice, s
   if (kept == TraceKept::timeline) {
     // The diagram draws the inserts of duplicated keys only.
     std::vector<models::db::RowRecord> duplicated;
-    if (!s.lua_workload) duplicated = deployment.database().rows_sharing(strategies::kAccounts, "open_id");
+    for (const auto& t : trial.keyed_tables)
+      for (auto& r : deployment.database().rows_sharing(t.table, t.key_column)) duplicated.push_back(std::move(r));
     out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed);
     out.timeline.operations = out.operations;
   }

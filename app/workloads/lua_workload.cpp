@@ -4,16 +4,62 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/input.hpp"
 #include "app/metrics.hpp"
+#include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 #include "app/workloads/client_trial.hpp"
 
 namespace locksim {
 
 namespace {
+
+// A Lua workload's check over the finished trial: its tables as committed, redis-1's string keys,
+// and what each operation came to as its client saw it. A check that fails is the workload's
+// mistake, as a scenario file's is.
+std::vector<std::pair<std::string, double>> check_workload(const models::workloads::Workload& w, std::uint64_t seed,
+                                                           const models::Deployment& deployment,
+                                                           const std::vector<models::OperationRecord>& operations,
+                                                           const std::vector<models::workloads::Effect>& effects) {
+  models::workloads::Final final;
+  for (const auto& table : w.tables) {
+    models::workloads::Final::Table t{table.name, deployment.database().columns(table.name), {}};
+    for (auto& r : deployment.database().committed_rows(table.name)) t.rows.push_back(std::move(r.row));
+    std::sort(t.rows.begin(), t.rows.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    final.tables.push_back(std::move(t));
+  }
+  const auto redis = deployment.redis_instances();
+  if (!redis.empty()) {
+    const sim::Time now = redis.front()->node().clock().now();
+    for (const auto& [key, value] : redis.front()->keyspace().data())
+      if (!value.is_hash && (value.expires_at == sim::kNever || value.expires_at > now)) final.redis.emplace_back(key, value.text);
+  }
+  models::workloads::History history;
+  history.operations.reserve(operations.size());
+  for (const auto& op : operations) {
+    models::workloads::OperationSeen seen;
+    seen.operation = op.operation;
+    seen.submission = op.value;
+    seen.key = op.key;
+    seen.client = op.client;
+    seen.outcome = op.outcome == models::Outcome::ok ? "ok" : op.time.timed_out > sim::Duration{} ? "unknown" : "failed";
+    if (op.last_error != models::ErrorKind::none) seen.error = models::checkers::error_name(op.last_error);
+    seen.attempts = op.attempts;
+    seen.start_ms = ms(op.start);
+    seen.end_ms = ms(op.end);
+    history.operations.push_back(std::move(seen));
+  }
+  history.effects = effects;
+  try {
+    return models::workloads::check(w, seed, final, history);
+  } catch (const models::lua::ScriptError& e) {
+    throw InputError(e.what());
+  }
+}
+
 
 // "workload": {"script": "workloads/stock.lua", "params": {...}}: the user's own operation and
 // its invariant, written in Lua; its tables and first rows join the database's, its metrics the
@@ -61,7 +107,7 @@ void load_lua_workload(const Reader& w, Scenario& s) {
   s.workload_hash = fnv1a(fmt::format("{} {}", given, text));
 }
 
-class LuaWorkload : public WorkloadKind {
+class LuaWorkload : public WorkloadKind, public ClientWorkload {
  public:
   const char* name() const override { return "script"; }
   bool claims(const json& workload) const override { return workload.is_object() && workload.contains("script"); }
@@ -82,7 +128,14 @@ class LuaWorkload : public WorkloadKind {
   }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                          sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
-    return run_client_trial(s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
+    return run_client_trial(*this, s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
+  }
+  // Its invariants are its file's check: no business key the generic duplicate_rows reads.
+  std::vector<models::checkers::KeyedTable> keyed_tables(const Scenario&) const override { return {}; }
+  void check(const Scenario& s, const ClientTrialEnd& end, const models::checkers::Trial& trial,
+             models::checkers::Findings& out) const override {
+    for (auto& [name, value] : check_workload(*s.lua_workload, end.seed, end.deployment, *trial.operations, end.env.effects()))
+      out.set(name, value);
   }
 };
 

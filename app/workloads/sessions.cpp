@@ -14,6 +14,7 @@
 #include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"
 #include "models/deployment.hpp"
+#include "models/workloads/sessions/checker.hpp"
 
 namespace locksim {
 namespace {
@@ -107,10 +108,12 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
   const std::vector<models::sessions::TableContents> tables = deployment.tables();
   models::checkers::Trial trial{.end = deployment.engine().now(), .finished = run.ok(),
                                  .out_of_memory = run.status == sim::RunStatus::memory_budget, .database = &deployment.database()};
-  trial.steps = &records;
-  trial.tables = &tables;
+  for (const auto& t : tables)  // a table's rows by its indexed column
+    if (!t.key_column.empty()) trial.keyed_tables.push_back({t.table, t.key_column});
+  models::checkers::Findings findings = models::checkers::check_all(trial);
+  models::checkers::check_each(models::sessions::sessions_checkers(), trial, models::sessions::SessionsTrial{records, tables}, findings);
   TrialOutcome out;
-  take_findings(models::checkers::check_all(trial), out);
+  take_findings(std::move(findings), out);
   out.events = run.events;
   out.trace_hash = run.trace_hash;
   out.db_statements = deployment.database().stats().statements;
@@ -145,6 +148,7 @@ class Sessions : public WorkloadKind {
                          sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser), footprints), kept == TraceKept::timeline);
   }
+  std::vector<MetricInfo> metrics() const override { return models::checkers::metrics_of(models::sessions::sessions_checkers()); }
 };
 
 }  // namespace

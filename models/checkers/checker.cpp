@@ -27,26 +27,19 @@ const Checker& duplicate_rows();
 const Checker& lock_holds();
 const Checker& max_concurrent_holders();
 const Checker& stuck_locks();
-const Checker& lost_updates();
-const Checker& orphaned_records();
-const Checker& batch_tasks();
 const Checker& deadlocks();
 const Checker& dropped_requests();
 const Checker& unfinished_runs();
 const Checker& lock_wakeups();
 const Checker& client_errors();
-const Checker& session_steps();
 const Checker& script_errors();
-const Checker& rollout();
 
 // The order of tables, and of `--property any`: the first finding listed is the one a
 // search shrinks towards.
 const std::vector<const Checker*>& registry() {
   static const std::vector<const Checker*> all = {
-      &duplicate_rows(), &lock_holds(),       &max_concurrent_holders(), &stuck_locks(),
-      &lost_updates(),   &orphaned_records(), &batch_tasks(),            &deadlocks(),
-      &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(),
-      &session_steps(),    &script_errors(),     &rollout(),
+      &duplicate_rows(),   &lock_holds(),      &max_concurrent_holders(), &stuck_locks(),   &deadlocks(),
+      &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(), &script_errors(),
   };
   return all;
 }

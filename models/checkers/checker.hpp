@@ -7,6 +7,12 @@
 // registry below is the one list of them that results, reports, `expect`, `--property`,
 // `--metric` and docs/metrics.md are made from. Adding a checker: its own file in
 // models/checkers/, one line in checker.cpp, and its test.
+//
+// The checkers here read what every workload's trial has (the database, the clients'
+// operations, the lock holds, Redis) and apply to every workload. A workload's own checkers (the
+// batch scheduler's tasks, the sessions' steps, account-bind's lost updates, a rollout's phases)
+// live in its folder under models/workloads/, read the record of the trial only that workload
+// keeps (WorkloadChecker), and are run by that workload alone.
 
 #include <cstdint>
 #include <map>
@@ -15,12 +21,9 @@
 
 #include "models/app/clients.hpp"
 #include "models/app/remote.hpp"
-#include "models/batch/batch.hpp"
 #include "models/checkers/locks.hpp"
-#include "models/checkers/rollout.hpp"
 #include "models/db/database.hpp"
 #include "models/redis/server.hpp"
-#include "models/sessions/sessions.hpp"
 
 namespace models::checkers {
 
@@ -59,29 +62,31 @@ struct MetricInfo {
   bool counts_seeded_rows = false;
 };
 
-/// What a checker sees of a finished trial. Pointers are null, and lists empty, where the
-/// trial's world has no such part (no clients in the batch workload, no Redis for a
-/// database-only strategy).
+/// A table whose rows stand one for each value of a business key: duplicate_rows counts the
+/// rows beyond the first of a value (account-bind's t_account by open_id; each table of the
+/// sessions workload by its indexed column).
+struct KeyedTable {
+  std::string table;
+  std::string key_column;
+};
+
+/// What a checker sees of a finished trial, whatever its workload. Pointers are null, and
+/// lists empty, where the trial's world has no such part (no clients in the batch workload, no
+/// Redis for a database-only strategy).
 struct Trial {
   sim::Time end;               // when the run ended
   bool finished = true;        // it ended on its own, not at a budget
   bool out_of_memory = false;  // the budget it ended at was the memory budget
   const db::Database* database = nullptr;
-  bool accounts = false;  // account-bind's t_account is in `database` (read from there, never copied: it may hold millions of rows)
-  bool rebinds = false;  // account-bind's operation replaces an earlier binding (lost_updates applies)
+  std::vector<KeyedTable> keyed_tables{};  // in `database`: read from there, never copied (they may hold millions of rows)
   std::uint64_t lock_rows = 0;                           // committed rows of a lock table, if the strategy has one
   const std::vector<OperationRecord>* operations = nullptr;  // the clients' logical operations
   const LockMonitor* locks = nullptr;                        // who believed they held which lock when
   std::vector<const redis::Server*> redis{};                 // every Redis instance
   const RemoteService* remote = nullptr;
-  const batch::Findings* batch = nullptr;
-  std::vector<std::int64_t> task_ids{};  // the batch workload's committed task rows
   std::uint64_t dropped_requests = 0;  // requests the strategy chose to drop
   std::uint64_t lock_wakeups = 0;      // watch events that woke lock waiters
-  const std::vector<sessions::StepRecord>* steps = nullptr;      // the sessions workload's steps
-  const std::vector<sessions::TableContents>* tables = nullptr;  // its tables at the end
-  const std::vector<std::string>* script_errors = nullptr;       // a script strategy's runtime errors
-  const RolloutLog* rollout = nullptr;                           // a rollout plan's record
+  const std::vector<std::string>* script_errors = nullptr;  // a script strategy's runtime errors
 };
 
 /// What checkers found in one trial: metric values by name, and the first few violations
@@ -102,14 +107,42 @@ class Checker {
   virtual void check(const Trial& trial, Findings& out) const = 0;
 };
 
+/// A workload's own checker: it reads, beside the trial, the record that only its workload
+/// keeps (`Record`: the batch scheduler's task runs, the sessions' steps, a rollout's log).
+template <class Record>
+class WorkloadChecker {
+ public:
+  virtual ~WorkloadChecker() = default;
+  /// The metrics it counts, in the order tables list them.
+  virtual std::vector<MetricInfo> metrics() const = 0;
+  virtual void check(const Trial& trial, const Record& record, Findings& out) const = 0;
+};
+
+/// A workload's checkers, in the order tables list their metrics.
+template <class Record>
+using WorkloadCheckers = std::vector<const WorkloadChecker<Record>*>;
+
+template <class Record>
+std::vector<MetricInfo> metrics_of(const WorkloadCheckers<Record>& checkers) {
+  std::vector<MetricInfo> out;
+  for (const auto* c : checkers)
+    for (auto& m : c->metrics()) out.push_back(std::move(m));
+  return out;
+}
+
+template <class Record>
+void check_each(const WorkloadCheckers<Record>& checkers, const Trial& trial, const Record& record, Findings& out) {
+  for (const auto* c : checkers) c->check(trial, record, out);
+}
+
 /// How an error kind is named in metrics (`errors.<name>`) and in `retry_on`: database errors
 /// by the server's code (MariaDB's 1062, 1213, 1205; PostgreSQL's 23505, 40P01, 55P03), the
 /// others by their kind (timeout, lock_busy, ...).
 std::string error_name(ErrorKind kind, db::Engine engine = db::Engine::mariadb);
 
-/// Every checker, in the order tables list their metrics.
+/// Every checker of every workload, in the order tables list their metrics.
 const std::vector<const Checker*>& registry();
-/// Every checker's findings in `trial`.
+/// Their findings in `trial`.
 Findings check_all(const Trial& trial);
 
 }  // namespace models::checkers

@@ -1,7 +1,6 @@
 #include "models/checkers/duplicates.hpp"
 
 #include "models/checkers/checker.hpp"
-#include "models/workloads/account_bind/accounts.hpp"
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -51,17 +50,13 @@ class DuplicateRows : public Checker {
              .finding = true, .counts_seeded_rows = true},
             {.name = "duplicated_keys", .unit = "keys", .meaning = "business keys with more than one row", .counts_seeded_rows = true}};
   }
-  // The account table's rows by OpenID; the sessions workload's tables by their indexed column.
   void check(const Trial& trial, Findings& out) const override {
-    const auto count = [&](const Duplicates& d) {
+    for (const KeyedTable& t : trial.keyed_tables) {
+      const Duplicates d = find_duplicates(*trial.database, t.table, t.key_column);
       out.add("duplicate_rows", static_cast<double>(d.duplicate_rows));
       out.add("duplicated_keys", static_cast<double>(d.duplicated_keys));
       out.examples.insert(out.examples.end(), d.examples.begin(), d.examples.end());
-    };
-    if (trial.accounts) count(find_duplicates(*trial.database, workloads::account_bind::kAccounts, "open_id"));
-    if (trial.tables != nullptr)
-      for (const auto& t : *trial.tables)
-        if (!t.key_column.empty()) count(find_duplicates(t.rows, t.key_column));
+    }
   }
 };
 }  // namespace

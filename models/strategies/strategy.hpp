@@ -20,7 +20,7 @@
 #include "models/app/remote.hpp"
 #include "models/app/server.hpp"
 #include "models/db/server.hpp"
-#include "models/batch/batch.hpp"
+#include "models/workloads/batch/batch.hpp"
 #include "models/checkers/locks.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"

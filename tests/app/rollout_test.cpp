@@ -11,7 +11,7 @@
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "models/deployment.hpp"
-#include "models/rollout/rollout.hpp"
+#include "models/workloads/rollout/rollout.hpp"
 #include "reports/report.hpp"
 #include "scenario_files.hpp"
 #include "support.hpp"

@@ -1,16 +1,17 @@
 #pragma once
-// What a rollout (models/rollout/rollout.hpp) records as it plays its plan, for the rollout
-// checker: where its phases begin, the duplicates left in the table at each phase's end,
-// every row the table ever held, each DDL statement and each cleanup run.
+// What a rollout (rollout.hpp) records as it plays its plan, for its checkers (below): where its
+// phases begin, the duplicates left in the table at each phase's end, every row the table ever
+// held, each DDL statement and each cleanup run.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/checkers/checker.hpp"
 #include "models/db/database.hpp"
 #include "sim/sim.hpp"
 
-namespace models::checkers {
+namespace models::rollout {
 
 struct RolloutLog {
   /// Where phase k (from 1) begins: boundaries[k - 1]; the last boundary is the plan's end.
@@ -43,4 +44,9 @@ struct RolloutLog {
   std::size_t phases() const { return boundaries.empty() ? 0 : boundaries.size() - 1; }
 };
 
-}  // namespace models::checkers
+/// A rollout's checkers: its phases as they went (duplicates created and left, operations,
+/// latency, DDL, cleanup). A rollout is account-bind over time: account-bind's checkers apply
+/// to its trials too.
+const checkers::WorkloadCheckers<RolloutLog>& rollout_checkers();
+
+}  // namespace models::rollout

@@ -1,4 +1,4 @@
-#include "models/rollout/rollout.hpp"
+#include "models/workloads/rollout/rollout.hpp"
 
 #include <fmt/format.h>
 
@@ -112,7 +112,7 @@ void Rollout::drive() {
   const auto duplicates = [&] {
     return checkers::find_duplicates(database, plan_->table.name, plan_->table.key_column, 0).duplicate_rows;
   };
-  constexpr auto kSamples = checkers::RolloutLog::kSamples;
+  constexpr auto kSamples = RolloutLog::kSamples;
   const sim::Duration plan = log_.boundaries.back().time_since_epoch();
   const auto sample_at = [&](std::size_t k) { return sim::Time{plan * static_cast<std::int64_t>(k) / static_cast<std::int64_t>(kSamples)}; };
   std::size_t next = 0, sample = 0;
@@ -204,7 +204,7 @@ void Rollout::run_sql(const Sql& sql) {
   const db::Statement statement = db::sql::bind(sql.statement, {});
   const sim::Time end{plan_->duration};
   while (true) {
-    checkers::RolloutLog::Ddl record{.start = sim::now(), .sql = sql.statement.text};
+    RolloutLog::Ddl record{.start = sim::now(), .sql = sql.statement.text};
     try {
       db::Connection c = dba_pool_->acquire();
       c.set_origin("DBA");
@@ -232,7 +232,7 @@ std::uint64_t Rollout::bytes_held() const {
   return held;
 }
 
-const checkers::RolloutLog& Rollout::finish(const db::Database& database) {
+const RolloutLog& Rollout::finish(const db::Database& database) {
   log_.rows_ever = database.rows_sharing(plan_->table.name, plan_->table.key_column, true);
   return log_;
 }

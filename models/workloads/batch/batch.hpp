@@ -71,7 +71,7 @@ class Queue {
 };
 
 /// What happened to the tasks.
-struct Findings {
+struct TaskLog {
   std::map<std::int64_t, int> executions;  // task id -> times run
   std::map<std::int64_t, int> enqueues;    // task id -> times published
   std::uint64_t claims_refused = 0;        // consumer CAS that found another status
@@ -88,7 +88,7 @@ class Workload {
   /// Starts every process, and the submission of the pending tasks through app-1 (the
   /// schedulers' first poll comes one interval later).
   void start();
-  const Findings& findings() const { return findings_; }
+  const TaskLog& tasks() const { return tasks_; }
 
  private:
   void start_processes(std::size_t app);  // again after the node restarts
@@ -102,7 +102,7 @@ class Workload {
   std::vector<Node*> apps_;
   std::vector<db::Pool*> pools_;
   Queue& queue_;
-  Findings findings_;
+  TaskLog tasks_;
 };
 
 }  // namespace models::batch

@@ -1,4 +1,4 @@
-#include "models/batch/batch.hpp"
+#include "models/workloads/batch/batch.hpp"
 
 #include <algorithm>
 
@@ -47,19 +47,19 @@ void Queue::publish(sim::NodeId from, std::int64_t task) {
   });
 }
 
-std::uint64_t Findings::duplicate_executions() const {
+std::uint64_t TaskLog::duplicate_executions() const {
   std::uint64_t n = 0;
   for (const auto& [task, times] : executions) n += static_cast<std::uint64_t>(times - 1);
   return n;
 }
 
-std::uint64_t Findings::double_enqueues() const {
+std::uint64_t TaskLog::double_enqueues() const {
   std::uint64_t n = 0;
   for (const auto& [task, times] : enqueues) n += static_cast<std::uint64_t>(times - 1);
   return n;
 }
 
-std::uint64_t Findings::not_executed(const std::vector<std::int64_t>& task_ids) const {
+std::uint64_t TaskLog::not_executed(const std::vector<std::int64_t>& task_ids) const {
   return static_cast<std::uint64_t>(std::count_if(task_ids.begin(), task_ids.end(), [&](std::int64_t id) { return !executions.count(id); }));
 }
 
@@ -114,18 +114,18 @@ void Workload::enqueue_batch(std::size_t app, db::Connection& c) {
     switch (design_.enqueue) {
       case Enqueue::publish_then_mark:
         queue_.publish(from, id);
-        ++findings_.enqueues[id];
+        ++tasks_.enqueues[id];
         c.execute(kMark, {std::int64_t{queued}, now, id});
         break;
       case Enqueue::mark_then_publish:
         c.execute(kMark, {std::int64_t{queued}, now, id});
         queue_.publish(from, id);
-        ++findings_.enqueues[id];
+        ++tasks_.enqueues[id];
         break;
       case Enqueue::cas_mark_then_publish:
         if (c.execute(kMarkIfStatus, {std::int64_t{queued}, now, id, std::int64_t{pending}}).affected == 1) {
           queue_.publish(from, id);
-          ++findings_.enqueues[id];
+          ++tasks_.enqueues[id];
         }
         break;
     }
@@ -146,13 +146,13 @@ void Workload::consume(std::size_t app) {
       db::Connection c = pools_[app]->acquire();
       if (design_.consumer_cas) {
         if (c.execute(kSetStatusIf, {std::int64_t{running}, id, std::int64_t{queued}}).affected != 1) {
-          ++findings_.claims_refused;
+          ++tasks_.claims_refused;
           continue;
         }
       } else {
         c.execute(kSetStatus, {std::int64_t{running}, id});
       }
-      ++findings_.executions[id];
+      ++tasks_.executions[id];
       sim::sleep_for(config_.task_work.sample_duration(stream));
       c.execute(kSetStatus, {std::int64_t{done}, id});
     } catch (const db::SqlError&) {

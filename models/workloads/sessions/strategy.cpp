@@ -1,5 +1,5 @@
 // The sessions workload's one entry: its design is the scenario's own script of statements
-// (models/sessions/sessions.hpp), so there is nothing to choose and no parameter to set.
+// (models/workloads/sessions/sessions.hpp), so there is nothing to choose and no parameter to set.
 
 #include "models/strategies/entries.hpp"
 

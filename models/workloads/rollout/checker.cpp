@@ -1,14 +1,19 @@
 // A rollout's progress, phase by phase: the duplicates its traffic created and those left in
 // the table, what users saw, the DDL statements and what the cleanup job did.
 
-#include "models/checkers/rollout.hpp"
+#include "models/workloads/rollout/log.hpp"
 
 #include <algorithm>
 #include <map>
 
-#include "models/checkers/checker.hpp"
+namespace models::rollout {
 
-namespace models::checkers {
+using checkers::Aggregate;
+using checkers::Findings;
+using checkers::MetricInfo;
+using checkers::MetricKind;
+using checkers::Trial;
+
 
 std::size_t RolloutLog::phase_of(sim::Time t) const {
   const auto after = std::upper_bound(boundaries.begin(), boundaries.end(), t);
@@ -17,7 +22,7 @@ std::size_t RolloutLog::phase_of(sim::Time t) const {
 }
 
 namespace {
-class Rollout : public Checker {
+class Phases : public checkers::WorkloadChecker<RolloutLog> {
  public:
   std::vector<MetricInfo> metrics() const override {
     return {{.name = "duplicates_created", .unit = "rows",
@@ -45,9 +50,7 @@ class Rollout : public Checker {
             {.name = "cleanup_deleted_rows", .unit = "rows", .meaning = "duplicate rows the cleanup job deleted", .per_operation = false}};
   }
 
-  void check(const Trial& trial, Findings& out) const override {
-    if (trial.rollout == nullptr) return;
-    const RolloutLog& log = *trial.rollout;
+  void check(const Trial& trial, const RolloutLog& log, Findings& out) const override {
     const std::size_t phases = log.phases();
     // Each key's rows ever, in id order: the first stays the original; a later one the
     // traffic inserted is a duplicate it created, counted in the phase it was inserted in.
@@ -102,8 +105,9 @@ class Rollout : public Checker {
 };
 }  // namespace
 
-const Checker& rollout() {
-  static const Rollout checker;
-  return checker;
+const checkers::WorkloadCheckers<RolloutLog>& rollout_checkers() {
+  static const Phases phases;
+  static const checkers::WorkloadCheckers<RolloutLog> all = {&phases};
+  return all;
 }
-}  // namespace models::checkers
+}  // namespace models::rollout

@@ -1,4 +1,4 @@
-// The batch scheduler's designs (sources/002; see models/batch/batch.hpp): publish-then-mark,
+// The batch scheduler's designs (sources/002; see models/workloads/batch/batch.hpp): publish-then-mark,
 // mark-then-publish and cas-mark-then-publish, each with the consumers' 2 -> 3 claim CAS
 // (or without it), the last with or without a reaper.
 

@@ -15,7 +15,7 @@
 //
 // The plan's phases run from one step's time to the next; the rollout records where they
 // begin, the duplicates in the table at each phase's end, every DDL statement and cleanup
-// run (checkers::RolloutLog), and the rollout checker reads it.
+// run (RolloutLog), and the rollout checker reads it.
 
 #include <memory>
 #include <optional>
@@ -23,7 +23,7 @@
 #include <variant>
 #include <vector>
 
-#include "models/checkers/rollout.hpp"
+#include "models/workloads/rollout/log.hpp"
 #include "models/db/sql.hpp"
 #include "models/strategies/strategy.hpp"
 
@@ -94,7 +94,7 @@ class Rollout : public strategies::Strategy {
   ~Rollout() override;
   Response handle(const Request& request, Worker& worker) override;
   /// Completes the record from the database once the trial is over.
-  const checkers::RolloutLog& finish(const db::Database& database);
+  const RolloutLog& finish(const db::Database& database);
   std::uint64_t bytes_held() const override;  // every code it deploys
 
  protected:
@@ -114,7 +114,7 @@ class Rollout : public strategies::Strategy {
   std::unique_ptr<db::Pool> job_pool_, dba_pool_;                  // the job's and the DBA's sessions
   bool job_running_ = false;
   std::uint64_t job_generation_ = 0;  // a stopped job's process ends at its next wake-up
-  checkers::RolloutLog log_;
+  RolloutLog log_;
 };
 
 }  // namespace models::rollout

@@ -1,4 +1,4 @@
-#include "models/sessions/sessions.hpp"
+#include "models/workloads/sessions/sessions.hpp"
 
 #include <algorithm>
 
