@@ -49,7 +49,7 @@ struct Fixture {
 };
 
 /// Runs `body` as one process that parses SQL text, on the stack of a script's process, where
-/// the model parses a script's statements (models/strategies/script.cpp): the parser's
+/// the model parses a script's statements (models/strategies/script_run.cpp): the parser's
 /// recursion, bounded at 64 levels of nesting, needs more than the default stack.
 template <class Body>
 void run_parsing(Body body) {

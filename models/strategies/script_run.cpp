@@ -1,4 +1,8 @@
-#include "models/strategies/script.hpp"
+// Running a strategy written in Lua: each trial's state with the API installed, a Lua thread per
+// request calling the script's bind or handle, and the API's functions, which call the same
+// clients the C++ strategies use.
+
+#include "models/strategies/script_run.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +12,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -21,21 +24,18 @@
 #include "models/db/pg_sql.hpp"
 #include "models/db/sql.hpp"
 #include "models/lua/sandbox.hpp"
-#include "models/strategies/script_uses.hpp"
 #include "sim/process.hpp"
 
 namespace models::strategies {
 namespace {
 
 using lua::error_text;
-using lua::escaped;
 using lua::fatal_sentinel;
 using lua::kErrorMeta;
 using lua::MemoryCap;
 using lua::Runtime;
 using lua::runtime;
 using lua::StatePtr;
-using lua::utf8;
 
 // How Lua code and this runtime meet (Lua's C API, lua.org/manual/5.4/manual.html#4):
 //
@@ -111,19 +111,6 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
   }
 }
 
-// ---- Reading a script's contract: what it uses (script_uses.hpp), its params and tables ----
-
-// What load_script keeps: the compiled chunk and what the script declared.
-struct Compiled {
-  std::string file;
-  std::string bytecode;
-  ScriptLimits limits;
-  std::map<std::string, ParamKind> kinds;  // of the script's params
-  std::vector<db::TableSchema> tables{};   // every table of its world: statements are checked against them
-  std::string workload{};                  // the Lua workload it handles requests of; empty: account-bind
-  const char* handler() const { return workload.empty() ? "bind" : "handle"; }
-};
-
 // ---- Running it ---------------------------------------------------------------------------
 
 // A connection or a lock an invocation holds; given back, in reverse order, when bind ends.
@@ -155,11 +142,15 @@ struct Invocation {
 Invocation* invocation(lua_State* L) { return *static_cast<Invocation**>(lua_getextraspace(L)); }
 void set_invocation(lua_State* L, Invocation* inv) { *static_cast<Invocation**>(lua_getextraspace(L)) = inv; }
 
+}  // namespace
+
 int stopping(lua_State* L) {
   const Invocation* inv = invocation(L);
   lua_pushboolean(L, runtime(L).over_budget || (inv != nullptr && inv->fatal));
   return 1;
 }
+
+namespace {
 
 // Userdata of a lock handle or a connection: which invocation's resource.
 struct Ref {
@@ -1052,235 +1043,12 @@ class ScriptStrategy : public Strategy {
   std::map<const AppServer*, KeyedMutex> mutexes_;                 // looked up, never iterated
 };
 
-// ---- Loading -------------------------------------------------------------------------------
-
-// Reads the string global `name` (raw); throws ScriptError when `required` and absent.
-std::string global_text(lua_State* L, const std::string& file, const char* name, bool required) {
-  lua_pushglobaltable(L);
-  lua_pushstring(L, name);
-  const int t = lua_rawget(L, -2);
-  std::string out;
-  if (t == LUA_TSTRING && !utf8(lua_tostring(L, -1)))
-    throw ScriptError(fmt::format("{}: expected `{}` in UTF-8", file, name));
-  if (t == LUA_TSTRING)
-    out = lua_tostring(L, -1);
-  else if (t != LUA_TNIL || required)
-    throw ScriptError(fmt::format("{}: expected `{}` to be a string{}", file, name, t == LUA_TNIL ? " (it is missing)" : ""));
-  lua_pop(L, 2);
-  return out;
-}
-
-// The script's `tables`: CREATE TABLE statements; t_account among them replaces the default.
-void read_tables(lua_State* L, const std::string& file, Needs& needs) {
-  lua_pushglobaltable(L);
-  lua_pushstring(L, "tables");
-  const int t = lua_rawget(L, -2);
-  if (t == LUA_TNIL) {
-    lua_pop(L, 2);
-    return;
-  }
-  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `tables` to be a list of CREATE TABLE statements", file));
-  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-  for (lua_Integer i = 1; i <= n; ++i) {
-    if (lua_rawgeti(L, -1, i) != LUA_TSTRING) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", file, i));
-    const std::string text = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    // In either dialect: the tables are made before any statement runs, on either engine.
-    db::sql::Prepared p;
-    try {
-      p = db::sql::prepare(text);
-    } catch (const db::sql::Error& mysql) {
-      try {
-        p = db::pg::prepare(text);
-      } catch (const std::exception& postgresql) {
-        throw ScriptError(fmt::format("{}: tables[{}]: not a CREATE TABLE of MySQL ({}) or of PostgreSQL ({})", file, i,
-                                      mysql.what(), postgresql.what()));
-      }
-    }
-    if (!p.create) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", file, i));
-    db::TableSchema table = *p.create;
-    if (table.name == kAccounts) {
-      if (table.key_column.empty()) {
-        auto it = table.columns.find("open_id");
-        if (it == table.columns.end())
-          throw ScriptError(fmt::format("{}: tables[{}]: t_account needs an open_id column (the duplicate checker's key)", file, i));
-        table.columns.erase(it);
-        table.key_column = "open_id";
-        table.key_index = db::KeyIndex::none;
-      } else if (table.key_column != "open_id") {
-        throw ScriptError(fmt::format("{}: tables[{}]: t_account's index is on open_id (the duplicate checker's key), not on {}", file,
-                                      i, table.key_column));
-      }
-      needs.key_index = table.key_index;
-      needs.accounts = std::move(table);
-    } else {
-      const bool again = std::any_of(needs.tables.begin(), needs.tables.end(), [&](const auto& x) { return x.name == table.name; });
-      if (again) throw ScriptError(fmt::format("{}: tables[{}]: {} is defined twice", file, i, table.name));
-      needs.tables.push_back(std::move(table));
-    }
-  }
-  lua_pop(L, 2);
-}
-
-// The script's `params`: defaults by name; their kind from the value and the name.
-std::vector<ParamInfo> read_params(lua_State* L, const std::string& file, std::map<std::string, ParamKind>& kinds) {
-  lua_pushglobaltable(L);
-  lua_pushstring(L, "params");
-  const int t = lua_rawget(L, -2);
-  std::vector<ParamInfo> out;
-  if (t == LUA_TNIL) {
-    lua_pop(L, 2);
-    return out;
-  }
-  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING || !lua::is_name(lua_tostring(L, -2)))
-      throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
-    ParamInfo p{.name = lua_tostring(L, -2), .value = 0, .meaning = "a parameter of the script"};
-    if (lua_type(L, -1) == LUA_TBOOLEAN) {
-      p.kind = ParamKind::flag;
-      p.value = lua_toboolean(L, -1);
-    } else if (lua_type(L, -1) == LUA_TNUMBER && p.name.ends_with("_ms")) {
-      p.kind = ParamKind::duration_ms;
-      p.value = lua_tonumber(L, -1);
-      if (!(p.value >= 0 && p.value <= 1e12)) throw ScriptError(fmt::format("{}: params.{}: expected milliseconds from 0 to 1e12", file, p.name));
-      p.meaning = "milliseconds";
-    } else if (lua_type(L, -1) == LUA_TNUMBER) {
-      p.kind = ParamKind::count;
-      p.value = lua_tonumber(L, -1);
-      if (!(p.value >= 0 && p.value <= 1e6 && p.value == std::floor(p.value)))
-        throw ScriptError(fmt::format("{}: params.{}: expected a whole number from 0 to 1e6 (a duration's name ends in _ms)", file, p.name));
-      p.meaning = "a count";
-    } else {
-      throw ScriptError(fmt::format("{}: params.{}: expected a number or a boolean, got {}", file, p.name, luaL_typename(L, -1)));
-    }
-    kinds[p.name] = p.kind;
-    out.push_back(std::move(p));
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 2);
-  std::sort(out.begin(), out.end(), [](const ParamInfo& a, const ParamInfo& b) { return a.name < b.name; });
-  return out;
-}
-
-// The script's `uses`, added to what its source shows.
-void read_uses(lua_State* L, const std::string& file, Uses& u) {
-  lua_pushglobaltable(L);
-  lua_pushstring(L, "uses");
-  const int t = lua_rawget(L, -2);
-  if (t != LUA_TNIL) {
-    constexpr const char* kExpected = "expected `uses` to be a list of: redis, redlock, zookeeper, etcd, remote, lock_table, fences";
-    if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: {}", file, kExpected));
-    const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
-    for (lua_Integer i = 1; i <= n; ++i) {
-      const std::string name = lua_rawgeti(L, -1, i) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-      lua_pop(L, 1);
-      if (name == "redis") u.redis = true;
-      else if (name == "redlock") u.redis = u.redlock = true;
-      else if (name == "zookeeper") u.zookeeper = true;
-      else if (name == "etcd") u.etcd = true;
-      else if (name == "remote") u.remote = true;
-      else if (name == "lock_table") u.lock_table = true;
-      else if (name == "fences") u.fences = true;
-      else throw ScriptError(fmt::format("{}: uses[{}]: {}", file, i, kExpected));
-    }
-  }
-  lua_pop(L, 2);
-}
-
-// A load-time message as one line that begins with the file: "file:line: ..." or "file: ...",
-// in UTF-8 (a script's bytes are not).
-std::string named(const std::string& file, std::string why) {
-  std::replace(why.begin(), why.end(), '\n', ' ');
-  if (why.empty()) why = "an error with an empty message";
-  if (!why.starts_with(file + ":")) why = file + ": " + why;
-  return why;
-}
-
 }  // namespace
 
-std::shared_ptr<const Entry> load_script(const std::string& name, const std::string& file, std::string_view text, ScriptLimits limits) {
-  Runtime rt;
-  rt.file = file;
-  rt.limits = limits;
-  rt.stopping = stopping;
-  StatePtr state = new_state(rt);
-  lua_State* L = state.get();
-  ScriptStrategy::install_api(L);
-  if (luaL_loadbufferx(L, text.data(), text.size(), ("@" + file).c_str(), "t") != LUA_OK) {
-    std::string why = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-    if (why.find("attempt to load a binary chunk") != std::string::npos) why = file + ": expected Lua source text, not a compiled chunk";
-    if (why == "C stack overflow") why = "the code nests too deeply (C stack overflow)";
-    throw ScriptError(named(file, why));
-  }
-  auto compiled = std::make_shared<Compiled>(Compiled{.file = file, .bytecode = {}, .limits = limits, .kinds = {}});
-  compiled->bytecode = lua::bytecode(L);
-  {
-    // Running the top level once reads the contract; it runs again in each trial's state.
-    MemoryCap lua(rt, true);
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
-      const std::string why = named(file, error_text(L, rt));
-      if (why.find("only inside bind(req) or handle(req)") != std::string::npos)
-        throw ScriptError(why + " (the top level runs before any request)");
-      throw ScriptError(why);
-    }
-  }
-  Info info;
-  info.name = name;
-  info.description = global_text(L, file, "description", true);
-  info.source = global_text(L, file, "source", false);
-  info.risks = global_text(L, file, "risks", false);
-  if (info.source.empty()) info.source = file;
-  compiled->workload = global_text(L, file, "workload", false);
-  lua_pushglobaltable(L);
-  lua_pushstring(L, "bind");
-  const bool bind = lua_rawget(L, -2) == LUA_TFUNCTION;
-  lua_pushstring(L, "handle");
-  const bool handle = lua_rawget(L, -3) == LUA_TFUNCTION;
-  lua_pop(L, 3);
-  if (compiled->workload.empty() && !bind)
-    throw ScriptError(fmt::format("{}: expected a function bind(req) (an account-bind strategy), or `workload = \"name\"` and a "
-                                  "function handle(req) (a strategy of a Lua workload)",
-                                  file));
-  if (!compiled->workload.empty() && !handle)
-    throw ScriptError(fmt::format("{}: expected a function handle(req): a strategy of the {} workload handles its requests", file,
-                                  compiled->workload));
-  if (!compiled->workload.empty() && bind)
-    throw ScriptError(fmt::format("{}: bind(req) is account-bind's; a strategy of the {} workload has handle(req) alone", file,
-                                  compiled->workload));
-  info.params = read_params(L, file, compiled->kinds);
-  read_tables(L, file, info.needs);
-  Uses uses = uses_in(text);
-  read_uses(L, file, uses);
-  info.needs.redis = uses.redis;
-  if (uses.redlock) info.needs.redis_instances = 5;
-  info.needs.zookeeper = uses.zookeeper;
-  info.needs.etcd = uses.etcd;
-  info.needs.remote = uses.remote;
-  const auto add_table = [&](db::TableSchema table) {
-    if (std::none_of(info.needs.tables.begin(), info.needs.tables.end(), [&](const auto& t) { return t.name == table.name; }))
-      info.needs.tables.push_back(std::move(table));
-  };
-  if (uses.lock_table) add_table(lock_table());
-  if (uses.fences) add_table(fence_table());
-  compiled->tables = info.needs.tables;
-  if (compiled->workload.empty())
-    compiled->tables.push_back(info.needs.accounts ? *info.needs.accounts : accounts_table(info.needs.key_index));
-  else if (info.needs.accounts)
-    throw ScriptError(fmt::format("{}: t_account is the account-bind workload's table; the {} workload's tables are its own", file,
-                                  compiled->workload));
-  else
-    info.needs.account_table = false;
+void install_api(lua_State* L) { ScriptStrategy::install_api(L); }
 
-  auto entry = std::make_shared<Entry>();
-  entry->info = std::move(info);
-  entry->script = file;
-  entry->lua_workload = compiled->workload;
-  entry->make = [compiled = std::shared_ptr<const Compiled>(std::move(compiled))](Env& env, const Params& params) {
-    return std::make_unique<ScriptStrategy>(env, params, compiled);
-  };
-  return entry;
+std::unique_ptr<Strategy> make_script_strategy(Env& env, const Params& params, std::shared_ptr<const Compiled> compiled) {
+  return std::make_unique<ScriptStrategy>(env, params, std::move(compiled));
 }
 
 }  // namespace models::strategies
