@@ -11,6 +11,11 @@ Node* FaultSurface::find(const std::string& name) const {
 }
 
 namespace {
+// A request waiting in a server's queue holds its message, as one in flight does: a paused
+// server's backlog counts.
+std::uint64_t queued_bytes(std::size_t queued) { return queued * sim::Engine::kPendingEventBytes; }
+}  // namespace
+
 std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<Node*>& apps, db::Server& server,
                                                 const db::PoolConfig& config) {
   std::vector<std::unique_ptr<db::Pool>> pools;
@@ -18,15 +23,9 @@ std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<
   return pools;
 }
 
-// A request waiting in a server's queue holds its message, as one in flight does: a paused
-// server's backlog counts.
-std::uint64_t queued_bytes(std::size_t queued) { return queued * sim::Engine::kPendingEventBytes; }
-
-// What the database holds: its rows and the statements waiting on its sessions.
 std::uint64_t bytes_held(const db::Server& database) {
   return database.database().bytes_held() + queued_bytes(database.queued());
 }
-}  // namespace
 
 void load_tables(db::Server& server, const DatabaseSetup& setup) {
   for (const db::TableSchema& table : setup.tables) server.create_table(table);
@@ -144,34 +143,6 @@ Node& OwnNodes::add_node(const std::string& name) {
   Node& node = nodes_.emplace_back(engine_, NodeConfig{name, {}});
   surface_.nodes[name] = &node;
   return node;
-}
-
-BatchDeployment::BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design,
-                                 batch::BatchConfig batch)
-    : OwnNodes(std::move(engine), config.internal_link) {
-  for (int i = 1; i <= config.app_servers; ++i) surface_.app_nodes.push_back(&add_node(fmt::format(FMT_COMPILE("app-{}"), i)));
-  Node& db_node = add_node("db-1");
-  Node& mq_node = add_node("mq-1");
-  database_ = std::make_unique<db::Server>(network_, db_node, config.database.server);
-  database_->create_table(batch::tasks_table());
-  pools_ = pools_on(network_, surface_.app_nodes, *database_, config.database.pool);
-  std::vector<db::Pool*> pools;
-  for (auto& pool : pools_) pools.push_back(pool.get());
-  queue_ = std::make_unique<batch::Queue>(network_, mq_node, surface_.app_nodes);
-  workload_ = std::make_unique<batch::Workload>(std::move(design), std::move(batch), surface_.app_nodes, std::move(pools), *queue_);
-  engine_.count_memory([this] { return bytes_held(*database_); });
-}
-
-SessionsDeployment::SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script)
-    : OwnNodes(std::move(engine), config.internal_link), schemas_(config.database.tables) {
-  std::vector<Node*> session_nodes;
-  for (const std::string& name : script.sessions()) session_nodes.push_back(&add_node(name));
-  Node& driver = add_node("script");
-  database_ = std::make_unique<db::Server>(network_, add_node("db-1"), config.database.server);
-  if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
-  load_tables(*database_, config.database);
-  sessions_ = std::make_unique<sessions::Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
-  engine_.count_memory([this] { return bytes_held(*database_); });
 }
 
 }  // namespace models

@@ -3,7 +3,8 @@
 // strategy declares it needs (the database with its tables and pools, Redis with its replica
 // and sentinel, ZooKeeper, etcd, the remote service), built from one configuration whose
 // defaults are the models' own. The runner composes a deployment, a strategy, fault kinds
-// and checkers; only this file knows how services are wired.
+// and checkers; only this file knows how services are wired (the workloads without clients,
+// the batch scheduler and the sessions, deploy their own from OwnNodes below).
 //
 // Nodes are added in a fixed order (clients, app-1..N, db-1, redis-1..M, redis-1-replica,
 // sentinel, zk-1, etcd-1, remote-1): node ids, and so every trace, depend on it.
@@ -16,12 +17,10 @@
 #include <vector>
 
 #include "models/app/remote.hpp"
-#include "models/workloads/batch/batch.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
 #include "models/db/server.hpp"
 #include "models/redis/client.hpp"
-#include "models/workloads/sessions/sessions.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/redis/server.hpp"
 #include "models/seed_rows.hpp"
@@ -141,7 +140,15 @@ class Deployment {
   strategies::Services services_;
 };
 
-/// What the deployments without clients share: an engine and a network of their own, and
+/// A pool of connections to `server` on each of `apps`, as `config` sizes them.
+std::vector<std::unique_ptr<db::Pool>> pools_on(Network& net, const std::vector<Node*>& apps, db::Server& server,
+                                                const db::PoolConfig& config);
+/// What a database server holds, for the memory budget: its rows and the statements waiting on
+/// its sessions.
+std::uint64_t bytes_held(const db::Server& database);
+
+/// What the deployments without clients share (each workload's own, in its folder under
+/// models/workloads/): an engine and a network of their own, and
 /// nodes added by name. Each one's destructor shuts the engine down before its models go.
 class OwnNodes {
  public:
@@ -162,46 +169,6 @@ class OwnNodes {
   std::uint64_t drawn_faults_ = 0;
   std::uint64_t placed_faults_ = 0;
   FaultSurface surface_;
-};
-
-/// The batch scheduler's deployment: schedulers and consumers on the app nodes, the task
-/// table on db-1, a queue broker on mq-1; no clients.
-class BatchDeployment : public OwnNodes {
- public:
-  BatchDeployment(sim::EngineConfig engine, const DeploymentConfig& config, batch::Design design, batch::BatchConfig batch);
-  ~BatchDeployment() { engine_.shutdown(); }
-
-  void start() { workload_->start(); }
-  const db::Database& database() const { return database_->database(); }
-  const batch::TaskLog& tasks() const { return workload_->tasks(); }
-
- private:
-  std::unique_ptr<db::Server> database_;
-  std::vector<std::unique_ptr<db::Pool>> pools_;
-  std::unique_ptr<batch::Queue> queue_;
-  std::unique_ptr<batch::Workload> workload_;
-};
-
-/// The sessions workload's deployment: a client node per session (named as the session),
-/// each with one connection to db-1, and the script's driver on a node of its own
-/// ("script"); the scenario's tables and rows on db-1.
-class SessionsDeployment : public OwnNodes {
- public:
-  SessionsDeployment(sim::EngineConfig engine, const DeploymentConfig& config, sessions::Script script);
-  ~SessionsDeployment() { engine_.shutdown(); }
-
-  void start() { sessions_->start(); }
-  const db::Database& database() const { return database_->database(); }
-  const sessions::Sessions& sessions() const { return *sessions_; }
-  /// Every table's committed rows now.
-  std::vector<sessions::TableContents> tables() const { return sessions::contents(database(), schemas_); }
-  /// The statements db-1 ran, kept when the trial keeps its whole trace (a replay).
-  const std::vector<db::LoggedStatement>& statements() const { return database_->log(); }
-
- private:
-  std::unique_ptr<db::Server> database_;
-  std::vector<db::TableSchema> schemas_;
-  std::unique_ptr<sessions::Sessions> sessions_;
 };
 
 }  // namespace models

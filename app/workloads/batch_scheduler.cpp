@@ -7,7 +7,7 @@
 #include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"
-#include "models/deployment.hpp"
+#include "models/workloads/batch/deployment.hpp"
 #include "models/workloads/batch/checker.hpp"
 
 namespace locksim {
@@ -18,7 +18,7 @@ namespace strategies = models::strategies;
 // The batch scheduler's trial: no clients, no locks to draw.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
                              sim::EngineConfig engine) {
-  models::BatchDeployment deployment(std::move(engine), s.deployment, entry.batch(choice.params), s.batch);
+  models::batch::Deployment deployment(std::move(engine), s.deployment, entry.batch(choice.params), s.batch);
   deployment.start();
   inject_faults(s, deployment.fault_surface());
   const sim::RunResult run = deployment.run();

@@ -13,7 +13,7 @@
 #include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"
-#include "models/deployment.hpp"
+#include "models/workloads/sessions/deployment.hpp"
 #include "models/workloads/sessions/checker.hpp"
 
 namespace locksim {
@@ -98,7 +98,7 @@ reports::TableResult table_result(const models::sessions::TableContents& t) {
 // The sessions workload's trial: the script on its sessions, then the tables as they are.
 // `in_full`: keep every step's record and the tables (the first trial's, for the report).
 TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, bool in_full) {
-  models::SessionsDeployment deployment(std::move(engine), s.deployment, s.script);
+  models::sessions::Deployment deployment(std::move(engine), s.deployment, s.script);
   inject_faults(s, deployment.fault_surface());
   deployment.start();
   const sim::RunResult run = deployment.run();
