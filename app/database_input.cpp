@@ -275,7 +275,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
                              : row.origin != "seeded" ? "database/legacy"
                                                       : fmt::format("database/rows/{}/{}", row.table, i);
       if (!scratch.has_table(row.table))
-        top.fail(fmt::format("rows for the tables of the {} workload ({} has no {})", entry.workload(), choice.shown(), row.table), at);
+        top.fail(fmt::format("rows for the tables of the {} workload ({} has no {})", entry.workload, choice.shown(), row.table), at);
       try {
         scratch.load_row(row.table, row.values, row.origin);
         if (scratch.bytes_held() > budget) {

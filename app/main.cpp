@@ -47,7 +47,7 @@ int list(bool metrics_page) {
   }
   std::string shown;
   for (const auto& e : models::strategies::registry()) {
-    if (shown != e.workload()) fmt::print("strategies of the {} workload:\n", shown = e.workload());
+    if (shown != e.workload) fmt::print("strategies of the {} workload:\n", shown = e.workload);
     fmt::print("  {:<30} {}\n", e.info.name, e.info.description);
     fmt::print("  {:<30} source: {}; risks: {}\n", "", e.info.source, e.info.risks);
     for (const auto& p : e.info.params)

@@ -169,7 +169,7 @@ json& spelled_out_strategies(json& doc) {
   if (list.is_null() || list == "all") {
     list = json::array();
     for (const auto& e : models::strategies::registry())
-      if (e.workload() == workload) list.push_back(e.info.name);
+      if (e.workload == workload) list.push_back(e.info.name);
   }
   return list;
 }
@@ -285,7 +285,7 @@ sim::Duration seconds_of(double s) { return std::chrono::duration_cast<sim::Dura
 models::rollout::Deploy deploy_of(const Reader& r, const std::string& key) {
   models::rollout::Deploy d{r.string(key, "")};
   const models::strategies::Entry* entry = models::strategies::find(d.strategy);
-  if (entry == nullptr || entry->workload() != std::string("account-bind"))
+  if (entry == nullptr || entry->workload != std::string("account-bind"))
     r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(d.strategy), key);
   r.declare("params", {{"type", "object"}});
   r.declare_names("params", "<param>");
@@ -308,7 +308,7 @@ models::rollout::Plan rollout_base(const Reader& top, sim::Duration time_budget)
     r.fail(fmt::format("a duration under half the trial's time budget ({:g} s, time_budget_s)", budget_s), "duration_s");
   plan.running.strategy = r.string("running", plan.running.strategy);
   const models::strategies::Entry* running = models::strategies::find(plan.running.strategy);
-  if (running == nullptr || running->workload() != std::string("account-bind"))
+  if (running == nullptr || running->workload != std::string("account-bind"))
     r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(plan.running.strategy), "running");
   plan.running.params = params_over_defaults(r, "running", *running, plan.running.strategy, json::object());
   plan.table.key_index = r.choice("index", "plain", {"none", "plain"}) == "none" ? models::db::KeyIndex::none
@@ -652,7 +652,7 @@ void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
     const auto* entry = models::strategies::find(name);
     if (it != s.strategies.end()) {
       chosen.push_back(*it);
-    } else if (entry != nullptr && entry->workload() == s.workload) {
+    } else if (entry != nullptr && entry->workload == s.workload) {
       others.push_back(name);
       StrategyChoice c{name, {}};
       for (const auto& p : entry->info.params) c.params[p.name] = p.value;
@@ -1147,7 +1147,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
              "strategies");
   if (!top.has("strategies") || top.raw().at("strategies") == "all") {
     for (const auto& e : models::strategies::registry())
-      if (e.workload() == s.workload) chosen.push_back(e.info.name);
+      if (e.workload == s.workload) chosen.push_back(e.info.name);
   } else {
     const json& list = top.raw().at("strategies");
     if (!list.is_array() || list.empty()) top.fail("\"all\" or a non-empty list of strategies", "strategies");
@@ -1210,8 +1210,8 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     }
     const models::strategies::Entry* entry = choice.script ? choice.script.get() : models::strategies::find(name);
     if (entry == nullptr) top.fail("a strategy name (see `locksim list`), got " + quote_value(name), at);
-    if (entry->workload() != s.workload)
-      top.fail(fmt::format("a strategy of the {} workload; {} is one of {}", s.workload, name, entry->workload()), at);
+    if (entry->workload != s.workload)
+      top.fail(fmt::format("a strategy of the {} workload; {} is one of {}", s.workload, name, entry->workload), at);
     for (const auto& earlier : s.strategies)
       if (earlier.shown() == choice.shown())
         top.fail("each strategy once, or told apart with \"as\": \"a label\" (" + quote_value(choice.shown()) + " twice)", at);

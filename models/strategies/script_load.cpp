@@ -247,7 +247,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   auto entry = std::make_shared<Entry>();
   entry->info = std::move(info);
   entry->script = file;
-  entry->lua_workload = compiled->workload;
+  if (!compiled->workload.empty()) entry->workload = compiled->workload;
   entry->make = [compiled = std::shared_ptr<const Compiled>(std::move(compiled))](Env& env, const Params& params) {
     return make_script_strategy(env, params, compiled);
   };

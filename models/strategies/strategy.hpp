@@ -274,19 +274,15 @@ using BatchFactory = std::function<batch::Design(const Params&)>;
 
 struct Entry {
   Info info;
-  Factory make;             // the account-bind handler; empty for the other workloads
-  BatchFactory batch = {};  // the batch-scheduler design; empty for account-bind strategies
-  /// The sessions workload's one entry: the scenario's own script is the design.
-  bool sessions = false;
+  Factory make;             // a handler of the workload's requests; empty for the workloads without clients
+  BatchFactory batch = {};  // the batch-scheduler design; empty for the others
+  /// The workload it is a strategy of: "account-bind", "batch-scheduler", "sessions" (whose one
+  /// entry runs the scenario's own script), or a Lua workload's name. A scenario runs the
+  /// strategies of its workload alone.
+  std::string workload = "account-bind";
   /// A strategy written in Lua (script.hpp): the file it was loaded from; empty for the
   /// catalogue's C++ strategies.
   std::string script{};
-  /// A script's `workload`: the Lua workload whose requests it handles (`handle(req)`); empty
-  /// for the built-in workloads.
-  std::string lua_workload{};
-  std::string workload() const {
-    return !lua_workload.empty() ? lua_workload : sessions ? "sessions" : batch ? "batch-scheduler" : "account-bind";
-  }
 };
 
 /// What the world must hold for `entry` run with `params`: its needs, with the index its

@@ -113,7 +113,7 @@ TEST_CASE("every Lua twin in strategies/ loads as a strategy of account-bind, wi
     INFO("twin " << twin.string());
     const models::strategies::Entry* entry = models::strategies::find(original_of(twin));
     REQUIRE(entry != nullptr);  // a twin is named after the C++ strategy it ports
-    CHECK(std::string(entry->workload()) == "account-bind");
+    CHECK(entry->workload == "account-bind");
     locksim::Scenario s;
     try {
       s = locksim::load_scenario(locksim::scenario_path("account-bind"), {with_script(twin)}, {label_of(twin)});

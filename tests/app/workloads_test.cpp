@@ -313,7 +313,7 @@ TEST_CASE("every workload in workloads/ loads, and so does each strategy in the 
     for (const auto& s : std::filesystem::directory_iterator(folder / entry.path().stem())) {
       INFO("strategy " << s.path().string());
       const locksim::StrategyChoice choice = locksim::load_script_file(s.path().string());
-      CHECK(choice.entry().workload() == w->name);
+      CHECK(choice.entry().workload == w->name);
       ++strategies;
     }
     CHECK(strategies >= 3);

@@ -17,7 +17,8 @@ Entry publish_then_mark() {
            .risks = "a consumer takes the task before the mark lands: its claim fails and the task is never run; two schedulers enqueue twice",
            .params = {consumer_cas()}},
           {},
-          [](const Params& p) { return batch::Design{batch::Enqueue::publish_then_mark, p.at("consumer_cas") != 0, false}; }};
+          [](const Params& p) { return batch::Design{batch::Enqueue::publish_then_mark, p.at("consumer_cas") != 0, false}; },
+          "batch-scheduler"};
 }
 
 Entry mark_then_publish() {
@@ -27,7 +28,8 @@ Entry mark_then_publish() {
            .risks = "double enqueue by two schedulers; a late mark turns a running task back to queued, so it runs twice",
            .params = {consumer_cas()}},
           {},
-          [](const Params& p) { return batch::Design{batch::Enqueue::mark_then_publish, p.at("consumer_cas") != 0, false}; }};
+          [](const Params& p) { return batch::Design{batch::Enqueue::mark_then_publish, p.at("consumer_cas") != 0, false}; },
+          "batch-scheduler"};
 }
 
 Entry cas_mark_then_publish() {
@@ -39,7 +41,8 @@ Entry cas_mark_then_publish() {
           {},
           [](const Params& p) {
             return batch::Design{batch::Enqueue::cas_mark_then_publish, p.at("consumer_cas") != 0, p.at("reaper") != 0};
-          }};
+          },
+          "batch-scheduler"};
 }
 
 }  // namespace models::strategies

@@ -12,7 +12,7 @@ Entry sessions_script() {
            .risks = "what the script shows: waits, deadlocks, duplicate rows"},
           {},
           {},
-          true};
+          "sessions"};
 }
 
 }  // namespace models::strategies
