@@ -24,6 +24,7 @@
 #include "app/cluster.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
+#include "app/ordered_work.hpp"
 #include "app/trial.hpp"
 #include "models/faults/placement.hpp"
 #include "reports/report.hpp"
@@ -291,72 +292,33 @@ struct RemoteRuns {
   std::function<bool(std::uint64_t, std::string&&)> answered;
 };
 
-// Runs `attempt(i)` for i = 0, 1, ... below `limit` on `jobs` threads, each number once, until
-// `out_of_time()` or a run fires (`attempt` returns true). The finding is the lowest-numbered run
-// that fired, and every run below it has run, whatever `jobs`: a thread takes no number past
-// the lowest hit so far, and finishes the run it took. With `remote`, the caller's thread hands
-// numbers to the other ranks by the same rule, beside `jobs` threads of this process.
+// Runs `attempt(i)` for i = 0, 1, ... below `limit` on `jobs` threads (the runner's pool,
+// OrderedWork), each number once, until `out_of_time()` or a run fires (`attempt` returns true).
+// The finding is the lowest-numbered run that fired, and every run below it has run, whatever
+// `jobs`: the runs are taken in order, and none is handed out once the lowest has fired. With
+// `remote`, the caller's thread hands numbers to the other ranks by the same rule, beside `jobs`
+// threads of this process.
 FirstHit first_hit(int jobs, std::uint64_t limit, const std::function<bool()>& out_of_time,
                    const std::function<bool(std::uint64_t)>& attempt, const RemoteRuns* remote = nullptr) {
-  constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
-  std::atomic<std::uint64_t> next{0}, best{kNone};
-  std::atomic<bool> stop{false};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  const auto fired = [&](std::uint64_t i) {
-    for (std::uint64_t b = best.load(); i < b && !best.compare_exchange_weak(b, i);) {
-    }
-  };
-  // The next number to run, if any may be taken now.
-  const auto take = [&]() -> std::optional<std::uint64_t> {
-    if (stop.load()) return std::nullopt;
-    if (out_of_time()) {
-      stop = true;
-      return std::nullopt;
-    }
-    const std::uint64_t i = next.fetch_add(1);
-    if (i >= limit || i >= best.load()) return std::nullopt;
-    return i;
-  };
-  const auto failed = [&] {  // a defect in a run: the first one ends the search and is rethrown
-    const std::lock_guard lock(error_mutex);
-    if (!error) error = std::current_exception();
-    stop = true;
-  };
-  const auto work = [&] {
-    try {
-      while (const auto i = take())
-        if (attempt(*i)) fired(*i);
-    } catch (...) {
-      failed();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = remote ? 0 : 1; t < jobs; ++t) threads.emplace_back(work);
-  if (remote) {
-    try {
-      cluster::lead(
-          remote->workers,
-          [&](std::uint64_t& item) {
-            const auto i = take();
-            if (!i) return cluster::Next::over;
-            item = *i;
-            return cluster::Next::item;
-          },
-          remote->request,
-          [&](std::uint64_t i, std::string&& answer) {
-            if (remote->answered(i, std::move(answer))) fired(i);
-          });
-    } catch (...) {
-      failed();
-    }
-  } else {
-    work();
-  }
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
-  if (best.load() != kNone) return {best.load() + 1, best.load()};
-  return {std::min(next.load(), limit), std::nullopt};
+  std::optional<std::uint64_t> hit;
+  std::uint64_t ran = 0;
+  const int threads = jobs + (remote ? remote->workers.threads() : 0);
+  OrderedWork<bool> work(
+      static_cast<std::size_t>(limit), 4 * static_cast<std::size_t>(threads) + kSearchAhead,
+      [&](std::size_t i, bool fired) {
+        if (hit) return;  // a run past the finding, taken before it was known
+        ran = i + 1;
+        if (fired) hit = i;
+      },
+      [&] { return hit.has_value() || out_of_time(); });
+  std::function<void()> lead;
+  if (remote)
+    lead = [&] {
+      lead_workers<bool>(work, remote->workers, remote->request,
+                         [&](std::uint64_t i, std::string&& answer) { return remote->answered(i, std::move(answer)); });
+    };
+  work.run(jobs, [&](std::size_t i) -> std::optional<bool> { return attempt(i); }, lead);
+  return {ran, hit};
 }
 
 // Bounded exhaustive search over the tree of enumerable choices, by re-execution, level by

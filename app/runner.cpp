@@ -384,22 +384,10 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
   std::function<void()> lead;
   if (workers)
     lead = [&] {
-      cluster::lead(
-          *workers,
-          [&](std::uint64_t& item) {
-            std::size_t taken = 0;
-            const auto next = work.try_take(taken);
-            item = taken;
-            return next == OrderedWork<Finished>::Take::item   ? cluster::Next::item
-                   : next == OrderedWork<Finished>::Take::wait ? cluster::Next::wait
-                                                               : cluster::Next::over;
-          },
-          [](std::uint64_t) { return std::string(); },
-          [&](std::uint64_t item, std::string&& answer) {
-            const auto newline = answer.find('\n');
-            Finished f{decode_outcome(answer.substr(newline + 1)), std::strtod(answer.c_str(), nullptr)};
-            work.done(item, std::move(f));
-          });
+      lead_workers<Finished>(work, *workers, [](std::uint64_t) { return std::string(); }, [](std::uint64_t, std::string&& answer) {
+        const auto newline = answer.find('\n');
+        return Finished{decode_outcome(answer.substr(newline + 1)), std::strtod(answer.c_str(), nullptr)};
+      });
     };
   work.run(
       jobs,
