@@ -706,6 +706,47 @@ TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...), key = v OR key = w
   else CHECK(probed_at > at_ms(100));
 }
 
+TEST_CASE("key = v OR id = w FOR UPDATE searches the index and the primary key, locking neither other row, from four rows "
+          "on; a smaller table is scanned",
+          "[db]") {
+  // Pins conformance index-merge-plain-rr and index-merge-scan-rr (MariaDB 10.11 merges two searches from four rows,
+  // and scans below): keys b m x (z), ids 1 2 3 (4); `open_id = 'm' OR id = 3` locks m's and x's rows: an UPDATE of
+  // b's row waits only where the table is scanned.
+  const bool four = GENERATE(false, true);
+  INFO((four ? "four rows" : "three rows"));
+  Db d(KeyIndex::non_unique);
+  auto& a = d.app();
+  auto& p = d.app();
+  auto& q = d.app();
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    for (const char* key : {"b", "m", "x", "z"})
+      if (four || std::string(key) != "z") c.insert(kTable, account(key));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    CHECK(c.execute(sql("SELECT id FROM accounts WHERE open_id = 'm' OR id = 3 FOR UPDATE")).rows.size() == 2);
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  sim::Time other_at, named_at;
+  p.node.spawn("other", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    CHECK(c.execute(sql("UPDATE accounts SET device = 'd' WHERE id = 1")).affected == 1);
+    other_at = sim::now();
+  });
+  q.node.spawn("named", [&] {
+    auto c = q.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    CHECK(c.execute(sql("UPDATE accounts SET device = 'd' WHERE id = 3")).affected == 1);
+    named_at = sim::now();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(named_at > at_ms(100));
+  if (four) CHECK(other_at < at_ms(60));
+  else CHECK(other_at > at_ms(100));
+}
+
 TEST_CASE("over a range of a plain index the entry past it stays locked, its row too for UPDATE and DELETE, under "
           "REPEATABLE READ and READ COMMITTED alike",
           "[db]") {
