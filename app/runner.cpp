@@ -27,8 +27,8 @@
 #include "app/ordered_work.hpp"
 #include "app/outcome_codec.hpp"
 #include "app/trial.hpp"
+#include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"
-#include "models/workloads/rollout/rollout.hpp"
 #include "models/deployment.hpp"
 #include "models/strategies/script.hpp"
 #include "reports/explain.hpp"
@@ -232,11 +232,7 @@ ScenarioRun start_run(const Scenario& s) {
   results.description = s.description;
   results.source = s.source;
   results.lesson = s.lesson;
-  if (s.lua_workload) {
-    const auto& declared = s.lua_workload->metrics;
-    const auto finding = std::find_if(declared.begin(), declared.end(), [](const auto& m) { return m.finding; });
-    results.headline = (finding != declared.end() ? *finding : declared.front()).name;
-  }
+  if (s.kind != nullptr) results.headline = s.kind->headline(s);  // (a scenario load_document made has one)
   results.scenario_hash = s.hash;
   results.seed = s.seed;
   results.trials = static_cast<std::uint64_t>(s.trials);
@@ -251,9 +247,7 @@ ScenarioRun start_run(const Scenario& s) {
     const models::strategies::Needs needs = models::strategies::needs(choice.entry(), choice.params);
     run.folds[k].result.family = needs.redis ? "Redis" : needs.zookeeper || needs.etcd ? "ZooKeeper / etcd" : "database";
     run.folds[k].result.params = choice.params;
-    if (choice.rollout)
-      for (const models::rollout::Phase& phase : models::rollout::phases(*choice.rollout))
-        run.folds[k].result.phases.push_back({seconds(phase.from), seconds(phase.to), phase.steps});
+    if (s.kind != nullptr) s.kind->describe(choice, run.folds[k].result);
     for (const Expectation& e : s.expect)
       if (e.strategy == choice.shown() && e.every_trial) run.folds[k].each_checks.push_back({&e, &run.folds[k].metric(e.metric)});
   }

@@ -38,6 +38,11 @@ class WorkloadKind {
   /// What its own checkers count, beside the checkers of every workload (a workload written in
   /// Lua declares its metrics in its file: none here).
   virtual std::vector<MetricInfo> metrics() const { return {}; }
+  /// The finding its comparison table has its columns for (reports::RunResults::headline).
+  virtual std::string headline(const Scenario&) const { return "duplicate_rows"; }
+  /// What a strategy of this kind shows in its results beyond what every one does (a rollout's
+  /// phases), before its trials run.
+  virtual void describe(const StrategyChoice&, reports::StrategyResult&) const {}
 };
 
 /// Every kind; the first is the default, a scenario without "workload".

@@ -4,6 +4,7 @@
 // binding should stand: lost_updates). A rollout (models/workloads/rollout/) is this workload
 // over time: its trials are account-bind's, with the rollout's checkers besides.
 
+#include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 #include "app/workloads/client_trial.hpp"
 #include "models/workloads/account_bind/checkers.hpp"
@@ -31,6 +32,12 @@ class AccountBind : public WorkloadKind, public ClientWorkload {
     std::vector<MetricInfo> out = models::checkers::metrics_of(account_bind::account_checkers());
     for (auto& m : models::checkers::metrics_of(models::rollout::rollout_checkers())) out.push_back(std::move(m));
     return out;
+  }
+  // A rollout's phases, as its plan sets them out: the results give each one's figures.
+  void describe(const StrategyChoice& choice, reports::StrategyResult& result) const override {
+    if (!choice.rollout) return;
+    for (const models::rollout::Phase& phase : models::rollout::phases(*choice.rollout))
+      result.phases.push_back({seconds(phase.from), seconds(phase.to), phase.steps});
   }
   std::vector<models::checkers::KeyedTable> keyed_tables(const Scenario&) const override {
     return {{account_bind::kAccounts, "open_id"}};

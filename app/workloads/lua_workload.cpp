@@ -130,6 +130,12 @@ class LuaWorkload : public WorkloadKind, public ClientWorkload {
                          sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_client_trial(*this, s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);
   }
+  // Its table's columns are for the first finding its file declares (its first metric, if none is).
+  std::string headline(const Scenario& s) const override {
+    const auto& declared = s.lua_workload->metrics;
+    const auto finding = std::find_if(declared.begin(), declared.end(), [](const auto& m) { return m.finding; });
+    return (finding != declared.end() ? *finding : declared.front()).name;
+  }
   // Its invariants are its file's check: no business key the generic duplicate_rows reads.
   std::vector<models::checkers::KeyedTable> keyed_tables(const Scenario&) const override { return {}; }
   void check(const Scenario& s, const ClientTrialEnd& end, const models::checkers::Trial& trial,
