@@ -426,6 +426,39 @@ std::string bytecode(lua_State* L) {
   return out;
 }
 
+std::string string_global(lua_State* L, const std::string& file, const char* name, bool required) {
+  lua_pushglobaltable(L);
+  lua_pushstring(L, name);
+  const int t = lua_rawget(L, -2);
+  std::string out;
+  if (t == LUA_TSTRING && !utf8(lua_tostring(L, -1))) throw ScriptError(fmt::format("{}: expected `{}` in UTF-8", file, name));
+  if (t == LUA_TSTRING)
+    out = lua_tostring(L, -1);
+  else if (t != LUA_TNIL || required)
+    throw ScriptError(fmt::format("{}: expected `{}` to be a string{}", file, name, t == LUA_TNIL ? " (it is missing)" : ""));
+  lua_pop(L, 2);
+  return out;
+}
+
+void for_each_param(lua_State* L, const std::string& file, const std::function<void(const std::string& name)>& each) {
+  lua_pushglobaltable(L);
+  lua_pushstring(L, "params");
+  const int t = lua_rawget(L, -2);
+  if (t == LUA_TNIL) {
+    lua_pop(L, 2);
+    return;
+  }
+  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || !is_name(lua_tostring(L, -2)))
+      throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
+    each(lua_tostring(L, -2));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+}
+
 bool is_name(const std::string& s) {
   return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
          std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,5 +98,16 @@ bool is_name(const std::string& s);
 
 /// Whether `s` is valid UTF-8.
 bool utf8(std::string_view s);
+
+/// The string global `name` of a script's top level, read raw: "" when it is absent and not
+/// `required`. Throws ScriptError naming `file` when it is not a string in UTF-8, or is absent
+/// and `required`.
+std::string string_global(lua_State* L, const std::string& file, const char* name, bool required);
+
+/// Calls `each(name)` for each entry of the global table `params` (a script's or a workload's
+/// defaults), its value on the top of the stack, in lua_next's order (the caller sorts what it
+/// keeps). Nothing without `params`; throws ScriptError naming `file` when `params` is not a
+/// table or a key is not a name.
+void for_each_param(lua_State* L, const std::string& file, const std::function<void(const std::string& name)>& each);
 
 }  // namespace models::lua

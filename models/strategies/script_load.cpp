@@ -6,6 +6,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,23 +24,6 @@ using lua::error_text;
 using lua::MemoryCap;
 using lua::Runtime;
 using lua::StatePtr;
-using lua::utf8;
-
-// Reads the string global `name` (raw); throws ScriptError when `required` and absent.
-std::string global_text(lua_State* L, const std::string& file, const char* name, bool required) {
-  lua_pushglobaltable(L);
-  lua_pushstring(L, name);
-  const int t = lua_rawget(L, -2);
-  std::string out;
-  if (t == LUA_TSTRING && !utf8(lua_tostring(L, -1)))
-    throw ScriptError(fmt::format("{}: expected `{}` in UTF-8", file, name));
-  if (t == LUA_TSTRING)
-    out = lua_tostring(L, -1);
-  else if (t != LUA_TNIL || required)
-    throw ScriptError(fmt::format("{}: expected `{}` to be a string{}", file, name, t == LUA_TNIL ? " (it is missing)" : ""));
-  lua_pop(L, 2);
-  return out;
-}
 
 // The script's `tables`: CREATE TABLE statements; t_account among them replaces the default.
 void read_tables(lua_State* L, const std::string& file, Needs& needs) {
@@ -95,20 +79,9 @@ void read_tables(lua_State* L, const std::string& file, Needs& needs) {
 
 // The script's `params`: defaults by name; their kind from the value and the name.
 std::vector<ParamInfo> read_params(lua_State* L, const std::string& file, std::map<std::string, ParamKind>& kinds) {
-  lua_pushglobaltable(L);
-  lua_pushstring(L, "params");
-  const int t = lua_rawget(L, -2);
   std::vector<ParamInfo> out;
-  if (t == LUA_TNIL) {
-    lua_pop(L, 2);
-    return out;
-  }
-  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING || !lua::is_name(lua_tostring(L, -2)))
-      throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
-    ParamInfo p{.name = lua_tostring(L, -2), .value = 0, .meaning = "a parameter of the script"};
+  lua::for_each_param(L, file, [&](const std::string& name) {
+    ParamInfo p{.name = name, .value = 0, .meaning = "a parameter of the script"};
     if (lua_type(L, -1) == LUA_TBOOLEAN) {
       p.kind = ParamKind::flag;
       p.value = lua_toboolean(L, -1);
@@ -128,9 +101,7 @@ std::vector<ParamInfo> read_params(lua_State* L, const std::string& file, std::m
     }
     kinds[p.name] = p.kind;
     out.push_back(std::move(p));
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 2);
+  });
   std::sort(out.begin(), out.end(), [](const ParamInfo& a, const ParamInfo& b) { return a.name < b.name; });
   return out;
 }
@@ -199,11 +170,11 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   }
   Info info;
   info.name = name;
-  info.description = global_text(L, file, "description", true);
-  info.source = global_text(L, file, "source", false);
-  info.risks = global_text(L, file, "risks", false);
+  info.description = lua::string_global(L, file, "description", true);
+  info.source = lua::string_global(L, file, "source", false);
+  info.risks = lua::string_global(L, file, "risks", false);
   if (info.source.empty()) info.source = file;
-  compiled->workload = global_text(L, file, "workload", false);
+  compiled->workload = lua::string_global(L, file, "workload", false);
   lua_pushglobaltable(L);
   lua_pushstring(L, "bind");
   const bool bind = lua_rawget(L, -2) == LUA_TFUNCTION;

@@ -101,30 +101,10 @@ int global(lua_State* L, const char* name) {
   return t;
 }
 
-std::string text_global(lua_State* L, const std::string& file, const char* name, bool required) {
-  const int t = global(L, name);
-  std::string out;
-  if (t == LUA_TSTRING && lua::utf8(lua_tostring(L, -1)))
-    out = lua_tostring(L, -1);
-  else if (t != LUA_TNIL || required)
-    throw ScriptError(fmt::format("{}: expected `{}` to be a string in UTF-8{}", file, name, t == LUA_TNIL ? " (it is missing)" : ""));
-  lua_pop(L, 1);
-  return out;
-}
-
 std::vector<WorkloadParam> read_params(lua_State* L, const std::string& file) {
   std::vector<WorkloadParam> out;
-  const int t = global(L, "params");
-  if (t == LUA_TNIL) {
-    lua_pop(L, 1);
-    return out;
-  }
-  if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: expected `params` to be a table of defaults, name = value", file));
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING || !lua::is_name(lua_tostring(L, -2)))
-      throw ScriptError(fmt::format("{}: params: expected names made of letters, digits and _", file));
-    WorkloadParam p{.name = lua_tostring(L, -2)};
+  lua::for_each_param(L, file, [&](const std::string& name) {
+    WorkloadParam p{.name = name};
     if (lua_type(L, -1) == LUA_TBOOLEAN) {
       p.flag = true;
       p.value = lua_toboolean(L, -1);
@@ -134,9 +114,7 @@ std::vector<WorkloadParam> read_params(lua_State* L, const std::string& file) {
       throw ScriptError(fmt::format("{}: params.{}: expected a boolean or a number from -1e12 to 1e12", file, p.name));
     }
     out.push_back(std::move(p));
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
+  });
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
@@ -461,8 +439,8 @@ std::shared_ptr<const Workload> load_workload(const std::string& file, std::stri
   w->effective = effective;
   auto loaded = run_top_level(file, w->bytecode, true, limits, &effective);
   lua_State* L = loaded->L.get();
-  w->description = text_global(L, file, "description", true);
-  w->source = text_global(L, file, "source", false);
+  w->description = lua::string_global(L, file, "description", true);
+  w->source = lua::string_global(L, file, "source", false);
   read_tables(L, *w);
   read_rows(L, *w);
   read_redis(L, *w);
