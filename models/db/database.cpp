@@ -1073,50 +1073,104 @@ class InnoDb final : public Database::Model {
     return std::nullopt;
   }
 
-  // `key = v OR id = w` (each branch a list of the key index's first column or of id, and
-  // both indexes named): MariaDB's index merge, a search of the key index for its values, then
-  // of the primary key for its ids, each as `=` alone would search it, their rows merged in id
-  // order (conformance index-merge-*). The server weighs it against a scan by its statistics;
-  // measured on MariaDB 10.11 (docs/sql.md), it merged 2 searches from 4 rows on, 3 from 6, 4
-  // from 13 and 10 of 100, and scanned past those, and a LIMIT made it scan in id order. The
-  // model merges at most 2 + (rows - 4) / 8 searches, from 4 rows, without LIMIT: never where
-  // the server scanned, so that past the rule it locks more than the server, never less. None
-  // for another WHERE.
-  static std::optional<Path> index_merge(const Table& t, const Statement& s) {
+  // `key = v OR id = w` (each branch a list or a range of the key index's first column or of
+  // id, and both indexes named): MariaDB's index merge, a search of the key index for its
+  // values and ranges, then of the primary key for its ids and ranges, each as it alone would
+  // be searched (but for a range of the key index, the row of the entry past it is locked too,
+  // as the server does there for a locking read), their rows merged in id order (conformance
+  // index-merge-*). The server weighs it against a scan by its statistics; measured on MariaDB
+  // 10.11 (docs/sql.md), it merged 2 searches from 4 rows on, 3 from 6, 4 from 13 and 10 of
+  // 100, and scanned past those, and a LIMIT made it scan in id order. The model merges where
+  // the points and the rows of the ranges number at most 2 + (rows - 4) / 8, from 4 rows,
+  // without LIMIT: never where the server scanned, so that past the rule it locks more than
+  // the server, never less. None for another WHERE.
+  std::optional<Path> index_merge(const Table& t, const Statement& s) const {
     if (s.limit) return std::nullopt;
+    const std::string& key_column = t.schema.key_column;
     for (const Expr& e : s.more().filter) {
       if (e.kind != Expr::Kind::logical_or) continue;
-      std::vector<Value> ids, keys;
-      if (!merge_branches(e, s, t.schema.key_column, ids, keys) || ids.empty() || keys.empty()) continue;
-      for (auto* list : {&ids, &keys}) {
+      Merge m;
+      if (!merge_branches(e, s, key_column, holds_text(t, key_column), m)) continue;
+      if ((m.ids.empty() && m.id_ranges.empty()) || (m.keys.empty() && m.key_ranges.empty())) continue;
+      for (auto* list : {&m.ids, &m.keys}) {
         std::sort(list->begin(), list->end());
         list->erase(std::unique(list->begin(), list->end()), list->end());
       }
+      for (Range& r : m.key_ranges)  // past the NULLs, as a range of the index alone starts
+        if (!r.lo) r.lo = Value{Null{}}, r.lo_closed = false;
       const std::size_t rows = t.rows.size();
-      if (rows < 4 || ids.size() + keys.size() > 2 + (rows - 4) / 8) return std::nullopt;
+      if (rows < 4) return std::nullopt;
+      const std::size_t most = 2 + (rows - 4) / 8;
+      std::size_t searched = m.ids.size() + m.keys.size();
+      for (const Range& r : m.key_ranges) searched += rows_in(t, kKey, r, most);
+      for (const Range& r : m.id_ranges) searched += rows_in(t, kPrimary, r, most);
+      if (searched > most) return std::nullopt;
       Path merged{.index = kPrimary, .by = Path::By::merged};
-      merged.parts.push_back({.index = kKey, .by = Path::By::points, .points = std::move(keys)});
-      merged.parts.push_back({.index = kPrimary, .by = Path::By::points, .points = std::move(ids)});
+      if (!m.keys.empty()) merged.parts.push_back({.index = kKey, .by = Path::By::points, .points = std::move(m.keys)});
+      if (!m.key_ranges.empty()) merged.parts.push_back({.index = kKey, .by = Path::By::ranges, .ranges = std::move(m.key_ranges)});
+      if (!m.ids.empty()) merged.parts.push_back({.index = kPrimary, .by = Path::By::points, .points = std::move(m.ids)});
+      if (!m.id_ranges.empty())
+        merged.parts.push_back({.index = kPrimary, .by = Path::By::ranges, .ranges = std::move(m.id_ranges)});
       return merged;
     }
     return std::nullopt;
   }
-  // Sorts the OR's branches into the ids and the keys they list; false when one lists neither.
-  static bool merge_branches(const Expr& e, const Statement& s, const std::string& key_column, std::vector<Value>& ids,
-                             std::vector<Value>& keys) {
+  // What an index merge searches: each index's points and ranges.
+  struct Merge {
+    std::vector<Value> ids, keys;
+    std::vector<Range> id_ranges, key_ranges;
+  };
+  // Sorts the OR's branches into what they search; false when one searches neither index.
+  static bool merge_branches(const Expr& e, const Statement& s, const std::string& key_column, bool text, Merge& m) {
     if (e.kind == Expr::Kind::logical_or)
       return std::all_of(e.args.begin(), e.args.end(),
-                         [&](const Expr& branch) { return merge_branches(branch, s, key_column, ids, keys); });
+                         [&](const Expr& branch) { return merge_branches(branch, s, key_column, text, m); });
     if (auto listed_ids = listed(e, s, "id")) {
       for (Value& v : *listed_ids)
-        if (std::holds_alternative<std::int64_t>(v)) ids.push_back(std::move(v));  // another can match no id
+        if (std::holds_alternative<std::int64_t>(v)) m.ids.push_back(std::move(v));  // another can match no id
       return true;
     }
     if (auto listed_keys = listed(e, s, key_column)) {
-      keys.insert(keys.end(), listed_keys->begin(), listed_keys->end());
+      m.keys.insert(m.keys.end(), listed_keys->begin(), listed_keys->end());
+      return true;
+    }
+    if (auto r = branch_range(e, s, "id", false)) {
+      if (!r->lo || std::holds_alternative<std::int64_t>(*r->lo)) m.id_ranges.push_back(std::move(*r));
+      return true;  // (a string's bound matches no id)
+    }
+    if (auto r = branch_range(e, s, key_column, text)) {
+      m.key_ranges.push_back(std::move(*r));
       return true;
     }
     return false;
+  }
+  // The range a branch of an OR gives `column`: a bound, or an AND of bounds of it alone.
+  static std::optional<Range> branch_range(const Expr& e, const Statement& s, const std::string& column, bool text) {
+    Range r;
+    if (e.kind != Expr::Kind::logical_and) return bound_by(e, s, column, text, r) ? std::optional<Range>(r) : std::nullopt;
+    for (const Expr& term : e.args)
+      if (!bound_by(term, s, column, text, r)) return std::nullopt;
+    return r;
+  }
+  // How many rows a range of `index` holds (its live entries), for the merge's cost: past
+  // `most`, most + 1.
+  std::size_t rows_in(const Table& t, int index, const Range& r, std::size_t most) const {
+    std::optional<Entry> at;
+    if (index == kKey) {
+      at = after(t, kKey, Entry{Key{r.lo.value_or(Value{Null{}})}, kBeforeAll});
+    } else if (!r.lo) {
+      at = first_entry(t, kPrimary);
+    } else {
+      const Entry start = primary_entry(std::get<std::int64_t>(*r.lo));
+      at = live_entry(t, kPrimary, start) ? std::optional<Entry>(start) : after(t, kPrimary, start);
+    }
+    std::size_t n = 0;
+    for (; at && n <= most; at = after(t, index, *at)) {
+      if (!r.contains_above_lo(at->key.front())) continue;
+      if (!r.below_hi(at->key.front())) break;
+      ++n;
+    }
+    return n;
   }
 
   // `column = (an expression of constants)` among the WHERE's terms: `id = ? + 1`.
@@ -1168,6 +1222,49 @@ class InnoDb final : public Database::Model {
     return std::pair{prefix, true};
   }
 
+  // Narrows `r` by the bound the term `e` puts on `column`, if it is one: a comparison with an
+  // expression of constants (`id <= ? + 5`), BETWEEN, or on a string column LIKE 'abc%' (the
+  // keys beginning with abc; LIKE 'abc' the point). Returns whether it was.
+  static bool bound_by(const Expr& e, const Statement& s, const std::string& column, bool text, Range& r) {
+    const auto lower = [&](const Value& v, bool closed) {
+      if (!r.lo || v > *r.lo || (v == *r.lo && !closed)) r.lo = v, r.lo_closed = closed;
+    };
+    const auto upper = [&](const Value& v, bool closed) {
+      if (!r.hi || v < *r.hi || (v == *r.hi && !closed)) r.hi = v, r.hi_closed = closed;
+    };
+    const auto constant = [&](const Expr& a) { return constant_of(a, s); };
+    if (e.args.empty() || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) return false;
+    if (e.kind == Expr::Kind::compare) {
+      const auto v = constant(e.args[1]);
+      if (!v) return false;
+      switch (e.op) {
+        case Expr::Op::gt: lower(*v, false); return true;
+        case Expr::Op::ge: lower(*v, true); return true;
+        case Expr::Op::lt: upper(*v, false); return true;
+        case Expr::Op::le: upper(*v, true); return true;
+        default: return false;
+      }
+    }
+    if (e.kind == Expr::Kind::between && !e.negated) {
+      const auto lo = constant(e.args[1]), hi = constant(e.args[2]);
+      if (!lo || !hi) return false;
+      lower(*lo, true);
+      upper(*hi, true);
+      return true;
+    }
+    if (e.kind == Expr::Kind::like && !e.negated && text) {
+      const auto pattern = constant(e.args[1]);
+      if (!pattern || !std::holds_alternative<std::string>(*pattern)) return false;
+      const auto prefix = like_prefix(std::get<std::string>(*pattern));
+      if (!prefix) return false;
+      lower(Value{prefix->first}, true);
+      if (prefix->second) upper(Value{prefix->first}, true);
+      else upper(Value{prefix->first + '\xff'}, false);  // no UTF-8 text has the byte 0xff
+      return true;
+    }
+    return false;
+  }
+
   static std::optional<Range> range_of(const Statement& s, const std::string& column, bool text = false) {
     Range r;
     bool any = false;
@@ -1189,37 +1286,7 @@ class InnoDb final : public Database::Model {
         default: break;
       }
     }
-    const auto constant = [&](const Expr& a) { return constant_of(a, s); };
-    for (const Expr& e : s.more().filter) {  // column op (an expression of constants): `id <= ? + 5`
-      if (e.kind != Expr::Kind::compare || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
-      const auto v = constant(e.args[1]);
-      if (!v) continue;
-      switch (e.op) {
-        case Expr::Op::gt: lower(*v, false); break;
-        case Expr::Op::ge: lower(*v, true); break;
-        case Expr::Op::lt: upper(*v, false); break;
-        case Expr::Op::le: upper(*v, true); break;
-        default: break;
-      }
-    }
-    for (const Expr& e : s.more().filter) {
-      if (e.kind != Expr::Kind::between || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column) continue;
-      const auto lo = constant(e.args[1]), hi = constant(e.args[2]);
-      if (!lo || !hi) continue;
-      lower(*lo, true);
-      upper(*hi, true);
-    }
-    for (const Expr& e : s.more().filter) {
-      if (!text || e.kind != Expr::Kind::like || e.negated || e.args[0].kind != Expr::Kind::column || e.args[0].column != column)
-        continue;
-      const auto pattern = constant(e.args[1]);
-      if (!pattern || !std::holds_alternative<std::string>(*pattern)) continue;
-      const auto prefix = like_prefix(std::get<std::string>(*pattern));
-      if (!prefix) continue;
-      lower(Value{prefix->first}, true);
-      if (prefix->second) upper(Value{prefix->first}, true);
-      else upper(Value{prefix->first + '\xff'}, false);  // no UTF-8 text has the byte 0xff
-    }
+    for (const Expr& e : s.more().filter) any |= bound_by(e, s, column, text, r);
     if (!any) return std::nullopt;
     return r;
   }
@@ -1318,6 +1385,8 @@ class InnoDb final : public Database::Model {
           for (const Path& part : p.parts) {
             for (const Value& point : part.points)
               if ((waited = search(txn, t, Path{part.index, Key{point}}, where, exclusive, dml, kept))) break;
+            for (const Range& r : part.ranges)
+              if (!waited && (waited = scan_range(txn, t, part.index, {}, r, where, exclusive, dml, kept, true))) break;
             if (waited) break;
           }
           // A row both indexes find is kept once, and the rows come in id order.
@@ -1421,8 +1490,10 @@ class InnoDb final : public Database::Model {
   // A range of `index`: its entries, then the first past its end (or the gap before the supremum).
   // On the key index, the range is of the column after `prefix` among the entries that
   // begin with it (`merchant = 1 AND request > 'a'`); with no prefix, of its first column.
+  // `past_row`: the row of the entry past a range of the key index is locked for a locking read
+  // too, as MariaDB does in an index merge (conformance index-merge-range-rr).
   bool scan_range(Txn& txn, Table& t, int index, const Key& prefix, const Range& r, const Statement& where, bool exclusive,
-                  bool dml, std::vector<std::int64_t>& kept) {
+                  bool dml, std::vector<std::int64_t>& kept, bool past_row = false) {
     const bool rr = gap_locking(txn.isolation);
     const auto key_of_entry = [&](const Entry& e) -> const Value& { return e.key[prefix.size()]; };
     const auto inside = [&](const Entry& e) { return index == kPrimary || is_prefix(prefix, e.key); };
@@ -1457,7 +1528,7 @@ class InnoDb final : public Database::Model {
         // update-range-secondary-rr, -rc, delete-like-prefix-rr).
         if (index == kPrimary) return rr && lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
         if (lock(txn, t, index, record_lock(*at, exclusive, rr, last)) == Got::after_wait) return true;
-        return dml && lock(txn, t, kPrimary, record_lock(primary_entry(at->id), exclusive)) == Got::after_wait;
+        return (dml || past_row) && lock(txn, t, kPrimary, record_lock(primary_entry(at->id), exclusive)) == Got::after_wait;
       }
       const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key.front() == *r.lo;
       if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;
