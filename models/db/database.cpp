@@ -939,7 +939,10 @@ class InnoDb final : public Database::Model {
     enum class By { point_or_scan, points, ranges, merged } by = By::point_or_scan;
     std::vector<Value> points{};    // By::points: points of `index` (ids, or keys of the key index), in order, each once
     std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
-    Key prefix{};                   // points and ranges on the key index: the first columns fixed (they are of the next)
+    // Points and ranges on the key index: the first columns held, each prefix followed by every
+    // point or range of the next column, prefixes in order (`merchant IN (1, 2) AND request =
+    // 'a'`: prefixes (1), (2), point 'a').
+    std::vector<Key> prefixes{Key{}};
     std::vector<Path> parts{};      // By::merged: the paths whose rows are merged, in the order they are read
   };
   Path path_for(const Table& t, const Statement& s) const {
@@ -953,10 +956,10 @@ class InnoDb final : public Database::Model {
     for (const Condition& c : s.where)
       if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, Key{c.value}};
     if (indexed(t))
-      if (auto prefix = key_prefix(t, s, false)) return prefix_path(t, s, std::move(*prefix));
+      if (auto prefix = key_prefix(t, s, false)) return prefix_path(t, s, {std::move(*prefix)});
     if (auto id = folded_point(s, "id")) return {kPrimary, Key{*id}};
     if (indexed(t))
-      if (auto prefix = key_prefix(t, s, true)) return prefix_path(t, s, std::move(*prefix));
+      if (auto prefix = key_prefix(t, s, true)) return prefix_path(t, s, {std::move(*prefix)});
     if (indexed(t) && is_null_term(s, t.schema.key_column)) return {kKey, Key{Value{Null{}}}};  // key IS NULL: the NULL entries
     if (auto in = in_list(s, "id")) {
       std::vector<Value> ids;
@@ -964,8 +967,8 @@ class InnoDb final : public Database::Model {
         if (std::holds_alternative<std::int64_t>(v)) ids.push_back(v);  // another can match no id
       return {.index = kPrimary, .by = Path::By::points, .points = std::move(ids)};
     }
-    if (indexed(t))  // each key a search of its own, as `key = v` is (conformance in-*-rr)
-      if (auto in = in_list(s, t.schema.key_column)) return {.index = kKey, .by = Path::By::points, .points = std::move(*in)};
+    if (indexed(t) && in_list(s, t.schema.key_column))  // each key a search of its own, as `key = v` is (conformance in-*-rr)
+      return prefix_path(t, s, {Key{}});
     if (indexed(t))
       if (auto merged = index_merge(t, s)) return std::move(*merged);
     if (auto r = range_of(s, "id")) {
@@ -983,21 +986,57 @@ class InnoDb final : public Database::Model {
     return {kPrimary, std::nullopt};
   }
 
-  // The path of a prefix of the key index's columns: one point of it; where the WHERE lists
-  // the next column's values (`merchant = 1 AND request IN ('a', 'b')`), a point of each after
-  // the prefix (conformance in-second-column-*-rr); or, where it bounds the next column
-  // (`merchant = 1 AND request > 'a'`), that range among its entries.
-  static Path prefix_path(const Table& t, const Statement& s, Key prefix) {
-    if (prefix.size() <= t.schema.key_tail.size())
-      if (auto in = in_list(s, t.schema.key_tail[prefix.size() - 1]))
-        return {.index = kKey, .by = Path::By::points, .points = std::move(*in), .prefix = std::move(prefix)};
-    if (prefix.size() <= t.schema.key_tail.size())
-      if (auto r = range_of(s, t.schema.key_tail[prefix.size() - 1], holds_text(t, t.schema.key_tail[prefix.size() - 1]))) {
-        if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}, .prefix = std::move(prefix)};
-        if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
-        return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}, .prefix = std::move(prefix)};
+  // The path of the key index's first columns, each held to one value or to a list of them
+  // (every combination a prefix, in order), as MariaDB's range optimizer builds it: one point
+  // of a single prefix that covers what the WHERE holds; where it lists a column's values
+  // (`merchant = 1 AND request IN ('a', 'b')`, `merchant IN (1, 2) AND request = 'a'`), a
+  // point of each after each prefix (conformance in-second-column-*-rr, composite-in-*-rr);
+  // where it then bounds the next column (`merchant IN (1, 2) AND request > 'a'`), that range
+  // among each prefix's entries. Past kMostPrefixes combinations, the further columns only
+  // filter the rows.
+  static Path prefix_path(const Table& t, const Statement& s, std::vector<Key> prefixes) {
+    const std::vector<std::string> columns = t.schema.key_columns();
+    std::size_t next = prefixes.front().size();
+    std::optional<std::vector<Value>> last;  // the last column held, not yet joined to the prefixes
+    for (; next < columns.size(); ++next) {
+      std::optional<std::vector<Value>> values = held_values(s, columns[next]);
+      if (!values) break;
+      if (last) {
+        if (prefixes.size() * last->size() * values->size() > kMostPrefixes) break;
+        prefixes = joined(prefixes, *last);
       }
-    return {kKey, std::move(prefix)};
+      last = std::move(values);
+    }
+    if (next < columns.size())
+      if (auto r = range_of(s, columns[next], holds_text(t, columns[next]))) {
+        if (last) prefixes = joined(prefixes, *last);
+        if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}, .prefixes = std::move(prefixes)};
+        if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
+        return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}, .prefixes = std::move(prefixes)};
+      }
+    if (last) return {.index = kKey, .by = Path::By::points, .points = std::move(*last), .prefixes = std::move(prefixes)};
+    return {kKey, std::move(prefixes.front())};
+  }
+  static constexpr std::size_t kMostPrefixes = 1024;
+  // Each prefix followed by each value, in order.
+  static std::vector<Key> joined(const std::vector<Key>& prefixes, const std::vector<Value>& values) {
+    std::vector<Key> out;
+    out.reserve(prefixes.size() * values.size());
+    for (const Key& prefix : prefixes)
+      for (const Value& v : values) {
+        out.push_back(prefix);
+        out.back().push_back(v);
+      }
+    return out;
+  }
+  // The values the WHERE holds `column` to: one (`column = v`, an expression of constants, or
+  // IS NULL) or a list (`column IN (...)`); none when it holds it to neither.
+  static std::optional<std::vector<Value>> held_values(const Statement& s, const std::string& column) {
+    for (const Condition& c : s.where)
+      if (c.op == Condition::Op::eq && c.column == column) return std::vector<Value>{c.value};
+    if (auto v = folded_point(s, column)) return std::vector<Value>{*v};
+    if (is_null_term(s, column)) return std::vector<Value>{Value{Null{}}};
+    return in_list(s, column);
   }
 
   // The key index's first columns the WHERE fixes to one value each (`merchant = ? AND
@@ -1370,14 +1409,20 @@ class InnoDb final : public Database::Model {
       bool waited = false;
       switch (p.by) {
         case Path::By::ranges:
-          for (const Range& r : p.ranges)
-            if ((waited = scan_range(txn, t, p.index, p.prefix, r, where, exclusive, dml, kept))) break;
+          for (const Key& prefix : p.prefixes) {
+            for (const Range& r : p.ranges)
+              if ((waited = scan_range(txn, t, p.index, prefix, r, where, exclusive, dml, kept)) || enough(txn, kept)) break;
+            if (waited || enough(txn, kept)) break;
+          }
           break;
         case Path::By::points:
-          for (const Value& point : p.points) {
-            Key key = p.prefix;
-            key.push_back(point);
-            if ((waited = search(txn, t, Path{p.index, std::move(key)}, where, exclusive, dml, kept))) break;
+          for (const Key& prefix : p.prefixes) {
+            for (const Value& point : p.points) {
+              Key key = prefix;
+              key.push_back(point);
+              if ((waited = search(txn, t, Path{p.index, std::move(key)}, where, exclusive, dml, kept)) || enough(txn, kept)) break;
+            }
+            if (waited || enough(txn, kept)) break;
           }
           break;
         case Path::By::point_or_scan: waited = search(txn, t, p, where, exclusive, dml, kept); break;
@@ -1400,6 +1445,10 @@ class InnoDb final : public Database::Model {
     }
   }
 
+  // Whether a LIMIT read in index order has its rows: the searches after this one are not made
+  // (conformance composite-in-limit-rr).
+  static bool enough(const Txn& txn, const std::vector<std::int64_t>& kept) { return txn.enough && kept.size() >= *txn.enough; }
+
   // Whether the path reads rows in the statement's ORDER BY (none: any order), so that a
   // LIMIT ends the scan; otherwise every row the path finds is read and locked, then sorted.
   static bool reads_in_order(const Table& t, const Path& p, const Statement& s) {
@@ -1408,7 +1457,11 @@ class InnoDb final : public Database::Model {
     std::vector<std::string> fixed;  // the key columns a point holds to one value: any order of them is the same
     if (p.index == kKey) {
       const std::vector<std::string> columns = t.schema.key_columns();
-      const std::size_t held = p.by == Path::By::point_or_scan ? p.key->size() : p.prefix.size();  // a prefix: its rows in the rest's order
+      // The columns every search holds to the same value: the rows come in the rest's order.
+      std::size_t held = p.by == Path::By::point_or_scan ? p.key->size() : p.prefixes.front().size();
+      for (const Key& prefix : p.prefixes)
+        held = std::min<std::size_t>(held, std::mismatch(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(held),
+                                                         p.prefixes.front().begin()).first - prefix.begin());
       fixed.assign(columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(held));
       order.insert(order.begin(), columns.begin() + static_cast<std::ptrdiff_t>(held), columns.end());
     }
@@ -1481,7 +1534,7 @@ class InnoDb final : public Database::Model {
       // key waits, one just above it does not; conformance unique-key-found-locks-gap-below-rr).
       if (visit(txn, t, p.index, e, unique_hit && p.index == kPrimary, where, exclusive, dml, kept)) return true;
       found_unique |= unique_hit;
-      if (txn.enough && kept.size() >= *txn.enough) return false;  // LIMIT: the scan ends here
+      if (enough(txn, kept)) return false;  // LIMIT: the scan ends here
     }
     if (rr && !found_unique) lock(txn, t, p.index, gap_after(t, p, entries, exclusive));  // never waits
     return false;
@@ -1532,7 +1585,7 @@ class InnoDb final : public Database::Model {
       }
       const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key.front() == *r.lo;
       if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;
-      if (txn.enough && kept.size() >= *txn.enough) return false;  // LIMIT: the scan ends here
+      if (enough(txn, kept)) return false;  // LIMIT: the scan ends here
       last = at;
     }
     if (rr) lock(txn, t, index, gap_lock(exclusive, last, std::nullopt));  // up to the supremum; never waits

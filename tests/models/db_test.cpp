@@ -748,6 +748,54 @@ TEST_CASE("key = v OR id = w FOR UPDATE searches the index and the primary key, 
   else CHECK(other_at > at_ms(100));
 }
 
+TEST_CASE("on an index over (m, r), FOR UPDATE of m IN (...) AND r = v searches each (m, v): other keys of those m stay "
+          "free, and ORDER BY m LIMIT 1 stops after the first",
+          "[db]") {
+  // Pins conformance composite-in-then-point-unique-rr, composite-in-then-point-plain-rr and composite-in-limit-rr
+  // (MariaDB 10.11): keys (1, b) (1, d) (2, b) (2, d); the named rows are locked, (1, b) is not, and with LIMIT 1 nor
+  // is (2, d).
+  const KeyIndex index = GENERATE(KeyIndex::unique, KeyIndex::non_unique);
+  const bool limit = GENERATE(false, true);
+  INFO((index == KeyIndex::unique ? "unique" : "plain") << (limit ? ", LIMIT 1" : ""));
+  sim::Engine engine(config(1));
+  models::Network net(engine, {sim::fixed(1ms), 0});
+  models::Node node{engine, {"db-1", {}}};
+  db::Server server(net, node, {});
+  const std::string kind = index == KeyIndex::unique ? "UNIQUE KEY" : "KEY";
+  server.create_table(*db::sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, m INT NOT NULL, r VARCHAR(8) NOT NULL, " +
+                                        kind + " ix (m, r))")
+                           .create);
+  App a(engine, net, server, "app-1", {}), b(engine, net, server, "app-2", {}), p(engine, net, server, "app-3", {});
+  a.node.spawn("locker", [&] {
+    auto c = a.pool.acquire();
+    c.execute(sql("INSERT INTO t (m, r) VALUES (1, 'b'), (1, 'd'), (2, 'b'), (2, 'd')"));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    const std::string order = limit ? " ORDER BY m LIMIT 1" : "";
+    CHECK(c.execute(sql("SELECT id FROM t WHERE m IN (1, 2) AND r = 'd'" + order + " FOR UPDATE")).rows.size() == (limit ? 1 : 2));
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  sim::Time other_at, second_at;
+  b.node.spawn("other", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    CHECK(c.execute(sql("SELECT id FROM t WHERE m = 1 AND r = 'b' FOR UPDATE")).rows.size() == 1);
+    other_at = sim::now();
+  });
+  p.node.spawn("second", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    CHECK(c.execute(sql("SELECT id FROM t WHERE m = 2 AND r = 'd' FOR UPDATE")).rows.size() == 1);
+    second_at = sim::now();
+  });
+  REQUIRE(engine.run().ok());
+  CHECK(other_at < at_ms(60));
+  if (limit) CHECK(second_at < at_ms(60));
+  else CHECK(second_at > at_ms(100));
+  engine.shutdown();
+}
+
 TEST_CASE("over a range of a plain index the entry past it stays locked, its row too for UPDATE and DELETE, under "
           "REPEATABLE READ and READ COMMITTED alike",
           "[db]") {
