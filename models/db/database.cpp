@@ -111,6 +111,8 @@ constexpr int kKey = 1;      // the secondary index on the key column
 // The table's AUTO-INC lock, in a queue of its own: one exclusive record lock on one entry, held
 // by an insert from the id it takes to its statement's end (InnoDb::take_autoinc).
 constexpr int kAutoInc = 2;
+// The secondary indexes after the key index (TableSchema::indexes): kExtra + their place there.
+constexpr int kExtra = 3;
 
 // A key of an index: one value per column of the index, in its order (an id on the primary
 // key). Keys compare column by column, and a key that is the first columns of another (a
@@ -324,9 +326,11 @@ struct Table {
   TableSchema schema;
   // The rows by id, in a B-tree of pointers: a row stays where it is while others come and go.
   absl::btree_map<std::int64_t, std::unique_ptr<RowData>> rows;
-  // The secondary index: (key, id) for every key a version of a row holds. Whether an
-  // entry is there now is read from its row (InnoDb::live_entry).
+  // The key index: (key, id) for every key a version of a row holds. Whether an entry is
+  // there now is read from its row (InnoDb::live_entry).
   absl::btree_set<StoredEntry, EntryOrder> entries;
+  // The further secondary indexes' entries, the same way, by their place in schema.indexes.
+  std::vector<absl::btree_set<StoredEntry, EntryOrder>> more_entries;
   // The AUTO_INCREMENT counter. It stops at BIGINT's maximum: once an id has taken that value, an
   // insert that needs a new one fails with 167, as InnoDB's does (conformance:
   // auto-increment-exhausted).
@@ -344,7 +348,7 @@ struct Table {
     took_id(id);
     return id;
   }
-  LockQueue locks[3];  // kPrimary, kKey, kAutoInc
+  std::vector<LockQueue> locks = std::vector<LockQueue>(kExtra);  // kPrimary, kKey, kAutoInc, then one per further index
   // An online ADD INDEX in progress: the table's metadata lock is held, and a later ALTER
   // waits for it in `ddl_waiters`, in order.
   struct Build {
@@ -563,22 +567,68 @@ class InnoDb final : public Database::Model {
     for (const std::string& column : t.schema.key_tail) key.push_back(v.at(column));
     return key;
   }
+  // A row's key in a secondary index: the key index's, or a further one's.
+  template <class Row>
+  static std::optional<Key> key_of(const Table& t, int index, const Row& v) {
+    if (index == kKey) return key_of(t, v);
+    Key key;
+    for (const std::string& column : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns) key.push_back(v.at(column));
+    return key;
+  }
   static const std::string& index_name(const Table& t) {
     return t.schema.index_name.empty() ? t.schema.key_column : t.schema.index_name;
   }
+  static const std::string& index_name(const Table& t, int index) {
+    return index == kKey ? index_name(t) : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].name;
+  }
   static bool indexed(const Table& t) { return !t.schema.key_column.empty() && t.schema.key_index != KeyIndex::none; }
-  // Whether a row with `key` must be alone with it: the key index is unique, and the key is
-  // not NULL (a unique index admits any number of NULLs, as both servers' do).
-  static bool must_be_unique(const Table& t, const std::optional<Key>& key) {
-    return key && !has_null(*key) && indexed(t) && t.schema.key_index == KeyIndex::unique;
+  // The secondary indexes searches and inserts use, in the order MariaDB keeps a table's keys
+  // (sort_keys): unique ones whose columns are all NOT NULL, other unique ones, then plain ones,
+  // each kind in the order the table declares them. An insert checks for duplicates in this
+  // order, and ON DUPLICATE KEY UPDATE updates the first row found (conformance
+  // second-index-upsert-order).
+  static boost::container::small_vector<int, 2> secondary(const Table& t) {
+    boost::container::small_vector<int, 2> out;
+    if (indexed(t)) out.push_back(kKey);
+    if (t.schema.indexes.empty()) return out;
+    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i) out.push_back(kExtra + static_cast<int>(i));
+    const auto kind = [&](int index) {
+      if (!unique_index(t, index)) return 2;
+      const std::vector<std::string> columns = columns_of(t, index);
+      return std::any_of(columns.begin(), columns.end(), [&](const std::string& c) { return t.schema.may_be_null(c); }) ? 1 : 0;
+    };
+    std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return kind(a) < kind(b); });
+    return out;
+  }
+  // How many columns a secondary index has.
+  static std::size_t width(const Table& t, int index) {
+    return index == kKey ? 1 + t.schema.key_tail.size() : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns.size();
+  }
+  // A secondary index's columns, in order.
+  static std::vector<std::string> columns_of(const Table& t, int index) {
+    return index == kKey ? t.schema.key_columns() : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns;
+  }
+  static bool unique_index(const Table& t, int index) {
+    return index == kKey ? t.schema.key_index == KeyIndex::unique : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].unique;
+  }
+  static const absl::btree_set<StoredEntry, EntryOrder>& entries_of(const Table& t, int index) {
+    return index == kKey ? t.entries : t.more_entries[static_cast<std::size_t>(index - kExtra)];
+  }
+  static absl::btree_set<StoredEntry, EntryOrder>& entries_of(Table& t, int index) {
+    return index == kKey ? t.entries : t.more_entries[static_cast<std::size_t>(index - kExtra)];
+  }
+  // Whether a row with `key` must be alone with it in a secondary index: the index is unique,
+  // and the key holds no NULL (a unique index admits any number of NULLs, as both servers' do).
+  static bool must_be_unique(const Table& t, int index, const std::optional<Key>& key) {
+    return key && !has_null(*key) && (index != kKey || indexed(t)) && unique_index(t, index);
   }
 
-  // Whether `index` has the entry `e` now: its row is live and, on the secondary index,
-  // its current version holds that key.
+  // Whether `index` has the entry `e` now: its row is live and, on a secondary index, its
+  // current version holds that key.
   bool live_entry(const Table& t, int index, const Entry& e) const {
     auto it = t.rows.find(e.id);
     if (it == t.rows.end() || !live(*it->second)) return false;
-    return index == kPrimary || key_of(t, current(*it->second)->values) == e.key;
+    return index == kPrimary || key_of(t, index, current(*it->second)->values) == e.key;
   }
 
   // The live entry just below `position` in `index`, if any (nullopt: the infimum).
@@ -590,9 +640,10 @@ class InnoDb final : public Database::Model {
       }
       return std::nullopt;
     }
-    for (auto it = t.entries.lower_bound(position); it != t.entries.begin();) {
+    const auto& entries = entries_of(t, index);
+    for (auto it = entries.lower_bound(position); it != entries.begin();) {
       --it;
-      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
+      if (Entry e = it->entry(); live_entry(t, index, e)) return e;
     }
     return std::nullopt;
   }
@@ -603,26 +654,29 @@ class InnoDb final : public Database::Model {
         if (live(*it->second)) return primary_entry(it->first);
       return std::nullopt;
     }
-    for (auto it = t.entries.upper_bound(position); it != t.entries.end(); ++it)
-      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
+    const auto& entries = entries_of(t, index);
+    for (auto it = entries.upper_bound(position); it != entries.end(); ++it)
+      if (Entry e = it->entry(); live_entry(t, index, e)) return e;
     return std::nullopt;
   }
 
-  // The secondary index's live entries whose key begins with `prefix` (all its columns: that
+  // A secondary index's live entries whose key begins with `prefix` (all its columns: that
   // key's entries, in id order), in index order.
-  std::vector<Entry> entries_with(const Table& t, const Key& prefix) const {
+  std::vector<Entry> entries_with(const Table& t, int index, const Key& prefix) const {
     std::vector<Entry> out;
-    for (auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll}); it != t.entries.end() && it->begins_with(prefix); ++it)
-      if (Entry e = it->entry(); live_entry(t, kKey, e)) out.push_back(std::move(e));
+    const auto& entries = entries_of(t, index);
+    for (auto it = entries.lower_bound(Entry{prefix, kBeforeAll}); it != entries.end() && it->begins_with(prefix); ++it)
+      if (Entry e = it->entry(); live_entry(t, index, e)) out.push_back(std::move(e));
     return out;
   }
-  // The first live entry of the secondary index past those whose key begins with `prefix`
+  // The first live entry of a secondary index past those whose key begins with `prefix`
   // (nullopt: the supremum).
-  std::optional<Entry> after_prefix(const Table& t, const Key& prefix) const {
-    auto it = t.entries.lower_bound(Entry{prefix, kBeforeAll});
-    while (it != t.entries.end() && it->begins_with(prefix)) ++it;
-    for (; it != t.entries.end(); ++it)
-      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
+  std::optional<Entry> after_prefix(const Table& t, int index, const Key& prefix) const {
+    const auto& entries = entries_of(t, index);
+    auto it = entries.lower_bound(Entry{prefix, kBeforeAll});
+    while (it != entries.end() && it->begins_with(prefix)) ++it;
+    for (; it != entries.end(); ++it)
+      if (Entry e = it->entry(); live_entry(t, index, e)) return e;
     return std::nullopt;
   }
 
@@ -860,24 +914,25 @@ class InnoDb final : public Database::Model {
       RowData& data = *row->second;
       const Version undone = data.pop();
       bytes -= kInnoDbCosts.of_version(undone.values);
-      // An entry no remaining version holds leaves the index.
-      std::optional<Entry> key_gone;
-      if (auto key = key_of(t, undone.values)) {
+      // An entry no remaining version holds leaves its index.
+      boost::container::small_vector<std::pair<int, Entry>, 1> gone;
+      const auto drop_entry = [&](int index) {
+        const std::optional<Key> key = key_of(t, index, undone.values);
         const auto versions = data.versions();
-        const bool kept = std::any_of(versions.begin(), versions.end(),
-                                      [&](const Version& v) { return key_of(t, v.values) == key; });
-        if (!kept) {
-          key_gone = Entry{*key, u.id};
-          t.entries.erase(*key_gone);
-        }
-      }
+        if (!key || std::any_of(versions.begin(), versions.end(), [&](const Version& v) { return key_of(t, index, v.values) == key; }))
+          return;
+        gone.emplace_back(index, Entry{*key, u.id});
+        entries_of(t, index).erase(gone.back().second);
+      };
+      drop_entry(kKey);
+      for (std::size_t i = 0; i < t.more_entries.size(); ++i) drop_entry(kExtra + static_cast<int>(i));
       const bool row_gone = data.versions().empty();
       if (row_gone) {
         origins.drop(data.origin);
         t.rows.erase(row);
         bytes -= kInnoDbCosts.row;
       }
-      if (key_gone) inherit_to_gap(t, kKey, *key_gone, txn.id);
+      for (const auto& [index, entry] : gone) inherit_to_gap(t, index, entry, txn.id);
       if (row_gone) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
     }
   }
@@ -946,42 +1001,100 @@ class InnoDb final : public Database::Model {
     std::vector<Path> parts{};      // By::merged: the paths whose rows are merged, in the order they are read
   };
   Path path_for(const Table& t, const Statement& s) const {
+    if (t.schema.indexes.empty()) return path_on(t, s, kKey);
+    // Several secondary indexes: each weighed as if it were the only one. Those that beat the
+    // primary key's paths are searched as MariaDB's optimizer weighs them by the rows it
+    // counts in each (its index dives): a unique search of a whole key first, then the fewest
+    // entries visited, then the first declared (conformance second-index-*). None: the
+    // primary key's path, the same whichever index it was weighed against.
+    std::optional<Path> best, primary;
+    std::pair<int, std::size_t> best_cost{};
+    for (const int index : secondary(t)) {
+      Path p = path_on(t, s, index);
+      if (p.index == kPrimary) {  // (an index merge of the key index and the primary key before the others)
+        if (!primary || p.by == Path::By::merged) primary = std::move(p);
+        continue;
+      }
+      const std::pair<int, std::size_t> cost = path_cost(t, p);
+      if (!best || cost < best_cost) best = std::move(p), best_cost = cost;
+    }
+    return best ? std::move(*best) : std::move(*primary);
+  }
+
+  // How a search by `p` of a secondary index is weighed: 0 for a unique search of a whole key,
+  // 1 otherwise, then the live entries it visits (counted up to kMostCounted).
+  std::pair<int, std::size_t> path_cost(const Table& t, const Path& p) const {
+    if (p.by == Path::By::point_or_scan && p.key->size() == width(t, p.index) && unique_index(t, p.index) && !has_null(*p.key)) return {0, 1};
+    std::size_t counted = 0;
+    const auto count = [&](const Key& prefix, const auto& in_range) {
+      const auto& entries = entries_of(t, p.index);
+      for (auto it = entries.lower_bound(Entry{prefix, kBeforeAll}); it != entries.end() && it->begins_with(prefix) && counted <= kMostCounted; ++it) {
+        const Entry e = it->entry();
+        if (live_entry(t, p.index, e) && in_range(e)) ++counted;
+      }
+    };
+    const auto all = [](const Entry&) { return true; };
+    switch (p.by) {
+      case Path::By::point_or_scan: count(*p.key, all); break;
+      case Path::By::points:
+        for (const Key& prefix : p.prefixes)
+          for (const Value& point : p.points) {
+            Key key = prefix;
+            key.push_back(point);
+            count(key, all);
+          }
+        break;
+      case Path::By::ranges:
+        for (const Key& prefix : p.prefixes)
+          for (const Range& r : p.ranges)
+            count(prefix, [&](const Entry& e) { return r.contains_above_lo(e.key[prefix.size()]) && r.below_hi(e.key[prefix.size()]); });
+        break;
+      case Path::By::merged: break;
+    }
+    return {1, counted};
+  }
+  static constexpr std::size_t kMostCounted = 1000;
+
+  // The path a WHERE clause gives with one secondary index (`index`; kKey on a table without
+  // one), in the order docs/sql.md lists.
+  Path path_on(const Table& t, const Statement& s, int index) const {
     // `id = NULL` or `key = NULL` (a `?` bound to NULL) is never true: MySQL's "Impossible
     // WHERE" reads nothing and locks nothing.
-    const std::vector<std::string> key_columns = indexed(t) ? t.schema.key_columns() : std::vector<std::string>{};
+    const bool has = index != kKey || indexed(t);
+    const std::vector<std::string> key_columns = has ? columns_of(t, index) : std::vector<std::string>{};
     for (const Condition& c : s.where)
       if (c.op == Condition::Op::eq && is_null(c.value) &&
           (c.column == "id" || std::find(key_columns.begin(), key_columns.end(), c.column) != key_columns.end()))
         return {.index = kPrimary, .by = Path::By::points};
     for (const Condition& c : s.where)
       if (c.op == Condition::Op::eq && c.column == "id") return {kPrimary, Key{c.value}};
-    if (indexed(t))
-      if (auto prefix = key_prefix(t, s, false)) return prefix_path(t, s, {std::move(*prefix)});
+    if (has)
+      if (auto prefix = key_prefix(key_columns, s, false)) return prefix_path(t, index, s, {std::move(*prefix)});
     if (auto id = folded_point(s, "id")) return {kPrimary, Key{*id}};
-    if (indexed(t))
-      if (auto prefix = key_prefix(t, s, true)) return prefix_path(t, s, {std::move(*prefix)});
-    if (indexed(t) && is_null_term(s, t.schema.key_column)) return {kKey, Key{Value{Null{}}}};  // key IS NULL: the NULL entries
+    if (has)
+      if (auto prefix = key_prefix(key_columns, s, true)) return prefix_path(t, index, s, {std::move(*prefix)});
+    if (has && is_null_term(s, key_columns.front())) return {index, Key{Value{Null{}}}};  // key IS NULL: the NULL entries
     if (auto in = in_list(s, "id")) {
       std::vector<Value> ids;
       for (const Value& v : *in)
         if (std::holds_alternative<std::int64_t>(v)) ids.push_back(v);  // another can match no id
       return {.index = kPrimary, .by = Path::By::points, .points = std::move(ids)};
     }
-    if (indexed(t) && in_list(s, t.schema.key_column))  // each key a search of its own, as `key = v` is (conformance in-*-rr)
-      return prefix_path(t, s, {Key{}});
-    if (indexed(t))
+    if (has && in_list(s, key_columns.front()))  // each key a search of its own, as `key = v` is (conformance in-*-rr)
+      return prefix_path(t, index, s, {Key{}});
+    if (has && index == kKey)
       if (auto merged = index_merge(t, s)) return std::move(*merged);
     if (auto r = range_of(s, "id")) {
       if (auto v = r->point(); v && std::holds_alternative<std::int64_t>(*v)) return {kPrimary, Key{*v}};
       return {.index = kPrimary, .by = Path::By::ranges, .ranges = {*r}};
     }
-    if (indexed(t))
-      if (auto r = range_of(s, t.schema.key_column, holds_text(t, t.schema.key_column))) {
-        if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}};
+    if (has)
+      if (auto r = range_of(s, key_columns.front(), holds_text(t, key_columns.front()))) {
+        if (auto v = r->point()) return {.index = index, .by = Path::By::points, .points = {*v}};
         // A comparison is never true of NULL: the range starts after the NULL entries, as
         // MySQL's range optimizer writes `k < 'm'` as NULL < k < 'm'.
         if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;
-        return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}};
+        return {.index = index, .by = Path::By::ranges, .ranges = {*r}};
       }
     return {kPrimary, std::nullopt};
   }
@@ -994,8 +1107,8 @@ class InnoDb final : public Database::Model {
   // where it then bounds the next column (`merchant IN (1, 2) AND request > 'a'`), that range
   // among each prefix's entries. Past kMostPrefixes combinations, the further columns only
   // filter the rows.
-  static Path prefix_path(const Table& t, const Statement& s, std::vector<Key> prefixes) {
-    const std::vector<std::string> columns = t.schema.key_columns();
+  static Path prefix_path(const Table& t, int index, const Statement& s, std::vector<Key> prefixes) {
+    const std::vector<std::string> columns = columns_of(t, index);
     std::size_t next = prefixes.front().size();
     std::optional<std::vector<Value>> last;  // the last column held, not yet joined to the prefixes
     for (; next < columns.size(); ++next) {
@@ -1010,12 +1123,12 @@ class InnoDb final : public Database::Model {
     if (next < columns.size())
       if (auto r = range_of(s, columns[next], holds_text(t, columns[next]))) {
         if (last) prefixes = joined(prefixes, *last);
-        if (auto v = r->point()) return {.index = kKey, .by = Path::By::points, .points = {*v}, .prefixes = std::move(prefixes)};
+        if (auto v = r->point()) return {.index = index, .by = Path::By::points, .points = {*v}, .prefixes = std::move(prefixes)};
         if (!r->lo) r->lo = Value{Null{}}, r->lo_closed = false;  // past the NULLs, as for the first column
-        return {.index = kKey, .by = Path::By::ranges, .ranges = {*r}, .prefixes = std::move(prefixes)};
+        return {.index = index, .by = Path::By::ranges, .ranges = {*r}, .prefixes = std::move(prefixes)};
       }
-    if (last) return {.index = kKey, .by = Path::By::points, .points = std::move(*last), .prefixes = std::move(prefixes)};
-    return {kKey, std::move(prefixes.front())};
+    if (last) return {.index = index, .by = Path::By::points, .points = std::move(*last), .prefixes = std::move(prefixes)};
+    return {index, std::move(prefixes.front())};
   }
   static constexpr std::size_t kMostPrefixes = 1024;
   // Each prefix followed by each value, in order.
@@ -1043,9 +1156,9 @@ class InnoDb final : public Database::Model {
   // request = ?`), a prefix of its keys; none when it does not fix the first. The first
   // column counts by `column = value` only, unless `folded_first` (then also by an expression
   // of constants, which the path weighs after `id`); a further one by either, or IS NULL.
-  static std::optional<Key> key_prefix(const Table& t, const Statement& s, bool folded_first) {
+  static std::optional<Key> key_prefix(const std::vector<std::string>& columns, const Statement& s, bool folded_first) {
     Key prefix;
-    for (const std::string& column : t.schema.key_columns()) {
+    for (const std::string& column : columns) {
       std::optional<Value> v;
       for (const Condition& c : s.where)
         if (c.op == Condition::Op::eq && c.column == column) {
@@ -1332,7 +1445,7 @@ class InnoDb final : public Database::Model {
 
   // The entries a search by `p` visits, in index order.
   std::vector<Entry> visited(const Table& t, const Path& p) const {
-    if (p.index == kKey) return entries_with(t, *p.key);
+    if (p.index != kPrimary) return entries_with(t, p.index, *p.key);
     std::vector<Entry> out;
     if (p.key) {
       const std::int64_t id = std::get<std::int64_t>(p.key->front());
@@ -1455,8 +1568,8 @@ class InnoDb final : public Database::Model {
     if (p.by == Path::By::merged) return false;  // its rows are sorted once both searches are done
     std::vector<std::string> order{"id"};
     std::vector<std::string> fixed;  // the key columns a point holds to one value: any order of them is the same
-    if (p.index == kKey) {
-      const std::vector<std::string> columns = t.schema.key_columns();
+    if (p.index != kPrimary) {
+      const std::vector<std::string> columns = columns_of(t, p.index);
       // The columns every search holds to the same value: the rows come in the rest's order.
       std::size_t held = p.by == Path::By::point_or_scan ? p.key->size() : p.prefixes.front().size();
       for (const Key& prefix : p.prefixes)
@@ -1496,10 +1609,10 @@ class InnoDb final : public Database::Model {
     const bool held_before = holds(t, kPrimary, mine);
     Lock on_key = record_lock(e, exclusive);
     on_key.txn = txn.id;
-    const bool key_held_before = index == kKey && holds(t, kKey, on_key);
+    const bool key_held_before = index != kPrimary && holds(t, index, on_key);
     Got got;
-    if (index == kKey) {
-      got = lock(txn, t, kKey, record_lock(e, exclusive, rr && !record_only, before(t, kKey, e)));
+    if (index != kPrimary) {
+      got = lock(txn, t, index, record_lock(e, exclusive, rr && !record_only, before(t, index, e)));
       if (got == Got::at_once) got = lock(txn, t, kPrimary, record_lock(row_entry, exclusive));
     } else {
       got = lock(txn, t, kPrimary, record_lock(e, exclusive, rr && !record_only, before(t, kPrimary, e)));
@@ -1512,7 +1625,7 @@ class InnoDb final : public Database::Model {
       kept.push_back(id);
     } else if (!rr) {
       if (!held_before) unlock_record(txn, t, kPrimary, row_entry);
-      if (index == kKey && !key_held_before) unlock_record(txn, t, kKey, e);
+      if (index != kPrimary && !key_held_before) unlock_record(txn, t, index, e);
     }
     return false;
   }
@@ -1522,8 +1635,8 @@ class InnoDb final : public Database::Model {
     const bool rr = gap_locking(txn.isolation);
     // A search for NULL on a unique index is not unique: NULL keys may repeat.
     const bool unique_search =
-        p.key && (p.index == kPrimary || (t.schema.key_index == KeyIndex::unique && p.key->size() == 1 + t.schema.key_tail.size() &&
-                                          !has_null(*p.key)));
+        p.key && (p.index == kPrimary ||
+                  (unique_index(t, p.index) && p.key->size() == width(t, p.index) && !has_null(*p.key)));
     bool found_unique = false;  // a unique search found its row: no gap to lock
     const std::vector<Entry> entries = visited(t, p);
     for (const Entry& e : entries) {
@@ -1564,7 +1677,7 @@ class InnoDb final : public Database::Model {
     } else {
       Key start = prefix;
       if (r.lo) start.push_back(*r.lo);
-      at = after(t, kKey, Entry{std::move(start), !r.lo || r.lo_closed ? kBeforeAll : kAfterAll});
+      at = after(t, index, Entry{std::move(start), !r.lo || r.lo_closed ? kBeforeAll : kAfterAll});
     }
     std::optional<Entry> last = at ? before(t, index, *at) : last_entry(t, index);
     for (; at; at = after(t, index, *at)) {
@@ -1598,8 +1711,9 @@ class InnoDb final : public Database::Model {
         if (live(*it->second)) return primary_entry(it->first);
       return std::nullopt;
     }
-    for (auto it = t.entries.rbegin(); it != t.entries.rend(); ++it)
-      if (Entry e = it->entry(); live_entry(t, kKey, e)) return e;
+    const auto& entries = entries_of(t, index);
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+      if (Entry e = it->entry(); live_entry(t, index, e)) return e;
     return std::nullopt;
   }
 
@@ -1609,8 +1723,8 @@ class InnoDb final : public Database::Model {
         if (live(*row)) return primary_entry(id);
       return std::nullopt;
     }
-    for (const StoredEntry& stored : t.entries)
-      if (Entry e = stored.entry(); live_entry(t, kKey, e)) return e;
+    for (const StoredEntry& stored : entries_of(t, index))
+      if (Entry e = stored.entry(); live_entry(t, index, e)) return e;
     return std::nullopt;
   }
 
@@ -1618,9 +1732,9 @@ class InnoDb final : public Database::Model {
   // gap it would go in; for a scan, the gap before the supremum.
   Lock gap_after(const Table& t, const Path& p, const std::vector<Entry>& visited, bool exclusive) const {
     const std::optional<Entry> last = visited.empty() ? std::nullopt : std::optional<Entry>(visited.back());
-    if (p.index == kKey) {
+    if (p.index != kPrimary) {
       const Entry below{*p.key, kBeforeAll};
-      return gap_lock(exclusive, last ? last : before(t, kKey, below), after_prefix(t, *p.key));
+      return gap_lock(exclusive, last ? last : before(t, p.index, below), after_prefix(t, p.index, *p.key));
     }
     if (p.key) {
       const Entry position = primary_entry(std::get<std::int64_t>(p.key->front()));
@@ -1656,7 +1770,20 @@ class InnoDb final : public Database::Model {
     };
     // A key the statement names: only its rows can match, and every version holding a key has
     // its entry (kept until no version holds it), in id order as the scan would find them.
-    if (const auto named = key_prefix(t, s, false)) {
+    if (!t.schema.indexes.empty()) {  // several indexes: the rows in the order of the one chosen
+      const Path p = path_for(t, s);
+      if (p.index != kPrimary && p.by == Path::By::point_or_scan) {
+        const auto& entries = entries_of(t, p.index);
+        for (auto it = entries.lower_bound(Entry{*p.key, kBeforeAll}); it != entries.end() && it->begins_with(*p.key); ++it)
+          read(it->id, *t.rows.at(it->id));
+      } else {
+        sim::work(t.rows.size());
+        for (const auto& [id, row] : t.rows) read(id, *row);
+        if (p.index != kPrimary)
+          std::stable_sort(out.begin(), out.end(),
+                           [&](const Row& a, const Row& b) { return key_of(t, p.index, a.values) < key_of(t, p.index, b.values); });
+      }
+    } else if (const auto named = key_prefix(t.schema.key_columns(), s, false)) {
       for (auto it = t.entries.lower_bound(Entry{*named, kBeforeAll}); it != t.entries.end() && it->begins_with(*named); ++it)
         read(it->id, *t.rows.at(it->id));
     } else {
@@ -1672,6 +1799,8 @@ class InnoDb final : public Database::Model {
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
     if (auto key = key_of(t, v.values)) t.entries.insert(StoredEntry(Entry{*key, id}));
+    for (std::size_t i = 0; i < t.more_entries.size(); ++i)
+      t.more_entries[i].insert(StoredEntry(Entry{*key_of(t, kExtra + static_cast<int>(i), v.values), id}));
     auto [row, fresh] = t.rows.try_emplace(id);
     if (fresh) row->second = std::make_unique<RowData>();
     bytes += kInnoDbCosts.of_version(v.values) + (fresh ? kInnoDbCosts.row : 0);
@@ -1699,8 +1828,9 @@ class InnoDb final : public Database::Model {
     const std::int64_t id = explicit_id.value_or(t.next_id);
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Key{Value{id}}, "PRIMARY"));
     const std::optional<Key> key = key_of(t, values);
-    if (must_be_unique(t, key) && !entries_with(t, *key).empty())
-      throw sim::UsageError(duplicate_message(*key, index_name(t)));
+    for (const int index : secondary(t))
+      if (auto k = key_of(t, index, values); must_be_unique(t, index, k) && !entries_with(t, index, *k).empty())
+        throw sim::UsageError(duplicate_message(*k, index_name(t, index)));
     t.took_id(id);
     values["id"] = Value{id};
     bytes += Database::row_bytes(values);
@@ -1709,6 +1839,8 @@ class InnoDb final : public Database::Model {
     const sim::Engine* engine = sim::Engine::current();
     origins.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
     if (key) t.entries.insert(StoredEntry(Entry{*key, id}));
+    for (std::size_t i = 0; i < t.more_entries.size(); ++i)
+      t.more_entries[i].insert(StoredEntry(Entry{*key_of(t, kExtra + static_cast<int>(i), values), id}));
     return id;
   }
 
@@ -1731,7 +1863,6 @@ class InnoDb final : public Database::Model {
     Result out;
     std::optional<std::int64_t> explicit_id;
     Values values = row_values(t.schema, Engine::mariadb, given, explicit_id);
-    const std::optional<Key> key = key_of(t, values);
     if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
     if (!explicit_id && !auto_id) take_autoinc(txn, t, s.kind == Statement::Kind::insert_if_absent || s.bulk);
@@ -1749,19 +1880,27 @@ class InnoDb final : public Database::Model {
           continue;  // replaced
         }
       }
-      if (must_be_unique(t, key)) {
-        std::vector<Entry> dups = entries_with(t, *key);
+      // Each unique secondary index in turn: the first duplicate found decides.
+      enum { none, waited_for, replaced } dup_check = none;
+      for (const int index : secondary(t)) {
+        const std::optional<Key> k = key_of(t, index, values);
+        if (!must_be_unique(t, index, k)) continue;
+        std::vector<Entry> dups = entries_with(t, index, *k);
         std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, *t.rows.at(e.id)); });
-        if (!dups.empty()) {
-          const Entry dup = dups.front();
-          if (lock(txn, t, kKey, record_lock(dup, exclusive, true, before(t, kKey, dup))) == Got::after_wait) continue;
-          if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) continue;
-          if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*key, index_name(t)), out, values)) return *done;
-          continue;  // replaced
-        }
+        if (dups.empty()) continue;
+        const Entry dup = dups.front();
+        dup_check = waited_for;
+        if (lock(txn, t, index, record_lock(dup, exclusive, true, before(t, index, dup))) == Got::after_wait) break;
+        if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) break;
+        if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*k, index_name(t, index)), out, values)) return *done;
+        dup_check = replaced;
+        break;
       }
+      if (dup_check != none) continue;  // look again after a wait; after REPLACE deleted the duplicate, go on
       bool waited = false;
-      if (key && indexed(t)) waited |= lock(txn, t, kKey, insert_intention(Entry{*key, id})) == Got::after_wait;
+      for (const int index : secondary(t))
+        if (auto k = key_of(t, index, values))
+          waited |= lock(txn, t, index, insert_intention(Entry{std::move(*k), id})) == Got::after_wait;
       waited |= lock(txn, t, kPrimary, insert_intention(primary_entry(id))) == Got::after_wait;
       if (waited) continue;
       if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
@@ -1828,10 +1967,11 @@ class InnoDb final : public Database::Model {
     x.txn = txn.id;
     x.granted = true;
     t.locks[kPrimary].add(x);
-    if (auto key = key_of(t, values); key && indexed(t)) {
-      x.at = Entry{*key, id};
-      t.locks[kKey].add(x);
-    }
+    for (const int index : secondary(t))
+      if (auto key = key_of(t, index, values)) {
+        x.at = Entry{std::move(*key), id};
+        t.locks[static_cast<std::size_t>(index)].add(x);
+      }
     values["id"] = Value{id};  // stored with the row, so a WHERE on id reads it like any column
     const std::optional<Key> key = key_of(t, values);
     add_version(txn, t, id, Version{txn.id, 0, false, t.stored(values)});
@@ -1839,7 +1979,7 @@ class InnoDb final : public Database::Model {
     // An online unique build takes the insert without a check, and logs it: a key another
     // live row holds dooms the build, even if it goes again before the build ends.
     if (t.build && t.build->unique && !t.build->doomed_by && key && !has_null(*key) &&
-        entries_with(t, *key).size() > 1) t.build->doomed_by = key;
+        entries_with(t, kKey, *key).size() > 1) t.build->doomed_by = key;
   }
 
   // --- Online DDL --------------------------------------------------------------
@@ -1868,6 +2008,8 @@ class InnoDb final : public Database::Model {
   // index_build_per_row per row while other sessions write without waiting, and fails at
   // its end if one of them inserted a key another row held.
   Result alter(Table& t, const Statement& st) {
+    if (!t.schema.indexes.empty())
+      throw sim::UsageError("models::db: ALTER TABLE of " + t.schema.name + " is not modelled: it has more than one secondary index");
     if (t.build) {
       sim::Promise<bool> turn("metadata lock on " + t.schema.name);
       sim::Future<bool> mine = turn.get_future();
@@ -2038,7 +2180,13 @@ class InnoDb final : public Database::Model {
   }
 
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
-    if (!remove) detail::check_unmoved(t.schema, s);
+    if (!remove) {
+      detail::check_unmoved(t.schema, s);
+      for (const IndexDef& index : t.schema.indexes)  // the further indexes' columns as well, on MariaDB
+        for (const std::string& column : index.columns)
+          if (s.values.count(column) || std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; }))
+            throw sim::UsageError("models::db: updating a column of the index " + index.name + " is not modelled");
+    }
     Result out;
     std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
     if (s.limit || !s.more().order_by.empty()) {
@@ -2205,11 +2353,14 @@ class InnoDb final : public Database::Model {
 
   void create_table(TableSchema schema) override {
     if (tables.count(schema.name)) throw sim::UsageError("models::db: table '" + schema.name + "' exists");
-    if (!schema.indexes.empty())
-      throw sim::UsageError("models::db: the index " + schema.indexes.front().name + " on " + schema.name +
-                            " (on several columns, partial, or a second one) is modelled on PostgreSQL only (docs/sql.md)");
+    for (const IndexDef& index : schema.indexes)
+      if (index.where)
+        throw sim::UsageError("models::db: the partial index " + index.name + " on " + schema.name +
+                              " is modelled on PostgreSQL only (docs/sql.md)");
     Table& t = tables[schema.name];
     t.schema = std::move(schema);
+    t.more_entries.resize(t.schema.indexes.size());
+    t.locks.resize(kExtra + t.schema.indexes.size());
   }
 
   std::int64_t load_row(const std::string& table, const Values& values, std::string who) override {

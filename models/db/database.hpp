@@ -6,12 +6,14 @@
 // articles is exactly as safe here as there:
 // - a table has an auto-increment primary key `id` (values taken by failed or rolled-back
 //   inserts are lost: gaps; an INSERT or a seeded row may give its own id, which moves the
-//   counter past it), an optional index on one business-key column (unique or not) and
-//   other columns with defaults;
+//   counter past it), an optional key index on business-key columns (unique or not), further
+//   secondary indexes (TableSchema::indexes, searched, checked for duplicates and locked the
+//   same way; the optimizer's choice among them by the rows each would read) and other
+//   columns with defaults;
 // - multi-version rows: a plain SELECT reads a snapshot (taken per statement under READ
 //   COMMITTED, at the first read under REPEATABLE READ); locking reads and DML read the
 //   latest committed version;
-// - index entries: the primary index's are ids, the secondary index's are (key, id) pairs
+// - index entries: the primary index's are ids, a secondary index's are (key, id) pairs
 //   ordered by both, so a new row's entry sorts by its new id among equal keys;
 // - locks on those entries: record locks (S, X), gap locks on the open range between two
 //   neighbouring entries (or up to the supremum; compatible with each other, blocking
@@ -46,13 +48,13 @@
 //   during which other sessions' writes do not wait, and an insert of a key another live row
 //   holds is accepted but fails the build at its end (1062 naming that key, no index), even
 //   if the row goes again before the end; a second ALTER of the table waits for the first
-//   (the metadata lock). The index can only be on the table's key column, the one secondary
-//   index the model has: another column, or a second index, is a sim::UsageError. DROP INDEX
+//   (the metadata lock). The index can only be on the table's key columns, on a table with no
+//   further index: another column, or a second index, is a sim::UsageError. DROP INDEX
 //   is instant; the key column's entries and the locks taken on them stay until their
 //   transactions end. 1061 for a name the table has, 1091 for dropping one it has not;
 // - results as MySQL reports them: error messages, and each lock wait, deadlock cycle and
 //   rolled-back change explained.
-// Not modelled: secondary indexes other than the key column, updating a key or an id,
+// Not modelled: updating an indexed column or an id, an index merge of two secondary indexes,
 // ALTER's metadata-lock waits behind open transactions at its start and end (and the
 // statements that queue behind such a waiting ALTER), ALGORITHM=COPY,
 // purge of deleted rows (a committed delete takes its entries away at once, and locks on
@@ -90,10 +92,11 @@ enum class KeyIndex { none, non_unique, unique };
 enum class Engine { mariadb, postgresql };
 const char* to_string(Engine engine);
 
-/// An index beyond the primary key and the key column's (PostgreSQL only): on several columns,
-/// or partial, on the rows its WHERE is true for. A unique one refuses a second live row of the
-/// same values among the rows it covers, as the key column's index does; a plain one changes no
-/// answer in the model (a read through it is taken as a scan).
+/// An index beyond the primary key and the key index: on one column or several, or (PostgreSQL
+/// only) partial, on the rows its WHERE is true for. A unique one refuses a second live row of the
+/// same values among the rows it covers, as the key index does. On MariaDB each is searched and
+/// locked as the key index is; on PostgreSQL a plain one changes no answer in the model (a read
+/// through it is taken as a scan).
 struct IndexDef {
   std::string name;
   std::vector<std::string> columns;
@@ -134,7 +137,7 @@ struct TableSchema {
   std::vector<std::string> column_order{};
   /// Whether `id` is AUTO_INCREMENT: without it an INSERT must give an id (1364 otherwise).
   bool auto_increment = true;
-  /// Indexes on several columns or partial ones (PostgreSQL only; MariaDB's model refuses them).
+  /// The secondary indexes after the key index (on PostgreSQL also partial ones).
   std::vector<IndexDef> indexes{};
   /// The columns that may hold NULL (CREATE TABLE's columns without NOT NULL), in name order;
   /// never `id`. A unique index admits any number of rows whose key is NULL, as both servers' do.

@@ -15,7 +15,8 @@ namespace models::db::sql {
 namespace {
 
 constexpr std::size_t kNearBytes = 30;
-constexpr const char* kOneIndex = "at most one secondary index (the model's tables)";
+// MariaDB's limit on a table's indexes (1069 Too many keys specified).
+constexpr std::size_t kMostIndexes = 64;
 constexpr std::size_t kMaxKeyParts = 32;  // MariaDB's MAX_REF_PARTS
 constexpr const char* kAlter = "ADD [UNIQUE] INDEX name (column, ...) or DROP INDEX name (the ALTER TABLE the model runs)";
 constexpr const char* kValue = "a value (a number, a 'string' or ?)";
@@ -185,6 +186,7 @@ struct KeyIndexDef {
   std::string name;
   KeyIndex kind = KeyIndex::unique;
   std::vector<std::size_t> positions{};  // of each column's name, for "no such column"
+  bool named = false;                     // whether the statement names it
 };
 
 struct ColumnDef {
@@ -1237,10 +1239,16 @@ class Parser {
     expect_symbol("(");
     std::vector<ColumnDef> columns;
     bool has_id = false, has_primary = false;
-    std::optional<KeyIndexDef> index;
+    std::vector<KeyIndexDef> indexes;  // the first is the key index, the others schema.indexes
     auto add_index = [&](KeyIndexDef def, std::size_t at) {
-      if (index) fail_at(at, kOneIndex);
-      index = std::move(def);
+      if (indexes.size() == kMostIndexes) fail_at(at, "at most 64 indexes (1069 Too many keys specified)");
+      const auto taken = [&](const std::string& name) {
+        return std::any_of(indexes.begin(), indexes.end(), [&](const KeyIndexDef& d) { return d.name == name; });
+      };
+      if (def.named && taken(def.name)) fail_at(at, "an index name not used already (1061 Duplicate key name)");
+      // An index without a name takes its first column's, then _2, _3, ... as MariaDB names them.
+      for (int n = 2; !def.named && taken(def.name); ++n) def.name = def.columns.front() + "_" + std::to_string(n);
+      indexes.push_back(std::move(def));
     };
     do {
       check_count(columns.size(), "columns");
@@ -1277,18 +1285,22 @@ class Parser {
     expect_symbol(")", ", or )");
     if (!has_id) fail_at(close_at, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY (the model's tables have one)");
     if (!has_primary) fail_at(close_at, ", PRIMARY KEY (id)");
-    if (index) {
-      for (std::size_t i = 0; i < index->columns.size(); ++i) {
-        const std::string& column = index->columns[i];
-        if (column == "id") fail_at(index->positions[i], "a column other than id (id is the primary key)");
+    for (const KeyIndexDef& index : indexes)
+      for (std::size_t i = 0; i < index.columns.size(); ++i) {
+        const std::string& column = index.columns[i];
+        if (column == "id") fail_at(index.positions[i], "a column other than id (id is the primary key)");
         if (std::none_of(columns.begin(), columns.end(), [&](const ColumnDef& c) { return c.name == column; }))
-          fail_at(index->positions[i], "a column the table defines");
+          fail_at(index.positions[i], "a column the table defines");
       }
-      schema.key_column = index->columns.front();
-      schema.key_tail.assign(index->columns.begin() + 1, index->columns.end());
-      schema.key_index = index->kind;
-      schema.index_name = index->name;
+    if (!indexes.empty()) {
+      const KeyIndexDef& index = indexes.front();
+      schema.key_column = index.columns.front();
+      schema.key_tail.assign(index.columns.begin() + 1, index.columns.end());
+      schema.key_index = index.kind;
+      schema.index_name = index.name;
     }
+    for (std::size_t i = 1; i < indexes.size(); ++i)
+      schema.indexes.push_back(IndexDef{.name = indexes[i].name, .columns = indexes[i].columns, .unique = indexes[i].kind == KeyIndex::unique});
     schema.column_order.push_back("id");
     for (ColumnDef& c : columns) {
       if (c.name == "id") continue;
@@ -1313,7 +1325,7 @@ class Parser {
       advance();  // KEY or INDEX
       def.kind = KeyIndex::non_unique;
     }
-    if (!is_symbol("(")) def.name = name("an index name or (");
+    if (!is_symbol("(")) def.name = name("an index name or ("), def.named = true;
     expect_symbol("(");
     do {
       const std::size_t at = token_.position;

@@ -28,8 +28,8 @@
 // (default ''); attrs are NOT NULL, NULL, DEFAULT literal | NULL, UNIQUE [KEY] and
 // COMMENT 'x'. Table options (`[DEFAULT] name [=] value`, such as ENGINE=InnoDB or DEFAULT
 // CHARSET=utf8mb4) are accepted and ignored; AUTO_INCREMENT=n does not move the first id.
-// A table has an integer primary key `id` and at most one secondary index, on one column, as
-// the model does (models/db/database.hpp). A column without NOT NULL may hold NULL, its default
+// A table has an integer primary key `id` and secondary indexes (the first declared is its key
+// index, the others TableSchema::indexes), as the model does (models/db/database.hpp). A column without NOT NULL may hold NULL, its default
 // NULL unless DEFAULT gives another. A trailing `;` is allowed; there are no comments,
 // functions or joins. ALTER TABLE's ALGORITHM and LOCK options are accepted and
 // ignored: the model runs every ALTER online, as MariaDB's INPLACE with LOCK=NONE

@@ -796,6 +796,51 @@ TEST_CASE("on an index over (m, r), FOR UPDATE of m IN (...) AND r = v searches 
   engine.shutdown();
 }
 
+TEST_CASE("a table's second index is checked for duplicates and searched by its own locks: a duplicate of it waits for "
+          "its writer and fails with 1062 naming it, and FOR UPDATE through it leaves other keys' rows free",
+          "[db]") {
+  // Pins conformance second-index-duplicate-waits-rr and second-index-for-update-rr (MariaDB 10.11): KEY ix_user
+  // (user_id), then UNIQUE KEY uk_req (req).
+  sim::Engine engine(config(1));
+  models::Network net(engine, {sim::fixed(1ms), 0});
+  models::Node node{engine, {"db-1", {}}};
+  db::Server server(net, node, {});
+  server.create_table(*db::sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, req VARCHAR(8) NOT NULL, "
+                                        "user_id INT NOT NULL, KEY ix_user (user_id), UNIQUE KEY uk_req (req))")
+                           .create);
+  App a(engine, net, server, "app-1", {}), b(engine, net, server, "app-2", {}), p(engine, net, server, "app-3", {});
+  a.node.spawn("writer", [&] {
+    auto c = a.pool.acquire();
+    c.execute(sql("INSERT INTO t (req, user_id) VALUES ('r1', 1), ('r2', 2)"));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    c.execute(sql("INSERT INTO t (req, user_id) VALUES ('x', 3)"));
+    CHECK(c.execute(sql("SELECT req FROM t WHERE user_id = 2 FOR UPDATE")).rows.size() == 1);
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  db::Result duplicate;
+  sim::Time duplicate_at, other_at;
+  b.node.spawn("duplicate", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    duplicate = c.try_execute(sql("INSERT INTO t (req, user_id) VALUES ('x', 4)"));
+    duplicate_at = sim::now();
+  });
+  p.node.spawn("other", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    CHECK(c.execute(sql("SELECT req FROM t WHERE user_id = 1 FOR UPDATE")).rows.size() == 1);
+    other_at = sim::now();
+  });
+  REQUIRE(engine.run().ok());
+  CHECK(duplicate.code == Code::duplicate_key);
+  CHECK(duplicate.message == "Duplicate entry 'x' for key 'uk_req'");
+  CHECK(duplicate_at > at_ms(100));
+  CHECK(other_at < at_ms(60));
+  engine.shutdown();
+}
+
 TEST_CASE("over a range of a plain index the entry past it stays locked, its row too for UPDATE and DELETE, under "
           "REPEATABLE READ and READ COMMITTED alike",
           "[db]") {

@@ -623,14 +623,27 @@ TEST_CASE("a column without NOT NULL may hold NULL, its default NULL unless it g
   CHECK(e.expected() == "a default other than NULL for a NOT NULL column (1067 Invalid default value)");
 }
 
-TEST_CASE("a second secondary index is refused", "[sql]") {
+TEST_CASE("the first secondary index is the key index and the others follow it in order, named as MariaDB names them; "
+          "a repeated name or a 65th index is refused",
+          "[sql]") {
+  const TableSchema t =
+      table_of("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b INT UNIQUE, c INT, UNIQUE KEY ua (a), "
+               "KEY (c, b), KEY (c))");
+  CHECK(t.key_column == "b");
+  CHECK(t.key_index == KeyIndex::unique);
+  REQUIRE(t.indexes.size() == 3);
+  CHECK(t.indexes[0] == db::IndexDef{.name = "ua", .columns = {"a"}, .unique = true});
+  CHECK(t.indexes[1] == db::IndexDef{.name = "c", .columns = {"c", "b"}, .unique = false});
+  CHECK(t.indexes[2] == db::IndexDef{.name = "c_2", .columns = {"c"}, .unique = false});
   const std::string head = "CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b INT";
-  sql::Error e = error_of(head + ", UNIQUE KEY ua (a), KEY kb (b))");
-  CHECK(e.position() == head.size() + 21);
-  CHECK(e.expected() == "at most one secondary index (the model's tables)");
-  e = error_of("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT UNIQUE, b INT UNIQUE)");
-  CHECK(e.position() == 74);
-  CHECK(e.expected() == "at most one secondary index (the model's tables)");
+  sql::Error e = error_of(head + ", UNIQUE KEY k (a), KEY k (b))");
+  CHECK(e.position() == head.size() + 20);
+  CHECK(e.expected() == "an index name not used already (1061 Duplicate key name)");
+  std::string many = head;
+  for (int i = 0; i < 65; ++i) many += ", KEY (a)";
+  e = error_of(many + ")");
+  CHECK(e.position() == head.size() + 64 * 9 + 2);
+  CHECK(e.expected() == "at most 64 indexes (1069 Too many keys specified)");
 }
 
 TEST_CASE("an index on several columns is the key index: its first column is the key column, the others its tail, in "
