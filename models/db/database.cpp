@@ -1572,9 +1572,10 @@ class InnoDb final : public Database::Model {
       const std::vector<std::string> columns = columns_of(t, p.index);
       // The columns every search holds to the same value: the rows come in the rest's order.
       std::size_t held = p.by == Path::By::point_or_scan ? p.key->size() : p.prefixes.front().size();
-      for (const Key& prefix : p.prefixes)
-        held = std::min<std::size_t>(held, std::mismatch(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(held),
-                                                         p.prefixes.front().begin()).first - prefix.begin());
+      if (p.by != Path::By::point_or_scan)
+        for (const Key& prefix : p.prefixes)  // (all of one length)
+          held = std::min<std::size_t>(held, std::mismatch(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(held),
+                                                           p.prefixes.front().begin()).first - prefix.begin());
       fixed.assign(columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(held));
       order.insert(order.begin(), columns.begin() + static_cast<std::ptrdiff_t>(held), columns.end());
     }
