@@ -145,7 +145,7 @@ models::db::Engine read_engine(const Reader& top) {
 // index that is not a column's UNIQUE: on one column, the table's key column; on several, or
 // partial (PostgreSQL only), one of its further indexes.
 static void add_index(const Reader& list, const std::string& at, const models::db::Statement& st,
-                      std::vector<models::db::TableSchema>& tables, models::db::Engine engine) {
+                      std::vector<models::db::TableSchema>& tables) {
   auto t = std::find_if(tables.begin(), tables.end(), [&](const auto& x) { return x.name == st.table; });
   if (t == tables.end()) list.fail(fmt::format("a CREATE INDEX on a table created above it, not on {}", quote_value(st.table)), at);
   const auto taken = [&](const std::string& name) {
@@ -156,8 +156,6 @@ static void add_index(const Reader& list, const std::string& at, const models::d
   const bool further = st.more().index_def || (!t->key_column.empty() && t->key_column != st.column);
   if (further) {
     const models::db::IndexDef def = further_index(st);
-    if (def.where && engine != models::db::Engine::postgresql)
-      list.fail(fmt::format("an index without WHERE on {} (a partial index is PostgreSQL's: docs/sql.md)", t->name), at);
     check_index_columns(def, [&](const std::string& column) {
       if (column != "id" && column != t->key_column && !t->columns.count(column))
         list.fail(fmt::format("an index on columns of {} (it has no {})", t->name, quote_value(column)), at);
@@ -189,7 +187,7 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
     for (std::size_t i = 0; i < list.raw().size(); ++i) {
       const sql::Prepared p = parse(list, std::to_string(i), setup.server.database.engine);
       if (p.statement.kind == models::db::Statement::Kind::add_index) {
-        add_index(list, std::to_string(i), p.statement, setup.tables, setup.server.database.engine);
+        add_index(list, std::to_string(i), p.statement, setup.tables);
         ddl.push_back(p.text);
         continue;
       }
@@ -355,13 +353,12 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
   return script;
 }
 
-// The columns an UPDATE may not change in the model: id and each column of the key index, and
-// on MariaDB of every further index.
+// The columns an UPDATE may not change in the model: id, and on PostgreSQL each column of the
+// key index (MariaDB's model moves a row's entries).
 static std::vector<std::string> index_and_id(const models::db::TableSchema& t, models::db::Engine engine) {
   std::vector<std::string> out{"id"};
-  for (const std::string& column : t.key_columns()) out.push_back(column);
-  if (engine == models::db::Engine::mariadb)
-    for (const auto& index : t.indexes) out.insert(out.end(), index.columns.begin(), index.columns.end());
+  if (engine == models::db::Engine::postgresql)
+    for (const std::string& column : t.key_columns()) out.push_back(column);
   return out;
 }
 

@@ -625,10 +625,25 @@ class InnoDb final : public Database::Model {
 
   // Whether `index` has the entry `e` now: its row is live and, on a secondary index, its
   // current version holds that key.
+  // An UPDATE that changed the key leaves the old entry there, delete-marked, until it commits
+  // (purge is not modelled past that): every version from the latest committed one on holds
+  // its entry.
   bool live_entry(const Table& t, int index, const Entry& e) const {
     auto it = t.rows.find(e.id);
     if (it == t.rows.end() || !live(*it->second)) return false;
-    return index == kPrimary || key_of(t, index, current(*it->second)->values) == e.key;
+    if (index == kPrimary || key_of(t, index, current(*it->second)->values) == e.key) return true;
+    const auto versions = it->second->versions();
+    for (auto v = versions.rbegin(); v != versions.rend(); ++v) {
+      if (key_of(t, index, v->values) == e.key) return true;
+      if (v->commit != 0) break;
+    }
+    return false;
+  }
+  // Whether the row of a secondary index's entry holds its key now (not only a delete-marked
+  // entry an uncommitted UPDATE left).
+  bool holds_key(const Table& t, int index, const Entry& e) const {
+    const Version* v = current(*t.rows.at(e.id));
+    return !v->deleted && key_of(t, index, v->values) == e.key;
   }
 
   // The live entry just below `position` in `index`, if any (nullopt: the infimum).
@@ -1872,6 +1887,9 @@ class InnoDb final : public Database::Model {
     if (explicit_id) t.took_id(id);
     out.insert_id = t.schema.auto_increment ? id : 0;  // MySQL reports no id for a table without AUTO_INCREMENT
     const bool exclusive = s.on_duplicate == OnDuplicate::update || s.on_duplicate == OnDuplicate::replace;
+    const auto indexes = secondary(t);
+    boost::container::small_vector<std::optional<Key>, 2> keys;  // the new row's key in each
+    for (const int index : indexes) keys.push_back(key_of(t, index, values));
     for (;;) {
       if (explicit_id) {
         auto row = t.rows.find(id);
@@ -1883,25 +1901,28 @@ class InnoDb final : public Database::Model {
       }
       // Each unique secondary index in turn: the first duplicate found decides.
       enum { none, waited_for, replaced } dup_check = none;
-      for (const int index : secondary(t)) {
-        const std::optional<Key> k = key_of(t, index, values);
+      for (std::size_t i = 0; i < indexes.size(); ++i) {
+        const int index = indexes[i];
+        const std::optional<Key>& k = keys[i];
         if (!must_be_unique(t, index, k)) continue;
         std::vector<Entry> dups = entries_with(t, index, *k);
         std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, *t.rows.at(e.id)); });
-        if (dups.empty()) continue;
-        const Entry dup = dups.front();
-        dup_check = waited_for;
-        if (lock(txn, t, index, record_lock(dup, exclusive, true, before(t, index, dup))) == Got::after_wait) break;
-        if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) break;
-        if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*k, index_name(t, index)), out, values)) return *done;
-        dup_check = replaced;
-        break;
+        for (const Entry& dup : dups) {
+          dup_check = waited_for;
+          if (lock(txn, t, index, record_lock(dup, exclusive, true, before(t, index, dup))) == Got::after_wait) break;
+          if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) break;
+          dup_check = none;
+          if (!holds_key(t, index, dup)) continue;  // this transaction's own UPDATE moved it away
+          if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*k, index_name(t, index)), out, values)) return *done;
+          dup_check = replaced;
+          break;
+        }
+        if (dup_check != none) break;
       }
       if (dup_check != none) continue;  // look again after a wait; after REPLACE deleted the duplicate, go on
       bool waited = false;
-      for (const int index : secondary(t))
-        if (auto k = key_of(t, index, values))
-          waited |= lock(txn, t, index, insert_intention(Entry{std::move(*k), id})) == Got::after_wait;
+      for (std::size_t i = 0; i < indexes.size(); ++i)
+        if (keys[i]) waited |= lock(txn, t, indexes[i], insert_intention(Entry{*keys[i], id})) == Got::after_wait;
       waited |= lock(txn, t, kPrimary, insert_intention(primary_entry(id))) == Got::after_wait;
       if (waited) continue;
       if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
@@ -2136,6 +2157,7 @@ class InnoDb final : public Database::Model {
         // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not; what
         // LAST_INSERT_ID(expr) gave, when the update has one (`id = LAST_INSERT_ID(id)`).
         if (updated != old) {
+          move_entries(txn, t, dup, old, updated);
           add_version(txn, t, dup, Version{txn.id, 0, false, t.stored(updated)});
           out.affected = 2;
           out.insert_id = dup;
@@ -2181,14 +2203,19 @@ class InnoDb final : public Database::Model {
   }
 
   Result update(Txn& txn, Table& t, const Statement& s, bool remove) {
-    if (!remove) {
-      detail::check_unmoved(t.schema, s);
-      for (const IndexDef& index : t.schema.indexes)  // the further indexes' columns as well, on MariaDB
-        for (const std::string& column : index.columns)
-          if (s.values.count(column) || std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; }))
-            throw sim::UsageError("models::db: updating a column of the index " + index.name + " is not modelled");
-    }
+    if (!remove && (s.values.count("id") ||
+                    std::any_of(s.more().assign.begin(), s.more().assign.end(), [](const auto& a) { return a.first == "id"; })))
+      throw sim::UsageError("models::db: updating id is not modelled");
     Result out;
+    // Whether it assigns a column of a secondary index (then each row's entries may move).
+    const auto assigns = [&](const std::string& column) {
+      return s.values.count(column) ||
+             std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; });
+    };
+    bool moves = false;
+    for (const std::string& column : t.schema.key_columns()) moves |= !remove && assigns(column);
+    for (const IndexDef& index : t.schema.indexes)
+      for (const std::string& column : index.columns) moves |= !remove && assigns(column);
     std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
     if (s.limit || !s.more().order_by.empty()) {
       std::vector<Row> rows;
@@ -2214,10 +2241,43 @@ class InnoDb final : public Database::Model {
       assigned_id(txn, s, next);
       if (txn.assigned_id) out.insert_id = *txn.assigned_id;
       if (next == old.to_values()) continue;  // matched but unchanged: not counted
+      if (moves) move_entries(txn, t, id, old, next);
       add_version(txn, t, id, Version{txn.id, 0, false, t.stored(next)});
       ++out.affected;
+      if (moves && t.build && t.build->unique && !t.build->doomed_by)  // an online unique build meets the new key as an insert's
+        if (auto key = key_of(t, next); key && !has_null(*key) && key != key_of(t, old) && entries_with(t, kKey, *key).size() > 1)
+          t.build->doomed_by = key;
     }
     return out;
+  }
+
+  // An UPDATE of an indexed column, as InnoDB's row_upd_sec_index_entry: in each index whose
+  // key changes, the old entry is delete-marked (it stays until the commit: live_entry) and the
+  // new one inserted as an INSERT's is: a unique index is checked for a duplicate (S next-key on
+  // it, waiting for its writer, then 1062), an insert intention taken at its place, and the new
+  // entry X-locked by the updater (conformance update-indexed-*).
+  template <class Old>  // Values, or a stored row's RowValues
+  void move_entries(Txn& txn, Table& t, std::int64_t id, const Old& old, const Values& next) {
+    for (const int index : secondary(t)) {
+      std::optional<Key> key = key_of(t, index, next);
+      if (!key || key == key_of(t, index, old)) continue;
+      for (bool waited = true; waited && must_be_unique(t, index, key);) {
+        waited = false;
+        for (const Entry& dup : entries_with(t, index, *key)) {
+          if (dup.id == id || deleted_by(txn, *t.rows.at(dup.id))) continue;
+          if ((waited = lock(txn, t, index, record_lock(dup, false, true, before(t, index, dup))) == Got::after_wait)) break;
+          if ((waited = lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), false)) == Got::after_wait)) break;
+          if (!holds_key(t, index, dup)) continue;
+          ++stats_.duplicate_keys;
+          throw Failure{Code::duplicate_key, duplicate_message(*key, index_name(t, index))};
+        }
+      }
+      lock(txn, t, index, insert_intention(Entry{*key, id}));
+      Lock x = record_lock(Entry{std::move(*key), id}, true);
+      x.txn = txn.id;
+      x.granted = true;
+      t.locks[static_cast<std::size_t>(index)].add(std::move(x));
+    }
   }
 
   // `c = LAST_INSERT_ID(expr)` in an UPDATE or ON DUPLICATE KEY UPDATE: the row's new `c`

@@ -54,7 +54,9 @@
 //   transactions end. 1061 for a name the table has, 1091 for dropping one it has not;
 // - results as MySQL reports them: error messages, and each lock wait, deadlock cycle and
 //   rolled-back change explained.
-// Not modelled: updating an indexed column or an id, an index merge of two secondary indexes,
+// - an UPDATE of an indexed column moves the row's entries (InnoDB's row_upd_sec_index_entry):
+//   the old one delete-marked until the commit, the new one checked and locked as an insert's;
+// Not modelled: updating an id, an index merge of two secondary indexes,
 // ALTER's metadata-lock waits behind open transactions at its start and end (and the
 // statements that queue behind such a waiting ALTER), ALGORITHM=COPY,
 // purge of deleted rows (a committed delete takes its entries away at once, and locks on

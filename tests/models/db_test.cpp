@@ -841,6 +841,53 @@ TEST_CASE("a table's second index is checked for duplicates and searched by its 
   engine.shutdown();
 }
 
+TEST_CASE("an UPDATE of an indexed column moves the row's entry: a second worker claiming the first queued job waits on "
+          "the first's old entry and takes the next job; an insert of the key it took waits and fails",
+          "[db]") {
+  // Pins conformance update-indexed-claim-rr and update-indexed-unique-concurrent (MariaDB 10.11).
+  sim::Engine engine(config(1));
+  models::Network net(engine, {sim::fixed(1ms), 0});
+  models::Node node{engine, {"db-1", {}}};
+  db::Server server(net, node, {});
+  server.create_table(*db::sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, status VARCHAR(8) NOT NULL, "
+                                        "req VARCHAR(8) NOT NULL, KEY ix_status (status), UNIQUE KEY uk_req (req))")
+                           .create);
+  App a(engine, net, server, "app-1", {}), b(engine, net, server, "app-2", {}), p(engine, net, server, "app-3", {});
+  const std::string claim = "UPDATE t SET status = 'running', req = 'x' WHERE status = 'queued' ORDER BY id LIMIT 1";
+  a.node.spawn("first", [&] {
+    auto c = a.pool.acquire();
+    c.execute(sql("INSERT INTO t (status, req) VALUES ('done', 'a'), ('queued', 'b'), ('queued', 'c')"));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    CHECK(c.execute(sql(claim)).affected == 1);
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  db::Result second, inserted;
+  sim::Time second_at, inserted_at;
+  b.node.spawn("second", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    second = c.try_execute(sql("UPDATE t SET status = 'running' WHERE status = 'queued' ORDER BY id LIMIT 1"));
+    second_at = sim::now();
+  });
+  p.node.spawn("inserter", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    inserted = c.try_execute(sql("INSERT INTO t (status, req) VALUES ('new', 'x')"));
+    inserted_at = sim::now();
+  });
+  REQUIRE(engine.run().ok());
+  CHECK(second.affected == 1);
+  CHECK(second_at > at_ms(100));
+  CHECK(inserted.code == Code::duplicate_key);
+  CHECK(inserted_at > at_ms(100));
+  std::vector<std::string> statuses;
+  for (const auto& record : server.database().committed_rows("t")) statuses.push_back(std::get<std::string>(record.row.values.at("status")));
+  CHECK(statuses == std::vector<std::string>{"done", "running", "running"});
+  engine.shutdown();
+}
+
 TEST_CASE("over a range of a plain index the entry past it stays locked, its row too for UPDATE and DELETE, under "
           "REPEATABLE READ and READ COMMITTED alike",
           "[db]") {
