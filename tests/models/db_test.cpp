@@ -667,6 +667,20 @@ void hold_locks(App& app, const std::string& statement) {
 }
 }  // namespace
 
+namespace {
+/// The database server on its own node with one table made by `ddl`, and three app nodes a, b and p, each with its
+/// own pool.
+struct SqlDb {
+  sim::Engine engine{config(1)};
+  models::Network net{engine, {sim::fixed(1ms), 0}};
+  models::Node node{engine, {"db-1", {}}};
+  db::Server server{net, node, {}};
+  explicit SqlDb(const std::string& ddl) { server.create_table(*db::sql::prepare(ddl).create); }
+  App a{engine, net, server, "app-1", {}}, b{engine, net, server, "app-2", {}}, p{engine, net, server, "app-3", {}};
+  ~SqlDb() { engine.shutdown(); }
+};
+}  // namespace
+
 TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...), key = v OR key = w, a range of one value or a LIKE without "
           "a wildcard searches each key as = does: its keys' gaps are locked, the entry past them is not, as it is behind a "
           "range or a LIKE prefix",
@@ -757,15 +771,12 @@ TEST_CASE("on an index over (m, r), FOR UPDATE of m IN (...) AND r = v searches 
   const KeyIndex index = GENERATE(KeyIndex::unique, KeyIndex::non_unique);
   const bool limit = GENERATE(false, true);
   INFO((index == KeyIndex::unique ? "unique" : "plain") << (limit ? ", LIMIT 1" : ""));
-  sim::Engine engine(config(1));
-  models::Network net(engine, {sim::fixed(1ms), 0});
-  models::Node node{engine, {"db-1", {}}};
-  db::Server server(net, node, {});
   const std::string kind = index == KeyIndex::unique ? "UNIQUE KEY" : "KEY";
-  server.create_table(*db::sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, m INT NOT NULL, r VARCHAR(8) NOT NULL, " +
-                                        kind + " ix (m, r))")
-                           .create);
-  App a(engine, net, server, "app-1", {}), b(engine, net, server, "app-2", {}), p(engine, net, server, "app-3", {});
+  SqlDb d("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, m INT NOT NULL, r VARCHAR(8) NOT NULL, " +
+          kind + " ix (m, r))");
+  auto& a = d.a;
+  auto& b = d.b;
+  auto& p = d.p;
   a.node.spawn("locker", [&] {
     auto c = a.pool.acquire();
     c.execute(sql("INSERT INTO t (m, r) VALUES (1, 'b'), (1, 'd'), (2, 'b'), (2, 'd')"));
@@ -789,11 +800,10 @@ TEST_CASE("on an index over (m, r), FOR UPDATE of m IN (...) AND r = v searches 
     CHECK(c.execute(sql("SELECT id FROM t WHERE m = 2 AND r = 'd' FOR UPDATE")).rows.size() == 1);
     second_at = sim::now();
   });
-  REQUIRE(engine.run().ok());
+  REQUIRE(d.engine.run().ok());
   CHECK(other_at < at_ms(60));
   if (limit) CHECK(second_at < at_ms(60));
   else CHECK(second_at > at_ms(100));
-  engine.shutdown();
 }
 
 TEST_CASE("a table's second index is checked for duplicates and searched by its own locks: a duplicate of it waits for "
@@ -801,14 +811,11 @@ TEST_CASE("a table's second index is checked for duplicates and searched by its 
           "[db]") {
   // Pins conformance second-index-duplicate-waits-rr and second-index-for-update-rr (MariaDB 10.11): KEY ix_user
   // (user_id), then UNIQUE KEY uk_req (req).
-  sim::Engine engine(config(1));
-  models::Network net(engine, {sim::fixed(1ms), 0});
-  models::Node node{engine, {"db-1", {}}};
-  db::Server server(net, node, {});
-  server.create_table(*db::sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, req VARCHAR(8) NOT NULL, "
-                                        "user_id INT NOT NULL, KEY ix_user (user_id), UNIQUE KEY uk_req (req))")
-                           .create);
-  App a(engine, net, server, "app-1", {}), b(engine, net, server, "app-2", {}), p(engine, net, server, "app-3", {});
+  SqlDb d("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, req VARCHAR(8) NOT NULL, "
+          "user_id INT NOT NULL, KEY ix_user (user_id), UNIQUE KEY uk_req (req))");
+  auto& a = d.a;
+  auto& b = d.b;
+  auto& p = d.p;
   a.node.spawn("writer", [&] {
     auto c = a.pool.acquire();
     c.execute(sql("INSERT INTO t (req, user_id) VALUES ('r1', 1), ('r2', 2)"));
@@ -833,26 +840,22 @@ TEST_CASE("a table's second index is checked for duplicates and searched by its 
     CHECK(c.execute(sql("SELECT req FROM t WHERE user_id = 1 FOR UPDATE")).rows.size() == 1);
     other_at = sim::now();
   });
-  REQUIRE(engine.run().ok());
+  REQUIRE(d.engine.run().ok());
   CHECK(duplicate.code == Code::duplicate_key);
   CHECK(duplicate.message == "Duplicate entry 'x' for key 'uk_req'");
   CHECK(duplicate_at > at_ms(100));
   CHECK(other_at < at_ms(60));
-  engine.shutdown();
 }
 
 TEST_CASE("an UPDATE of an indexed column moves the row's entry: a second worker claiming the first queued job waits on "
           "the first's old entry and takes the next job; an insert of the key it took waits and fails",
           "[db]") {
   // Pins conformance update-indexed-claim-rr and update-indexed-unique-concurrent (MariaDB 10.11).
-  sim::Engine engine(config(1));
-  models::Network net(engine, {sim::fixed(1ms), 0});
-  models::Node node{engine, {"db-1", {}}};
-  db::Server server(net, node, {});
-  server.create_table(*db::sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, status VARCHAR(8) NOT NULL, "
-                                        "req VARCHAR(8) NOT NULL, KEY ix_status (status), UNIQUE KEY uk_req (req))")
-                           .create);
-  App a(engine, net, server, "app-1", {}), b(engine, net, server, "app-2", {}), p(engine, net, server, "app-3", {});
+  SqlDb d("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, status VARCHAR(8) NOT NULL, "
+          "req VARCHAR(8) NOT NULL, KEY ix_status (status), UNIQUE KEY uk_req (req))");
+  auto& a = d.a;
+  auto& b = d.b;
+  auto& p = d.p;
   const std::string claim = "UPDATE t SET status = 'running', req = 'x' WHERE status = 'queued' ORDER BY id LIMIT 1";
   a.node.spawn("first", [&] {
     auto c = a.pool.acquire();
@@ -877,15 +880,14 @@ TEST_CASE("an UPDATE of an indexed column moves the row's entry: a second worker
     inserted = c.try_execute(sql("INSERT INTO t (status, req) VALUES ('new', 'x')"));
     inserted_at = sim::now();
   });
-  REQUIRE(engine.run().ok());
+  REQUIRE(d.engine.run().ok());
   CHECK(second.affected == 1);
   CHECK(second_at > at_ms(100));
   CHECK(inserted.code == Code::duplicate_key);
   CHECK(inserted_at > at_ms(100));
   std::vector<std::string> statuses;
-  for (const auto& record : server.database().committed_rows("t")) statuses.push_back(std::get<std::string>(record.row.values.at("status")));
+  for (const auto& record : d.server.database().committed_rows("t")) statuses.push_back(std::get<std::string>(record.row.values.at("status")));
   CHECK(statuses == std::vector<std::string>{"done", "running", "running"});
-  engine.shutdown();
 }
 
 TEST_CASE("over a range of a plain index the entry past it stays locked, its row too for UPDATE and DELETE, under "
