@@ -1012,7 +1012,7 @@ class InnoDb final : public Database::Model {
     // Points and ranges on the key index: the first columns held, each prefix followed by every
     // point or range of the next column, prefixes in order (`merchant IN (1, 2) AND request =
     // 'a'`: prefixes (1), (2), point 'a').
-    std::vector<Key> prefixes{Key{}};
+    boost::container::small_vector<Key, 1> prefixes{Key{}};  // (inline: a path is made for every search)
     std::vector<Path> parts{};      // By::merged: the paths whose rows are merged, in the order they are read
   };
   Path path_for(const Table& t, const Statement& s) const {
@@ -1122,7 +1122,7 @@ class InnoDb final : public Database::Model {
   // where it then bounds the next column (`merchant IN (1, 2) AND request > 'a'`), that range
   // among each prefix's entries. Past kMostPrefixes combinations, the further columns only
   // filter the rows.
-  static Path prefix_path(const Table& t, int index, const Statement& s, std::vector<Key> prefixes) {
+  static Path prefix_path(const Table& t, int index, const Statement& s, boost::container::small_vector<Key, 1> prefixes) {
     const std::vector<std::string> columns = columns_of(t, index);
     std::size_t next = prefixes.front().size();
     std::optional<std::vector<Value>> last;  // the last column held, not yet joined to the prefixes
@@ -1147,8 +1147,9 @@ class InnoDb final : public Database::Model {
   }
   static constexpr std::size_t kMostPrefixes = 1024;
   // Each prefix followed by each value, in order.
-  static std::vector<Key> joined(const std::vector<Key>& prefixes, const std::vector<Value>& values) {
-    std::vector<Key> out;
+  static boost::container::small_vector<Key, 1> joined(const boost::container::small_vector<Key, 1>& prefixes,
+                                                       const std::vector<Value>& values) {
+    boost::container::small_vector<Key, 1> out;
     out.reserve(prefixes.size() * values.size());
     for (const Key& prefix : prefixes)
       for (const Value& v : values) {
@@ -2212,8 +2213,8 @@ class InnoDb final : public Database::Model {
       return s.values.count(column) ||
              std::any_of(s.more().assign.begin(), s.more().assign.end(), [&](const auto& a) { return a.first == column; });
     };
-    bool moves = false;
-    for (const std::string& column : t.schema.key_columns()) moves |= !remove && assigns(column);
+    bool moves = !remove && !t.schema.key_column.empty() && assigns(t.schema.key_column);
+    for (const std::string& column : t.schema.key_tail) moves |= !remove && assigns(column);
     for (const IndexDef& index : t.schema.indexes)
       for (const std::string& column : index.columns) moves |= !remove && assigns(column);
     std::vector<std::int64_t> found = locate_locked(txn, t, s, true, true);
