@@ -1007,11 +1007,11 @@ class InnoDb final : public Database::Model {
     int index = kPrimary;
     std::optional<Key> key{};       // a point: an id, or a prefix of the key index's keys
     enum class By { point_or_scan, points, ranges, merged } by = By::point_or_scan;
-    std::vector<Value> points{};    // By::points: points of `index` (ids, or keys of the key index), in order, each once
+    std::vector<Value> points{};    // By::points: points of `index` (ids, or values of a secondary index's next column), in order, each once
     std::vector<Range> ranges{};    // By::ranges: ranges of `index`, in order
-    // Points and ranges on the key index: the first columns held, each prefix followed by every
-    // point or range of the next column, prefixes in order (`merchant IN (1, 2) AND request =
-    // 'a'`: prefixes (1), (2), point 'a').
+    // Points and ranges on a secondary index: its first columns held, each prefix followed by
+    // every point or range of the next column, prefixes in order, never none (`merchant IN (1,
+    // 2) AND request = 'a'`: prefixes (1), (2), point 'a').
     boost::container::small_vector<Key, 1> prefixes{Key{}};  // (inline: a path is made for every search)
     std::vector<Path> parts{};      // By::merged: the paths whose rows are merged, in the order they are read
   };
@@ -1020,7 +1020,8 @@ class InnoDb final : public Database::Model {
     // Several secondary indexes: each weighed as if it were the only one. Those that beat the
     // primary key's paths are searched as MariaDB's optimizer weighs them by the rows it
     // counts in each (its index dives): a unique search of a whole key first, then the fewest
-    // entries visited, then the first declared (conformance second-index-*). None: the
+    // entries visited, then the first in MariaDB's order of keys (secondary; conformance
+    // second-index-*). None: the
     // primary key's path, the same whichever index it was weighed against.
     std::optional<Path> best, primary;
     std::pair<int, std::size_t> best_cost{};
@@ -1114,7 +1115,7 @@ class InnoDb final : public Database::Model {
     return {kPrimary, std::nullopt};
   }
 
-  // The path of the key index's first columns, each held to one value or to a list of them
+  // The path of a secondary index's first columns, each held to one value or to a list of them
   // (every combination a prefix, in order), as MariaDB's range optimizer builds it: one point
   // of a single prefix that covers what the WHERE holds; where it lists a column's values
   // (`merchant = 1 AND request IN ('a', 'b')`, `merchant IN (1, 2) AND request = 'a'`), a
@@ -1129,6 +1130,8 @@ class InnoDb final : public Database::Model {
     for (; next < columns.size(); ++next) {
       std::optional<std::vector<Value>> values = held_values(s, columns[next]);
       if (!values) break;
+      // `m IN (NULL)`: no value, nothing to search (and every prefix list stays non-empty).
+      if (values->empty()) return {.index = index, .by = Path::By::points, .prefixes = std::move(prefixes)};
       if (last) {
         if (prefixes.size() * last->size() * values->size() > kMostPrefixes) break;
         prefixes = joined(prefixes, *last);
@@ -1168,7 +1171,7 @@ class InnoDb final : public Database::Model {
     return in_list(s, column);
   }
 
-  // The key index's first columns the WHERE fixes to one value each (`merchant = ? AND
+  // An index's first columns (`columns`) the WHERE fixes to one value each (`merchant = ? AND
   // request = ?`), a prefix of its keys; none when it does not fix the first. The first
   // column counts by `column = value` only, unless `folded_first` (then also by an expression
   // of constants, which the path weighs after `id`); a further one by either, or IS NULL.

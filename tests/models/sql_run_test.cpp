@@ -481,6 +481,8 @@ TEST_CASE("a unique key over two columns refuses a repeated pair with 1062 namin
     CHECK(r.message == "Duplicate entry '1-a' for key 'uk_request'");
     CHECK(run("UPDATE pay SET request = 'd' WHERE id = 1").affected == 1);
     CHECK(run("SELECT * FROM pay WHERE merchant = 1 AND request = 'd'").rows.size() == 1);
+    // A list of no value (IN (NULL)) before a further column searches nothing, LIMIT or not.
+    CHECK(run("SELECT * FROM pay WHERE merchant IN (NULL) AND request = 'd' ORDER BY merchant LIMIT 1 FOR UPDATE").rows.empty());
   });
 }
 
