@@ -1864,6 +1864,25 @@ class InnoDb final : public Database::Model {
     return id;
   }
 
+  // InnoDB's duplicate check of a new entry `key` in a unique index (row_ins_scan_sec_index_for_duplicate):
+  // S next-key (X for `exclusive`) on each entry of the key and on its row, waiting for its
+  // writer; the first whose row holds the key is the duplicate. Passed over: the row `own` (an
+  // UPDATE's), a row this transaction deleted, and an entry an UPDATE left delete-marked.
+  // `waited`: a lock was waited for, and the rows may have changed: look again.
+  struct Duplicate {
+    bool waited = false;
+    std::optional<std::int64_t> id{};
+  };
+  Duplicate duplicate_of(Txn& txn, Table& t, int index, const Key& key, std::optional<std::int64_t> own, bool exclusive) {
+    for (const Entry& e : entries_with(t, index, key)) {
+      if (e.id == own || deleted_by(txn, *t.rows.at(e.id))) continue;
+      if (lock(txn, t, index, record_lock(e, exclusive, true, before(t, index, e))) == Got::after_wait) return {.waited = true};
+      if (lock(txn, t, kPrimary, record_lock(primary_entry(e.id), exclusive)) == Got::after_wait) return {.waited = true};
+      if (holds_key(t, index, e)) return {.id = e.id};
+    }
+    return {};
+  }
+
   // INSERT and its variants, taking InnoDB's locks (row_ins_*):
   // - an explicit id is checked on the primary key: S on the record (X to update or replace
   //   it), waiting for a transaction that wrote it and has not ended (row_ins_duplicate_error_in_clust);
@@ -1904,26 +1923,19 @@ class InnoDb final : public Database::Model {
         }
       }
       // Each unique secondary index in turn: the first duplicate found decides.
-      enum { none, waited_for, replaced } dup_check = none;
-      for (std::size_t i = 0; i < indexes.size(); ++i) {
-        const int index = indexes[i];
-        const std::optional<Key>& k = keys[i];
-        if (!must_be_unique(t, index, k)) continue;
-        std::vector<Entry> dups = entries_with(t, index, *k);
-        std::erase_if(dups, [&](const Entry& e) { return deleted_by(txn, *t.rows.at(e.id)); });
-        for (const Entry& dup : dups) {
-          dup_check = waited_for;
-          if (lock(txn, t, index, record_lock(dup, exclusive, true, before(t, index, dup))) == Got::after_wait) break;
-          if (lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), exclusive)) == Got::after_wait) break;
-          dup_check = none;
-          if (!holds_key(t, index, dup)) continue;  // this transaction's own UPDATE moved it away
-          if (auto done = on_duplicate(txn, t, s, dup.id, duplicate_message(*k, index_name(t, index)), out, values)) return *done;
-          dup_check = replaced;
-          break;
+      bool again = false;  // after a wait, or once REPLACE deleted the duplicate
+      for (std::size_t i = 0; i < indexes.size() && !again; ++i) {
+        if (!must_be_unique(t, indexes[i], keys[i])) continue;
+        const Duplicate d = duplicate_of(txn, t, indexes[i], *keys[i], std::nullopt, exclusive);
+        if (d.waited) {
+          again = true;
+        } else if (d.id) {
+          if (auto done = on_duplicate(txn, t, s, *d.id, duplicate_message(*keys[i], index_name(t, indexes[i])), out, values))
+            return *done;
+          again = true;
         }
-        if (dup_check != none) break;
       }
-      if (dup_check != none) continue;  // look again after a wait; after REPLACE deleted the duplicate, go on
+      if (again) continue;
       bool waited = false;
       for (std::size_t i = 0; i < indexes.size(); ++i)
         if (keys[i]) waited |= lock(txn, t, indexes[i], insert_intention(Entry{*keys[i], id})) == Got::after_wait;
@@ -2265,17 +2277,14 @@ class InnoDb final : public Database::Model {
     for (const int index : secondary(t)) {
       std::optional<Key> key = key_of(t, index, next);
       if (!key || key == key_of(t, index, old)) continue;
-      for (bool waited = true; waited && must_be_unique(t, index, key);) {
-        waited = false;
-        for (const Entry& dup : entries_with(t, index, *key)) {
-          if (dup.id == id || deleted_by(txn, *t.rows.at(dup.id))) continue;
-          if ((waited = lock(txn, t, index, record_lock(dup, false, true, before(t, index, dup))) == Got::after_wait)) break;
-          if ((waited = lock(txn, t, kPrimary, record_lock(primary_entry(dup.id), false)) == Got::after_wait)) break;
-          if (!holds_key(t, index, dup)) continue;
-          ++stats_.duplicate_keys;
-          throw Failure{Code::duplicate_key, duplicate_message(*key, index_name(t, index))};
+      if (must_be_unique(t, index, key))
+        for (Duplicate d{.waited = true}; d.waited;) {
+          d = duplicate_of(txn, t, index, *key, id, false);
+          if (d.id) {
+            ++stats_.duplicate_keys;
+            throw Failure{Code::duplicate_key, duplicate_message(*key, index_name(t, index))};
+          }
         }
-      }
       lock(txn, t, index, insert_intention(Entry{*key, id}));
       Lock x = record_lock(Entry{std::move(*key), id}, true);
       x.txn = txn.id;
