@@ -100,6 +100,8 @@ models::LegacyRows load_legacy(const Reader& r, const models::DatabaseSetup& set
                          quote_value(l.table)),
              "table");
     table = *t;
+    if (table.clustered_key)  // its rows go in by their id, a column such a table has not
+      r.fail(fmt::format("a table whose primary key is id ({} has PRIMARY KEY ({}))", l.table, fmt::join(table.key_columns(), ", ")), "table");
   }
   const auto has_column = [&](const std::string& c) { return c == table.key_column || table.columns.count(c) != 0; };
   l.column = r.string("column", "");  // no default in the schema: it is the table's
@@ -157,7 +159,7 @@ static void add_index(const Reader& list, const std::string& at, const models::d
   if (further) {
     const models::db::IndexDef def = further_index(st);
     check_index_columns(def, [&](const std::string& column) {
-      if (column != "id" && column != t->key_column && !t->columns.count(column))
+      if (!t->has_column(column))
         list.fail(fmt::format("an index on columns of {} (it has no {})", t->name, quote_value(column)), at);
     });
     t->indexes.push_back(def);
@@ -392,6 +394,11 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     // index another column, is refused here rather than failing the run.
     IndexState& index = indexes[t->name];
     if ((st.kind == Kind::drop_index || st.kind == Kind::add_index) && setup.server.database.engine == models::db::Engine::mariadb &&
+        t->clustered_key)
+      top.fail(fmt::format("an ALTER of a table whose primary key is id ({} has PRIMARY KEY ({}); an ALTER of it is not modelled: "
+                           "docs/sql.md)", t->name, fmt::join(t->key_columns(), ", ")),
+               at);
+    if ((st.kind == Kind::drop_index || st.kind == Kind::add_index) && setup.server.database.engine == models::db::Engine::mariadb &&
         !t->indexes.empty())
       top.fail(fmt::format("an ALTER of a table with one secondary index ({} has {}; an ALTER of a table with several is not "
                            "modelled: docs/sql.md)", t->name, t->indexes.size() + 1),
@@ -406,7 +413,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
                          (st.more().index_def || (!index.columns.empty() && st.column != index.columns.front()));
     if (further) {
       check_index_columns(further_index(st), [&](const std::string& column) {
-        if (column != "id" && column != t->key_column && !t->columns.count(column))
+        if (!t->has_column(column))
           top.fail(fmt::format("a column of {} (42703 column \"{}\" does not exist)", t->name, shown(column, 64)), at);
       });
       continue;
@@ -430,7 +437,7 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
       continue;
     }
     const auto check = [&](const std::string& column) {
-      if (column != "id" && column != t->key_column && !t->columns.count(column))
+      if (!t->has_column(column))
         top.fail(fmt::format("a column of {} (1054 Unknown column '{}')", t->name, shown(column, 64)), at);
     };
     for (const auto& c : st.where) check(c.column);
@@ -552,13 +559,17 @@ void write_rows_sql(const models::DatabaseSetup& setup, std::ostream& out) {
   }
   if (setup.legacy && !by_id.count(setup.legacy->table)) tables.push_back(setup.legacy->table);
   const auto write = [&](const std::string& table, std::int64_t id, const models::db::Values& values) {
-    std::string columns = "id", list = std::to_string(id);
+    // A table keyed by other columns has no id: its rows go in by their key.
+    const auto schema = std::find_if(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == table; });
+    const bool keyed = schema != setup.tables.end() && schema->clustered_key;
+    std::vector<std::string> columns, list;
+    if (!keyed) columns.push_back("id"), list.push_back(std::to_string(id));
     for (const auto& [column, value] : values) {
       if (column == "id") continue;
-      columns += ", " + column;
-      list += ", " + sql_literal(value);
+      columns.push_back(column);
+      list.push_back(sql_literal(value));
     }
-    out << fmt::format("INSERT INTO {} ({}) VALUES ({});\n", table, columns, list);
+    out << fmt::format("INSERT INTO {} ({}) VALUES ({});\n", table, fmt::join(columns, ", "), fmt::join(list, ", "));
   };
   for (const auto& table : tables) {
     for (const auto& [id, values] : by_id[table]) write(table, id, *values);

@@ -15,6 +15,9 @@ A script is a scenario file of the sessions workload (docs/scenario.md) with one
     "ignore_ids": true             # insert ids and the id column are left out of the comparison
   }
 
+A table's final rows compare in id order, or sorted where the table has no id (a primary key on other
+columns).
+
 A PostgreSQL script (conformance/pg-scripts/, `"database": {"engine": "postgresql", ...}`) is one too:
 the model runs it on its PostgreSQL engine, a real PostgreSQL 15 through psycopg2, and the errors
 compare by their SQLSTATE (the model's `code`). A Redis script (conformance/redis-scripts/) has
@@ -335,7 +338,7 @@ def table_text(columns, rows, ignore_ids):
         return big_table_text(len(rows), sum(zlib.crc32(",".join(str(norm_cell(r[i])) for i in keep).encode())
                                              for r in rows))
     out = [[norm_cell(r[i]) for i in keep] for r in rows]
-    if ignore_ids:
+    if ignore_ids or "id" not in columns:  # a table keyed by other columns: its rows in one order on both sides
         out.sort(key=json.dumps)
     return f"{len(out)} rows " + json.dumps(out)
 
@@ -351,7 +354,11 @@ def real_table_text(cursor, table, ignore_ids):
     cursor.execute(f"SELECT COUNT(*) FROM {table}")
     count = cursor.fetchone()[0]
     if count <= BIG_TABLE:
-        cursor.execute(f"SELECT * FROM {table} ORDER BY id")
+        cursor.execute(f"SELECT * FROM {table} LIMIT 0")
+        columns = [d[0] for d in cursor.description]
+        cursor.fetchall()
+        order = "id" if "id" in columns else ", ".join(str(i) for i in range(1, len(columns) + 1))
+        cursor.execute(f"SELECT * FROM {table} ORDER BY {order}")
         return table_text([d[0] for d in cursor.description], cursor.fetchall(), ignore_ids)
     cursor.execute(f"SELECT * FROM {table} LIMIT 0")
     columns = [d[0] for d in cursor.description if not (ignore_ids and d[0] == "id")]

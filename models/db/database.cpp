@@ -472,15 +472,17 @@ std::string duplicate_message(const Key& key, const std::string& key_name) {
   return "Duplicate entry '" + text + "' for key '" + key_name + "'";
 }
 
-// How lock waits name an entry: "('m', 2)" on a secondary index, "(2)" on the primary.
-std::string entry_text(int index, const Entry& e) {
+// How lock waits name an entry: "('m', 2)" on a secondary index, "(2)" on the primary, "('m')"
+// on a primary key of other columns (`keyed`: the row's number is not the server's).
+std::string entry_text(int index, const Entry& e, bool keyed) {
   if (index == kPrimary) return "(" + std::to_string(e.id) + ")";
   std::string text = "(";
   for (const Value& v : e.key) text += to_string(v) + ", ";
+  if (keyed) return text.substr(0, text.size() - 2) + ")";
   return text + std::to_string(e.id) + ")";
 }
-std::string gap_text(int index, const std::optional<Entry>& hi) {
-  return hi ? "gap before " + entry_text(index, *hi) : "supremum";
+std::string gap_text(int index, const std::optional<Entry>& hi, bool keyed) {
+  return hi ? "gap before " + entry_text(index, *hi, keyed) : "supremum";
 }
 std::string mode_text(const Lock& l) {
   std::string mode = l.exclusive ? "X" : "S";
@@ -568,12 +570,32 @@ class InnoDb final : public Database::Model {
     return key;
   }
   // A row's key in a secondary index: the key index's, or a further one's.
+  // On a table whose primary key is the key index (clustered_key), a further index's entries end
+  // with the primary key's columns, as InnoDB's do: they order the rows of one key, and a search
+  // may hold them too (MariaDB's extended keys; conformance natural-key-second-index-*).
   template <class Row>
   static std::optional<Key> key_of(const Table& t, int index, const Row& v) {
     if (index == kKey) return key_of(t, v);
     Key key;
     for (const std::string& column : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns) key.push_back(v.at(column));
+    if (t.schema.clustered_key) {
+      key.push_back(v.at(t.schema.key_column));
+      for (const std::string& column : t.schema.key_tail) key.push_back(v.at(column));
+    }
     return key;
+  }
+  // The part of a secondary index's key that a unique index holds unique: its own columns.
+  static Key unique_part(const Table& t, int index, Key key) {
+    key.resize(width(t, index));
+    return key;
+  }
+  // The index whose entries are the rows' records: the primary key of ids, or the key index of a
+  // table keyed by other columns (clustered_key).
+  static int clustered(const Table& t) { return t.schema.clustered_key ? kKey : kPrimary; }
+  // A row's record in the clustered index (its current version's key, on a clustered key).
+  Entry record_of(const Table& t, std::int64_t id) const {
+    if (!t.schema.clustered_key) return primary_entry(id);
+    return Entry{*key_of(t, current(*t.rows.at(id))->values), id};
   }
   static const std::string& index_name(const Table& t) {
     return t.schema.index_name.empty() ? t.schema.key_column : t.schema.index_name;
@@ -604,9 +626,16 @@ class InnoDb final : public Database::Model {
   static std::size_t width(const Table& t, int index) {
     return index == kKey ? 1 + t.schema.key_tail.size() : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns.size();
   }
-  // A secondary index's columns, in order.
+  // A secondary index's columns, in order (on a clustered key's table, a further index's end
+  // with the primary key's: key_of).
   static std::vector<std::string> columns_of(const Table& t, int index) {
-    return index == kKey ? t.schema.key_columns() : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns;
+    if (index == kKey) return t.schema.key_columns();
+    std::vector<std::string> columns = t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns;
+    if (t.schema.clustered_key) {
+      const std::vector<std::string> key = t.schema.key_columns();
+      columns.insert(columns.end(), key.begin(), key.end());
+    }
+    return columns;
   }
   static bool unique_index(const Table& t, int index) {
     return index == kKey ? t.schema.key_index == KeyIndex::unique : t.schema.indexes[static_cast<std::size_t>(index - kExtra)].unique;
@@ -620,7 +649,10 @@ class InnoDb final : public Database::Model {
   // Whether a row with `key` must be alone with it in a secondary index: the index is unique,
   // and the key holds no NULL (a unique index admits any number of NULLs, as both servers' do).
   static bool must_be_unique(const Table& t, int index, const std::optional<Key>& key) {
-    return key && !has_null(*key) && (index != kKey || indexed(t)) && unique_index(t, index);
+    return key && !has_null(unique_part(t, index, *key)) && (index != kKey || indexed(t)) && unique_index(t, index);
+  }
+  static std::string duplicate_in(const Table& t, int index, const Key& key) {
+    return duplicate_message(unique_part(t, index, key), index_name(t, index));
   }
 
   // Whether `index` has the entry `e` now: its row is live and, on a secondary index, its
@@ -785,10 +817,11 @@ class InnoDb final : public Database::Model {
       for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
       return w;
     }
-    w.index = index == kPrimary ? "PRIMARY" : index_name(t);
-    if (req.insert_intention) w.entry = gap_text(index, after(t, index, req.at));
-    else if (req.record) w.entry = entry_text(index, req.at);
-    else w.entry = gap_text(index, req.hi);
+    w.index = index == kPrimary ? "PRIMARY" : index_name(t, index);
+    const bool keyed = index == kKey && t.schema.clustered_key;
+    if (req.insert_intention) w.entry = gap_text(index, after(t, index, req.at), keyed);
+    else if (req.record) w.entry = entry_text(index, req.at, keyed);
+    else w.entry = gap_text(index, req.hi, keyed);
     w.mode = mode_text(req);
     for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
     return w;
@@ -948,7 +981,7 @@ class InnoDb final : public Database::Model {
         bytes -= kInnoDbCosts.row;
       }
       for (const auto& [index, entry] : gone) inherit_to_gap(t, index, entry, txn.id);
-      if (row_gone) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
+      if (row_gone && !t.schema.clustered_key) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
     }
   }
 
@@ -1016,6 +1049,13 @@ class InnoDb final : public Database::Model {
     std::vector<Path> parts{};      // By::merged: the paths whose rows are merged, in the order they are read
   };
   Path path_for(const Table& t, const Statement& s) const {
+    Path p = weighed_path(t, s);
+    // A table keyed by other columns is scanned in its primary key's order (clustered_key).
+    if (t.schema.clustered_key && p.index == kPrimary && p.by == Path::By::point_or_scan && !p.key)
+      return Path{.index = kKey, .by = Path::By::ranges, .ranges = {Range{}}};
+    return p;
+  }
+  Path weighed_path(const Table& t, const Statement& s) const {
     if (t.schema.indexes.empty()) return path_on(t, s, kKey);
     // Several secondary indexes: each weighed as if it were the only one. Those that beat the
     // primary key's paths are searched as MariaDB's optimizer weighs them by the rows it
@@ -1040,7 +1080,7 @@ class InnoDb final : public Database::Model {
   // How a search by `p` of a secondary index is weighed: 0 for a unique search of a whole key,
   // 1 otherwise, then the live entries it visits (counted up to kMostCounted).
   std::pair<int, std::size_t> path_cost(const Table& t, const Path& p) const {
-    if (p.by == Path::By::point_or_scan && p.key->size() == width(t, p.index) && unique_index(t, p.index) && !has_null(*p.key)) return {0, 1};
+    if (p.by == Path::By::point_or_scan && p.key->size() >= width(t, p.index) && unique_index(t, p.index) && !has_null(*p.key)) return {0, 1};
     std::size_t counted = 0;
     const auto count = [&](const Key& prefix, const auto& in_range) {
       const auto& entries = entries_of(t, p.index);
@@ -1615,27 +1655,28 @@ class InnoDb final : public Database::Model {
     const bool rr = gap_locking(txn.isolation);
     const std::int64_t id = e.id;
     const RowData& row = *t.rows.at(id);
-    const Entry row_entry = primary_entry(id);
+    const int cx = clustered(t);
+    const Entry row_entry = index == cx ? e : record_of(t, id);
     if (!rr && dml) {
       const Version* committed = latest_committed(row);
       Lock probe = record_lock(row_entry, exclusive);
       probe.txn = txn.id;
-      const auto& here = t.locks[kPrimary].on(row_entry);  // a record probe waits only for its own entry's locks
+      const auto& here = t.locks[cx].on(row_entry);  // a record probe waits only for its own entry's locks
       const bool busy = std::any_of(here.begin(), here.end(), [&](const Lock* l) { return l->txn != txn.id && has_to_wait(probe, *l); });
       if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) return false;
     }
     Lock mine = record_lock(row_entry, exclusive);
     mine.txn = txn.id;
-    const bool held_before = holds(t, kPrimary, mine);
+    const bool held_before = holds(t, cx, mine);
     Lock on_key = record_lock(e, exclusive);
     on_key.txn = txn.id;
-    const bool key_held_before = index != kPrimary && holds(t, index, on_key);
+    const bool key_held_before = index != cx && holds(t, index, on_key);
     Got got;
-    if (index != kPrimary) {
+    if (index != cx) {
       got = lock(txn, t, index, record_lock(e, exclusive, rr && !record_only, before(t, index, e)));
-      if (got == Got::at_once) got = lock(txn, t, kPrimary, record_lock(row_entry, exclusive));
+      if (got == Got::at_once) got = lock(txn, t, cx, record_lock(row_entry, exclusive));
     } else {
-      got = lock(txn, t, kPrimary, record_lock(e, exclusive, rr && !record_only, before(t, kPrimary, e)));
+      got = lock(txn, t, cx, record_lock(e, exclusive, rr && !record_only, before(t, cx, e)));
     }
     if (got == Got::after_wait) return true;
     if (got == Got::skipped) return false;  // SKIP LOCKED: another transaction's row
@@ -1644,8 +1685,8 @@ class InnoDb final : public Database::Model {
     if (match) {
       kept.push_back(id);
     } else if (!rr) {
-      if (!held_before) unlock_record(txn, t, kPrimary, row_entry);
-      if (index != kPrimary && !key_held_before) unlock_record(txn, t, index, e);
+      if (!held_before) unlock_record(txn, t, cx, row_entry);
+      if (index != cx && !key_held_before) unlock_record(txn, t, index, e);
     }
     return false;
   }
@@ -1656,16 +1697,16 @@ class InnoDb final : public Database::Model {
     // A search for NULL on a unique index is not unique: NULL keys may repeat.
     const bool unique_search =
         p.key && (p.index == kPrimary ||
-                  (unique_index(t, p.index) && p.key->size() == width(t, p.index) && !has_null(*p.key)));
+                  (unique_index(t, p.index) && p.key->size() >= width(t, p.index) && !has_null(*p.key)));
     bool found_unique = false;  // a unique search found its row: no gap to lock
     const std::vector<Entry> entries = visited(t, p);
     for (const Entry& e : entries) {
       const bool delete_marked = current(*t.rows.at(e.id))->deleted;
       const bool unique_hit = unique_search && (p.index == kPrimary || !delete_marked);
-      // Found on the primary key: its record only. Found on a unique secondary index: that
+      // Found on the primary key (of ids or of other columns): its record only. Found on a unique secondary index: that
       // entry next-key, the gap below it as well (MariaDB 10.11 does: an insert just below the
       // key waits, one just above it does not; conformance unique-key-found-locks-gap-below-rr).
-      if (visit(txn, t, p.index, e, unique_hit && p.index == kPrimary, where, exclusive, dml, kept)) return true;
+      if (visit(txn, t, p.index, e, unique_hit && p.index == clustered(t), where, exclusive, dml, kept)) return true;
       found_unique |= unique_hit;
       if (enough(txn, kept)) return false;  // LIMIT: the scan ends here
     }
@@ -1712,11 +1753,13 @@ class InnoDb final : public Database::Model {
         // next-key under REPEATABLE READ and its record under READ COMMITTED, kept, and for
         // UPDATE and DELETE its row's record as well (conformance range-nonunique-rr, -rc,
         // update-range-secondary-rr, -rc, delete-like-prefix-rr).
-        if (index == kPrimary) return rr && lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
+        if (index == clustered(t)) return rr && lock(txn, t, index, record_lock(*at, exclusive, true, last)) == Got::after_wait;
         if (lock(txn, t, index, record_lock(*at, exclusive, rr, last)) == Got::after_wait) return true;
-        return (dml || past_row) && lock(txn, t, kPrimary, record_lock(primary_entry(at->id), exclusive)) == Got::after_wait;
+        return (dml || past_row) && lock(txn, t, clustered(t), record_lock(record_of(t, at->id), exclusive)) == Got::after_wait;
       }
-      const bool exact_start = index == kPrimary && r.lo && r.lo_closed && at->key.front() == *r.lo;
+      // A closed start on a whole primary key that finds its row locks the record only.
+      const bool exact_start = (index == kPrimary || (index == clustered(t) && prefix.size() + 1 >= width(t, index))) && r.lo &&
+                               r.lo_closed && key_of_entry(*at) == *r.lo;
       if (visit(txn, t, index, *at, exact_start, where, exclusive, dml, kept)) return true;
       if (enough(txn, kept)) return false;  // LIMIT: the scan ends here
       last = at;
@@ -1844,13 +1887,13 @@ class InnoDb final : public Database::Model {
       throw sim::UsageError(e.message);
     }
     if (!explicit_id && t.ids_exhausted) throw sim::UsageError("Out of range value for column 'id' at row 1");
-    if (!explicit_id && !t.schema.auto_increment) throw sim::UsageError("Field 'id' doesn't have a default value");
+    if (!explicit_id && !t.schema.auto_increment && !t.schema.clustered_key) throw sim::UsageError("Field 'id' doesn't have a default value");
     const std::int64_t id = explicit_id.value_or(t.next_id);
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(Key{Value{id}}, "PRIMARY"));
     const std::optional<Key> key = key_of(t, values);
     for (const int index : secondary(t))
-      if (auto k = key_of(t, index, values); must_be_unique(t, index, k) && !entries_with(t, index, *k).empty())
-        throw sim::UsageError(duplicate_message(*k, index_name(t, index)));
+      if (auto k = key_of(t, index, values); must_be_unique(t, index, k) && !entries_with(t, index, unique_part(t, index, *k)).empty())
+        throw sim::UsageError(duplicate_in(t, index, *k));
     t.took_id(id);
     values["id"] = Value{id};
     bytes += Database::row_bytes(values);
@@ -1874,10 +1917,13 @@ class InnoDb final : public Database::Model {
     std::optional<std::int64_t> id{};
   };
   Duplicate duplicate_of(Txn& txn, Table& t, int index, const Key& key, std::optional<std::int64_t> own, bool exclusive) {
-    for (const Entry& e : entries_with(t, index, key)) {
+    // On a primary key of other columns, the record only, as on one of ids (row_ins_duplicate_error_in_clust;
+    // conformance natural-key-duplicate-check-rr).
+    const bool primary = index == clustered(t);
+    for (const Entry& e : entries_with(t, index, unique_part(t, index, key))) {
       if (e.id == own || deleted_by(txn, *t.rows.at(e.id))) continue;
-      if (lock(txn, t, index, record_lock(e, exclusive, true, before(t, index, e))) == Got::after_wait) return {.waited = true};
-      if (lock(txn, t, kPrimary, record_lock(primary_entry(e.id), exclusive)) == Got::after_wait) return {.waited = true};
+      if (lock(txn, t, index, record_lock(e, exclusive, !primary, before(t, index, e))) == Got::after_wait) return {.waited = true};
+      if (!primary && lock(txn, t, clustered(t), record_lock(record_of(t, e.id), exclusive)) == Got::after_wait) return {.waited = true};
       if (holds_key(t, index, e)) return {.id = e.id};
     }
     return {};
@@ -1902,9 +1948,10 @@ class InnoDb final : public Database::Model {
     Result out;
     std::optional<std::int64_t> explicit_id;
     Values values = row_values(t.schema, Engine::mariadb, given, explicit_id);
-    if (!explicit_id && !t.schema.auto_increment) throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
+    if (!explicit_id && !t.schema.auto_increment && !t.schema.clustered_key)
+      throw Failure{Code::no_default, "Field 'id' doesn't have a default value"};
     take_table_lock(txn, &t, true);
-    if (!explicit_id && !auto_id) take_autoinc(txn, t, s.kind == Statement::Kind::insert_if_absent || s.bulk);
+    if (!explicit_id && !auto_id && t.schema.auto_increment) take_autoinc(txn, t, s.kind == Statement::Kind::insert_if_absent || s.bulk);
     // The counter's next value is taken now, and lost if the insert fails.
     const std::int64_t id = explicit_id ? *explicit_id : auto_id ? *auto_id : t.new_id();
     if (explicit_id) t.took_id(id);
@@ -1930,7 +1977,7 @@ class InnoDb final : public Database::Model {
         if (d.waited) {
           again = true;
         } else if (d.id) {
-          if (auto done = on_duplicate(txn, t, s, *d.id, duplicate_message(*keys[i], index_name(t, indexes[i])), out, values))
+          if (auto done = on_duplicate(txn, t, s, *d.id, duplicate_in(t, indexes[i], *keys[i]), out, values))
             return *done;
           again = true;
         }
@@ -1939,12 +1986,12 @@ class InnoDb final : public Database::Model {
       bool waited = false;
       for (std::size_t i = 0; i < indexes.size(); ++i)
         if (keys[i]) waited |= lock(txn, t, indexes[i], insert_intention(Entry{*keys[i], id})) == Got::after_wait;
-      waited |= lock(txn, t, kPrimary, insert_intention(primary_entry(id))) == Got::after_wait;
+      if (!t.schema.clustered_key) waited |= lock(txn, t, kPrimary, insert_intention(primary_entry(id))) == Got::after_wait;
       if (waited) continue;
       if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
       put_row(txn, t, id, std::move(values), who);
       out.affected += 1;  // REPLACE: 1 + the rows it deleted
-      if (!explicit_id && !txn.generated_id) txn.generated_id = id;
+      if (!explicit_id && !txn.generated_id && t.schema.auto_increment) txn.generated_id = id;
       return out;
     }
   }
@@ -2004,7 +2051,7 @@ class InnoDb final : public Database::Model {
     Lock x = record_lock(primary_entry(id), true);
     x.txn = txn.id;
     x.granted = true;
-    t.locks[kPrimary].add(x);
+    if (!t.schema.clustered_key) t.locks[kPrimary].add(x);  // (a clustered key's entry is its record: below)
     for (const int index : secondary(t))
       if (auto key = key_of(t, index, values)) {
         x.at = Entry{std::move(*key), id};
@@ -2046,6 +2093,8 @@ class InnoDb final : public Database::Model {
   // index_build_per_row per row while other sessions write without waiting, and fails at
   // its end if one of them inserted a key another row held.
   Result alter(Table& t, const Statement& st) {
+    if (t.schema.clustered_key)
+      throw sim::UsageError("models::db: ALTER TABLE of " + t.schema.name + " is not modelled: its primary key is not id");
     if (!t.schema.indexes.empty())
       throw sim::UsageError("models::db: ALTER TABLE of " + t.schema.name + " is not modelled: it has more than one secondary index");
     if (t.build) {
@@ -2170,13 +2219,14 @@ class InnoDb final : public Database::Model {
         assign(s, updated, &inserted);
         detail::check_nulls(t.schema, Engine::mariadb, updated);
         assigned_id(txn, s, updated);
-        // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not; what
+        // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not or when
+        // the table has no AUTO_INCREMENT (conformance upsert-id-without-auto-increment); what
         // LAST_INSERT_ID(expr) gave, when the update has one (`id = LAST_INSERT_ID(id)`).
         if (updated != old) {
           move_entries(txn, t, dup, old, updated);
           add_version(txn, t, dup, Version{txn.id, 0, false, t.stored(updated)});
           out.affected = 2;
-          out.insert_id = dup;
+          out.insert_id = t.schema.auto_increment ? dup : 0;
         } else {
           out.insert_id = 0;
         }
@@ -2282,7 +2332,7 @@ class InnoDb final : public Database::Model {
           d = duplicate_of(txn, t, index, *key, id, false);
           if (d.id) {
             ++stats_.duplicate_keys;
-            throw Failure{Code::duplicate_key, duplicate_message(*key, index_name(t, index))};
+            throw Failure{Code::duplicate_key, duplicate_in(t, index, *key)};
           }
         }
       lock(txn, t, index, insert_intention(Entry{*key, id}));
@@ -2377,6 +2427,7 @@ class InnoDb final : public Database::Model {
     txn.assigned_id.reset();
     Result out;
     try {
+      detail::refuse_id(t.schema, Engine::mariadb, st);
       switch (st.kind) {
         case K::select:
           out.rows = select(txn, t, st);

@@ -9,7 +9,9 @@
 //   counter past it), an optional key index on business-key columns (unique or not), further
 //   secondary indexes (TableSchema::indexes, searched, checked for duplicates and locked the
 //   same way; the optimizer's choice among them by the rows each would read) and other
-//   columns with defaults;
+//   columns with defaults; or, in place of `id`, a primary key on other columns
+//   (TableSchema::clustered_key), which is then the clustered index: the rows' order, the
+//   records locked, and the tail of every further index's entries;
 // - multi-version rows: a plain SELECT reads a snapshot (taken per statement under READ
 //   COMMITTED, at the first read under REPEATABLE READ); locking reads and DML read the
 //   latest committed version;
@@ -139,6 +141,13 @@ struct TableSchema {
   std::vector<std::string> column_order{};
   /// Whether `id` is AUTO_INCREMENT: without it an INSERT must give an id (1364 otherwise).
   bool auto_increment = true;
+  /// The key index is the table's PRIMARY KEY, on columns it names (`k VARCHAR(64) PRIMARY KEY`,
+  /// `PRIMARY KEY (user_id, item)`), and the table has no column `id`: on MariaDB the key index
+  /// is the clustered index (its order is the rows' order, its gaps are the ones locked), every
+  /// further index's entries end with its columns, and an insert must give them (1364); on
+  /// PostgreSQL it is the unique index `<table>_pkey`. The model still numbers the rows, out of
+  /// sight: that number is no column, takes no AUTO-INC lock and is no LAST_INSERT_ID().
+  bool clustered_key = false;
   /// The secondary indexes after the key index (on PostgreSQL also partial ones).
   std::vector<IndexDef> indexes{};
   /// The columns that may hold NULL (CREATE TABLE's columns without NOT NULL), in name order;
@@ -148,6 +157,11 @@ struct TableSchema {
   std::vector<std::string> null_by_default{};
   bool may_be_null(const std::string& column) const {
     return std::binary_search(nullable.begin(), nullable.end(), column);
+  }
+  /// Whether the table has `column`: id (unless its primary key is another), the key column or
+  /// one of `columns`.
+  bool has_column(const std::string& column) const {
+    return column == "id" ? !clustered_key : column == key_column || columns.count(column) > 0;
   }
   bool operator==(const TableSchema&) const = default;
 };

@@ -1397,6 +1397,8 @@ class Converter {
     std::vector<std::pair<IndexDef, std::size_t>> more_unique{};  // UNIQUE (a, b), a second UNIQUE: where each is
     std::optional<std::size_t> primary{};  // where PRIMARY KEY (id) is
     bool has_id = false;
+    std::optional<std::string> natural_key{};  // the primary key's column, where it is not id
+    std::vector<std::string> with_default{};   // the columns that give a DEFAULT
   };
 
   void add_primary(std::size_t at) {
@@ -1455,8 +1457,8 @@ class Converter {
           identity = true;
           break;
         case PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY:
-          if (!id) refuse(constraint_at, "a primary key other than id");
           add_primary(constraint_at);
+          if (!id) t.natural_key = name;
           break;
         case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE: add_unique(constraint, {name}, constraint_at); break;
         default: refuse(constraint_at, constraint_name(constraint));
@@ -1466,6 +1468,7 @@ class Converter {
       t.has_id = true;
       t.schema.auto_increment = identity;
     }
+    if (has_default) t.with_default.push_back(name);
     // A column that may hold NULL and gives no DEFAULT has NULL as its default; `columns` keeps
     // the type's zero, which tells the column's type.
     if (nullable && (!has_default || is_null(default_value))) t.null_by_default.push_back(name);
@@ -1480,8 +1483,9 @@ class Converter {
     if (constraint->n_including > 0) refuse(at, "INCLUDE");
     switch (constraint->contype) {
       case PG_QUERY__CONSTR_TYPE__CONSTR_PRIMARY:
-        if (constraint->n_keys != 1 || str(constraint->keys[0]) != "id") refuse(at, "a primary key other than id");
+        if (constraint->n_keys != 1) refuse(at, "a primary key on one column (on several: not modelled on PostgreSQL)");
         add_primary(at);
+        if (str(constraint->keys[0]) != "id") table_def_.natural_key = str(constraint->keys[0]);
         return;
       case PG_QUERY__CONSTR_TYPE__CONSTR_UNIQUE: {
         if (constraint->n_keys > sql::kMaxItems) too_many(at, "columns of a unique constraint");
@@ -1511,9 +1515,31 @@ class Converter {
 
   void finish_table(std::size_t at) {
     TableDef& t = table_def_;
-    if (!t.has_id && t.primary) throw Error("42703", *t.primary, "column \"id\" named in key does not exist");
-    if (!t.has_id || !t.primary) refuse(at, "a table without the primary key id");
     TableSchema& schema = t.schema;
+    const auto defined = [&](const std::string& column) {
+      return std::any_of(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.first == column; });
+    };
+    if (t.natural_key) {
+      // A primary key on another column: the table's key index, <table>_pkey, NOT NULL, and no id
+      // (TableSchema::clustered_key).
+      const std::string& key = *t.natural_key;
+      if (t.has_id) refuse(*t.primary, "no column id in a table whose primary key is another (id is the model's integer primary key)");
+      if (!defined(key)) throw Error("42703", *t.primary, "column \"" + key + "\" named in key does not exist");
+      if (std::count(t.with_default.begin(), t.with_default.end(), key))
+        refuse(*t.primary, "a primary key column without DEFAULT (the model's keys are always given)");
+      std::erase(t.nullable, key);
+      std::erase(t.null_by_default, key);
+      if (t.unique) {  // the first UNIQUE column is then a further index
+        if (!defined(t.unique->column)) throw Error("42703", t.unique->at, "column \"" + t.unique->column + "\" named in key does not exist");
+        t.more_unique.insert(t.more_unique.begin(), {IndexDef{.name = t.unique->name, .columns = {t.unique->column}}, t.unique->at});
+      }
+      t.unique = UniqueDef{key, table_ + "_pkey", *t.primary};
+      schema.clustered_key = true;
+      schema.auto_increment = false;
+    } else {
+      if (!t.has_id && t.primary) throw Error("42703", *t.primary, "column \"id\" named in key does not exist");
+      if (!t.has_id || !t.primary) refuse(at, "a table without a primary key");
+    }
     if (t.unique) {
       if (std::none_of(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.first == t.unique->column; }))
         throw Error("42703", t.unique->at, "column \"" + t.unique->column + "\" named in key does not exist");
@@ -1527,7 +1553,7 @@ class Converter {
           throw Error("42703", index_at, "column \"" + column + "\" named in key does not exist");
       schema.indexes.push_back(std::move(index));
     }
-    schema.column_order.push_back("id");
+    if (t.has_id) schema.column_order.push_back("id");
     for (auto& [name, default_value] : t.columns) {
       if (name == "id") continue;
       schema.column_order.push_back(name);

@@ -258,7 +258,7 @@ class Postgres final : public Database::Model {
     } catch (const Failure& e) {
       throw sim::UsageError(e.message);
     }
-    if (!explicit_id && !t.schema.auto_increment)
+    if (!explicit_id && !t.schema.auto_increment && !t.schema.clustered_key)
       throw sim::UsageError("null value in column \"id\" of relation \"" + name + "\" violates not-null constraint");
     const std::int64_t id = explicit_id ? *explicit_id : t.next_id;
     if (t.rows.count(id)) throw sim::UsageError(duplicate_message(t, "id"));
@@ -1286,7 +1286,7 @@ class Postgres final : public Database::Model {
     } catch (const sim::UsageError& e) {
       throw Failure{Code::bad_field, e.what()};
     }
-    if (!explicit_id && !t.schema.auto_increment)
+    if (!explicit_id && !t.schema.auto_increment && !t.schema.clustered_key)
       throw Failure{Code::bad_null, "null value in column \"id\" of relation \"" + t.schema.name + "\" violates not-null constraint"};
     if (!explicit_id && t.next_id == std::numeric_limits<std::int64_t>::max())
       throw Failure{Code::out_of_range, "nextval: reached maximum value of sequence \"" + t.schema.name + "_id_seq\""};
@@ -1554,6 +1554,7 @@ class Postgres final : public Database::Model {
     if (st.kind != K::add_index) snapshot(s);  // REPEATABLE READ's is taken by its first statement
     Result out;
     try {
+      if (!st.table.empty() && st.kind != K::advisory) detail::refuse_id(table(st.table).schema, Engine::postgresql, st);
       switch (st.kind) {
         case K::select: {
           if (st.table.empty()) {  // SELECT 1 + $1: no table, one row (the statement's snapshot is taken all the same)

@@ -79,7 +79,7 @@ Values row_values(const TableSchema& schema, Engine engine, const Values& given,
   for (const std::string& column : schema.null_by_default)
     if (const auto it = values.find(column); it != values.end()) it->second = Null{};
   for (const auto& [column, value] : given) {
-    if (column == "id") {
+    if (column == "id" && !schema.clustered_key) {
       // NULL: the next AUTO_INCREMENT id on MariaDB; on PostgreSQL, or without AUTO_INCREMENT,
       // a NULL id, which the engine refuses.
       if (is_null(value) && engine == Engine::mariadb && schema.auto_increment) continue;
@@ -97,6 +97,13 @@ Values row_values(const TableSchema& schema, Engine engine, const Values& given,
       throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
     }
   }
+  if (schema.clustered_key)  // a primary key's columns have no default (sql.cpp refuses one)
+    for (const std::string& column : schema.key_columns())
+      if (!given.count(column)) {
+        if (engine == Engine::postgresql)
+          throw Failure{Code::bad_null, "null value in column \"" + column + "\" of relation \"" + schema.name + "\" violates not-null constraint"};
+        throw Failure{Code::no_default, "Field '" + column + "' doesn't have a default value"};
+      }
   if (!schema.key_column.empty() && !given.count(schema.key_column) && !schema.columns.count(schema.key_column)) {
     if (!schema.may_be_null(schema.key_column))
       throw sim::UsageError("Field '" + schema.key_column + "' doesn't have a default value");
@@ -292,6 +299,25 @@ void check_unmoved(const TableSchema& schema, const Statement& s) {
   for (const std::string& column : schema.key_columns())
     if (assigns(column)) throw sim::UsageError("models::db: updating a column of the key index is not modelled");
   if (assigns("id")) throw sim::UsageError("models::db: updating id is not modelled");
+}
+
+void refuse_id(const TableSchema& schema, Engine engine, const Statement& st) {
+  if (!schema.clustered_key) return;
+  const auto names_id = [](const auto& self, const Expr& e) -> bool {
+    if (e.kind == Expr::Kind::column && e.column == "id") return true;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return self(self, a); });
+  };
+  const StatementExtra& x = st.more();
+  const bool named =
+      std::any_of(st.where.begin(), st.where.end(), [](const Condition& c) { return c.column == "id"; }) ||
+      std::any_of(x.filter.begin(), x.filter.end(), [&](const Expr& e) { return names_id(names_id, e); }) ||
+      std::any_of(x.assign.begin(), x.assign.end(), [&](const auto& a) { return a.first == "id" || names_id(names_id, a.second); }) ||
+      std::any_of(x.order_by.begin(), x.order_by.end(), [](const auto& o) { return o.first == "id"; }) ||
+      st.values.count("id") || st.on_update.count("id") ||
+      std::any_of(x.more_rows.begin(), x.more_rows.end(), [](const Values& row) { return row.count("id") > 0; });
+  if (!named) return;
+  if (engine == Engine::postgresql) throw Failure{Code::bad_field, "column \"id\" does not exist"};
+  throw Failure{Code::bad_field, "Unknown column 'id' in 'where clause'"};
 }
 
 

@@ -80,6 +80,10 @@ void spend(sim::Duration d);
 /// the key column, which neither engine models.
 void check_unmoved(const TableSchema& schema, const Statement& s);
 
+/// Throws Failure (bad_field, 1054 or 42703) for a statement that names `id` on a table that has
+/// none (TableSchema::clustered_key: its rows' numbers are the model's, no column).
+void refuse_id(const TableSchema& schema, Engine engine, const Statement& s);
+
 /// What storing a row costs, as the memory budget counts it (Database::bytes_held): each version
 /// (its place in the row's list, and its columns' block: RowValues::bytes), and the row's place
 /// in its table with an index entry. An estimate of what the model holds, the same on every

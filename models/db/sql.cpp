@@ -193,6 +193,8 @@ struct ColumnDef {
   std::string name;
   Value default_value;  // the type's zero where the default is NULL
   bool nullable = false, null_by_default = false;
+  bool said_null = false;    // NULL written out
+  bool has_default = false;  // DEFAULT written out
 };
 
 class Parser {
@@ -1239,6 +1241,9 @@ class Parser {
     expect_symbol("(");
     std::vector<ColumnDef> columns;
     bool has_id = false, has_primary = false;
+    // A primary key on other columns than id (`k VARCHAR(64) PRIMARY KEY`, `PRIMARY KEY (a, b)`):
+    // its columns and where each is named.
+    std::optional<KeyIndexDef> natural;
     std::vector<KeyIndexDef> indexes;  // the first is the key index, the others schema.indexes
     auto add_index = [&](KeyIndexDef def, std::size_t at) {
       if (indexes.size() == kMostIndexes) fail_at(at, "at most 64 indexes (1069 Too many keys specified)");
@@ -1250,45 +1255,72 @@ class Parser {
       for (int n = 2; !def.named && taken(def.name); ++n) def.name = def.columns.front() + "_" + std::to_string(n);
       indexes.push_back(std::move(def));
     };
+    const auto primary_key = [&](std::size_t at) {
+      if (has_primary) fail_at(at, "one PRIMARY KEY (1068 Multiple primary key defined)");
+      has_primary = true;
+    };
     do {
       check_count(columns.size(), "columns");
       const std::size_t at = token_.position;
       if (accept("PRIMARY")) {
-        if (has_primary) fail_at(at, "one PRIMARY KEY");
+        primary_key(at);
         expect("KEY");
-        expect_symbol("(");
-        const std::size_t column_at = token_.position;
-        if (name("a column name") != "id") fail_at(column_at, "id (the primary key is the integer column id)");
-        expect_symbol(")", ") (the primary key is id alone)");
-        has_primary = true;
+        if (!is_symbol("(")) fail("( (a primary key is named PRIMARY)");
+        KeyIndexDef def;
+        def.name = "PRIMARY";
+        def.named = true;
+        def = index_columns(std::move(def));
+        if (def.columns != std::vector<std::string>{"id"}) natural = std::move(def);
       } else if (is("UNIQUE") || is("KEY") || is("INDEX")) {
         add_index(index_clause(), at);
       } else {
-        const std::string column = name("a column definition, PRIMARY KEY (id), UNIQUE KEY (column) or KEY (column)");
+        const std::string column = name("a column definition, PRIMARY KEY (columns), UNIQUE KEY (columns) or KEY (columns)");
         for (const ColumnDef& c : columns)
           if (c.name == column) fail_at(at, "a column not defined already");
         if (column == "id") {
           if (has_id) fail_at(at, "a column not defined already");
           has_id = true;
-          has_primary = id_definition(schema.auto_increment) || has_primary;
+          std::optional<std::size_t> primary_at;
+          id_definition(schema.auto_increment, primary_at);
+          if (primary_at) primary_key(*primary_at);
           columns.push_back({column, std::int64_t{0}});
         } else {
-          std::optional<std::size_t> unique_at;
+          std::optional<std::size_t> unique_at, primary_at;
           ColumnDef c{.name = column, .default_value = {}};
-          c.default_value = column_definition(unique_at, c.nullable, c.null_by_default);
+          c.default_value = column_definition(unique_at, primary_at, c);
           columns.push_back(std::move(c));
+          if (primary_at) {
+            primary_key(*primary_at);
+            natural = KeyIndexDef{{column}, "PRIMARY", KeyIndex::unique, {at}, true};
+          }
           if (unique_at) add_index(KeyIndexDef{{column}, column, KeyIndex::unique, {at}}, *unique_at);
         }
       }
     } while (accept_symbol(","));
     const std::size_t close_at = token_.position;
     expect_symbol(")", ", or )");
-    if (!has_id) fail_at(close_at, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY (the model's tables have one)");
-    if (!has_primary) fail_at(close_at, ", PRIMARY KEY (id)");
+    if (natural) {
+      // The model's rows keep an id of their own, which such a table does not show: a column id
+      // would be another column, which the model's tables do not have.
+      if (has_id) fail_at(close_at, "no column id in a table whose primary key is another (id is the model's integer primary key)");
+      for (std::size_t i = 0; i < natural->columns.size(); ++i) {
+        auto c = std::find_if(columns.begin(), columns.end(), [&](const ColumnDef& d) { return d.name == natural->columns[i]; });
+        if (c == columns.end()) fail_at(natural->positions[i], "a column the table defines (1072 Key column doesn't exist in table)");
+        if (c->said_null) fail_at(natural->positions[i], "a NOT NULL column (1171 All parts of a PRIMARY KEY must be NOT NULL)");
+        if (c->has_default) fail_at(natural->positions[i], "a primary key column without DEFAULT (the model's keys are always given)");
+        c->nullable = c->null_by_default = false;  // a primary key's columns are NOT NULL
+      }
+      indexes.insert(indexes.begin(), std::move(*natural));
+      schema.clustered_key = true;
+      schema.auto_increment = false;
+    } else {
+      if (!has_id) fail_at(close_at, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY, or a PRIMARY KEY on other columns");
+      if (!has_primary) fail_at(close_at, ", PRIMARY KEY (id)");
+    }
     for (const KeyIndexDef& index : indexes)
       for (std::size_t i = 0; i < index.columns.size(); ++i) {
         const std::string& column = index.columns[i];
-        if (column == "id") fail_at(index.positions[i], "a column other than id (id is the primary key)");
+        if (column == "id" && has_id) fail_at(index.positions[i], "a column other than id (id is the primary key)");
         if (std::none_of(columns.begin(), columns.end(), [&](const ColumnDef& c) { return c.name == column; }))
           fail_at(index.positions[i], "a column the table defines");
       }
@@ -1301,7 +1333,7 @@ class Parser {
     }
     for (std::size_t i = 1; i < indexes.size(); ++i)
       schema.indexes.push_back(IndexDef{.name = indexes[i].name, .columns = indexes[i].columns, .unique = indexes[i].kind == KeyIndex::unique});
-    schema.column_order.push_back("id");
+    if (has_id) schema.column_order.push_back("id");
     for (ColumnDef& c : columns) {
       if (c.name == "id") continue;
       schema.column_order.push_back(c.name);
@@ -1326,6 +1358,12 @@ class Parser {
       def.kind = KeyIndex::non_unique;
     }
     if (!is_symbol("(")) def.name = name("an index name or ("), def.named = true;
+    return index_columns(std::move(def));
+  }
+
+  // An index's `(col, ...)`, at its parenthesis, into `def`; an index without a name takes its
+  // first column's.
+  KeyIndexDef index_columns(KeyIndexDef def) {
     expect_symbol("(");
     do {
       const std::size_t at = token_.position;
@@ -1341,24 +1379,24 @@ class Parser {
     return def;
   }
 
-  // The rest of `id BIGINT|INT [UNSIGNED] [NOT NULL] [AUTO_INCREMENT] [PRIMARY KEY]`; returns
-  // whether it says PRIMARY KEY, and sets `auto_increment`.
-  bool id_definition(bool& auto_increment) {
+  // The rest of `id BIGINT|INT [UNSIGNED] [NOT NULL] [AUTO_INCREMENT] [PRIMARY KEY]`: sets
+  // `auto_increment`, and `primary_at` where it says PRIMARY KEY.
+  void id_definition(bool& auto_increment, std::optional<std::size_t>& primary_at) {
     const std::size_t type_at = token_.position;
     if (!(accept("BIGINT") || accept("INT") || accept("INTEGER")))
       fail_at(type_at, "BIGINT or INT (id is the integer primary key)");
     display_width();
     accept("UNSIGNED");
-    bool primary = false;
     auto_increment = false;
     for (;;) {
       if (accept("NOT")) {
         expect("NULL");
       } else if (accept("AUTO_INCREMENT")) {
         auto_increment = true;
-      } else if (accept("PRIMARY")) {
+      } else if (is("PRIMARY")) {
+        primary_at = token_.position;
+        advance();
         expect("KEY");
-        primary = true;
       } else if (accept("COMMENT")) {
         comment();
       } else {
@@ -1366,13 +1404,12 @@ class Parser {
       }
     }
     if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, AUTO_INCREMENT, PRIMARY KEY, COMMENT, , or )");
-    return primary;
   }
 
   // A column's type and attributes; returns its default, the type's zero where that is NULL (a
-  // column that may hold NULL and gives no other: `null_by_default`). `unique_at`: where an
-  // inline UNIQUE is; `nullable`: without NOT NULL.
-  Value column_definition(std::optional<std::size_t>& unique_at, bool& nullable, bool& null_by_default) {
+  // column that may hold NULL and gives no other: `null_by_default`), and sets the rest of `c`.
+  // `unique_at`, `primary_at`: where an inline UNIQUE or PRIMARY KEY is.
+  Value column_definition(std::optional<std::size_t>& unique_at, std::optional<std::size_t>& primary_at, ColumnDef& c) {
     bool integer = true;
     if (accept("BIGINT") || accept("INT") || accept("INTEGER") || accept("SMALLINT") || accept("TINYINT")) {
       display_width();
@@ -1396,7 +1433,7 @@ class Parser {
     Value default_value = integer ? Value{std::int64_t{0}} : Value{std::string()};
     std::optional<std::size_t> default_null_at;  // DEFAULT NULL, and where
     bool has_default = false;
-    nullable = true;
+    bool nullable = true;
     for (;;) {
       const std::size_t at = token_.position;
       if (accept("NOT")) {
@@ -1404,6 +1441,7 @@ class Parser {
         nullable = false;
       } else if (accept("NULL")) {
         nullable = true;
+        c.said_null = true;
       } else if (accept("DEFAULT")) {
         has_default = true;
         if (is("NULL")) {
@@ -1421,15 +1459,18 @@ class Parser {
         comment();
       } else if (is("AUTO_INCREMENT")) {
         fail("a column attribute other than AUTO_INCREMENT (only id is auto-increment)");
-      } else if (is("PRIMARY")) {
-        fail("a column attribute other than PRIMARY KEY (the primary key is id)");
+      } else if (accept("PRIMARY")) {
+        expect("KEY");
+        primary_at = at;
       } else {
         break;
       }
     }
-    if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, NULL, DEFAULT, UNIQUE, COMMENT, , or )");
+    if (!is_symbol(",") && !is_symbol(")")) fail("NOT NULL, NULL, DEFAULT, UNIQUE, PRIMARY KEY, COMMENT, , or )");
     if (default_null_at && !nullable) fail_at(*default_null_at, "a default other than NULL for a NOT NULL column (1067 Invalid default value)");
-    null_by_default = nullable && (!has_default || default_null_at);
+    c.nullable = nullable;
+    c.null_by_default = nullable && (!has_default || default_null_at);
+    c.has_default = has_default;
     return default_value;
   }
 

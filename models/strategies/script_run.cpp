@@ -81,7 +81,7 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
   auto t = std::find_if(tables.begin(), tables.end(), [&](const db::TableSchema& x) { return x.name == st.table; });
   if (t == tables.end()) throw StatementMisuse{1146, fmt::format("Table '{}' doesn't exist", st.table)};
   const auto text_column = [&](const std::string& column) {  // nullopt: no such column
-    if (column == "id") return std::optional<bool>(false);
+    if (column == "id" && t->has_column(column)) return std::optional<bool>(false);
     if (column == t->key_column) return std::optional<bool>(true);
     auto c = t->columns.find(column);
     if (c == t->columns.end()) return std::optional<bool>();

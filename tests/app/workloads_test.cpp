@@ -386,3 +386,29 @@ TEST_CASE("the jobs workload with an index on status: SKIP LOCKED still runs eac
   CHECK(total(r, "jobs_run_twice") == 0);
   CHECK(total(r, "jobs_not_done") == 0);
 }
+
+TEST_CASE("the payment workload keyed by the payment id itself: a unique insert before the charge still charges once") {
+  // A primary key on other columns (docs/sql.md, "A primary key on other columns"): `payment BIGINT PRIMARY KEY` in place
+  // of an id and a UNIQUE KEY; the retry's insert waits on the first attempt's record and then finds the payment.
+  const std::filesystem::path dir = test::unique_temp_path("locksim-payment", "");
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "payment.lua").string();
+  {
+    std::ifstream in(std::string(LOCKSIM_SOURCE_DIR) + "/workloads/payment.lua");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string table = "t_payment (id BIGINT AUTO_INCREMENT PRIMARY KEY, payment BIGINT, amount BIGINT, UNIQUE KEY (payment))";
+    REQUIRE(text.find(table) != std::string::npos);
+    text.replace(text.find(table), table.size(), "t_payment (payment BIGINT PRIMARY KEY, amount BIGINT)");
+    std::ofstream(path) << text;
+  }
+  const locksim::Scenario s = locksim::load_scenario(
+      locksim::scenario_path("paying-once"),
+      {std::string(locksim::kWorkloadOverride) + path,
+       std::string(locksim::kScriptOverride) + std::string(LOCKSIM_SOURCE_DIR) + "/workloads/payment/request-id-unique.lua",
+       "trials=5"});
+  const auto r = locksim::run_scenario(s).strategies.front();
+  std::filesystem::remove_all(dir);
+  CHECK(total(r, "charges") == 5);  // one payment a trial, charged
+  CHECK(total(r, "double_charges") == 0);
+  CHECK(total(r, "acknowledged_uncharged") == 0);
+}

@@ -2511,3 +2511,60 @@ TEST_CASE("the database counts the bytes its rows hold: each row and version add
   REQUIRE(d.engine.run().ok());
   CHECK(database.bytes_held() == before);  // the inserted row's origin went with it
 }
+
+TEST_CASE("a table keyed by other columns is locked by its primary key as InnoDB's clustered index: a duplicate check "
+          "locks the record only, a further index's rows of one key come in primary key order, and no id is shown",
+          "[db]") {
+  // Pins conformance natural-key-duplicate-check-rr, natural-key-second-index-limit-rr and natural-key-errors
+  // (MariaDB 10.11).
+  SqlDb d("CREATE TABLE t (k VARCHAR(8) PRIMARY KEY, u INT NOT NULL DEFAULT 0, KEY ix_u (u))");
+  auto& a = d.a;
+  auto& b = d.b;
+  auto& p = d.p;
+  db::Result inserted, duplicate, no_key, named_id, last_id;
+  a.node.spawn("writer", [&] {
+    auto c = a.pool.acquire();
+    inserted = c.try_execute(sql("INSERT INTO t (k, u) VALUES ('h', 2), ('b', 2), ('f', 2), ('d', 1)"));
+    last_id = c.try_execute(sql("SELECT LAST_INSERT_ID()"));
+    no_key = c.try_execute(sql("INSERT INTO t (u) VALUES (3)"));
+    named_id = c.try_execute(sql("SELECT k FROM t WHERE id = 1"));
+    c.begin();
+    sim::sleep_until(at_ms(20));
+    duplicate = c.try_execute(sql("INSERT INTO t (k) VALUES ('d')"));
+    const auto first = c.execute(sql("SELECT k FROM t WHERE u = 2 LIMIT 1 FOR UPDATE")).rows;
+    REQUIRE(first.size() == 1);
+    CHECK(first[0].values.at("k") == db::Value{std::string("b")});
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  sim::Time below_at, other_at, claimed_at;
+  db::Result claimed;
+  b.node.spawn("below", [&] {
+    auto c = b.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    c.execute(sql("INSERT INTO t (k) VALUES ('c')"));  // just below d: a duplicate check locks no gap
+    below_at = sim::now();
+    CHECK(c.execute(sql("SELECT k FROM t WHERE k = 'h' FOR UPDATE")).rows.size() == 1);  // u = 2's first row is b, not h
+    other_at = sim::now();
+  });
+  p.node.spawn("claimer", [&] {
+    auto c = p.pool.acquire();
+    sim::sleep_until(at_ms(40));
+    claimed = c.try_execute(sql("SELECT k FROM t WHERE k = 'b' FOR UPDATE"));
+    claimed_at = sim::now();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(inserted.insert_id == 0);  // no AUTO_INCREMENT: no insert id, LAST_INSERT_ID() as it was
+  REQUIRE(last_id.rows.size() == 1);
+  CHECK(last_id.rows[0].values.at("LAST_INSERT_ID()") == db::Value{std::int64_t{0}});
+  CHECK(no_key.code == Code::no_default);
+  CHECK(named_id.code == Code::bad_field);
+  CHECK(duplicate.message == "Duplicate entry 'd' for key 'PRIMARY'");
+  CHECK(below_at < at_ms(60));
+  CHECK(other_at < at_ms(60));
+  CHECK(claimed_at > at_ms(100));
+  REQUIRE(claimed.waits.size() == 1);
+  CHECK(claimed.waits[0].index == "PRIMARY");
+  CHECK(claimed.waits[0].entry == "('b')");
+  CHECK(d.server.database().columns("t") == std::vector<std::string>{"k", "u"});
+}

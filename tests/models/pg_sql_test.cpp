@@ -675,10 +675,27 @@ TEST_CASE("pg: a table's UNIQUE (col) constraint, named or not, is its key; id's
   CHECK(p.create->index_name.empty());
 }
 
-TEST_CASE("pg: a table the model cannot hold is refused: a primary key other than id, NULLS NOT DISTINCT, other types", "[pg_sql]") {
-  CHECK(refused("CREATE TABLE t (id int, k text PRIMARY KEY)") == "a primary key other than id");
-  CHECK(refused("CREATE TABLE t (id int, k text, PRIMARY KEY (id, k))") == "a primary key other than id");
-  CHECK(refused("CREATE TABLE t (id int, k text)") == "a table without the primary key id");
+TEST_CASE("pg: a primary key on another column than id is the key index t_pkey, NOT NULL, and the table has no id", "[pg_sql]") {
+  const db::TableSchema t = *pg::prepare("CREATE TABLE t (k text PRIMARY KEY, a text UNIQUE, n int)").create;
+  CHECK(t.clustered_key);
+  CHECK_FALSE(t.auto_increment);
+  CHECK(t.key_column == "k");
+  CHECK(t.key_index == KeyIndex::unique);
+  CHECK(t.index_name == "t_pkey");
+  CHECK(t.column_order == std::vector<std::string>{"k", "a", "n"});
+  CHECK_FALSE(t.may_be_null("k"));
+  REQUIRE(t.indexes.size() == 1);  // the UNIQUE column, after the primary key
+  CHECK(t.indexes[0].name == "t_a_key");
+  CHECK(pg::prepare("CREATE TABLE t (k text, n int, PRIMARY KEY (k))").create->key_column == "k");
+}
+
+TEST_CASE("pg: a table the model cannot hold is refused: id beside another primary key, NULLS NOT DISTINCT, other types", "[pg_sql]") {
+  CHECK(refused("CREATE TABLE t (id int, k text PRIMARY KEY)") ==
+        "no column id in a table whose primary key is another (id is the model's integer primary key)");
+  CHECK(refused("CREATE TABLE t (id int, k text, PRIMARY KEY (id, k))") == "a primary key on one column (on several: not modelled on PostgreSQL)");
+  CHECK(refused("CREATE TABLE t (k text DEFAULT 'a' PRIMARY KEY)") == "a primary key column without DEFAULT (the model's keys are always given)");
+  CHECK(error_of("CREATE TABLE t (k text, PRIMARY KEY (j))").sqlstate() == "42703");
+  CHECK(refused("CREATE TABLE t (id int, k text)") == "a table without a primary key");
   CHECK(refused("CREATE TABLE t (id int PRIMARY KEY, a text UNIQUE NULLS NOT DISTINCT)") == "NULLS NOT DISTINCT");
   CHECK(refused("SELECT * FROM t ORDER BY a NULLS FIRST") == "NULLS FIRST");  // the model sorts NULLs as by default
   CHECK(refused("SELECT * FROM t ORDER BY a DESC NULLS LAST") == "DESC NULLS LAST");

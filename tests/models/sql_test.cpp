@@ -568,7 +568,7 @@ TEST_CASE("a bound CREATE TABLE is a usage error: the table goes to create_table
   CHECK_THROWS_AS(sql::bind(sql::prepare(kAccountsDdl), {}), sim::UsageError);
 }
 
-TEST_CASE("CREATE TABLE needs the integer primary key id, AUTO_INCREMENT or not", "[sql]") {
+TEST_CASE("CREATE TABLE needs a primary key: the integer id, AUTO_INCREMENT or not, or other columns", "[sql]") {
   CHECK(sql::prepare("create table test (id int primary key, value int) engine=innodb").create->auto_increment == false);
   CHECK(sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY)").create->auto_increment);
   struct Case {
@@ -577,17 +577,24 @@ TEST_CASE("CREATE TABLE needs the integer primary key id, AUTO_INCREMENT or not"
     std::string expected;
   };
   for (const Case& c : std::vector<Case>{
-           {"CREATE TABLE t (k INT)", 21, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY (the model's tables have one)"},
+           {"CREATE TABLE t (k INT)", 21, "an id column: id BIGINT AUTO_INCREMENT PRIMARY KEY, or a PRIMARY KEY on other columns"},
            {"CREATE TABLE t (id VARCHAR(9) PRIMARY KEY)", 19, "BIGINT or INT (id is the integer primary key)"},
            {"CREATE TABLE t (id BIGINT AUTO_INCREMENT)", 40, ", PRIMARY KEY (id)"},
-           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT, k INT, PRIMARY KEY (k))", 62,
-            "id (the primary key is the integer column id)"},
-           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT, k INT, PRIMARY KEY (id, k))", 64, ") (the primary key is id alone)"},
-           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, PRIMARY KEY (id))", 54, "one PRIMARY KEY"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT, k INT, PRIMARY KEY (k))", 64,
+            "no column id in a table whose primary key is another (id is the model's integer primary key)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT, k INT, PRIMARY KEY (id, k))", 68,
+            "no column id in a table whose primary key is another (id is the model's integer primary key)"},
+           {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, PRIMARY KEY (id))", 54, "one PRIMARY KEY (1068 Multiple primary key defined)"},
            {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT AUTO_INCREMENT)", 60,
             "a column attribute other than AUTO_INCREMENT (only id is auto-increment)"},
            {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k INT PRIMARY KEY)", 60,
-            "a column attribute other than PRIMARY KEY (the primary key is id)"},
+            "one PRIMARY KEY (1068 Multiple primary key defined)"},
+           {"CREATE TABLE t (k VARCHAR(8) PRIMARY KEY, PRIMARY KEY (k))", 42, "one PRIMARY KEY (1068 Multiple primary key defined)"},
+           {"CREATE TABLE t (k VARCHAR(8), PRIMARY KEY (j))", 43, "a column the table defines (1072 Key column doesn't exist in table)"},
+           {"CREATE TABLE t (k VARCHAR(8) NULL PRIMARY KEY)", 16, "a NOT NULL column (1171 All parts of a PRIMARY KEY must be NOT NULL)"},
+           {"CREATE TABLE t (k VARCHAR(8) DEFAULT 'a' PRIMARY KEY)", 16,
+            "a primary key column without DEFAULT (the model's keys are always given)"},
+           {"CREATE TABLE t (k VARCHAR(8), PRIMARY KEY k (k))", 42, "( (a primary key is named PRIMARY)"},
            {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, id INT)", 54, "a column not defined already"},
            {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, UNIQUE KEY (id))", 66,
             "a column other than id (id is the primary key)"},
@@ -602,6 +609,30 @@ TEST_CASE("CREATE TABLE needs the integer primary key id, AUTO_INCREMENT or not"
     CHECK(e.expected() == c.expected);
     CHECK(e.position() == c.position);
   }
+}
+
+TEST_CASE("a PRIMARY KEY on other columns than id is the table's key index, named PRIMARY, NOT NULL, and the table has no id",
+          "[sql]") {
+  const db::TableSchema one = table_of("CREATE TABLE payments (request_id VARCHAR(64) PRIMARY KEY, amount INT, KEY (amount))");
+  CHECK(one.clustered_key);
+  CHECK(one.key_column == "request_id");
+  CHECK(one.key_index == db::KeyIndex::unique);
+  CHECK(one.index_name == "PRIMARY");
+  CHECK_FALSE(one.auto_increment);
+  CHECK(one.column_order == std::vector<std::string>{"request_id", "amount"});
+  CHECK_FALSE(one.may_be_null("request_id"));
+  REQUIRE(one.indexes.size() == 1);
+  CHECK(one.indexes[0].columns == std::vector<std::string>{"amount"});
+  CHECK_FALSE(one.has_column("id"));
+  CHECK(one.has_column("request_id"));
+
+  const db::TableSchema two = table_of("CREATE TABLE t (user_id INT, item VARCHAR(8), qty INT NOT NULL DEFAULT 0, "
+                                       "UNIQUE KEY (qty), PRIMARY KEY (user_id, item))");
+  CHECK(two.key_column == "user_id");
+  CHECK(two.key_tail == std::vector<std::string>{"item"});
+  CHECK(two.indexes.size() == 1);  // the UNIQUE KEY, after the primary key
+  CHECK(two.nullable.empty());
+  CHECK(table_of("CREATE TABLE t (id INT PRIMARY KEY, k INT)").has_column("id"));
 }
 
 TEST_CASE("a column without NOT NULL may hold NULL, its default NULL unless it gives another; DEFAULT NULL on a NOT NULL "

@@ -187,7 +187,7 @@ void read_rows(lua_State* L, Workload& w) {
       while (lua_next(L, -2) != 0) {
         if (lua_type(L, -2) != LUA_TSTRING) throw ScriptError(fmt::format("{}: rows.{}[{}]: expected column names as keys", w.file, name, i));
         const std::string column = lua_tostring(L, -2);
-        if (column != "id" && column != schema->key_column && !schema->columns.count(column))
+        if (!schema->has_column(column))
           throw ScriptError(fmt::format("{}: rows.{}[{}].{}: no such column in {}", w.file, name, i, column, name));
         const auto v = value_at(L, -1);
         if (!v) throw ScriptError(fmt::format("{}: rows.{}[{}].{}: expected an integer, a string or a boolean", w.file, name, i, column));
@@ -469,11 +469,16 @@ void push_final(lua_State* L, const Final& f) {
   for (const auto& t : f.tables) {
     lua_createtable(L, static_cast<int>(t.rows.size()), 0);
     lua_Integer i = 0;
+    // A table keyed by other columns has no id: the model's numbers for its rows stay out of sight.
+    const bool has_id = std::find(t.columns.begin(), t.columns.end(), "id") != t.columns.end();
     for (const auto& row : t.rows) {
       lua_createtable(L, 0, static_cast<int>(t.columns.size()));
-      lua_pushinteger(L, row.id);
-      lua_setfield(L, -2, "id");
+      if (has_id) {
+        lua_pushinteger(L, row.id);
+        lua_setfield(L, -2, "id");
+      }
       for (const auto& [column, value] : row.values) {
+        if (column == "id" && !has_id) continue;
         push_value(L, value);
         lua_setfield(L, -2, column.c_str());
       }
