@@ -649,7 +649,9 @@ class InnoDb final : public Database::Model {
   // Whether a row with `key` must be alone with it in a secondary index: the index is unique,
   // and the key holds no NULL (a unique index admits any number of NULLs, as both servers' do).
   static bool must_be_unique(const Table& t, int index, const std::optional<Key>& key) {
-    return key && !has_null(unique_part(t, index, *key)) && (index != kKey || indexed(t)) && unique_index(t, index);
+    if (!key || (index == kKey && !indexed(t)) || !unique_index(t, index)) return false;
+    const auto own = key->begin() + static_cast<std::ptrdiff_t>(std::min(key->size(), width(t, index)));
+    return std::none_of(key->begin(), own, [](const Value& v) { return is_null(v); });
   }
   static std::string duplicate_in(const Table& t, int index, const Key& key) {
     return duplicate_message(unique_part(t, index, key), index_name(t, index));
@@ -1920,7 +1922,8 @@ class InnoDb final : public Database::Model {
     // On a primary key of other columns, the record only, as on one of ids (row_ins_duplicate_error_in_clust;
     // conformance natural-key-duplicate-check-rr).
     const bool primary = index == clustered(t);
-    for (const Entry& e : entries_with(t, index, unique_part(t, index, key))) {
+    const bool extended = key.size() > width(t, index);  // a further index's entries of a clustered key's table
+    for (const Entry& e : entries_with(t, index, extended ? unique_part(t, index, key) : key)) {
       if (e.id == own || deleted_by(txn, *t.rows.at(e.id))) continue;
       if (lock(txn, t, index, record_lock(e, exclusive, !primary, before(t, index, e))) == Got::after_wait) return {.waited = true};
       if (!primary && lock(txn, t, clustered(t), record_lock(record_of(t, e.id), exclusive)) == Got::after_wait) return {.waited = true};
