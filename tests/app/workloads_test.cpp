@@ -110,6 +110,29 @@ std::string workload_refusal(const std::string& text) {
   return refusal(world(workload, {&strategy}));
 }
 
+// Runs `strategy` (under workloads/) in the catalogue's `scenario` for 5 trials, on its workload `workload` (under
+// workloads/) with the text `from` of its tables replaced by `to`.
+locksim::reports::StrategyResult run_with_tables(const std::string& scenario, const std::string& workload, const std::string& from,
+                                        const std::string& to, const std::string& strategy) {
+  const std::filesystem::path dir = test::unique_temp_path("locksim-tables", "");
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / std::filesystem::path(workload).filename()).string();
+  {
+    std::ifstream in(std::string(LOCKSIM_SOURCE_DIR) + "/workloads/" + workload);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), to);
+    std::ofstream(path) << text;
+  }
+  const locksim::Scenario s = locksim::load_scenario(
+      locksim::scenario_path(scenario),
+      {std::string(locksim::kWorkloadOverride) + path,
+       std::string(locksim::kScriptOverride) + std::string(LOCKSIM_SOURCE_DIR) + "/workloads/" + strategy, "trials=5"});
+  auto r = locksim::run_scenario(s).strategies.front();
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("a Lua workload's check counts are metrics: read-modify-write loses increments, v = v + ? loses none") {
@@ -365,23 +388,8 @@ function check(final, history) return { other_count = 0 } end
 TEST_CASE("the jobs workload with an index on status: SKIP LOCKED still runs each job once through the index") {
   // A table may have its own indexes (docs/sql.md, "Several indexes"): the claim `status = 'queued' ORDER BY id
   // LIMIT 1 FOR UPDATE SKIP LOCKED` then reads the index in order, and the catalogue's expectation holds.
-  const std::filesystem::path dir = test::unique_temp_path("locksim-jobs", "");
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "jobs.lua").string();
-  {
-    std::ifstream in(std::string(LOCKSIM_SOURCE_DIR) + "/workloads/jobs.lua");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string table = "owner BIGINT)";
-    REQUIRE(text.find(table) != std::string::npos);
-    text.replace(text.find(table), table.size(), "owner BIGINT, KEY ix_status (status))");
-    std::ofstream(path) << text;
-  }
-  const locksim::Scenario s = locksim::load_scenario(
-      locksim::scenario_path("claiming-jobs"),
-      {std::string(locksim::kWorkloadOverride) + path,
-       std::string(locksim::kScriptOverride) + std::string(LOCKSIM_SOURCE_DIR) + "/workloads/jobs/skip-locked.lua", "trials=5"});
-  const auto r = locksim::run_scenario(s).strategies.front();
-  std::filesystem::remove_all(dir);
+  const auto r = run_with_tables("claiming-jobs", "jobs.lua", "owner BIGINT)", "owner BIGINT, KEY ix_status (status))",
+                                 "jobs/skip-locked.lua");
   CHECK(r.operations == 40);
   CHECK(total(r, "jobs_run_twice") == 0);
   CHECK(total(r, "jobs_not_done") == 0);
@@ -390,24 +398,9 @@ TEST_CASE("the jobs workload with an index on status: SKIP LOCKED still runs eac
 TEST_CASE("the payment workload keyed by the payment id itself: a unique insert before the charge still charges once") {
   // A primary key on other columns (docs/sql.md, "A primary key on other columns"): `payment BIGINT PRIMARY KEY` in place
   // of an id and a UNIQUE KEY; the retry's insert waits on the first attempt's record and then finds the payment.
-  const std::filesystem::path dir = test::unique_temp_path("locksim-payment", "");
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "payment.lua").string();
-  {
-    std::ifstream in(std::string(LOCKSIM_SOURCE_DIR) + "/workloads/payment.lua");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::string table = "t_payment (id BIGINT AUTO_INCREMENT PRIMARY KEY, payment BIGINT, amount BIGINT, UNIQUE KEY (payment))";
-    REQUIRE(text.find(table) != std::string::npos);
-    text.replace(text.find(table), table.size(), "t_payment (payment BIGINT PRIMARY KEY, amount BIGINT)");
-    std::ofstream(path) << text;
-  }
-  const locksim::Scenario s = locksim::load_scenario(
-      locksim::scenario_path("paying-once"),
-      {std::string(locksim::kWorkloadOverride) + path,
-       std::string(locksim::kScriptOverride) + std::string(LOCKSIM_SOURCE_DIR) + "/workloads/payment/request-id-unique.lua",
-       "trials=5"});
-  const auto r = locksim::run_scenario(s).strategies.front();
-  std::filesystem::remove_all(dir);
+  const auto r = run_with_tables("paying-once", "payment.lua",
+                                 "t_payment (id BIGINT AUTO_INCREMENT PRIMARY KEY, payment BIGINT, amount BIGINT, UNIQUE KEY (payment))",
+                                 "t_payment (payment BIGINT PRIMARY KEY, amount BIGINT)", "payment/request-id-unique.lua");
   CHECK(total(r, "charges") == 5);  // one payment a trial, charged
   CHECK(total(r, "double_charges") == 0);
   CHECK(total(r, "acknowledged_uncharged") == 0);
