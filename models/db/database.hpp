@@ -249,6 +249,11 @@ struct StatementExtra {
   /// name and value, evaluated over each row found and added to it under that name; of a
   /// SELECT without a table (`SELECT LAST_INSERT_ID()`), over no row into its one row.
   std::vector<std::pair<std::string, Expr>> computed{};
+  /// MariaDB: a SELECT that reads only these columns in its list (none for `SELECT 1` or
+  /// `COUNT(*)`), so that an index holding them and its WHERE's and ORDER BY's answers it
+  /// alone (a covering index, which the optimizer searches whatever the rows it finds). Unset:
+  /// it reads whole rows (`SELECT *`).
+  std::optional<std::vector<std::string>> reads_only{};
 };
 
 /// PostgreSQL's advisory-lock functions: pg_advisory_lock, pg_try_advisory_lock,

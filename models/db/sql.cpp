@@ -820,6 +820,7 @@ class Parser {
     if (!is_symbol("*") && !from_ahead()) return computed_select();
     const std::size_t distinct_at = token_.position;
     distinct_ = accept("DISTINCT");
+    const bool whole_rows = is_symbol("*");
     out_.columns = select_list();
     if (distinct_) distinct_columns(distinct_at);
     expect("FROM");
@@ -863,7 +864,23 @@ class Parser {
       s.lock = ReadLock::share;
       more = on_locked();
     }
+    if (!whole_rows) s.edit().reads_only = columns_read();
     finish(more);
+  }
+
+  // The columns a SELECT's list reads: those it lists, the aggregate's, the computed ones',
+  // and those it groups by.
+  std::vector<std::string> columns_read() const {
+    const StatementExtra& more = out_.statement.more();
+    std::vector<std::string> read = more.group_by;
+    for (const auto& [at, column] : listed_) read.push_back(column);
+    if (!more.aggregate_column.empty()) read.push_back(more.aggregate_column);
+    for (const auto& [name, e] : more.computed) add_columns(e, read);
+    return read;
+  }
+  static void add_columns(const Expr& e, std::vector<std::string>& out) {
+    if (e.kind == Expr::Kind::column) out.push_back(e.column);
+    for (const Expr& a : e.args) add_columns(a, out);
   }
 
   // SELECT DISTINCT cols: GROUP BY those columns without an aggregate, a row for each

@@ -1014,6 +1014,18 @@ TEST_CASE("ORDER BY, LIMIT and a locking read's NOWAIT or SKIP LOCKED are parsed
   CHECK(error_of("SELECT * FROM t LIMIT -1").expected() == "a row count (a number from 0)");
 }
 
+TEST_CASE("a SELECT records the columns its list reads, which an index holding them answers alone; SELECT * reads whole "
+          "rows",
+          "[sql]") {
+  using Read = std::optional<std::vector<std::string>>;
+  CHECK(bound("SELECT id, u FROM t WHERE u = 1 FOR UPDATE").more().reads_only == Read{{"id", "u"}});
+  CHECK(bound("SELECT * FROM t WHERE u = 1").more().reads_only == std::nullopt);
+  CHECK(bound("SELECT COUNT(*) FROM t WHERE u = 1").more().reads_only == Read{std::vector<std::string>{}});
+  CHECK(bound("SELECT 1 FROM t WHERE u = 1").more().reads_only == Read{std::vector<std::string>{}});
+  CHECK(bound("SELECT u - 1 AS w FROM t").more().reads_only == Read{{"u"}});
+  CHECK(bound("SELECT MAX(v) FROM t GROUP BY u").more().reads_only == Read{{"u", "v"}});
+}
+
 TEST_CASE("a statement is shown as written, its ?s filled with the values bound to them and its whitespace one space", "[sql]") {
   const auto p = sql::prepare("SELECT  id FROM t_account\n   WHERE open_id = ?  FOR UPDATE;");
   CHECK(sql::as_written(sql::bind(p, {Value{std::string("openid:7")}})) == "SELECT id FROM t_account WHERE open_id = 'openid:7' FOR UPDATE");
