@@ -170,6 +170,7 @@ static void add_index(const Reader& list, const std::string& at, const models::d
   if (!t->key_column.empty())
     list.fail(fmt::format("no second index on {}.{} (the model keeps one index on a column: docs/sql.md)", t->name, t->key_column), at);
   t->key_column = st.column;
+  if (auto c = t->columns.find(st.column); c != t->columns.end()) t->key_text = std::holds_alternative<std::string>(c->second);
   t->columns.erase(st.column);
   t->key_index = st.unique ? models::db::KeyIndex::unique : models::db::KeyIndex::non_unique;
   t->index_name = st.index;

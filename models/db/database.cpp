@@ -1503,6 +1503,7 @@ class InnoDb final : public Database::Model {
   // Whether `column` holds strings (its default's type; the key column, a string where it
   // has none).
   static bool holds_text(const Table& t, const std::string& column) {
+    if (column == t.schema.key_column) return t.schema.key_text;
     const auto it = t.schema.columns.find(column);
     return it == t.schema.columns.end() || std::holds_alternative<std::string>(it->second);
   }
@@ -2277,6 +2278,7 @@ class InnoDb final : public Database::Model {
       if (!t.schema.columns.count(column))
         throw sim::UsageError("models::db: Key column '" + column + "' doesn't exist in table");
     t.schema.key_column = columns.front();
+    t.schema.key_text = std::holds_alternative<std::string>(t.schema.columns.at(columns.front()));
     t.schema.key_tail.assign(columns.begin() + 1, columns.end());
     sim::work(t.rows.size());
     for (const auto& [id, row] : t.rows)

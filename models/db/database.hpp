@@ -123,6 +123,9 @@ struct TableSchema {
   /// (`UNIQUE KEY uk (merchant, request)`: key_column merchant, key_tail {request}). They
   /// keep their defaults in `columns`. Empty: the index is on key_column alone.
   std::vector<std::string> key_tail{};
+  /// Whether key_column holds strings (VARCHAR, TEXT); false: integers (BIGINT, INT). Its
+  /// default is not in `columns`, which tells every other column's type.
+  bool key_text = true;
   /// The key index's columns in order: key_column and key_tail (none without a key column).
   std::vector<std::string> key_columns() const {
     if (key_column.empty()) return {};

@@ -1544,6 +1544,8 @@ class Converter {
       if (std::none_of(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.first == t.unique->column; }))
         throw Error("42703", t.unique->at, "column \"" + t.unique->column + "\" named in key does not exist");
       schema.key_column = t.unique->column;
+      schema.key_text = std::holds_alternative<std::string>(
+          std::find_if(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.first == schema.key_column; })->second);
       schema.key_index = KeyIndex::unique;
       schema.index_name = t.unique->name;
     }

@@ -1432,6 +1432,7 @@ class Postgres final : public Database::Model {
     }
     if (t.schema.key_column.empty()) {
       t.schema.key_column = st.column;
+      t.schema.key_text = std::holds_alternative<std::string>(t.schema.columns.at(st.column));
       t.schema.columns.erase(st.column);
       for (const auto& [id, row] : t.rows)
         for (const Tuple& v : row.versions) t.entries.insert(Entry{v.values.at(st.column), id});

@@ -1344,6 +1344,8 @@ class Parser {
     if (!indexes.empty()) {
       const KeyIndexDef& index = indexes.front();
       schema.key_column = index.columns.front();
+      schema.key_text = std::holds_alternative<std::string>(
+          std::find_if(columns.begin(), columns.end(), [&](const ColumnDef& c) { return c.name == schema.key_column; })->default_value);
       schema.key_tail.assign(index.columns.begin() + 1, index.columns.end());
       schema.key_index = index.kind;
       schema.index_name = index.name;

@@ -82,7 +82,7 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
   if (t == tables.end()) throw StatementMisuse{1146, fmt::format("Table '{}' doesn't exist", st.table)};
   const auto text_column = [&](const std::string& column) {  // nullopt: no such column
     if (column == "id" && t->has_column(column)) return std::optional<bool>(false);
-    if (column == t->key_column) return std::optional<bool>(true);
+    if (column == t->key_column) return std::optional<bool>(t->key_text);
     auto c = t->columns.find(column);
     if (c == t->columns.end()) return std::optional<bool>();
     return std::optional<bool>(std::holds_alternative<std::string>(c->second));
