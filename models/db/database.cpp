@@ -372,6 +372,14 @@ struct Undo {
 
 struct SessionState;
 
+// A locking read's index condition (InnoDb::pushed_condition): the WHERE's terms checked on a
+// secondary index's entries, and the columns those entries hold, in order (the index's, then the
+// primary key's).
+struct IndexCondition {
+  Statement terms;
+  std::vector<std::string> columns;
+};
+
 struct Txn {
   TxnId id = 0;
   const SessionState* session = nullptr;
@@ -415,7 +423,7 @@ struct Txn {
   std::optional<std::size_t> enough{};
   // The current locking read's index condition (pushed_condition): a visited entry of the
   // secondary index it searches whose key fails it is locked, and its row is not.
-  std::optional<Statement> pushed{};
+  std::optional<IndexCondition> pushed{};
   // The current statement's LAST_INSERT_ID() to be: the first AUTO_INCREMENT id it generated
   // for a row it inserted, or what a `c = LAST_INSERT_ID(expr)` of it gave.
   std::optional<std::int64_t> generated_id{};
@@ -1500,8 +1508,7 @@ class InnoDb final : public Database::Model {
   }
 
   // The range `column`'s comparisons and BETWEENs give, if any.
-  // Whether `column` holds strings (its default's type; the key column, a string where it
-  // has none).
+  // Whether `column` holds strings (its default's type; the key column's, key_text).
   static bool holds_text(const Table& t, const std::string& column) {
     if (column == t.schema.key_column) return t.schema.key_text;
     const auto it = t.schema.columns.find(column);
@@ -1765,7 +1772,7 @@ class InnoDb final : public Database::Model {
     bool pushed_out = false;  // the entry fails the index condition (pushed_condition)
     if (index != cx) {
       got = lock(txn, t, index, record_lock(e, exclusive, rr && !record_only, before(t, index, e)));
-      pushed_out = got == Got::at_once && txn.pushed && !matches(entry_row(t, index, e), *txn.pushed);
+      pushed_out = got == Got::at_once && txn.pushed && !matches(entry_row(txn.pushed->columns, e), txn.pushed->terms);
       if (got == Got::at_once && !pushed_out) got = lock(txn, t, cx, record_lock(row_entry, exclusive));
     } else {
       got = lock(txn, t, cx, record_lock(e, exclusive, rr && !record_only, before(t, cx, e)));
@@ -1794,10 +1801,10 @@ class InnoDb final : public Database::Model {
   // locking its row, and goes on without the row where they fail (conformance
   // index-condition-*); UPDATE and DELETE lock the row first. None: no such term, or a search
   // of the clustered index.
-  static std::optional<Statement> pushed_condition(const Table& t, const Path& p, const Statement& where) {
+  static std::optional<IndexCondition> pushed_condition(const Table& t, const Path& p, const Statement& where) {
     if (p.index == kPrimary || p.index == clustered(t) || p.by == Path::By::merged) return std::nullopt;
     if (where.where.size() + where.more().filter.size() < 2) return std::nullopt;  // the one term is the search's
-    const std::vector<std::string> columns = extended_columns(t, p.index);
+    std::vector<std::string> columns = extended_columns(t, p.index);
     const std::size_t used = p.by == Path::By::point_or_scan ? p.key->size() : p.prefixes.front().size() + 1;
     const auto in_index = [&](const std::string& column) { return std::find(columns.begin(), columns.end(), column) != columns.end(); };
     const auto beyond = [&](const std::string& column) {
@@ -1811,19 +1818,19 @@ class InnoDb final : public Database::Model {
       if (reads_only(e, in_index) && reads_any(e, beyond)) pushed.edit().filter.push_back(e);
     if (pushed.where.empty() && pushed.more().filter.empty()) return std::nullopt;
     if (!pushed.more().filter.empty()) pushed.edit().args = where.more().args;
-    return pushed;
+    return IndexCondition{std::move(pushed), std::move(columns)};
   }
   template <class Pred>
   static bool reads_any(const Expr& e, const Pred& pred) {
     if (e.kind == Expr::Kind::column && pred(e.column)) return true;
     return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return reads_any(a, pred); });
   }
-  // A secondary index's entry as a row of the columns it holds (extended_columns).
-  static Values entry_row(const Table& t, int index, const Entry& e) {
-    const std::vector<std::string> columns = extended_columns(t, index);
+  // A secondary index's entry as a row of the columns it holds (`columns`: extended_columns);
+  // on a table of ids, its last column is id, which the entry holds beside its key.
+  static Values entry_row(const std::vector<std::string>& columns, const Entry& e) {
     Values row;
     for (std::size_t i = 0; i < e.key.size() && i < columns.size(); ++i) row.emplace(columns[i], e.key[i]);
-    if (!t.schema.clustered_key) row.emplace("id", Value{e.id});
+    if (e.key.size() < columns.size()) row.emplace(columns.back(), Value{e.id});
     return row;
   }
 
