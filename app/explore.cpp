@@ -34,7 +34,7 @@ namespace locksim {
 namespace {
 
 // The stream of the engine's tie choices (sim::Engine's ties_).
-constexpr const char* kTieStream = "sim.ties";
+constexpr std::string_view kTieStream = "sim.ties";
 
 // The trial's findings, as the property asks: one metric, or any finding.
 bool fired(const TrialOutcome& o, const std::string& property, const MetricInfo& finding) {
@@ -339,6 +339,7 @@ struct DfsNode {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> equivalent;
   std::uint64_t events = 0;
   std::vector<std::string> fired;
+  std::size_t expected_choices = 0;  // how many its parent's run asked (room kept for as many)
 
   // Its deviations that reorder or pick a delay: what the bound counts.
   int reorderings() const {
@@ -410,17 +411,23 @@ void find_equivalent(const sim::Footprints& f, const std::vector<std::uint32_t>&
 void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, DfsNode& node) {
   std::size_t asked = 0;
   std::vector<std::uint32_t> tie_choices;  // the choice index of each tie, in order
+  // A run asks about as many choices as its parent's did: room for them at once.
+  tie_choices.reserve(node.expected_choices);
+  node.options.reserve(node.expected_choices);
+  node.placing.reserve(node.expected_choices);
+  auto next_deviation = node.deviations.begin();  // choices come in order, and so do deviations
   const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
     const std::size_t at = asked++;
-    const auto it = node.deviations.find(at);
-    const std::uint64_t v = it == node.deviations.end() ? 0 : it->second;
+    std::uint64_t v = 0;
+    if (next_deviation != node.deviations.end() && next_deviation->first == at) v = (next_deviation++)->second;
     if (v >= n)
       throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
                                          "run is not a function of its choices",
                                          at, stream, n));
     node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
-    node.placing.push_back(stream == models::kPlacementStream ? 1 : 0);
-    if (stream == kTieStream) tie_choices.push_back(static_cast<std::uint32_t>(at));
+    const std::string_view name = stream;
+    node.placing.push_back(name == models::kPlacementStream ? 1 : 0);
+    if (name == kTieStream) tie_choices.push_back(static_cast<std::uint32_t>(at));
     return v;
   };
   const bool reduce = o.reduction && reducible(s, choice);
@@ -535,6 +542,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
           below.emplace_back();
           below.back().deviations = node.deviations;
           below.back().deviations[at] = option;
+          below.back().expected_choices = node.options.size();
         }
       }
     }

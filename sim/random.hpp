@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -133,7 +132,9 @@ class ChoiceSource {
   bool plain_ = true;  // neither recording nor replaying: streams draw directly
   bool recording_ = false;
   std::deque<StreamState> streams_;  // by id; a deque, so Stream's pointers stay valid
-  std::map<std::uint64_t, std::uint32_t> by_hash_;  // name hash -> the first stream with it
+  // (name hash, the first stream with it), sorted by hash: a run asks for a few dozen
+  // streams, so a sorted vector costs less than a tree's node each.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_hash_;
   ChoiceRecord record_;
   ChoiceRecord replay_;
   std::size_t replay_pos_ = 0;

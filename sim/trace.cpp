@@ -5,6 +5,9 @@
 namespace sim {
 
 Trace::Trace(TraceMode mode) : mode_(mode) {
+  // Room for the models' kinds too: a world registers a few dozen, and growing the vector
+  // would move every name, each run.
+  kind_names_.reserve(2 * trace_kind::first_model_kind);
   kind_names_.resize(trace_kind::first_model_kind);
   kind_names_[trace_kind::process_start] = "process_start";
   kind_names_[trace_kind::process_resume] = "process_resume";

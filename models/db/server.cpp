@@ -96,11 +96,12 @@ void Server::serve(Session& session) {
       session.who = job.message.who;
     }
     const sim::Time start = sim::now();
-    const StatementTiming timing = service_time(job.message.statement, !database_.in_transaction(session.db), stream);
-    Result result = database_.execute(session.db, job.message.statement, timing);
+    const Statement& statement = *job.message.statement;
+    const StatementTiming timing = service_time(statement, !database_.in_transaction(session.db), stream);
+    Result result = database_.execute(session.db, statement, timing);
     if (logging_) {
       std::vector<Row> rows = std::move(result.rows);
-      log_.push_back({start, sim::now(), session.who, job.message.statement, result, rows.size()});
+      log_.push_back({start, sim::now(), session.who, statement, result, rows.size()});
       result.rows = std::move(rows);
     }
     job.reply.send(Reply{std::move(result), session.id});
@@ -170,8 +171,8 @@ void Pool::close(std::size_t slot) {
   net_.send(from_.id(), server_.node().id(), [server, session] { server->disconnect(session); });
 }
 
-Reply Pool::call(const Message& message) {
-  return call_server<Reply>(net_, from_.id(), server_, message, config_.statement_timeout);
+Reply Pool::call(Message message) {
+  return call_server<Reply>(net_, from_.id(), server_, std::move(message), config_.statement_timeout);
 }
 
 Result Pool::run(std::size_t slot, const Statement& statement) {
@@ -179,7 +180,10 @@ Result Pool::run(std::size_t slot, const Statement& statement) {
   try {
     if (s.session == 0)
       s.session = call(Message{.kind = Message::Kind::open, .who = s.who, .isolation = config_.isolation}).session;
-    return call(Message{.kind = Message::Kind::statement, .session = s.session, .statement = statement, .who = s.who})
+    return call(Message{.kind = Message::Kind::statement,
+                        .session = s.session,
+                        .statement = std::make_shared<const Statement>(statement),
+                        .who = s.who})
         .result;
   } catch (const sim::Timeout&) {
     close(slot);  // the statement may still run, and its transaction then rolls back

@@ -49,7 +49,9 @@ struct ServerConfig {
 struct Message {
   enum class Kind { open, statement, close } kind = Kind::statement;
   std::uint64_t session = 0;
-  Statement statement{};
+  /// What to run (null for open and close); shared, so that the message moves through the
+  /// network's callbacks and the session's queue without copying the statement.
+  std::shared_ptr<const Statement> statement{};
   std::string who{};                     // the origin stamped on rows this connection inserts
   std::optional<Isolation> isolation{};  // open: the session's level (default: the server's)
 };
@@ -219,7 +221,7 @@ class Pool {
     sim::Promise<std::size_t> promise;
     std::shared_ptr<bool> gave_up;
   };
-  Reply call(const Message& message);
+  Reply call(Message message);
   Result run(std::size_t slot, const Statement& statement);
   void give_back(std::size_t slot, bool close_it);
   void close(std::size_t slot);
