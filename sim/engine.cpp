@@ -173,6 +173,7 @@ Engine::Engine(EngineConfig config)
     config_.footprints->clear();
     choices_.watch_draws(&config_.footprints->touched);
   }
+  process_names_.reserve(32);  // a world's first few dozen processes without moving their names
   process_names_.emplace_back("(none)");
   add_node("world");
 }

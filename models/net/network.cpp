@@ -15,11 +15,14 @@ Network::Network(sim::Engine& engine, LinkConfig default_link) : engine_(engine)
 Network::Link& Network::link(sim::NodeId from, sim::NodeId to) {
   const std::size_t needed = std::max<std::size_t>({from + 1u, to + 1u, engine_.node_count()});
   if (needed > width_) {
-    std::vector<std::uint32_t> grown(needed * needed, 0);
+    // Twice as wide at least: a world adds its nodes one by one, and laying the table out
+    // again for each would cost the square of their number each time.
+    const std::size_t width = std::max<std::size_t>({needed, 2 * width_, 8});
+    std::vector<std::uint32_t> grown(width * width, 0);
     for (std::size_t f = 0; f < width_; ++f)
-      for (std::size_t t = 0; t < width_; ++t) grown[f * needed + t] = index_[f * width_ + t];
+      for (std::size_t t = 0; t < width_; ++t) grown[f * width + t] = index_[f * width_ + t];
     index_ = std::move(grown);
-    width_ = needed;
+    width_ = width;
   }
   std::uint32_t& i = index_[from * width_ + to];
   if (i == 0) {
