@@ -1,7 +1,5 @@
 #include "sim/random.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "sim/errors.hpp"
@@ -21,11 +19,8 @@ ChoiceSource::ChoiceSource(std::uint64_t seed) : seed_(seed) {}
 
 Stream ChoiceSource::stream(std::string_view name) {
   const std::uint64_t hash = hash_name(name);
-  auto it = std::lower_bound(by_hash_.begin(), by_hash_.end(), hash,
-                             [](const std::pair<std::uint64_t, std::uint32_t>& e, std::uint64_t h) { return e.first < h; });
-  if (it == by_hash_.end() || it->first != hash) {
-    by_hash_.insert(it, {hash, static_cast<std::uint32_t>(streams_.size())});
-  } else {
+  auto [it, fresh] = by_hash_.try_emplace(hash, static_cast<std::uint32_t>(streams_.size()));
+  if (!fresh) {
     for (std::uint32_t id = it->second;; id = streams_[id].next_same_hash) {
       if (streams_[id].name == name) return Stream(this, id, &streams_[id]);
       if (streams_[id].next_same_hash == kNoStream) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -132,9 +133,7 @@ class ChoiceSource {
   bool plain_ = true;  // neither recording nor replaying: streams draw directly
   bool recording_ = false;
   std::deque<StreamState> streams_;  // by id; a deque, so Stream's pointers stay valid
-  // (name hash, the first stream with it), sorted by hash: a run asks for a few dozen
-  // streams, so a sorted vector costs less than a tree's node each.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> by_hash_;
+  std::map<std::uint64_t, std::uint32_t> by_hash_;  // name hash -> the first stream with it
   ChoiceRecord record_;
   ChoiceRecord replay_;
   std::size_t replay_pos_ = 0;
