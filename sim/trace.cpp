@@ -5,8 +5,8 @@
 namespace sim {
 
 Trace::Trace(TraceMode mode) : mode_(mode) {
-  // Room for the models' kinds too: a world registers a few dozen, and growing the vector
-  // would move every name, each run.
+  // Room for the models' kinds too, so that registering the first of them does not move
+  // every engine kind's name, each run.
   kind_names_.reserve(2 * trace_kind::first_model_kind);
   kind_names_.resize(trace_kind::first_model_kind);
   kind_names_[trace_kind::process_start] = "process_start";
