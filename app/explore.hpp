@@ -56,7 +56,7 @@ struct ExploreOptions {
   bool reduction = true;         // dfs: skip reorderings that only commute independent steps
   /// dfs: called with every run's metrics, from the thread that ran it (a test compares the
   /// outcomes of the plain and the reduced search).
-  std::function<void(const std::map<std::string, double>&)> each_run{};
+  std::function<void(const models::checkers::Counts&)> each_run{};
 };
 
 struct Token {

@@ -13,7 +13,7 @@ namespace locksim {
 
 /// One trial of one strategy: what the checkers counted, and latencies.
 struct TrialOutcome {
-  std::map<std::string, double> counts;
+  models::checkers::Counts counts;
   reports::Histogram latency;         // every logical operation that succeeded, in ms
   reports::Histogram failed_latency;  // every one that ended failed or gave up, in ms
   models::TimeSpent time_ok{};        // where the time of the successful ones went, summed

@@ -875,17 +875,24 @@ RunStatus Engine::end_status(Next next) const {
 }
 
 std::vector<BlockedProcess> Engine::alive_processes() const {
+  // Every run ends here (a search's runs too), so the processes are put in id order before
+  // their descriptions are written, and the descriptions are appended, not formatted.
+  std::vector<const Process*> alive;
+  for (const Slot& slot : slots_)
+    if (slot.process != nullptr) alive.push_back(slot.process);
+  std::sort(alive.begin(), alive.end(), [](const Process* x, const Process* y) { return x->id < y->id; });
   std::vector<BlockedProcess> out;
-  for (const Slot& slot : slots_) {
-    const Process* p = slot.process;
-    if (p == nullptr) continue;
+  out.reserve(alive.size());
+  for (const Process* p : alive) {
     std::string what = p->wait.what;
-    if (p->wait.object != nullptr) what += fmt::format(" on '{}'", *p->wait.object);
-    what += p->wait.deadline == kNever ? " (no deadline)" : " until " + format_time(p->wait.deadline);
+    if (p->wait.object != nullptr) what.append(" on '").append(*p->wait.object).append("'");
+    if (p->wait.deadline == kNever)
+      what += " (no deadline)";
+    else
+      what.append(" until ").append(format_time(p->wait.deadline));
     if (nodes_[p->node]->paused) what += ", its node paused";
     out.push_back(BlockedProcess{p->id, process_names_[p->id], nodes_[p->node]->name, std::move(what), p->since, p->daemon});
   }
-  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <iterator>
 
 namespace models {
 
@@ -33,7 +34,12 @@ std::pair<std::int64_t, std::uint32_t> call_attempt(const Request& r) {
 }
 
 std::string Origin::text() const {
-  return fmt::format(FMT_COMPILE("{} worker {}, client {}, op {} attempt {}"), server, worker, client, operation, attempt);
+  // Written on the stack and copied out once: formatted straight into a string, the string
+  // grows piece by piece (a strategy names its origin at each connection and lock).
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{} worker {}, client {}, op {} attempt {}"), server, worker, client,
+                 operation, attempt);
+  return fmt::to_string(out);
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/app/clients.hpp"
@@ -89,13 +90,24 @@ struct Trial {
   const std::vector<std::string>* script_errors = nullptr;  // a script strategy's runtime errors
 };
 
+/// A trial's metric values by name. The comparator is transparent, so a checker names a metric
+/// with a literal and no string is made for the lookup: only for the key, once a trial.
+using Counts = std::map<std::string, double, std::less<>>;
+
 /// What checkers found in one trial: metric values by name, and the first few violations
 /// explained.
 struct Findings {
-  std::map<std::string, double> values;
+  Counts values;
   std::vector<std::string> examples;
-  void set(const std::string& name, double value) { values[name] = value; }
-  void add(const std::string& name, double value) { values[name] += value; }
+  void set(std::string_view name, double value) { slot(name) = value; }
+  void add(std::string_view name, double value) { slot(name) += value; }
+
+ private:
+  double& slot(std::string_view name) {
+    auto it = values.lower_bound(name);
+    if (it == values.end() || it->first != name) it = values.emplace_hint(it, std::string(name), 0.0);
+    return it->second;
+  }
 };
 
 class Checker {

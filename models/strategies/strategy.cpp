@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace models::strategies {
@@ -117,7 +118,9 @@ std::string Strategy::who(const Request& r, const Worker& w) {
 }
 
 std::string Strategy::attempt_token(const Request& r, const Worker& w) {
-  return fmt::format(FMT_COMPILE("{}-{}-{}-{}"), w.server.name(), w.index, r.operation, r.attempt);
+  fmt::memory_buffer out;  // as Origin::text: on the stack, copied out once
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{}-{}-{}-{}"), w.server.name(), w.index, r.operation, r.attempt);
+  return fmt::to_string(out);
 }
 
 db::Connection Strategy::connect(const Request& r, Worker& worker) {

@@ -29,7 +29,7 @@ Searched search(const std::string& scenario, const std::string& strategy, int bo
   o.jobs = 1;
   o.reduction = reduction;
   Searched s;
-  o.each_run = [&](const std::map<std::string, double>& counts) { s.outcomes.insert(nlohmann::json(counts).dump()); };
+  o.each_run = [&](const models::checkers::Counts& counts) { s.outcomes.insert(nlohmann::json(counts).dump()); };
   s.finding = locksim::explore(o);
   return s;
 }

@@ -15,12 +15,12 @@
 namespace {
 
 // One trial of the catalogue scenario `name`'s first strategy: its counts.
-std::map<std::string, double> counts_of(const std::string& name, const std::vector<std::string>& overrides = {}) {
+models::checkers::Counts counts_of(const std::string& name, const std::vector<std::string>& overrides = {}) {
   const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(name), overrides);
   return locksim::run_trial(s, s.strategies.front(), s.seed).counts;
 }
 
-bool counts(const std::map<std::string, double>& c, const std::string& metric) { return c.count(metric) > 0; }
+bool counts(const models::checkers::Counts& c, const std::string& metric) { return c.count(metric) > 0; }
 
 }  // namespace
 
