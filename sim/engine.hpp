@@ -219,6 +219,8 @@ class Engine {
   ChoiceSource& choices() { return choices_; }
   /// The component's own stream (see ChoiceSource).
   Stream stream(std::string_view name) { return choices_.stream(name); }
+  Stream stream(std::string&& name) { return choices_.stream(std::move(name)); }
+  Stream stream(const char* name) { return choices_.stream(std::string_view(name)); }
   Trace& trace() { return trace_; }
   /// Records a model event, stamped with the time, node and process.
   void record(TraceKind kind, std::uint64_t key = 0, std::int64_t a = 0, std::int64_t b = 0);

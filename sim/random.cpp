@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "sim/errors.hpp"
 
 namespace sim {
@@ -17,23 +20,47 @@ std::uint64_t hash_name(std::string_view name) {
 
 ChoiceSource::ChoiceSource(std::uint64_t seed) : seed_(seed) {}
 
-Stream ChoiceSource::stream(std::string_view name) {
-  const std::uint64_t hash = hash_name(name);
-  auto [it, fresh] = by_hash_.try_emplace(hash, static_cast<std::uint32_t>(streams_.size()));
-  if (!fresh) {
-    for (std::uint32_t id = it->second;; id = streams_[id].next_same_hash) {
-      if (streams_[id].name == name) return Stream(this, id, &streams_[id]);
-      if (streams_[id].next_same_hash == kNoStream) {
-        streams_[id].next_same_hash = static_cast<std::uint32_t>(streams_.size());
+Stream ChoiceSource::stream(std::string_view name) { return find_or_add(name); }
+
+Stream ChoiceSource::stream(std::string&& name) { return find_or_add(std::move(name)); }
+
+Stream ChoiceSource::stream(const char* name) { return find_or_add(std::string_view(name)); }
+
+// The slot that holds `hash`, or the free one where it goes. A slot is picked by FNV-1a's
+// high bits: its low bits depend only on the low bits of each byte.
+std::size_t ChoiceSource::free_slot(std::uint64_t hash) const {
+  const std::size_t mask = by_hash_.size() - 1;
+  std::size_t i = hash >> (64 - index_bits_);
+  while (by_hash_[i].first != kNoStream && by_hash_[i].hash != hash) i = (i + 1) & mask;
+  return i;
+}
+
+template <class Name>
+Stream ChoiceSource::find_or_add(Name&& name) {
+  const std::string_view asked = name;
+  const std::uint64_t hash = hash_name(asked);
+  const auto id = static_cast<std::uint32_t>(streams_.size());
+  if (2 * (streams_.size() + 1) > by_hash_.size()) {  // at most half full, with the new stream
+    std::vector<HashSlot> old = std::exchange(by_hash_, std::vector<HashSlot>(std::size_t{1} << ++index_bits_));
+    for (const HashSlot& slot : old)
+      if (slot.first != kNoStream) by_hash_[free_slot(slot.hash)] = slot;
+  }
+  const std::size_t i = free_slot(hash);
+  if (by_hash_[i].first == kNoStream) {
+    by_hash_[i] = HashSlot{hash, id};
+  } else {
+    for (std::uint32_t same = by_hash_[i].first;; same = streams_[same].next_same_hash) {
+      if (streams_[same].name == asked) return Stream(this, same, &streams_[same]);
+      if (streams_[same].next_same_hash == kNoStream) {
+        streams_[same].next_same_hash = id;
         break;
       }
     }
   }
-  const auto id = static_cast<std::uint32_t>(streams_.size());
   // The stream seed mixes the run seed with the name, so streams are independent of
   // the order in which components are created.
-  streams_.push_back(StreamState{std::string(name), Xoshiro256(SplitMix64(seed_ ^ hash).next())});
-  if (recording_) record_.streams.emplace_back(name);
+  streams_.push_back(StreamState{std::string(std::forward<Name>(name)), Xoshiro256(SplitMix64(seed_ ^ hash).next())});
+  if (recording_) record_.streams.emplace_back(streams_.back().name);
   return Stream(this, id, &streams_.back());
 }
 

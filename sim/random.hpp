@@ -96,6 +96,9 @@ class ChoiceSource {
 
   /// The stream of the named component (the same name gives the same stream).
   Stream stream(std::string_view name);
+  /// The same, keeping `name` itself when the stream is new (no copy of a name built to ask).
+  Stream stream(std::string&& name);
+  Stream stream(const char* name);
 
   /// Keeps every answer from now on (also while replaying).
   void start_recording();
@@ -126,6 +129,14 @@ class ChoiceSource {
     Xoshiro256 rng;
     std::uint32_t next_same_hash = kNoStream;  // another stream whose name hashes alike
   };
+  /// A slot of the index from a name's hash to the first stream with it.
+  struct HashSlot {
+    std::uint64_t hash = 0;
+    std::uint32_t first = kNoStream;  // none: the slot is free
+  };
+  template <class Name>
+  Stream find_or_add(Name&& name);
+  std::size_t free_slot(std::uint64_t hash) const;
   std::uint64_t answer(std::uint32_t stream, std::uint64_t range, bool enumerable = false);
   std::uint64_t draw(std::uint32_t stream, std::uint64_t range);
 
@@ -133,7 +144,12 @@ class ChoiceSource {
   bool plain_ = true;  // neither recording nor replaying: streams draw directly
   bool recording_ = false;
   std::deque<StreamState> streams_;  // by id; a deque, so Stream's pointers stay valid
-  std::map<std::uint64_t, std::uint32_t> by_hash_;  // name hash -> the first stream with it
+  // Name hash -> the first stream with it: open addressing, linear probing, at most half
+  // full. A run makes a few dozen streams (a tree allocated a node for each) or, with
+  // 100,000 clients, a few hundred thousand (a sorted vector inserted in linear time). Only
+  // looked up, never walked, so its order reaches no result.
+  std::vector<HashSlot> by_hash_;
+  int index_bits_ = 5;  // by_hash_ has 2^index_bits_ slots (none before the first stream)
   ChoiceRecord record_;
   ChoiceRecord replay_;
   std::size_t replay_pos_ = 0;

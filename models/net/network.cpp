@@ -42,7 +42,7 @@ sim::Stream& Network::stream(Link& l) {
     std::string name;  // "net.<from>-><to>", without a formatter: a short run makes a dozen
     name.reserve(6 + from.size() + to.size());
     name.append("net.").append(from).append("->").append(to);
-    l.stream = engine_.stream(name);
+    l.stream = engine_.stream(std::move(name));
   }
   return l.stream;
 }

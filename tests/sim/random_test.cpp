@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "support.hpp"
@@ -105,11 +106,21 @@ TEST_CASE("asking for a stream again by name continues its sequence, and a recor
   const std::uint64_t first = twice.stream("client-1").bits();
   CHECK(std::vector<std::uint64_t>{first, twice.stream("client-1").bits()} == expected);
 
+  // Past the index's first sizes: each name asked again finds its stream, which goes on.
   sim::ChoiceSource many(5);
   for (int i = 0; i < 1000; ++i) many.stream("client-" + std::to_string(i)).bits();
-  int misnamed = 0;
-  for (int i = 0; i < 1000; ++i) misnamed += many.stream("client-" + std::to_string(i)).name() != "client-" + std::to_string(i);
+  int misnamed = 0, restarted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string name = "client-" + std::to_string(i);
+    auto again = many.stream(name);
+    misnamed += again.name() != name;
+    sim::ChoiceSource alone(5);
+    auto fresh = alone.stream(name);
+    fresh.bits();
+    restarted += again.bits() != fresh.bits();
+  }
   CHECK(misnamed == 0);
+  CHECK(restarted == 0);
 
   sim::ChoiceSource source(5);
   auto early = source.stream("early");
