@@ -81,7 +81,7 @@ class Trace {
   std::uint64_t hash_ = 0x84222325cbf29ce4ull;
   std::uint64_t count_ = 0;
   std::vector<TraceEvent> events_;
-  std::vector<std::string> kind_names_;
+  std::vector<std::string> model_kind_names_;  // kind first_model_kind + i is the i-th
 };
 
 }  // namespace sim
