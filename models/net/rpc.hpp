@@ -132,7 +132,7 @@ Resp call(Network& net, sim::NodeId from, sim::NodeId to, Req request, sim::Dura
 template <class Resp, class Server, class Req>
 std::optional<Resp> try_call_server(Network& net, sim::NodeId from, Server& server, Req request, sim::Duration timeout) {
   return try_call<Resp>(net, from, server.node().id(), std::move(request), timeout,
-                        [&server](Req r, ReplyTo<Resp> reply) { server.accept(std::move(r), std::move(reply)); });
+                        [&server](Req&& r, ReplyTo<Resp>&& reply) { server.accept(std::move(r), std::move(reply)); });
 }
 template <class Resp, class Server, class Req>
 Resp call_server(Network& net, sim::NodeId from, Server& server, Req request, sim::Duration timeout) {
