@@ -12,6 +12,7 @@
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
+#include "models/db/ddl.hpp"
 #include "models/db/pg_sql.hpp"
 #include "models/db/sql.hpp"
 
@@ -47,7 +48,7 @@ sql::Prepared parse(const Reader& r, const std::string& key, models::db::Engine 
                                  quote_value(text, 60)));
   };
   try {
-    return engine == models::db::Engine::postgresql ? models::db::pg::prepare(text) : sql::prepare(text);
+    return models::db::prepare_in(engine, text);
   } catch (const sql::Error& e) {
     refuse(e.what());
   } catch (const models::db::pg::Error& e) {
@@ -121,19 +122,6 @@ void check_columns(const models::db::Expr& e, const Check& check) {
   for (const auto& a : e.args) check_columns(a, check);
 }
 
-// The index a CREATE INDEX or ADD INDEX makes: PostgreSQL's further index beside a table's key
-// column (on several columns, partial, or on another column), or MariaDB's one index on its
-// columns; and each column it names, to `check`.
-models::db::IndexDef further_index(const models::db::Statement& st) {
-  if (st.more().index_def) return *st.more().index_def;
-  return models::db::IndexDef{.name = st.index, .columns = {st.column}, .unique = st.unique};
-}
-template <class Check>
-void check_index_columns(const models::db::IndexDef& index, const Check& check) {
-  for (const std::string& column : index.columns) check(column);
-  if (index.where) check_columns(*index.where, check);
-}
-
 }  // namespace
 
 models::db::Engine read_engine(const Reader& top) {
@@ -141,39 +129,6 @@ models::db::Engine read_engine(const Reader& top) {
   const Reader database = top.child("database");
   if (!database.raw().is_object()) return models::db::Engine::mariadb;  // refused where the section is read
   return database.pick("engine", models::db::Engine::mariadb, kEngines);
-}
-
-// CREATE [UNIQUE] INDEX in database.tables, after its table, as PostgreSQL's DDL states an
-// index that is not a column's UNIQUE: on one column, the table's key column; on several, or
-// partial (PostgreSQL only), one of its further indexes.
-static void add_index(const Reader& list, const std::string& at, const models::db::Statement& st,
-                      std::vector<models::db::TableSchema>& tables) {
-  auto t = std::find_if(tables.begin(), tables.end(), [&](const auto& x) { return x.name == st.table; });
-  if (t == tables.end()) list.fail(fmt::format("a CREATE INDEX on a table created above it, not on {}", quote_value(st.table)), at);
-  const auto taken = [&](const std::string& name) {
-    return name == t->index_name || std::any_of(t->indexes.begin(), t->indexes.end(), [&](const auto& x) { return x.name == name; });
-  };
-  if (taken(st.index)) list.fail(fmt::format("an index of a name of its own ({} has one named {})", t->name, quote_value(st.index)), at);
-  // On several columns, partial, or on another column than the key column's: a further index.
-  const bool further = st.more().index_def || (!t->key_column.empty() && t->key_column != st.column);
-  if (further) {
-    const models::db::IndexDef def = further_index(st);
-    check_index_columns(def, [&](const std::string& column) {
-      if (!t->has_column(column))
-        list.fail(fmt::format("an index on columns of {} (it has no {})", t->name, quote_value(column)), at);
-    });
-    t->indexes.push_back(def);
-    return;
-  }
-  if (!t->columns.count(st.column) && t->key_column != st.column)
-    list.fail(fmt::format("an index on a column of {} (it has no {})", t->name, quote_value(st.column)), at);
-  if (!t->key_column.empty())
-    list.fail(fmt::format("no second index on {}.{} (the model keeps one index on a column: docs/sql.md)", t->name, t->key_column), at);
-  t->key_column = st.column;
-  if (auto c = t->columns.find(st.column); c != t->columns.end()) t->key_text = std::holds_alternative<std::string>(c->second);
-  t->columns.erase(st.column);
-  t->key_index = st.unique ? models::db::KeyIndex::unique : models::db::KeyIndex::non_unique;
-  t->index_name = st.index;
 }
 
 void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vector<std::string>& ddl) {
@@ -189,19 +144,13 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
     if (!list.raw().is_array()) list.fail("a list of CREATE TABLE statements");
     for (std::size_t i = 0; i < list.raw().size(); ++i) {
       const sql::Prepared p = parse(list, std::to_string(i), setup.server.database.engine);
-      if (p.statement.kind == models::db::Statement::Kind::add_index) {
-        add_index(list, std::to_string(i), p.statement, setup.tables);
-        ddl.push_back(p.text);
-        continue;
+      if (p.create && strategy_table(p.create->name))
+        list.fail(fmt::format("a table of a name of its own ({} is a strategy's table)", quote_value(p.create->name)), std::to_string(i));
+      try {
+        models::db::apply_ddl(p, setup.tables);
+      } catch (const models::db::DdlRefused& e) {
+        list.fail(e.what(), std::to_string(i));
       }
-      if (!p.create) list.fail("a CREATE TABLE statement, or a CREATE INDEX on a table above it", std::to_string(i));
-      const std::string& name = p.create->name;
-      const bool twice = std::any_of(setup.tables.begin(), setup.tables.end(), [&](const auto& t) { return t.name == name; });
-      if (twice || strategy_table(name))
-        list.fail(fmt::format("a table of a name of its own ({} is {})", quote_value(name),
-                              twice ? "created twice" : "a strategy's table"),
-                  std::to_string(i));
-      setup.tables.push_back(*p.create);
       ddl.push_back(p.text);
     }
   }
@@ -261,6 +210,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
       if (needs.account_table) tables.push_back(needs.accounts ? *needs.accounts : models::strategies::accounts_table(needs.key_index));
       tables.insert(tables.end(), needs.tables.begin(), needs.tables.end());
     }
+    const bool strategy_tables = !tables.empty();  // whether a refusal may be the strategy's doing
     tables.insert(tables.end(), setup.tables.begin(), setup.tables.end());
     if (std::find(checked.begin(), checked.end(), tables) != checked.end()) continue;
     checked.push_back(tables);
@@ -288,7 +238,7 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
       } catch (const sim::UsageError& e) {
         std::string why = e.what();
         if (const auto colon = why.find(": "); why.starts_with("models::db") && colon != std::string::npos) why = why.substr(colon + 2);
-        top.fail(fmt::format("a row the table takes{}: {}", entry.make ? " (with the tables of " + choice.shown() + ")" : "", why), at);
+        top.fail(fmt::format("a row the table takes{}: {}", strategy_tables ? " (with the tables of " + choice.shown() + ")" : "", why), at);
       }
     });
   }
@@ -413,15 +363,14 @@ void check_steps(const Reader& top, const models::sessions::Script& script, cons
     const bool further = st.kind == Kind::add_index && setup.server.database.engine == models::db::Engine::postgresql &&
                          (st.more().index_def || (!index.columns.empty() && st.column != index.columns.front()));
     if (further) {
-      check_index_columns(further_index(st), [&](const std::string& column) {
+      for (const std::string& column : models::db::index_columns(models::db::further_index(st)))
         if (!t->has_column(column))
           top.fail(fmt::format("a column of {} (42703 column \"{}\" does not exist)", t->name, shown(column, 64)), at);
-      });
       continue;
     }
     if (st.kind == Kind::add_index) {
       if (index.indexed && index.name == st.index) continue;  // 1061 when it runs
-      const std::vector<std::string> columns = further_index(st).columns;  // on MariaDB, the one index's columns
+      const std::vector<std::string> columns = models::db::further_index(st).columns;  // on MariaDB, the one index's columns
       if (!index.columns.empty() && columns != index.columns)
         top.fail(fmt::format("an index on {}.{} (the model's tables have one secondary index, on one column or several: docs/sql.md)",
                              t->name, index.columns.size() == 1 ? index.columns.front() : fmt::format("({})", fmt::join(index.columns, ", "))),

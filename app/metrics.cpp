@@ -63,10 +63,14 @@ struct Registry {
   std::size_t builtin = 0;
   std::vector<std::string> workload;  // of each built-in metric: the workload kind that counts it; empty: every workload
   std::vector<const MetricInfo*> findings;
+  // A Lua workload's own findings first: its check is what its scenario asks about, and the
+  // story, the first finding and a shrink follow the first finding that fired.
   void refresh() {
     findings.clear();
-    for (const auto& m : all)
-      if (m.finding) findings.push_back(&m);
+    for (std::size_t i = builtin; i < all.size(); ++i)
+      if (all[i].finding) findings.push_back(&all[i]);
+    for (std::size_t i = 0; i < builtin; ++i)
+      if (all[i].finding) findings.push_back(&all[i]);
   }
 };
 
@@ -121,6 +125,19 @@ MetricForm metric_form(const std::string& name) {
 const MetricInfo* metric_info(const std::string& name) { return base_info(metric_form(name).base); }
 
 const std::vector<const MetricInfo*>& findings() { return registry().findings; }
+
+bool workload_finding(const std::string& name) {
+  const Registry& r = registry();
+  const std::string base = metric_form(name).base;
+  return std::any_of(r.all.begin() + static_cast<std::ptrdiff_t>(r.builtin), r.all.end(),
+                     [&](const MetricInfo& m) { return m.finding && m.name == base; });
+}
+
+std::size_t finding_rank(const std::string& name) {
+  const auto& f = registry().findings;
+  const std::string base = metric_form(name).base;
+  return static_cast<std::size_t>(std::find_if(f.begin(), f.end(), [&](const MetricInfo* m) { return m->name == base; }) - f.begin());
+}
 
 void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared) {
   Registry& r = registry();
@@ -195,7 +212,8 @@ std::optional<models::ErrorKind> error_kind(const std::string& name) {
   for (auto kind : {models::ErrorKind::timeout, models::ErrorKind::rejected, models::ErrorKind::duplicate_key,
                     models::ErrorKind::deadlock, models::ErrorKind::lock_wait_timeout, models::ErrorKind::autoinc_failed,
                     models::ErrorKind::lock_busy,
-                    models::ErrorKind::dropped, models::ErrorKind::fenced, models::ErrorKind::internal})
+                    models::ErrorKind::dropped, models::ErrorKind::fenced, models::ErrorKind::internal,
+                    models::ErrorKind::session_expired})
     if (error_name(kind) == name || error_name(kind, models::db::Engine::postgresql) == name) return kind;
   return std::nullopt;
 }

@@ -50,8 +50,14 @@ MetricForm metric_form(const std::string& name);
 const MetricInfo* metric_info(const std::string& name);
 /// Whether `name` is a metric this tool knows (measured or not in a given scenario).
 inline bool is_metric(const std::string& name) { return metric_info(name) != nullptr; }
-/// The findings (what should not happen), in registry order: the properties a search looks for.
+/// The findings (what should not happen): the properties a search looks for. A Lua workload's
+/// own come first, then the built-in ones in registry order.
 const std::vector<const MetricInfo*>& findings();
+/// Where `name` is in findings() (its size for a metric that is no finding): the order in which
+/// a trial's findings are told.
+std::size_t finding_rank(const std::string& name);
+/// Whether `name` is a finding a Lua workload declared (its check's, not a built-in checker's).
+bool workload_finding(const std::string& name);
 /// Whether a trial's value of metric `name` is a finding that fired.
 bool fires(const std::string& name, double value);
 /// Adds the counts a Lua workload's check returns (file: the workload's, for messages); a name an

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -50,7 +51,19 @@ const Names<models::redis::Persistence> persistence = {{"none", models::redis::P
 
 models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
   if (auto kind = locksim::error_kind(name)) return *kind;
-  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, 1467, lock_busy, dropped, fenced, internal), got " + quote_value(name), key);
+  r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, 1467, lock_busy, dropped, fenced, internal, session_expired), "
+         "another server error's code (1690, 40001) or a strategy's own answer (seat_taken), got " + quote_value(name), key);
+}
+
+// Another server error's code (MariaDB's number, PostgreSQL's SQLSTATE) or the name of an answer
+// a strategy declares in its `outcomes`: what errors.<code> counts.
+bool answer_code(const std::string& name) {
+  const auto all = [&](auto pred) { return std::all_of(name.begin(), name.end(), [&](char c) { return pred(static_cast<unsigned char>(c)); }); };
+  const bool number = !name.empty() && name.size() <= 5 && all([](unsigned char c) { return std::isdigit(c) != 0; });
+  const bool sqlstate = name.size() == 5 && all([](unsigned char c) { return std::isdigit(c) != 0 || std::isupper(c) != 0; });
+  const bool answer = !name.empty() && name.size() <= 32 && std::islower(static_cast<unsigned char>(name[0])) &&
+                      all([](unsigned char c) { return std::islower(c) != 0 || std::isdigit(c) != 0 || c == '_'; });
+  return number || sqlstate || answer;
 }
 
 // What parse_expectation() reads, as a pattern for the schema.
@@ -560,8 +573,46 @@ std::size_t nesting_depth(std::string_view text) {
 json parse_bounded(const std::string& text, const std::string& where) {
   if (nesting_depth(text) > static_cast<std::size_t>(limits::max_json_depth))
     throw InputError(fmt::format("{}: expected JSON nested at most {} deep", where, limits::max_json_depth));
+  // A key given twice in one object: JSON leaves it to the reader, and nlohmann's keeps the
+  // last silently; a scenario's author meant one of them, so neither is taken.
+  struct Frame {
+    bool object;
+    std::set<std::string> keys{};
+    std::string key{};
+    std::size_t index = 0;
+  };
+  std::vector<Frame> frames;
+  std::string twice;  // the JSON path of the first key given twice
+  const auto finished_child = [&] {
+    if (!frames.empty() && !frames.back().object) ++frames.back().index;
+  };
+  const json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: frames.push_back({true}); break;
+      case json::parse_event_t::array_start: frames.push_back({false}); break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        finished_child();
+        break;
+      case json::parse_event_t::key: {
+        Frame& top = frames.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second && twice.empty())
+          for (const Frame& f : frames) twice += "/" + (f.object ? f.key : std::to_string(f.index));
+        break;
+      }
+      case json::parse_event_t::value: finished_child(); break;
+    }
+    return true;
+  };
   try {
-    return json::parse(text);
+    json doc = json::parse(text, note);
+    if (!twice.empty()) {
+      const std::string at = where.ends_with(": /") ? where.substr(0, where.size() - 1) : where + ": ";  // a file's root is "/"
+      throw InputError(fmt::format("{}{}: expected each key once in an object, got it twice", at, shown(twice, 200)));
+    }
+    return doc;
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     std::string why = e.what();
     if (why.size() > 160) why = why.substr(0, 160) + "...";
@@ -647,8 +698,20 @@ void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
   std::vector<StrategyChoice> chosen;
   std::vector<std::string> own, others;  // the file's strategies; those named that it does not list
   for (const auto& c : s.strategies) own.push_back(c.shown());
+  // A script the scenario lists, named by a path to its file (./workloads/jobs/skip-locked.lua).
+  const auto same_file = [](const StrategyChoice& c, const std::string& name) {
+    if (c.script_file.empty() || name.find('/') == std::string::npos) return false;
+    std::error_code ec;
+    try {
+      return std::filesystem::equivalent(script_path(c.script_file), name, ec);
+    } catch (const InputError&) {
+      return false;
+    }
+  };
   for (const auto& name : names) {
     auto it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == name; });
+    if (it == s.strategies.end())
+      it = std::find_if(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return same_file(c, name); });
     const auto* entry = models::strategies::find(name);
     if (it != s.strategies.end()) {
       chosen.push_back(*it);
@@ -718,6 +781,7 @@ json effective_config(const Scenario& s) {
   }
   json retry_on = json::array();
   for (const auto kind : c.retry.retry_on) retry_on.push_back(error_name(kind));
+  for (const auto& code : c.retry.retry_on_codes) retry_on.push_back(code);
   doc["clients"] = c.traffic ? json{{"traffic", traffic_json(*c.traffic)}}
                              : json{{"count", c.clients}, {"operations", c.operations_per_client}, {"keys", c.keys}, {"arrival", arrival}};
   doc["clients"].update(json{
@@ -1071,7 +1135,11 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
       clients.retry.retry_on.clear();
       for (std::size_t i = 0; i < list.size(); ++i) {
         if (!list[i].is_string()) c.fail("an error kind", "retry_on/" + std::to_string(i));
-        clients.retry.retry_on.push_back(error_kind(c, list[i].get<std::string>(), "retry_on/" + std::to_string(i)));
+        const std::string name = list[i].get<std::string>();
+        if (!locksim::error_kind(name) && answer_code(name))
+          clients.retry.retry_on_codes.push_back(name);
+        else
+          clients.retry.retry_on.push_back(error_kind(c, name, "retry_on/" + std::to_string(i)));
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/database_input.hpp"
 #include "app/input.hpp"
 #include "app/metrics.hpp"
 #include "app/trial.hpp"
@@ -46,7 +47,8 @@ std::vector<std::pair<std::string, double>> check_workload(const models::workloa
     seen.key = op.key;
     seen.client = op.client;
     seen.outcome = op.outcome == models::Outcome::ok ? "ok" : op.time.timed_out > sim::Duration{} ? "unknown" : "failed";
-    if (op.last_error != models::ErrorKind::none) seen.error = models::checkers::error_name(op.last_error);
+    if (op.last_error != models::ErrorKind::none)
+      seen.error = op.last_code.empty() ? models::checkers::error_name(op.last_error, deployment.database().engine()) : op.last_code;
     seen.attempts = op.attempts;
     seen.start_ms = ms(op.start);
     seen.end_ms = ms(op.end);
@@ -64,7 +66,7 @@ std::vector<std::pair<std::string, double>> check_workload(const models::workloa
 // "workload": {"script": "workloads/stock.lua", "params": {...}}: the user's own operation and
 // its invariant, written in Lua; its tables and first rows join the database's, its metrics the
 // registry; a hash of its text pins it in tokens.
-void load_lua_workload(const Reader& w, Scenario& s) {
+void load_lua_workload(const Reader& w, const Reader& top, Scenario& s) {
   const std::string given = w.string("script", "");
   std::vector<std::pair<std::string, double>> params;
   if (w.has("params")) {
@@ -90,7 +92,7 @@ void load_lua_workload(const Reader& w, Scenario& s) {
   }
   const std::string text = read_script(file);
   try {
-    s.lua_workload = models::workloads::load_workload(file, text, params);
+    s.lua_workload = models::workloads::load_workload(file, text, params, read_engine(top));
   } catch (const models::lua::ScriptError& e) {
     throw InputError(e.what());
   }
@@ -111,9 +113,9 @@ class LuaWorkload : public WorkloadKind, public ClientWorkload {
  public:
   const char* name() const override { return "script"; }
   bool claims(const json& workload) const override { return workload.is_object() && workload.contains("script"); }
-  void load(const Reader* w, const Reader&, Scenario& s) const override {
+  void load(const Reader* w, const Reader& top, Scenario& s) const override {
     w->only({"script", "params"});
-    load_lua_workload(*w, s);
+    load_lua_workload(*w, top, s);
   }
   void effective(const Scenario& s, json& doc) const override {
     json params = json::object();

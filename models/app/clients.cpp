@@ -185,7 +185,9 @@ void Clients::run_traffic() {
   }
 }
 
-bool Clients::retryable(ErrorKind error) const {
+bool Clients::retryable(ErrorKind error, const std::string& code) const {
+  const auto& codes = config_.retry.retry_on_codes;
+  if (!code.empty()) return std::find(codes.begin(), codes.end(), code) != codes.end();
   return std::find(config_.retry.retry_on.begin(), config_.retry.retry_on.end(), error) != config_.retry.retry_on.end();
 }
 
@@ -221,7 +223,8 @@ void Clients::run_operation(std::uint32_t client, std::uint64_t operation, std::
       break;
     }
     record.last_error = error;
-    if (!retryable(error)) {
+    record.last_code = response ? response->code : std::string();
+    if (!retryable(error, record.last_code)) {
       record.outcome = Outcome::failed;
       break;
     }

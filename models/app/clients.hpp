@@ -42,6 +42,8 @@ struct RetryPolicy {
   BackoffConfig backoff;
   /// Errors worth another attempt; any other error ends the operation as failed.
   std::vector<ErrorKind> retry_on = {ErrorKind::timeout, ErrorKind::rejected};
+  /// And these server errors or answers of a strategy's own, by their code ("40001", "seat_taken").
+  std::vector<std::string> retry_on_codes{};
 };
 
 /// Which key an operation of the whole population's traffic binds.
@@ -109,6 +111,7 @@ struct OperationRecord {
   int attempts = 0;
   Outcome outcome = Outcome::ok;
   ErrorKind last_error = ErrorKind::none;  // of the last failed attempt, if any
+  std::string last_code{};                 // its Response::code: a server error's code, a business answer's name
   /// Where its latency went: the answered attempts' waits on the server, the attempts that
   /// timed out, the backoff sleeps, and the rest as service and network; the parts sum to it.
   TimeSpent time{};
@@ -135,7 +138,7 @@ class Clients {
   void run_traffic();
   std::uint64_t traffic_key(sim::Stream& stream, std::uint64_t operation) const;
   void run_operation(std::uint32_t client, std::uint64_t operation, std::uint64_t key, std::uint64_t value, sim::Stream& stream);
-  bool retryable(ErrorKind error) const;
+  bool retryable(ErrorKind error, const std::string& code) const;
 
   Network& net_;
   Node& node_;

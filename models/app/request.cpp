@@ -21,6 +21,9 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::dropped: return "dropped";
     case ErrorKind::fenced: return "fenced";
     case ErrorKind::internal: return "internal";
+    case ErrorKind::session_expired: return "session_expired";
+    case ErrorKind::server_error: return "server_error";
+    case ErrorKind::business: return "business";
   }
   return "?";
 }

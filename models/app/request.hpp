@@ -24,6 +24,9 @@ enum class ErrorKind : std::uint8_t {
   fenced,             // the storage refused the write: a later lock holder's token was seen
   internal,           // anything else the handler reports
   autoinc_failed,     // MySQL 1467: a deadlock's victim that waited for the AUTO-INC lock, rolled back
+  session_expired,    // the lock service's session ended under the call (ZooKeeper's SessionExpired, its node gone)
+  server_error,       // another error of the database the handler let through: Response::code names it (1690, 40001)
+  business,           // an answer of the strategy's own (a seat already taken): Response::code names it
 };
 const char* to_string(ErrorKind kind);
 
@@ -90,6 +93,8 @@ class TimeSpentIn {
 
 struct Response {
   ErrorKind error = ErrorKind::none;
+  /// server_error: the server's code ("1690", "40001"); business: the answer's name ("seat_taken").
+  std::string code{};
   /// The attempt's waits on the server (queue, pool, db_lock, lock_service), set by the AppServer.
   TimeSpent time{};
   bool ok() const { return error == ErrorKind::none; }

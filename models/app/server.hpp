@@ -29,6 +29,9 @@ struct Worker {
   /// The current attempt's waits: the AppServer sets its queue wait and sends it back with the
   /// response; the strategy's pool, row-lock and lock-service waits add to it.
   TimeSpent time{};
+  /// The code of the attempt's answer, which a strategy sets with a server_error or business
+  /// outcome (Response::code).
+  std::string answer_code{};
 };
 
 /// What an app server does with a request. May block (calls to Redis, the database).

@@ -241,6 +241,16 @@ class Postgres final : public Database::Model {
 
   void create_table(TableSchema schema) override {
     if (tables_.count(schema.name)) throw sim::UsageError("models::db: relation \"" + schema.name + "\" already exists");
+    if (!schema.key_tail.empty()) {
+      // A unique key of several columns, as MariaDB's DDL states one (a strategy's `tables` may be
+      // written so): here a unique index on all of them, the key column an unindexed lookup column.
+      schema.indexes.insert(schema.indexes.begin(), IndexDef{.name = schema.index_name.empty() ? schema.key_column : schema.index_name,
+                                                             .columns = schema.key_columns(),
+                                                             .unique = schema.key_index == KeyIndex::unique});
+      schema.key_tail.clear();
+      schema.key_index = KeyIndex::none;
+      schema.index_name.clear();
+    }
     for (const IndexDef& index : schema.indexes)
       if (const auto column = missing_column(schema, index))
         throw sim::UsageError("models::db: column \"" + *column + "\" of the index " + index.name + " does not exist in " + schema.name);

@@ -6,6 +6,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <string>
@@ -75,6 +76,45 @@ void read_tables(lua_State* L, const std::string& file, Needs& needs) {
     }
   }
   lua_pop(L, 2);
+}
+
+// The script's `outcomes`: answers of its own that bind or handle may return ("seat_taken"),
+// each counted as errors.<name>. Names of lower-case letters, digits and _, not an error kind's.
+std::vector<std::string> read_outcomes(lua_State* L, const std::string& file) {
+  std::vector<std::string> out;
+  lua_pushglobaltable(L);
+  lua_pushstring(L, "outcomes");
+  const int t = lua_rawget(L, -2);
+  if (t == LUA_TNIL) {
+    lua_pop(L, 2);
+    return out;
+  }
+  const auto refuse = [&](const std::string& where) {
+    throw ScriptError(fmt::format("{}: {}: expected a list of names of answers of its own (`outcomes = {{\"seat_taken\"}}`): "
+                                  "lower-case letters, digits and _, at most 32, none an error kind's",
+                                  file, where));
+  };
+  if (t != LUA_TTABLE) refuse("outcomes");
+  const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
+  if (n > 100) refuse("outcomes");
+  for (lua_Integer i = 1; i <= n; ++i) {
+    const std::string where = fmt::format("outcomes[{}]", i);
+    if (lua_rawgeti(L, -1, i) != LUA_TSTRING) refuse(where);
+    const std::string name = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    const bool word = !name.empty() && name.size() <= 32 && std::islower(static_cast<unsigned char>(name[0])) &&
+                      std::all_of(name.begin(), name.end(), [](char c) {
+                        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+                      });
+    bool kind = false;
+    for (int k = 0; k <= static_cast<int>(ErrorKind::business); ++k) kind = kind || name == to_string(static_cast<ErrorKind>(k));
+    if (!word || kind) refuse(where);
+    out.push_back(name);
+  }
+  lua_pop(L, 2);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 // The script's `params`: defaults by name; their kind from the value and the name.
@@ -192,6 +232,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
     throw ScriptError(fmt::format("{}: bind(req) is account-bind's; a strategy of the {} workload has handle(req) alone", file,
                                   compiled->workload));
   info.params = read_params(L, file, compiled->kinds);
+  compiled->outcomes = read_outcomes(L, file);
   read_tables(L, file, info.needs);
   Uses uses = uses_in(text);
   read_uses(L, file, uses);

@@ -5,6 +5,7 @@
 #include "models/strategies/script_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <lua.hpp>
 
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/db/ddl.hpp"
 #include "models/db/pg_sql.hpp"
 #include "models/db/sql.hpp"
 #include "models/lua/sandbox.hpp"
@@ -373,9 +375,9 @@ class ScriptStrategy : public Strategy {
     std::string problem;
     if (!inv.fatal) {
       if (status == LUA_OK)
-        outcome = returned(T, problem);
+        outcome = returned(T, problem, w.answer_code);
       else
-        outcome = raised(T, problem);
+        outcome = raised(T, problem, w.answer_code);
     }
     lua_settop(T, 0);
     set_invocation(T, nullptr);
@@ -432,22 +434,30 @@ class ScriptStrategy : public Strategy {
     lua_setfield(T, -2, "attempt");
   }
 
-  ErrorKind returned(lua_State* T, std::string& problem) const {
+  ErrorKind returned(lua_State* T, std::string& problem, std::string& code) const {
     if (lua_isnil(T, -1)) return ErrorKind::none;
     if (lua_type(T, -1) == LUA_TSTRING) {
       const std::string kind = lua_tostring(T, -1);
-      for (int k = static_cast<int>(ErrorKind::timeout); k <= static_cast<int>(ErrorKind::autoinc_failed); ++k)
+      for (int k = static_cast<int>(ErrorKind::timeout); k <= static_cast<int>(ErrorKind::session_expired); ++k)
         if (kind == to_string(static_cast<ErrorKind>(k))) return static_cast<ErrorKind>(k);
+      if (std::binary_search(compiled_->outcomes.begin(), compiled_->outcomes.end(), kind)) {
+        code = kind;  // an answer of its own, as its `outcomes` declares
+        return ErrorKind::business;
+      }
     }
-    problem = fmt::format("{}: {} returned {}: expected nothing (success) or an error kind: timeout, rejected, "
-                          "duplicate_key, deadlock, lock_wait_timeout, autoinc_failed, lock_busy, dropped, fenced, internal",
-                          rt_.file, compiled_->handler(), lua_type(T, -1) == LUA_TSTRING ? "'" + std::string(lua_tostring(T, -1)) + "'" : luaL_typename(T, -1));
+    problem = fmt::format("{}: {} returned {}: expected nothing (success), an error kind (timeout, rejected, "
+                          "duplicate_key, deadlock, lock_wait_timeout, autoinc_failed, lock_busy, dropped, fenced, internal, "
+                          "session_expired) or an answer its `outcomes` lists{}",
+                          rt_.file, compiled_->handler(),
+                          lua_type(T, -1) == LUA_TSTRING ? "'" + lua::escaped(std::string(lua_tostring(T, -1)).substr(0, 64)) + "'"
+                                                         : luaL_typename(T, -1),
+                          compiled_->outcomes.empty() ? "" : fmt::format(" ({})", fmt::join(compiled_->outcomes, ", ")));
     return ErrorKind::internal;
   }
 
   // An error bind let out: a database or service error ends the attempt as the C++ strategies'
   // do; anything else is the script's own error.
-  ErrorKind raised(lua_State* T, std::string& problem) const {
+  ErrorKind raised(lua_State* T, std::string& problem, std::string& code) const {
     if (lua_type(T, -1) == LUA_TTABLE && lua_getmetatable(T, -1) != 0) {
       luaL_getmetatable(T, kErrorMeta);
       const bool ours = lua_rawequal(T, -1, -2) != 0;
@@ -456,18 +466,37 @@ class ScriptStrategy : public Strategy {
         lua_pushstring(T, "code");
         lua_rawget(T, -2);
         const bool number = lua_type(T, -1) == LUA_TNUMBER;
-        const lua_Integer code = number ? lua_tointeger(T, -1) : 0;
+        const lua_Integer number_code = number ? lua_tointeger(T, -1) : 0;
         const std::string name = !number && lua_type(T, -1) == LUA_TSTRING ? lua_tostring(T, -1) : "";
         lua_pop(T, 1);
-        if (number && code == 1062) return ErrorKind::duplicate_key;
-        if (number && code == 1213) return ErrorKind::deadlock;
-        if (number && code == 1205) return ErrorKind::lock_wait_timeout;
-        if (number && code == 167) return ErrorKind::internal;  // the table ran out of AUTO_INCREMENT ids
-        // A statement the script got wrong (1064, 1146, 1054, 1366) is the script's error.
-        if (number && code != 1064 && code != 1146 && code != 1054 && code != 1366)
-          return ErrorKind::timeout;  // the pool or the connection timed out
-        if (name == "timeout") return ErrorKind::timeout;
-        if (name == "keeper" || name == "redis") return ErrorKind::internal;
+        // A database error the script let through ends the attempt with it, by the server's code
+        // (a MariaDB number, a PostgreSQL SQLSTATE); a statement the script got wrong (a syntax
+        // error, a table or column it lacks, a value of the wrong type) is the script's error.
+        if (number) {
+          if (number_code == 1062) return ErrorKind::duplicate_key;
+          if (number_code == 1213) return ErrorKind::deadlock;
+          if (number_code == 1205) return ErrorKind::lock_wait_timeout;
+          if (number_code == 1467) return ErrorKind::autoinc_failed;
+          if (number_code == static_cast<lua_Integer>(db::Code::connection_timeout)) return ErrorKind::timeout;  // the pool's
+          if (number_code != 1064 && number_code != 1146 && number_code != 1054 && number_code != 1366) {
+            code = std::to_string(number_code);
+            return ErrorKind::server_error;
+          }
+        } else if (name == "23505") {
+          return ErrorKind::duplicate_key;
+        } else if (name == "40P01") {
+          return ErrorKind::deadlock;
+        } else if (name == "55P03") {
+          return ErrorKind::lock_wait_timeout;
+        } else if (name == "timeout" || name == "08006" || name == "57014") {
+          return ErrorKind::timeout;  // a call, the pool or a statement timed out
+        } else if (name == "keeper" || name == "redis") {
+          return ErrorKind::internal;
+        } else if (name.size() == 5 && name != "42601" && name != "42P01" && name != "42703" && name != "42883" && name != "0A000" &&
+                   name != "22P02") {
+          code = name;
+          return ErrorKind::server_error;
+        }
       }
     }
     problem = error_text(T, rt_);
@@ -572,7 +601,7 @@ class ScriptStrategy : public Strategy {
     const auto key = std::make_pair(engine, text);
     auto it = statements_.find(key);
     if (it == statements_.end())
-      it = statements_.emplace(key, engine == db::Engine::postgresql ? db::pg::prepare(text) : db::sql::prepare(text)).first;
+      it = statements_.emplace(key, db::prepare_in(engine, text)).first;
     return it->second;
   }
 

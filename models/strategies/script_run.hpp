@@ -22,6 +22,7 @@ struct Compiled {
   std::map<std::string, ParamKind> kinds;  // of the script's params
   std::vector<db::TableSchema> tables{};   // every table of its world: statements are checked against them
   std::string workload{};                  // the Lua workload it handles requests of; empty: account-bind
+  std::vector<std::string> outcomes{};     // the answers of its own it may return ("seat_taken"), sorted
   const char* handler() const { return workload.empty() ? "bind" : "handle"; }
 };
 

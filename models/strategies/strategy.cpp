@@ -203,22 +203,29 @@ ErrorKind Strategy::bind_then_finally(const Request& request, Worker& worker) {
 
 Response Strategy::handle(const Request& request, Worker& worker) {
   try {
+    worker.answer_code.clear();
     const ErrorKind outcome = bind_then_finally(request, worker);
     if (outcome == ErrorKind::dropped) env_.observed_.count_dropped();
-    return Response{outcome};
+    // A server error or an answer of the strategy's own is counted by the code it named.
+    std::string code = std::exchange(worker.answer_code, {});
+    if (outcome != ErrorKind::server_error && outcome != ErrorKind::business) code.clear();
+    return Response{outcome, std::move(code)};
   } catch (const db::SqlError& e) {
     switch (e.code()) {
       case db::Code::duplicate_key: return Response{ErrorKind::duplicate_key};
       case db::Code::deadlock: return Response{ErrorKind::deadlock};
       case db::Code::lock_wait_timeout: return Response{ErrorKind::lock_wait_timeout};
-      case db::Code::out_of_range: return Response{ErrorKind::internal};  // 167: the table ran out of ids
       case db::Code::autoinc_failed: return Response{ErrorKind::autoinc_failed};
-      default: return Response{ErrorKind::timeout};  // the pool or the connection timed out
+      case db::Code::connection_timeout:
+      case db::Code::statement_timeout: return Response{ErrorKind::timeout};  // the pool, the connection or the statement timed out
+      default: return Response{ErrorKind::server_error, e.server_code()};  // counted by the server's own code
     }
   } catch (const sim::Timeout&) {
     return Response{ErrorKind::timeout};  // a lock service call timed out
-  } catch (const zk::KeeperError&) {
-    return Response{ErrorKind::internal};  // a KeeperException (the session expired mid-call, say)
+  } catch (const zk::KeeperError& e) {
+    // The session expired mid-call, or the lock node went with it (Curator's LOST): named as such.
+    if (e.code() == zk::Code::session_expired || e.code() == zk::Code::no_node) return Response{ErrorKind::session_expired};
+    return Response{ErrorKind::internal};  // another KeeperException
   }
 }
 

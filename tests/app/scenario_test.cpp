@@ -140,6 +140,11 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
             .starts_with("/expect/unique-index: expected a strategy this scenario runs"));
   CHECK(refusal(R"({"name": "x", "redis": {"persistence": "sometimes"}})")
             .starts_with("/redis/persistence: expected one of none, aof_everysec, aof_always"));
+  // A key given twice: which one was meant is not for the reader to guess.
+  CHECK(refusal(R"({"name": "x", "topology": {"workers": 4, "workers": 8}})") ==
+        "/topology/workers: expected each key once in an object, got it twice");
+  CHECK(refusal(R"({"name": "x", "faults": {"pauses": [{"node": "app-1", "at_ms": 5, "length_ms": 10}, {"at_ms": 1, "at_ms": 2}]}})") ==
+        "/faults/pauses/1/at_ms: expected each key once in an object, got it twice");
 }
 
 TEST_CASE("durations beyond the limit are refused before they are converted, not wrapped to about zero") {
@@ -315,4 +320,14 @@ TEST_CASE("a run of a strategy the scenario does not list says whose lesson it p
   CHECK_THAT(other.lesson, Catch::StartsWith(own.lesson));
   CHECK_THAT(other.lesson, Catch::EndsWith("(This lesson was written for redis-set-nx-ex-drop, redis-token-cas-unlock, redisson-watchdog, "
                                            "redlock, lock-plus-unique-index; check-then-insert is not among them.)"));
+}
+
+TEST_CASE("a ZooKeeper session lost under a lock acquire is counted as session_expired, not as an internal error") {
+  auto s = locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"), {}, {"fencing-token"});
+  const auto r = locksim::run_scenario(s);
+  const auto& fencing = r.strategies.front();
+  CHECK(fencing.counts.count("errors.internal") == 0);
+  REQUIRE(fencing.counts.count("errors.session_expired") == 1);
+  CHECK(fencing.counts.at("errors.session_expired").total >= 1);
+  CHECK(fencing.counts.at("duplicate_rows").total == 0);
 }

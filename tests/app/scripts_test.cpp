@@ -340,7 +340,11 @@ TEST_CASE("Lua's library functions that run in C are charged to the instruction 
   // Each runs seconds to minutes inside one Lua instruction, where the count hook does not look.
   for (const std::string call : {"local s = ('a'):rep(2^19) local n = s:sub(2, 2^18) .. 'b' s:find(n, 1, true)",
                                  "local t = {} for i = 1, 200000 do table.insert(t, 1, i) end",
-                                 "local t = {} for i = 1, 200000 do t[i] = i end for i = 1, 200000 do table.remove(t, 1) end"}) {
+                                 "local t = {} for i = 1, 200000 do t[i] = i end for i = 1, 200000 do table.remove(t, 1) end",
+                                 // a count given as a float, and functions that read their whole subject
+                                 "while true do local s = string.rep('a', 3e6) end",
+                                 "local s = ('a'):rep(2^22) while true do local u = s:upper() end",
+                                 "local s = ('a'):rep(2^22) while true do local n = utf8.len(s) end"}) {
     INFO(call);
     TempScript script(std::string(kHeader) + "function bind(req)\n  " + call + "\nend\n");
     const auto r = run(script, small_world(1));
@@ -478,4 +482,58 @@ TEST_CASE("locks.pg_advisory on MariaDB, or with a key that is neither integer n
   TempScript bad_key(std::string(kHeader) + "function bind(req)\n  locks.pg_advisory({})\nend\n");
   const auto b = run(bad_key, postgres_world());
   CHECK_THAT(b.examples.front(), Catch::Contains(":3: locks.pg_advisory: the key: expected an integer or a string, got table"));
+}
+
+TEST_CASE("an INCR'd fencing counter is no stuck lock; a SET NX key without a TTL is one") {
+  TempScript counter(std::string(kHeader) + R"lua(
+function bind(req)
+  local token = redis.call("INCR", "fence:" .. req.open_id)
+  db.exec("INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device .. ':' .. token)
+end
+)lua");
+  const auto a = run(counter);
+  CHECK(total(a, "stuck_locks") == 0);
+  CHECK(total(a, "script_errors") == 0);
+  TempScript forever(std::string(kHeader) + R"lua(
+function bind(req)
+  if redis.call("SET", "lock:" .. req.open_id, unique(), "NX") ~= "OK" then return "lock_busy" end
+end
+)lua");
+  CHECK(total(run(forever), "stuck_locks") > 0);
+}
+
+TEST_CASE("a database error a strategy lets through is counted by its code, not as a timeout") {
+  TempScript overflow(std::string(kHeader) + R"lua(
+tables = { "CREATE TABLE t_n (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(64) NOT NULL, n BIGINT NOT NULL)" }
+function bind(req)
+  db.exec("INSERT INTO t_n (k, n) VALUES (?, 9223372036854775807)", req.open_id)
+  db.exec("UPDATE t_n SET n = n + 1 WHERE k = ?", req.open_id)
+end
+)lua");
+  const auto r = run(overflow);
+  CHECK(total(r, "errors.1690") > 0);
+  CHECK(total(r, "errors.1690") == total(r, "failed_operations"));
+  CHECK(total(r, "errors.timeout") == 0);
+  CHECK(total(r, "script_errors") == 0);
+}
+
+TEST_CASE("a strategy's own answer, declared in its outcomes, is counted by its name; an undeclared one is a script error") {
+  TempScript taken(std::string(kHeader) + R"lua(
+outcomes = { "already_bound" }
+tables = { "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL, UNIQUE KEY uk_open_id (open_id))" }
+function bind(req)
+  local ok, e = pcall(db.exec, "INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device)
+  if not ok and e.code == 1062 then return "already_bound" end
+  if not ok then error(e, 0) end
+end
+)lua");
+  const auto r = run(taken);
+  CHECK(total(r, "script_errors") == 0);
+  CHECK(total(r, "errors.already_bound") > 0);  // four clients on two keys: the later of each key
+  CHECK(total(r, "errors.already_bound") == total(r, "failed_operations"));
+  CHECK(total(r, "duplicate_rows") == 0);
+  CHECK(refusal(std::string(kHeader) + "outcomes = { 'timeout' }\nfunction bind(req) end\n").find("outcomes[1]") != std::string::npos);
+  CHECK(refusal(std::string(kHeader) + "outcomes = { 'Seat Taken' }\nfunction bind(req) end\n").find("outcomes[1]") != std::string::npos);
+  TempScript undeclared(std::string(kHeader) + "function bind(req) return 'already_bound' end\n");
+  CHECK(total(run(undeclared), "script_errors") > 0);
 }

@@ -13,6 +13,7 @@
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "models/workloads/lua/workload.hpp"
+#include "reports/explain.hpp"
 #include "scenario_files.hpp"
 #include "support.hpp"
 
@@ -424,4 +425,104 @@ TEST_CASE("a number a Lua strategy binds to an integer key column meets the rows
   std::filesystem::remove(path);
   CHECK(r.operations == 1);
   CHECK(total(r, "charges") == 0);
+}
+
+namespace {
+
+// A seat-booking workload whose table is `table` (a unique key on seat and flight, as each
+// engine's DDL states one): two seeded rows share a seat on two flights; every request books
+// seat 1 on flight C, so one booking lands and the others meet the key.
+std::string seats_workload(const std::vector<std::string>& table) {
+  std::string tables;
+  for (const auto& t : table) tables += "  \"" + t + "\",\n";
+  return "description = 'book seats'\ntables = {\n" + tables + R"lua(}
+rows = { t_seat = { { seat = 1, flight = 'A' }, { seat = 1, flight = 'B' } } }
+request = { seat = { one_of = { 1 } } }
+metrics = { { name = "seat_rows", unit = "rows", meaning = "rows of t_seat", finding = false } }
+function check(final) return { seat_rows = #final.tables.t_seat } end
+)lua";
+}
+
+constexpr const char* kBookSeat = R"lua(
+  local ok, e = pcall(db.exec, "INSERT INTO t_seat (seat, flight) VALUES (1, 'C')")
+  if not ok and e.code ~= 1062 and e.code ~= "23505" then error(e, 0) end
+)lua";
+
+std::size_t seat_rows_after_a_run(const std::vector<std::string>& table, const char* engine) {
+  TempLua workload(seats_workload(table));
+  TempLua strategy(strategy_for(workload.name(), kBookSeat));
+  json doc = world(workload, {&strategy}, 1);
+  doc["database"] = {{"engine", engine}};
+  return static_cast<std::size_t>(total(locksim::run_scenario(load(doc)).strategies.front(), "seat_rows"));
+}
+
+}  // namespace
+
+TEST_CASE("a Lua workload's unique key on two columns holds both columns, as database.tables's does") {
+  // Seeded: seat 1 on flights A and B; booked: seat 1 on flight C once, whatever the retries.
+  CHECK(seat_rows_after_a_run({"CREATE TABLE t_seat (id BIGINT AUTO_INCREMENT PRIMARY KEY, seat INT NOT NULL, "
+                               "flight VARCHAR(8) NOT NULL, UNIQUE KEY uk_fs (flight, seat))"},
+                              "mariadb") == 3);
+  CHECK(seat_rows_after_a_run({"CREATE TABLE t_seat (id BIGINT AUTO_INCREMENT PRIMARY KEY, seat INT NOT NULL, "
+                               "flight VARCHAR(8) NOT NULL, UNIQUE (seat, flight))"},
+                              "mariadb") == 3);
+}
+
+TEST_CASE("a Lua workload's tables are read in the dialect of the scenario's engine") {
+  CHECK(seat_rows_after_a_run({"CREATE TABLE t_seat (id SERIAL PRIMARY KEY, seat INT NOT NULL, flight TEXT NOT NULL, "
+                               "CONSTRAINT uk_fs UNIQUE (seat, flight))"},
+                              "postgresql") == 3);
+  CHECK(seat_rows_after_a_run({"CREATE TABLE t_seat (id SERIAL PRIMARY KEY, seat INT NOT NULL, flight TEXT NOT NULL)",
+                               "CREATE UNIQUE INDEX uk_fs ON t_seat (flight, seat)"},
+                              "postgresql") == 3);
+  // MySQL's DDL on PostgreSQL is PostgreSQL's syntax error, named by the file and the line.
+  TempLua workload(seats_workload({"CREATE TABLE t_seat (id BIGINT AUTO_INCREMENT PRIMARY KEY, seat INT, flight VARCHAR(8), "
+                                   "UNIQUE KEY uk_fs (flight, seat))"}));
+  TempLua strategy(strategy_for(workload.name(), kBookSeat));
+  json doc = world(workload, {&strategy}, 1);
+  doc["database"] = {{"engine", "postgresql"}};
+  CHECK_THAT(refusal(doc), Catch::Contains(workload.label() + ": tables[1]: ") && Catch::Contains("postgresql SQL"));
+}
+
+TEST_CASE("a seeded row a workload's own key refuses is named as the workload's, not a strategy's") {
+  TempLua workload(seats_workload({"CREATE TABLE t_seat (id BIGINT AUTO_INCREMENT PRIMARY KEY, seat INT NOT NULL, "
+                                   "flight VARCHAR(8) NOT NULL, UNIQUE KEY uk_fs (seat))"}));
+  TempLua strategy(strategy_for(workload.name(), kBookSeat));
+  const std::string why = refusal(world(workload, {&strategy}, 1));
+  CHECK_THAT(why, Catch::Contains("Duplicate entry '1' for key 'uk_fs'"));
+  CHECK_THAT(why, !Catch::Contains("with the tables of"));
+}
+
+TEST_CASE("a Lua workload's own finding comes first: in the findings, in a trial's fired list and in the first violating trial") {
+  auto s = locksim::load_scenario(locksim::scenario_path("claiming-jobs"), {}, {"redis-lease.lua"});
+  s.trials = 3;
+  REQUIRE(!locksim::findings().empty());
+  CHECK(locksim::workload_finding(locksim::findings().front()->name));
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const auto& v = results.strategies.front().first_violation;
+  REQUIRE(v);
+  CHECK_THAT(v->fired.front(), Catch::StartsWith("jobs_run_twice "));
+}
+
+TEST_CASE("every trial has a story: a Lua workload's trial without a lock hold tells its statements") {
+  auto s = locksim::load_scenario(locksim::scenario_path("claiming-jobs"), {}, {"skip-locked.lua"});
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const auto& t = results.strategies.front().timeline;
+  CHECK(t.bars.empty());
+  CHECK(!t.statements.empty());
+  CHECK(locksim::reports::sequence_svg(t, "one trial").find("nothing to draw") == std::string::npos);
+}
+
+TEST_CASE("a Lua workload's attempts are told by their request's fields, not by a traffic key") {
+  TempLua workload(counter_workload());
+  TempLua sql(strategy_for(workload.name(), kIncrementInSql));
+  const auto results = locksim::run_scenario(load(world(workload, {&sql}, 1)), {.jobs = 1});
+  std::size_t attempts = 0;
+  for (const auto& m : results.strategies.front().timeline.messages) {
+    if (m.operation < 0) continue;
+    ++attempts;
+    CHECK_THAT(m.request, Catch::Matches("op [0-9]+ attempt 1 \\(by [1-3], payment [0-9]+\\)"));
+  }
+  CHECK(attempts == 8);
 }

@@ -108,7 +108,8 @@ TEST_CASE("a Redis lock is deleted when the critical section fails with a Keeper
     CHECK(!t.lock_at_redis());
     CHECK(t.observed().redis_commands() == 2);
   };
-  fails_with(models::zk::KeeperError(models::zk::Code::session_expired, "/locks/1"), ErrorKind::internal);
+  fails_with(models::zk::KeeperError(models::zk::Code::session_expired, "/locks/1"), ErrorKind::session_expired);
+  fails_with(models::zk::KeeperError(models::zk::Code::node_exists, "/locks/1"), ErrorKind::internal);
   fails_with(models::db::SqlError(models::db::Code::deadlock, "Deadlock found"), ErrorKind::deadlock);
   fails_with(sim::Timeout(), ErrorKind::timeout);
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "models/db/ddl.hpp"
 #include "models/db/sql.hpp"
 #include "models/lua/sandbox.hpp"
 
@@ -119,7 +120,9 @@ std::vector<WorkloadParam> read_params(lua_State* L, const std::string& file) {
   return out;
 }
 
-void read_tables(lua_State* L, Workload& w) {
+// `tables`: CREATE TABLE statements, and CREATE [UNIQUE] INDEX on a table above, in the
+// dialect of the scenario's engine; each builds what the same line in database.tables builds.
+void read_tables(lua_State* L, Workload& w, db::Engine engine) {
   const int t = global(L, "tables");
   if (t == LUA_TNIL) {  // a workload whose state is in Redis alone
     lua_pop(L, 1);
@@ -131,16 +134,13 @@ void read_tables(lua_State* L, Workload& w) {
     if (lua_rawgeti(L, -1, i) != LUA_TSTRING) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", w.file, i));
     const std::string text = lua_tostring(L, -1);
     lua_pop(L, 1);
-    db::sql::Prepared p;
     try {
-      p = db::sql::prepare(text);
-    } catch (const db::sql::Error& e) {
-      throw ScriptError(fmt::format("{}: tables[{}]: {}", w.file, i, e.what()));
+      db::apply_ddl(db::prepare_in(engine, text), w.tables);
+    } catch (const db::DdlRefused& e) {
+      throw ScriptError(fmt::format("{}: tables[{}]: expected {}", w.file, i, e.what()));
+    } catch (const std::runtime_error& e) {  // the dialect's syntax error (sql::Error, pg::Error)
+      throw ScriptError(fmt::format("{}: tables[{}]: {} ({} SQL: docs/sql.md)", w.file, i, e.what(), db::to_string(engine)));
     }
-    if (!p.create) throw ScriptError(fmt::format("{}: tables[{}]: expected a CREATE TABLE statement", w.file, i));
-    if (std::any_of(w.tables.begin(), w.tables.end(), [&](const auto& x) { return x.name == p.create->name; }))
-      throw ScriptError(fmt::format("{}: tables[{}]: {} is defined twice", w.file, i, p.create->name));
-    w.tables.push_back(*p.create);
     w.tables_sql.push_back(text);
   }
   lua_pop(L, 1);
@@ -411,7 +411,8 @@ std::vector<std::pair<std::string, db::Value>> Workload::draw(std::uint64_t seed
 }
 
 std::shared_ptr<const Workload> load_workload(const std::string& file, std::string_view text,
-                                              const std::vector<std::pair<std::string, double>>& params, lua::Limits limits) {
+                                              const std::vector<std::pair<std::string, double>>& params, db::Engine engine,
+                                              lua::Limits limits) {
   if (!lua::utf8(text)) throw ScriptError(file + ": expected a Lua file in UTF-8");
   auto w = std::make_shared<Workload>();
   w->file = file;
@@ -441,7 +442,7 @@ std::shared_ptr<const Workload> load_workload(const std::string& file, std::stri
   lua_State* L = loaded->L.get();
   w->description = lua::string_global(L, file, "description", true);
   w->source = lua::string_global(L, file, "source", false);
-  read_tables(L, *w);
+  read_tables(L, *w, engine);
   read_rows(L, *w);
   read_redis(L, *w);
   read_request(L, *w);

@@ -88,10 +88,11 @@ struct Workload {
 };
 
 /// Compiles the workload `text` read from `file`, runs its top level with `params` overriding
-/// its defaults (unknown names refused), and reads its contract. Throws lua::ScriptError.
+/// its defaults (unknown names refused), and reads its contract, its tables in the dialect of
+/// the scenario's `engine`. Throws lua::ScriptError.
 std::shared_ptr<const Workload> load_workload(const std::string& file, std::string_view text,
                                               const std::vector<std::pair<std::string, double>>& params = {},
-                                              lua::Limits limits = {});
+                                              db::Engine engine = db::Engine::mariadb, lua::Limits limits = {});
 
 /// An external side effect a strategy reported (`effect(name, value)`): a card charged, a job
 /// run, an email sent. Unlike a row, no rollback undoes it.
