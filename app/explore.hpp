@@ -121,7 +121,7 @@ struct RunSize {
   bool traffic = false;   // the population's traffic (clients.traffic) rather than clients
   double horizon_s = 0;   // traffic for a duration: how long operations arrive
   int faults = 0;      // scheduled pauses, crashes, partitions, clock steps; random GC pauses count 1
-  double pause_ms = 0;  // the scheduled pauses' total length
+  double pause_ms = 0;  // the pauses' total length: scheduled ones, and those a search placed
   int choices = 0;      // dfs: deviating choices; pct: change points
   int options = 0;      // dfs: the options those choices take, summed
   bool operator==(const RunSize&) const = default;

@@ -70,11 +70,23 @@ struct StrategyFold {
 
   void add(std::uint64_t trial, std::uint64_t seed, TrialOutcome&& o, double wall_s) {
     reports::StrategyResult& r = result;
-    if (!r.first_violation) {
-      std::vector<std::string> fired;
+    // The first trial in which a finding fired, its findings in the order findings() tells
+    // them; a later trial in which a Lua workload's own finding fired replaces one in which only
+    // a built-in one did, since the workload's check is what its scenario asks about.
+    const auto own = [](const std::vector<std::string>& fired) {
+      return !fired.empty() && workload_finding(fired.front().substr(0, fired.front().find(' ')));
+    };
+    const bool first_is_own = r.first_violation && own(r.first_violation->fired);
+    if (!first_is_own) {
+      std::vector<std::pair<std::size_t, std::string>> ranked;
       for (const auto& [name, v] : o.counts)
-        if (const MetricInfo& info = metric(name); info.finding && v > info.fires_above) fired.push_back(fmt::format("{} {:g}", name, v));
-      if (!fired.empty()) r.first_violation = reports::StrategyResult::FirstViolation{trial, std::move(fired), trial == 0 ? o.timeline : reports::Timeline{}};
+        if (const MetricInfo& info = metric(name); info.finding && v > info.fires_above)
+          ranked.emplace_back(finding_rank(name), fmt::format("{} {:g}", name, v));
+      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<std::string> fired;
+      for (auto& [rank, text] : ranked) fired.push_back(std::move(text));
+      if (!fired.empty() && (!r.first_violation || own(fired)))
+        r.first_violation = reports::StrategyResult::FirstViolation{trial, std::move(fired), trial == 0 ? o.timeline : reports::Timeline{}};
     }
     if (trial == 0) {
       r.first_trace_hash = o.trace_hash;

@@ -22,6 +22,7 @@ struct TrialOutcome {
   std::uint64_t redis_commands = 0;
   std::uint64_t events = 0;
   std::uint64_t trace_hash = 0;
+  double placed_pause_ms = 0;  // the pauses a search placed (explore's "faults": "placed"), their lengths summed
   std::vector<std::string> examples;
   reports::Timeline timeline;  // when asked for
   /// The sessions workload: each step's outcome ("ok", "1213", "unfinished", "not issued"),

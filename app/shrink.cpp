@@ -28,7 +28,7 @@ std::string RunSize::text() const {
   const std::string load = !traffic           ? fmt::format("{} client(s) x {} operation(s)", clients, operations)
                            : horizon_s > 0    ? fmt::format("{} operation(s) sent of traffic arriving for {:g} s", clients, horizon_s)
                                               : fmt::format("{} operation(s) sent of traffic", clients);
-  return fmt::format("{}, {} fault(s), {:g} ms of scheduled pauses, {} deviating choice(s)", load, faults, pause_ms, choices);
+  return fmt::format("{}, {} fault(s), {:g} ms of pauses (scheduled and placed), {} deviating choice(s)", load, faults, pause_ms, choices);
 }
 
 namespace {
@@ -207,6 +207,7 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
   r.before = r.after = size_of(current, found);
   const TrialOutcome first = run_token(current, strategy_named(current, found.strategy), found, TraceKept::none);
   if (r.before.traffic) r.before.clients = r.after.clients = static_cast<int>(first.operations);
+  r.before.pause_ms = r.after.pause_ms = r.before.pause_ms + first.placed_pause_ms;  // a search's placed pauses: known once run
   r.fired = fired_checkers(first, property);
   // "any" shrinks towards the checker that fired first, so the result shows the same failure.
   const std::string target = property == "any" ? first_metric(r.fired) : property;
@@ -241,6 +242,8 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
         fired = fired_checkers(outcome, target);
       }
       if (fired.empty()) continue;
+      size.pause_ms += outcome.placed_pause_ms;
+      if (!size.no_larger_than(r.after) || size == r.after) continue;
       if (size.traffic) {
         size.clients = static_cast<int>(outcome.operations);  // what it sent
         // Operations are numbered as they arrive, so those sent are the first of `only`'s

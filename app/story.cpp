@@ -94,14 +94,21 @@ std::set<std::int64_t> involved_operations(const reports::Timeline& t, const std
 // The calls of the involved operations: each attempt a client sent, the calls the worker that
 // took it up made while it worked on it (Redis commands, ZooKeeper and etcd requests), and the
 // background calls on its node meanwhile. At most 400, the first ones.
-void add_involved_messages(reports::Timeline& t, const models::CallLog& log, const std::set<std::int64_t>& ops, sim::Time end) {
+void add_involved_messages(reports::Timeline& t, const models::CallLog& log, const std::set<std::int64_t>& ops, sim::Time end,
+                           const RequestWords* asked) {
   constexpr std::size_t kMost = 400;
   const auto secs = [](sim::Time t) { return t == sim::kNever ? -1.0 : seconds(t); };
+  // A client's attempt told by what it asks (a Lua workload's fields), not by its traffic key.
+  const auto request = [&](const models::CallRecord& c) {
+    if (asked == nullptr || c.operation < 0 || c.attempt == 0) return c.request;
+    const auto it = asked->find(c.operation);
+    return it == asked->end() ? c.request : fmt::format("op {} attempt {} ({})", c.operation, c.attempt, it->second);
+  };
   const auto message = [&](const models::CallRecord& c) {
     return reports::Timeline::Message{who_of_process(c.caller_node, c.caller),
                                       c.callee.empty() ? Who{c.callee_node, c.callee_node, c.callee_node}
                                                        : who_of_process(c.callee_node, c.callee),
-                                      c.request,
+                                      request(c),
                                       c.reply,
                                       seconds(c.sent),
                                       secs(c.arrived),
@@ -234,6 +241,10 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
     b.service_to_s = seconds(service_end);
     b.lease_to_s = b.service_to_s;  // the lease ended there, whatever its TTL said
   }
+  // The holder's own unlock (DEL, compare-and-delete, Redisson's unlock) follows its release at
+  // once, and a hold lost under it is gone by then: its lease at the service ends there too.
+  if ((why == HoldEnd::released || why == HoldEnd::lost) && r.lease_until != sim::kNever && r.lease_until > until)
+    b.lease_to_s = seconds(until);
   static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd", "postgresql"};
   b.service = kServices[static_cast<int>(r.service)];
   if (r.deleted_by) b.deleted_by = who_of(locks.records()[*r.deleted_by].who);
@@ -260,7 +271,7 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
 
 reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
                            const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
-                           const models::CallLog* calls, std::uint64_t seed) {
+                           const models::CallLog* calls, std::uint64_t seed, models::db::Engine dialect, const RequestWords* asked) {
   reports::Timeline t;
   t.seed = seed;
   const sim::Time end = engine.now();
@@ -280,19 +291,35 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   }
   for (const auto& [node, since] : down_since) t.bands.push_back({engine.node_name(node), seconds(since), t.end_s, "down"});
   std::map<std::string, int> per_key;
-  for (const auto& row : rows) ++per_key[std::get<std::string>(row.row.values.at("open_id"))];
+  std::map<std::string, std::pair<sim::Time, std::int64_t>> first_of;  // each key's first row (inserted, id), seeded ones too
+  for (const auto& row : rows) {
+    const auto& key = std::get<std::string>(row.row.values.at("open_id"));
+    ++per_key[key];
+    const std::pair at{row.origin.inserted_at, row.row.id};
+    if (auto [it, fresh] = first_of.try_emplace(key, at); !fresh && at < it->second) it->second = at;
+  }
   std::set<std::string> inserted_duplicates;  // by their origin
-  for (const auto& row : rows)  // the trial's own inserts: a seeded row was there before it began
-    if (per_key[std::get<std::string>(row.row.values.at("open_id"))] > 1 && row.origin.transaction != 0) {
-      t.inserts.push_back({row.row.id, who_of(row.origin.who), seconds(row.origin.inserted_at),
-                           std::get<std::string>(row.row.values.at("open_id"))});
-      inserted_duplicates.insert(row.origin.who);
-    }
+  for (const auto& row : rows) {  // the trial's own inserts: a seeded row was there before it began
+    const auto& key = std::get<std::string>(row.row.values.at("open_id"));
+    if (per_key[key] < 2 || row.origin.transaction == 0) continue;
+    const bool first = first_of.at(key) == std::pair{row.origin.inserted_at, row.row.id};
+    t.inserts.push_back({row.row.id, who_of(row.origin.who), seconds(row.origin.inserted_at), key, first});
+    inserted_duplicates.insert(row.origin.who);
+  }
   const std::set<Who> holders = involved_holders(t);
   std::set<std::string> origins = inserted_duplicates;
   for (const auto& h : holders) origins.insert(h.text);
-  t.statements = involved_statements(log, origins);
-  if (calls != nullptr) add_involved_messages(t, *calls, involved_operations(t, holders), end);
+  // Nothing went wrong that a lock or a duplicate shows: the whole trial, to the caps (a failed
+  // or waiting statement is still involved, and with it its operation alone).
+  const bool safe = origins.empty();
+  t.statements = involved_statements(log, origins, safe, dialect);
+  if (calls != nullptr) {
+    std::set<std::int64_t> ops = involved_operations(t, holders);
+    if (safe)
+      for (const auto& c : calls->calls())
+        if (c.operation >= 0) ops.insert(c.operation);
+    add_involved_messages(t, *calls, ops, end, asked);
+  }
   return t;
 }
 

@@ -4,6 +4,7 @@
 // pauses and crashes, inserts of duplicated keys, and the statements and calls of the
 // operations involved in what went wrong). Words and pictures are made from it in reports/.
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,11 +38,18 @@ const char* undone_name(models::db::Undone undone);
 std::vector<reports::Timeline::Statement> involved_statements(const std::vector<models::db::LoggedStatement>& log,
                                                               const std::set<std::string>& origins, bool all = false,
                                                               models::db::Engine engine = models::db::Engine::mariadb);
+/// What each logical operation asks, in words, by its number: a Lua workload's request fields
+/// ("seat 12, flight 'A'"), which tell a client's attempt better than its traffic key.
+using RequestWords = std::map<std::int64_t, std::string>;
+
 /// The picture of one trial: holds as the holders believed them, pauses and crashes from the
 /// trace, the trial's inserts of duplicated keys (of `rows`, the account table's; seeded rows
-/// count for a key but are not marked), and the statements and calls of the operations involved.
+/// count for a key but are not marked), and the statements and calls of the operations involved;
+/// in a trial where nothing went wrong, of every operation (to the caps), so a safe trial has
+/// its story too. Statements are written in `dialect`'s SQL.
 reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMonitor& locks,
                            const std::vector<models::db::RowRecord>& rows, const std::vector<models::db::LoggedStatement>& log,
-                           const models::CallLog* calls, std::uint64_t seed);
+                           const models::CallLog* calls, std::uint64_t seed, models::db::Engine dialect = models::db::Engine::mariadb,
+                           const RequestWords* asked = nullptr);
 
 }  // namespace locksim

@@ -130,6 +130,9 @@ reports::SweepPoint measure(const reports::RunResults& r, const std::vector<doub
       const reports::Share share = c != s.counts.end() ? m.share : reports::wilson(0, s.trials);
       v.value = share.value, v.low = share.low, v.high = share.high;
     }
+    // Every trial came to the same (a scenario with nothing left to chance): an interval would
+    // claim an uncertainty the run does not have.
+    if (s.one_outcome && s.trials > 0) v.low = v.high = v.value;
     p.values.push_back(v);
   }
   return p;
@@ -153,6 +156,9 @@ reports::SweepPoint point_from(const json& j) {
 
 reports::SweepResults run_sweep(const SweepOptions& o, const std::function<void(std::size_t, std::size_t)>& progress) {
   if (o.varies.empty() || o.varies.size() > 2) throw InputError("sweep: expected one or two --vary path=from:to:step");
+  if (o.varies.size() == 2 && o.varies[0].path == o.varies[1].path)
+    throw InputError(fmt::format("--vary {}: expected two different paths, got the same twice (one --vary lists its values: {}=a,b,c)",
+                                 o.varies[0].path, o.varies[0].path));
   if (!is_metric(o.metric))
     throw InputError("--metric " + quote_value(o.metric) +
                      ": expected a metric name (duplicate_rows, duplicate_rows.per_million, errors.1062, latency_ms.p99, ...)");

@@ -51,6 +51,8 @@ void inject_faults(const Scenario& s, const models::FaultSurface& surface) {
 
 void count_faults(const Scenario& s, const models::FaultSurface& surface, sim::Time end, TrialOutcome& out) {
   if (s.faults.empty()) return;
+  if (surface.placed_faults != nullptr)
+    out.placed_pause_ms = std::chrono::duration<double, std::milli>(surface.placed_faults->paused).count();
   std::uint64_t n = 0;
   for (const FaultSetup& f : s.faults) n += f.faults->injected(surface, end);
   out.counts["injected_faults"] = static_cast<double>(n);

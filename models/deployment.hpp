@@ -20,6 +20,7 @@
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
 #include "models/db/server.hpp"
+#include "models/faults/placement.hpp"
 #include "models/redis/client.hpp"
 #include "models/redis/sentinel.hpp"
 #include "models/redis/server.hpp"
@@ -78,8 +79,8 @@ struct FaultSurface {
   /// Faults drawn during the trial (GC pauses), counted as they begin, for rates per fault;
   /// the deployment owns it.
   std::uint64_t* drawn_faults = nullptr;
-  /// Faults a search placed (models/faults/placement.hpp), counted likewise.
-  std::uint64_t* placed_faults = nullptr;
+  /// Faults a search placed (models/faults/placement.hpp), counted likewise, with their pauses' length.
+  PlacedFaults* placed_faults = nullptr;
   /// The node called `name`, or null if this trial's world lacks it.
   Node* find(const std::string& name) const;
 };
@@ -126,7 +127,7 @@ class Deployment {
   Forward handler_;
   World world_;
   std::uint64_t drawn_faults_ = 0;
-  std::uint64_t placed_faults_ = 0;
+  PlacedFaults placed_faults_{};
   FaultSurface surface_;
   std::unique_ptr<db::Server> database_;
   std::vector<std::unique_ptr<db::Pool>> pools_;
@@ -167,7 +168,7 @@ class OwnNodes {
   Network network_;
   std::deque<Node> nodes_;
   std::uint64_t drawn_faults_ = 0;
-  std::uint64_t placed_faults_ = 0;
+  PlacedFaults placed_faults_{};
   FaultSurface surface_;
 };
 

@@ -232,7 +232,25 @@ std::string duplicate_story(const Timeline& t) {
   return out;
 }
 
-std::string deadlock_story(const Timeline::Statement& st) {
+// The lock each member of a deadlock's cycle waited for when the cycle closed, from its own
+// statements: "s2 waited for X on t.uk ('a'), behind s1" (the last wait of each, up to the
+// victim's statement). Empty where the trial kept none of them.
+std::string cycle_waits(const Timeline& t, const Timeline::Statement& st) {
+  std::vector<std::string> sides;
+  for (const auto& who : st.cycle) {
+    const Timeline::Statement* last = nullptr;
+    for (const auto& other : t.statements)
+      if (other.who.text == who.text && !other.waits.empty() && other.from_s <= st.to_s) last = &other;
+    if (last == nullptr) continue;
+    const LockWait& w = last->waits.back();
+    const std::string place = w.table.empty() ? "" : w.index.empty() ? w.table + " " : w.table + "." + w.index + " ";
+    sides.push_back(fmt::format("{} ran {} and waited for {} on {}{}{}", who.lane, last->sql, w.mode, place, w.entry,
+                                w.behind.empty() ? std::string() : fmt::format(", a lock {} held", fmt::join(w.behind, " and "))));
+  }
+  return sides.empty() ? std::string() : fmt::format(" Its locks: {}.", fmt::join(sides, "; "));
+}
+
+std::string deadlock_story(const Timeline& t, const Timeline::Statement& st) {
   std::vector<std::string> lanes;
   for (const auto& who : st.cycle) lanes.push_back(who.lane);
   const bool innodb = st.code.empty() || st.code == "1213";
@@ -243,7 +261,8 @@ std::string deadlock_story(const Timeline::Statement& st) {
                                 st.who.lane,
                                 lanes.empty() ? st.who.lane : lanes.front(), innodb ? "1213" : st.code,
                                 st.undone.empty() ? "transaction" : undone_words(st));
-  out += "; the other went on once its lock was free. Two transactions that take the same locks in different orders, "
+  out += "." + cycle_waits(t, st);
+  out += " The other went on once its lock was free. Two transactions that take the same locks in different orders, "
          "or a shared lock each then needs exclusive, deadlock: retry the victim's transaction.";
   return out;
 }
@@ -388,7 +407,8 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
       end = fmt::format("{}: unlocked {}, which was no longer its own", holder, lock);
     lines.emplace_back(b.to_s, std::move(end));
   }
-  for (const auto& m : t.inserts) lines.emplace_back(m.at_s, fmt::format("inserted {} (a duplicated key)", label(m)));
+  for (const auto& m : t.inserts)
+    lines.emplace_back(m.at_s, fmt::format("inserted {} ({})", label(m), m.first ? "the key's first row" : "a duplicated key"));
   for (const auto& f : fold_messages(t)) {
     const Timeline::Message& m = *f.message;
     if (is_attempt(m)) {
@@ -416,6 +436,11 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
   }
   for (const auto& st : t.statements) {
     std::string line = fmt::format("{}: {} -> {}", st.who.text, st.sql, outcome_words(st));
+    // Sent before its node stopped, run by the database while it is stopped: the database's
+    // doing, not the stopped node's.
+    if (const auto* band = band_at(t, st.who.node, st.from_s); band != nullptr && band->from_s < st.from_s)
+      line = fmt::format("the database runs {} for {}, sent before its node was {} -> {}", st.sql, st.who.text,
+                         band->kind == "paused" ? "paused" : "down", outcome_words(st));
     if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", undone_words(st));
     for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", wait_words(w));
     if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(texts_of(st.cycle), " -> "), st.cycle.front().text);
@@ -444,6 +469,30 @@ std::vector<std::string> narrate(const Timeline& t) {
   return out;
 }
 
+std::string safe_story(const Timeline& t) {
+  std::string out = "No checker fired in this trial.";
+  std::size_t refused = 0;
+  const Timeline::Statement* first = nullptr;
+  for (const auto& st : t.statements)
+    if (st.error == 1062 || st.code == "23505") {
+      if (refused++ == 0) first = &st;
+    }
+  if (first != nullptr)
+    out += fmt::format(" The unique index refused {} insert{} of a key already there, the first at {} by {} ({}).", refused,
+                       refused == 1 ? "" : "s", at(first->from_s), first->who.lane, first->message);
+  std::size_t holds = 0, lost = 0;
+  for (const auto& b : t.bars) {
+    ++holds;
+    if (lost_at(b) >= 0) ++lost;
+  }
+  if (holds > 0 && lost == 0)
+    out += fmt::format(" Each of the {} lock hold{} ended while the service still granted it: no holder worked past its lease.", holds,
+                       holds == 1 ? "" : "s");
+  if (first == nullptr && holds == 0 && !t.statements.empty())
+    out += fmt::format(" Its {} statement{} ran as told below.", t.statements.size(), t.statements.size() == 1 ? "" : "s");
+  return out;
+}
+
 std::vector<std::string> explain(const Timeline& t, const std::vector<std::string>& fired,
                                  const std::map<std::string, std::string>& meanings) {
   std::vector<std::string> out;
@@ -463,7 +512,7 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
     }
   for (const auto& st : t.statements) {
     if (!st.cycle.empty()) {
-      out.push_back(deadlock_story(st));
+      out.push_back(deadlock_story(t, st));
       told.insert("deadlocks");
       told.insert("errors." + (st.code.empty() ? std::string("1213") : st.code));
     } else if (st.error == 1205) {
@@ -485,6 +534,7 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
                       ? fmt::format("The checker {} fired ({}): {}.", name, f.substr(f.find(' ') + 1), meaning->second)
                       : fmt::format("The checker {} fired ({}); docs/metrics.md says what it counts.", name, f));
   }
+  if (fired.empty()) out.push_back(safe_story(t));
   return out;
 }
 
@@ -731,7 +781,9 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       busy.push_back({st.who.lane, st.from_s, st.to_s, !st.waits.empty(), full});
     }
   }
-  for (const auto& m : t.inserts) rows.push_back({m.at_s, m.who.lane, "DUPLICATE: " + label(m), label(m) + ": a duplicated key", "#d02020"});
+  for (const auto& m : t.inserts)
+    rows.push_back(m.first ? Row{m.at_s, m.who.lane, "INSERT: " + label(m), label(m) + ": the key's first row", "#208040"}
+                           : Row{m.at_s, m.who.lane, "DUPLICATE: " + label(m), label(m) + ": a duplicated key", "#d02020"});
   // Messages: a client's attempt and its answer, a call to a lock service and its reply; a
   // client's timeout as a band from the attempt to when it gave up.
   std::vector<Link> links;
@@ -855,8 +907,19 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     }
     ys.push_back(kTop + kRow * static_cast<int>(i) + kRow / 2 + kBreak * static_cast<int>(extra));
   }
-  // The last lane's words run past its column: room for them at the right.
-  const int width = kLeft + kLane * static_cast<int>(std::max<std::size_t>(1, lanes.size())) + 140;
+  std::string folded;
+  if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
+  if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
+  if (earlier > 0)
+    folded += fmt::format("{}{} earlier event{} not shown: the diagram starts near the finding", folded.empty() ? "" : "; ", earlier,
+                          earlier == 1 ? "" : "s");
+  if (t.calls_left_out > 0)
+    folded += fmt::format("{}{} call{} not kept", folded.empty() ? "" : "; ", t.calls_left_out, t.calls_left_out == 1 ? "" : "s");
+  if (shown.empty()) folded = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";
+  // The last lane's words run past its column: room for them at the right, and for the note
+  // below the diagram.
+  const int width = std::max(kLeft + kLane * static_cast<int>(std::max<std::size_t>(1, lanes.size())) + 140,
+                             16 + static_cast<int>(std::ceil(text_width(folded))));
   const int height = kTop + kRow * static_cast<int>(shown.size() + 1) + kBreak * static_cast<int>(breaks.size()) + 30;
   const auto x_of = [&](const std::string& lane) { return kLeft + kLane * static_cast<int>(column.at(lane)) + kLane / 2; };
   const auto y_of = [&](std::size_t row) { return row < ys.size() ? ys[row] : kTop + kRow / 2; };
@@ -1027,15 +1090,6 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
                        r.colour == "#d02020" ? "#b01010" : "#222222", p.anchor_end ? " text-anchor=\"end\"" : "", html::escape(r.full),
                        html::escape(p.text));
   }
-  std::string folded;
-  if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
-  if (folded_rows > 0) folded += fmt::format("{}{} event{} not shown", folded.empty() ? "" : "; ", folded_rows, folded_rows == 1 ? "" : "s");
-  if (earlier > 0)
-    folded += fmt::format("{}{} earlier event{} not shown: the diagram starts near the finding", folded.empty() ? "" : "; ", earlier,
-                          earlier == 1 ? "" : "s");
-  if (t.calls_left_out > 0)
-    folded += fmt::format("{}{} call{} not kept", folded.empty() ? "" : "; ", t.calls_left_out, t.calls_left_out == 1 ? "" : "s");
-  if (shown.empty()) folded = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";
   if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, html::escape(folded));
   svg += "</svg>\n";
   return svg;

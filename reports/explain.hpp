@@ -61,6 +61,9 @@ std::vector<std::string> narrate(const Timeline& timeline);
 /// meaning from `meanings` (metric name -> meaning) where it is there.
 std::vector<std::string> explain(const Timeline& timeline, const std::vector<std::string>& fired,
                                  const std::map<std::string, std::string>& meanings = {});
+/// Why a trial in which no checker fired was safe, in a paragraph: the inserts the unique index
+/// refused, the holds that all ended within their leases (explain's paragraph when none fired).
+std::string safe_story(const Timeline& timeline);
 
 /// The trial as an SVG sequence diagram (a standalone <svg> element, no script, no external
 /// reference). At most `max_lanes` lanes, those involved in a violation first, and

@@ -54,17 +54,17 @@ std::vector<Violation> violations(const Timeline& t, Kind k) {
   switch (k) {
     case Kind::duplicate: {
       std::map<std::string, Violation> by_key;  // a key's inserts: it became a duplicate at the second
-      std::map<std::string, std::vector<double>> times;
+      std::map<std::string, std::vector<double>> times;  // of its duplicate rows
       for (const auto& m : t.inserts) {
         Violation& v = by_key[m.key];
         v.whos.insert(m.who);
         v.keys.insert(m.key);
-        times[m.key].push_back(m.at_s);
+        if (!m.first) times[m.key].push_back(m.at_s);
       }
       for (auto& [key, v] : by_key) {
         auto& at = times[key];
         std::sort(at.begin(), at.end());
-        v.at_s = at.size() > 1 ? at[1] : at[0];
+        v.at_s = at.empty() ? 0 : at.front();
         out.push_back(std::move(v));
       }
       break;
@@ -99,6 +99,12 @@ std::vector<Violation> violations(const Timeline& t, Kind k) {
 Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std::string& property) {
   Focus f;
   if (narrated_events(t) <= kMostNarrated) {
+    f.told = t;
+    return f;
+  }
+  // A finding asked for that the timeline cannot centre on (a workload's own count, a stale
+  // write) is told by the whole trial, never by another finding's story.
+  if (!property.empty() && property != "any" && kind_of(property) == Kind::none) {
     f.told = t;
     return f;
   }

@@ -28,8 +28,9 @@ struct Focus {
 };
 
 /// The story of `t`. `fired`: the checkers that fired ("duplicate_rows 2"); `property`: the one
-/// a search asked for, which the story centres on where the trial shows it. A trial whose
-/// events fit the narration (at most kMostNarrated) is told whole.
+/// a search asked for, which the story centres on where the trial shows it (one it cannot
+/// centre on, a workload's own count say, is told by the whole trial). A trial whose events fit
+/// the narration (at most kMostNarrated) is told whole.
 Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std::string& property = "");
 
 }  // namespace locksim::reports

@@ -30,10 +30,11 @@ std::string page(const std::string& title, const std::string& body) {
 <meta name="viewport" content="width=device-width, initial-scale=1"/>
 <title>{}</title>
 <style>
-body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }}
+body {{ font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 16px; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }}
 h1 {{ margin-bottom: 0.2em; }}
 h2 {{ border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }}
-pre {{ background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 12px; line-height: 1.35; }}
+pre {{ background: #f6f6f6; padding: 0.8em; font-size: 14px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }}
+pre.wide {{ white-space: pre; overflow-x: auto; }}
 .lesson {{ background: #fff8e0; border-left: 4px solid #e0a800; padding: 0.6em 1em; }}
 .holds {{ color: #1a7f37; }}
 .fails {{ color: #c01010; font-weight: bold; }}

@@ -248,8 +248,13 @@ std::string timeline_data(const Timeline& t) {
     }
   if (!any_lease) out += "-10 0 0\n";
   out += "\n\n# duplicate inserts: s\n";
-  for (const auto& m : t.inserts) out += fmt::format("{:.6f}\n", m.at_s);
-  if (t.inserts.empty()) out += "-1\n";
+  bool any_duplicate = false;
+  for (const auto& m : t.inserts)
+    if (!m.first) {
+      out += fmt::format("{:.6f}\n", m.at_s);
+      any_duplicate = true;
+    }
+  if (!any_duplicate) out += "-1\n";
   out += "\n\n# wrong unlocks: s, row of the hold whose lock a DEL removed\n";
   bool any_wrong = false;
   for (std::size_t i = 0; i < t.bars.size(); ++i)
@@ -463,7 +468,7 @@ std::string html_report(const RunResults& r, const std::string& folder, const st
   b += fmt::format("<p class=\"muted\">Seed {}, {} trials per strategy (seeds {}..{}), scenario hash <code>{:016x}</code>; every "
                    "figure is in results.json, and report.md says what each column means.</p>\n",
                    r.seed, r.trials, r.seed, r.seed + r.trials - 1, r.scenario_hash);
-  b += "<h2>Comparison</h2>\n<pre>" + escape(table(r)) + "</pre>\n";
+  b += "<h2>Comparison</h2>\n<pre class=\"wide\">" + escape(table(r)) + "</pre>\n";  // its columns line up, whatever the width
   if (const std::string steps = steps_table(r); !steps.empty()) b += "<h2>Steps</h2>\n<pre>" + escape(steps) + "</pre>\n";
   if (const std::string phases = phases_table(r); !phases.empty()) b += "<h2>Rollout phases</h2>\n<pre>" + escape(phases) + "</pre>\n";
   if (!r.expectations.empty()) {
@@ -480,13 +485,25 @@ std::string html_report(const RunResults& r, const std::string& folder, const st
   for (const auto& st : r.strategies) {
     if (!st.first_violation) continue;
     const auto& v = *st.first_violation;
-    const Focus story = focus(v.timeline, v.fired);
+    // The scenario's headline finding, where it fired first (a Lua workload's own): the story
+    // follows it rather than another finding of the same trial.
+    const bool headline_first = !v.fired.empty() && v.fired.front().substr(0, v.fired.front().find(' ')) == r.headline;
+    const Focus story = focus(v.timeline, v.fired, headline_first ? r.headline : std::string());
     explained += html::trial_section(story, fmt::format("{}: its first violating trial, seed {}", st.name, r.seed + v.trial), v.fired,
                                      meanings, story.whole() ? std::string() : trial_data_name(st.name));
     explained += fmt::format("<p class=\"muted\">Run it alone: <code>locksim run {} --strategy {} --seed {} --trials 1</code></p>\n",
                              escape(r.file.empty() ? r.scenario : r.file), escape(st.name), r.seed + v.trial);
   }
   if (!explained.empty()) b += "<h2>Violations explained</h2>\n" + explained;
+  // A safe strategy has its story too: its first trial, and why nothing fired in it.
+  std::string safe;
+  for (const auto& st : r.strategies) {
+    if (st.first_violation || !st.steps.empty()) continue;  // a sessions run's steps are its story, above
+    if (st.timeline.bars.empty() && st.timeline.statements.empty() && st.timeline.messages.empty()) continue;
+    safe += html::trial_section(focus(st.timeline, {}), fmt::format("{}: its first trial, seed {}, had no finding", st.name, r.seed), {},
+                                meanings, std::string());
+  }
+  if (!safe.empty()) b += "<h2>Safe trials told</h2>\n" + safe;
   b += "<h2>Plots</h2>\n";
   for (std::size_t k = 0; k < pictures.size(); ++k)
     if (const std::string svg = svg_of(folder, pictures[k], k); !svg.empty())

@@ -104,6 +104,7 @@ struct Timeline {
     Who who;               // the inserting connection's origin
     double at_s = 0;
     std::string key{};     // the duplicated key
+    bool first = false;    // the key's first row, which a unique index would have let in: not a duplicate
   };
   /// A database statement of an operation involved in what went wrong: one that waited for a
   /// lock or failed, or inserted a duplicated key, and the other statements of its operation.

@@ -17,6 +17,7 @@ namespace {
 std::string cell(const SweepResults& s, const SweepPoint::Value& v) {
   if (!s.is_share && v.low != v.high) return fmt::format("{:.4g} [{:.4g}-{:.4g}]", v.value, v.low, v.high);  // a rate
   if (!s.is_share) return fmt::format("{:.4g}", v.value);
+  if (v.low == v.high) return fmt::format("{:.1f}% (trials alike)", 100 * v.value);  // no interval: every trial ran alike
   return fmt::format("{:.1f}% [{:.1f}-{:.1f}]", 100 * v.value, 100 * v.low, 100 * v.high);
 }
 double shown(const SweepResults& s, double v) { return s.is_share ? 100 * v : v; }
@@ -147,8 +148,10 @@ std::string write_sweep_report(const SweepResults& s, const std::string& folder)
     for (const char* picture : {"sweep.png", "sweep.svg"}) std::filesystem::remove(at + "/" + picture, ignored);
     note = "No pictures: " + plotted.why + " (sweep.dat and sweep.gp are here).";
   }
-  const std::string cells = s.is_share                         ? "Each cell: the share of trials in which the metric fired, with its 95% interval."
-                            : s.metric.ends_with(".per_million") ? "Each cell: the count per million operations, with its 95% interval."
+  const std::string cells = s.is_share ? "Each cell: the share of trials in which the metric fired, with its 95% interval "
+                                        "(none where every trial ran alike: nothing was left to chance)."
+                            : s.metric.ends_with(".per_million") ? "Each cell: the count per million operations, with its 95% interval "
+                                                                   "(none where every trial ran alike)."
                                                                  : "Each cell: the metric's value over all trials.";
   std::string md = fmt::format("# Sweep of {}: {}\n\n```\n{}```\n\n{}\n\n", s.scenario, s.metric, sweep_table(s), cells);
   md += note.empty() ? "![sweep](sweep.png)\n" : note + "\n";

@@ -52,7 +52,7 @@ class Placed : public Fault {
   }
   int count() const override { return pauses.count + crashes.count + lost.count; }
   std::uint64_t injected(const models::FaultSurface& surface, sim::Time) const override {
-    return surface.placed_faults != nullptr ? *surface.placed_faults : 0;
+    return surface.placed_faults != nullptr ? surface.placed_faults->count : 0;
   }
   json effective() const override {
     json out = json::object();

@@ -1,5 +1,7 @@
 #include "app/workloads/client_trial.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -85,7 +87,16 @@ TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s,
     std::vector<models::db::RowRecord> duplicated;
     for (const auto& t : trial.keyed_tables)
       for (auto& r : deployment.database().rows_sharing(t.table, t.key_column)) duplicated.push_back(std::move(r));
-    out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed);
+    RequestWords asked;  // a Lua workload's request fields, which tell its attempts
+    if (s.lua_workload)
+      for (const auto& op : operations) {
+        std::string words;
+        for (const auto& [name, value] : s.lua_workload->draw(seed, op.operation, op.value, op.client, op.key))
+          words += fmt::format("{}{} {}", words.empty() ? "" : ", ", name, models::db::to_string(value));
+        asked[static_cast<std::int64_t>(op.operation)] = std::move(words);
+      }
+    out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed,
+                            deployment.database().engine(), s.lua_workload ? &asked : nullptr);
     out.timeline.operations = out.operations;
   }
   return out;

@@ -39,7 +39,8 @@ std::string call_text(const Request& r) {
 
 std::string reply_text(const Response& r) {
   if (r.code != Code::ok) return to_string(r.code);
-  if (!r.path.empty()) return "ok " + r.path;
+  // A create's zxid: the fencing token a lock recipe takes from it, which a story needs to show.
+  if (!r.path.empty()) return fmt::format("ok {} (czxid {})", r.path, r.stat ? r.stat->czxid : r.zxid);
   if (!r.children.empty()) return fmt::format("[{}]", fmt::join(r.children, ", "));
   return "ok";
 }

@@ -94,7 +94,7 @@ struct Response {
 };
 
 // How a trial's call log tells them (net/call_log.hpp), as zkCli would: "create -e -s
-// /locks/k/lock- app-1-3", answered "ok /locks/k/lock-0000000002" or "NodeExists".
+// /locks/k/lock- app-1-3", answered "ok /locks/k/lock-0000000002 (czxid 7)" or "NodeExists".
 std::string call_text(const Request& request);
 std::string reply_text(const Response& response);
 

@@ -25,7 +25,7 @@ bool has(const std::vector<sim::NodeId>& nodes, sim::NodeId node) {
 
 class Placement final : public SendPoints {
  public:
-  Placement(sim::Engine& engine, PlacementBudget budget, std::uint64_t* placed)
+  Placement(sim::Engine& engine, PlacementBudget budget, PlacedFaults* placed)
       : engine_(engine), budget_(std::move(budget)), placed_(placed) {}
 
   bool before(sim::NodeId from, sim::NodeId) override {
@@ -66,7 +66,7 @@ class Placement final : public SendPoints {
 
  private:
   void spend(Kind kind) {
-    if (placed_ != nullptr) ++*placed_;
+    if (placed_ != nullptr) ++placed_->count;
     switch (kind) {
       case Kind::pause: --budget_.pauses; break;
       case Kind::crash: --budget_.crashes; break;
@@ -76,6 +76,7 @@ class Placement final : public SendPoints {
 
   void apply(const Placed& p, sim::NodeId node) {
     if (p.kind == Kind::pause) {
+      if (placed_ != nullptr) placed_->paused += p.length;
       engine_.pause(node, p.length);  // a process of `node` stops here until the pause ends
       return;
     }
@@ -87,7 +88,7 @@ class Placement final : public SendPoints {
 
   sim::Engine& engine_;
   PlacementBudget budget_;
-  std::uint64_t* placed_;
+  PlacedFaults* placed_;
   sim::Stream stream_;
   std::vector<Placed> options_;
   std::optional<Placed> pending_;
@@ -96,7 +97,7 @@ class Placement final : public SendPoints {
 
 }  // namespace
 
-void place_faults(sim::Engine& engine, Network& network, PlacementBudget budget, std::uint64_t* placed) {
+void place_faults(sim::Engine& engine, Network& network, PlacementBudget budget, PlacedFaults* placed) {
   network.watch_sends(std::make_unique<Placement>(engine, std::move(budget), placed));
 }
 

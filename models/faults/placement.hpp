@@ -32,8 +32,14 @@ struct PlacementBudget {
   std::vector<sim::NodeId> loss_nodes;  // the senders whose messages may be lost
 };
 
+/// What a search placed in one trial: how many faults, and the pauses' lengths summed.
+struct PlacedFaults {
+  std::uint64_t count = 0;
+  sim::Duration paused{};
+};
+
 /// Asks, around every message sent on `network`, where to place the budget's faults; each
-/// fault placed is counted in `*placed` (a FaultSurface's drawn faults), if given.
-void place_faults(sim::Engine& engine, Network& network, PlacementBudget budget, std::uint64_t* placed = nullptr);
+/// fault placed is counted in `*placed` (a FaultSurface's), if given.
+void place_faults(sim::Engine& engine, Network& network, PlacementBudget budget, PlacedFaults* placed = nullptr);
 
 }  // namespace models

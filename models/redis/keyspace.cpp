@@ -82,7 +82,7 @@ Reply Keyspace::run(const Command& c, sim::Time now, std::vector<Change>* change
     case Op::set:
       if (c.nx && c.xx) return Reply::error("ERR syntax error");  // Redis refuses the pair, whatever the key holds
       if ((c.nx && v != nullptr) || (c.xx && v == nullptr)) return Reply::nil();
-      data_[c.key] = Value{false, c.value, {}, expiry(c.ttl)};
+      data_[c.key] = Value{false, c.value, {}, expiry(c.ttl), c.nx};
       changed();
       return Reply::ok();
     case Op::del:
@@ -113,6 +113,7 @@ Reply Keyspace::run(const Command& c, sim::Time now, std::vector<Change>* change
       Value& slot = data_[c.key];
       slot.text = std::to_string(n);
       if (v == nullptr) slot.expires_at = sim::kNever;
+      slot.lock = false;  // a counter, even one first made with SETNX counter 0
       changed();
       return Reply::number(n);
     }
@@ -132,6 +133,7 @@ Reply Keyspace::run(const Command& c, sim::Time now, std::vector<Change>* change
       if (v == nullptr || owns(v)) {
         Value& slot = data_[c.key];
         slot.is_hash = true;
+        slot.lock = true;
         ++slot.hash[c.value];
         slot.expires_at = expiry(c.ttl);
         changed();

@@ -22,6 +22,7 @@ struct Value {
   std::string text;                          // a string (counters are decimal strings)
   std::map<std::string, std::int64_t> hash;  // a hash of counters (the Redisson lock)
   sim::Time expires_at = sim::kNever;        // on the owning node's wall clock
+  bool lock = false;  // taken as a lock (SET NX, Redisson's lock script); a counter or a plain SET is not
   bool operator==(const Value&) const = default;
 };
 

@@ -314,6 +314,15 @@ TEST_CASE("dfs places one pause anywhere: no placement breaks a fencing token, a
   CHECK(locksim::replay(unplaced).outcome.counts.at("duplicate_rows") == 0);
 }
 
+TEST_CASE("a shrink counts the pause a search placed in the run's size") {
+  const auto cas = locksim::explore(pause_anywhere("redis-token-cas-unlock"));
+  REQUIRE(cas.found);
+  const auto shrunk = locksim::shrink(cas.token, "duplicate_rows");
+  CHECK(shrunk.before.pause_ms == 45000);
+  CHECK(shrunk.after.pause_ms <= shrunk.before.pause_ms);
+  CHECK_THAT(shrunk.before.text(), Catch::Contains("45000 ms of pauses (scheduled and placed)"));
+}
+
 TEST_CASE("placed faults do not count towards the bound of reorderings, and a search without --all stops at its first") {
   auto unreduced = [](int bound) {  // every reordering: the reduction finds them all equivalent here
     auto o = pause_anywhere("unique-index", bound);

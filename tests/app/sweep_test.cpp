@@ -256,3 +256,26 @@ TEST_CASE("a sweep varies a strategy's parameter by the strategy's name") {
   CHECK(r.points[0].values[0].value > 0);   // a 10 s lease runs out in the 45 s pause: a duplicate
   CHECK(r.points[1].values[0].value == 0);  // a 60 s lease outlasts it
 }
+
+TEST_CASE("a sweep of a scenario whose trials all run alike draws no interval: nothing was left to chance") {
+  TempFolder folder;
+  locksim::SweepOptions o;
+  o.scenario = "gc-pause-longer-than-lease";
+  o.strategies = {"redis-set-nx-ex-drop"};
+  o.varies = {locksim::parse_vary("faults.pauses.0.length_ms=1000:45000:44000")};
+  o.sets = {R"(topology.internal_latency={"fixed_ms": 0.3})"};  // nothing left to chance
+  o.metric = "duplicate_rows";
+  o.trials = 3;
+  o.jobs = 1;
+  o.folder = folder.path;
+  const auto r = locksim::run_sweep(o);
+  REQUIRE(r.points.size() == 2);
+  CHECK(r.points[0].values[0].value == 0);
+  CHECK(r.points[1].values[0].value == 1);
+  for (const auto& p : r.points) {
+    CHECK(p.values[0].low == p.values[0].value);
+    CHECK(p.values[0].high == p.values[0].value);
+  }
+  locksim::reports::write_sweep_report(r, folder.path);
+  CHECK(read(folder.path + "/sweep.md").find("100.0% (trials alike)") != std::string::npos);
+}

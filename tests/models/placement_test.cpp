@@ -23,7 +23,8 @@ struct Sender {
   models::Network net{engine, {sim::fixed(1ms), 0}};
   sim::NodeId a = engine.add_node("a");
   sim::NodeId b = engine.add_node("b");
-  std::uint64_t placed = 0;
+  models::PlacedFaults faults{};
+  std::uint64_t& placed = faults.count;
   bool finished = false;
 
   explicit Sender(std::vector<std::uint64_t> chosen, bool exploring = true)
@@ -40,7 +41,7 @@ struct Sender {
         }()) {}
 
   void run(const models::PlacementBudget& budget) {
-    models::place_faults(engine, net, budget, &placed);
+    models::place_faults(engine, net, budget, &faults);
     engine.spawn(a, "sender", [this] {
       for (int i = 1; i <= 3; ++i) {
         net.send(a, b, [this, i] { received.emplace_back("m" + std::to_string(i), engine.now()); });
@@ -75,6 +76,7 @@ TEST_CASE("a pause placed before a send holds the message; one placed after it l
     Sender s({0, 3});  // options: 1 = 100 ms before, 2 = 100 ms after, 3 = 500 ms before, 4 = 500 ms after
     s.run(one_pause(s));
     CHECK(s.placed == 1);
+    CHECK(s.faults.paused == 500ms);  // the pause's length, summed for the shrinker
     CHECK(s.received == std::vector<std::pair<std::string, sim::Time>>{{"m1", at_ms(1)}, {"m2", at_ms(511)}, {"m3", at_ms(521)}});
     // The budget is spent: the third send offers nothing, so it is no choice at all.
     CHECK(s.offered == std::vector<std::uint64_t>{5, 5});

@@ -30,7 +30,7 @@ Timeline paused_holder() {
   t.bars.push_back({"lock:k", test::who("app-1 worker 4, client 0, op 0 attempt 1"), 0.01, 45.02, 3.01});
   t.bars.push_back({"lock:k", test::who("app-2 worker 1, client 0, op 1 attempt 1"), 40.0, 40.05, 43.0});
   t.bands.push_back({"app-1", 0.02, 45.0, "paused"});
-  t.inserts.push_back({1, test::who("app-2 worker 1, client 0, op 1 attempt 1"), 40.03, "k"});
+  t.inserts.push_back({1, test::who("app-2 worker 1, client 0, op 1 attempt 1"), 40.03, "k", true});
   t.inserts.push_back({2, test::who("app-1 worker 4, client 0, op 0 attempt 1"), 45.01, "k"});
   return t;
 }
@@ -100,7 +100,9 @@ TEST_CASE("the sequence diagram has a lane per participant, the duplicate insert
   CHECK(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
   CHECK(svg.find(">app-1 worker 4</text>") != std::string::npos);
   CHECK(svg.find(">app-2 worker 1</text>") != std::string::npos);
-  CHECK(count(svg, "DUPLICATE: row") == 2);
+  CHECK(count(svg, "DUPLICATE: row") == 1);  // the second row; the key's first is an insert like any
+  CHECK(svg.find("DUPLICATE: row 2 by app-1") != std::string::npos);
+  CHECK(svg.find("INSERT: row 1 by app-2") != std::string::npos);
   CHECK(svg.find("lease ran out: lock:k") != std::string::npos);
   CHECK(svg.find("app-1 paused") != std::string::npos);
   CHECK(svg.find("<script") == std::string::npos);
@@ -361,4 +363,100 @@ TEST_CASE("a trial's story passes who and what as data: the deadlock's statement
       CHECK(locksim::reports::outcome_words(st) == fmt::format("{} row{}", st.rows, st.rows == 1 ? "" : "s"));
     }
   CHECK(selected);
+}
+
+TEST_CASE("the first insert of a key is told as its first row, and only the later ones as duplicates") {
+  auto s = locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  bool told = false;
+  for (const auto& st : results.strategies) {
+    const Timeline& t = st.timeline;
+    if (t.inserts.empty()) continue;
+    told = true;
+    std::map<std::string, int> firsts;
+    std::size_t duplicates = 0;
+    for (const auto& m : t.inserts) {
+      firsts[m.key] += m.first ? 1 : 0;
+      duplicates += m.first ? 0 : 1;
+    }
+    for (const auto& [key, n] : firsts) CHECK(n <= 1);
+    CHECK(static_cast<double>(duplicates) == st.counts.at("duplicate_rows").total);
+    const std::string story = joined(locksim::reports::narrate(t));
+    CHECK(count(story, "(a duplicated key)") == duplicates);
+    CHECK(count(locksim::reports::sequence_svg(t, "one trial"), "DUPLICATE: row") == duplicates);
+  }
+  CHECK(told);
+}
+
+TEST_CASE("a hold its holder released with compare-and-delete ends its lease at the release, not at its TTL") {
+  auto s = locksim::load_scenario(locksim::scenario_path("del-removes-another-lock"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const locksim::reports::StrategyResult* cas = nullptr;
+  for (const auto& st : results.strategies)
+    if (st.name == "redis-token-cas-unlock") cas = &st;
+  REQUIRE(cas != nullptr);
+  std::size_t released = 0;
+  for (const auto& b : cas->timeline.bars) {
+    if (b.end != Timeline::End::released || b.lease_to_s < 0) continue;
+    ++released;
+    CHECK(b.lease_to_s <= b.to_s + 1e-9);
+    CHECK(b.service_to_s < 0);
+  }
+  CHECK(released > 0);
+}
+
+TEST_CASE("a statement sent before its node paused is told as the database's work, not the paused node's") {
+  Timeline t;
+  t.end_s = 50;
+  t.bands.push_back({"app-1", 0.0106, 45.0106, "paused"});
+  t.statements.push_back(test::selected(0.0109, 0.0119, "app-1 worker 1, client 0, op 0 attempt 1", "SELECT id FROM t_account", 0));
+  std::size_t told = 0;
+  for (const auto& line : locksim::reports::narrate(t)) {
+    if (line.find("SELECT id FROM t_account") == std::string::npos) continue;
+    ++told;
+    CHECK(line.find("  app-1 worker 1") == std::string::npos);
+    CHECK(line.find("the database runs SELECT id FROM t_account for app-1 worker 1") != std::string::npos);
+    CHECK(line.find("sent before its node was paused -> 0 rows") != std::string::npos);
+  }
+  CHECK(told == 1);
+}
+
+TEST_CASE("a diagram with nothing to draw is wide enough for the sentence that says so") {
+  const std::string svg = locksim::reports::sequence_svg(Timeline{}, "one trial");
+  const std::string said = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";
+  REQUIRE(svg.find(said) != std::string::npos);
+  const auto at = svg.find("width=\"") + 7;
+  const int width = std::stoi(svg.substr(at));
+  CHECK(width >= static_cast<int>(said.size()) * 6);
+}
+
+TEST_CASE("a trial in which nothing fired is told too: why it was safe") {
+  Timeline t;
+  t.end_s = 1;
+  Timeline::Bar held{"lock:k", test::who("app-1 worker 1, client 0, op 0 attempt 1"), 0.01, 0.02, 3.01};
+  held.end = Timeline::End::released;
+  held.lease_to_s = 0.02;
+  t.bars.push_back(held);
+  t.statements.push_back(test::refused(0.5, 0.501, "app-2 worker 1, client 1, op 1 attempt 1", "INSERT INTO t_account (open_id) VALUES ('a')",
+                                       1062, "1062 Duplicate entry 'a' for key 'open_id'"));
+  const std::string why = joined(locksim::reports::explain(t, {}));
+  CHECK_THAT(why, Catch::Contains("No checker fired in this trial."));
+  CHECK_THAT(why, Catch::Contains("The unique index refused 1 insert of a key already there, the first at t=0.500 s by app-2 worker 1"));
+  CHECK_THAT(why, Catch::Contains("Each of the 1 lock hold ended while the service still granted it"));
+  // A trial that broke something is not called safe.
+  CHECK_THAT(joined(locksim::reports::explain(paused_holder(), {"duplicate_rows 1"})), !Catch::Contains("No checker fired"));
+}
+
+TEST_CASE("report.html tells each safe strategy's first trial, not only the violating ones") {
+  auto s = locksim::load_scenario(locksim::scenario_path("account-bind"), {}, {"unique-index", "check-then-insert"});
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true});
+  REQUIRE(!results.strategies[0].first_violation);
+  REQUIRE(results.strategies[1].first_violation);
+  const std::string html = report_files(results, {"report.html"})["report.html"];
+  CHECK_THAT(html, Catch::Contains("unique-index: its first trial, seed 1, had no finding"));
+  CHECK_THAT(html, Catch::Contains("The unique index refused"));
+  CHECK_THAT(html, !Catch::Contains("check-then-insert: its first trial, seed 1, had no finding"));
 }

@@ -94,7 +94,7 @@ TEST_CASE("a short trial is told whole, as before") {
 
 TEST_CASE("the property a search asked for picks the story where the trial shows more than one kind") {
   Timeline t = busy_trial();
-  t.inserts.push_back({1, test::who("app-2 worker 3, client 7, op 7 attempt 1"), 0.705, "openid:7"});
+  t.inserts.push_back({1, test::who("app-2 worker 3, client 7, op 7 attempt 1"), 0.705, "openid:7", true});
   t.inserts.push_back({2, test::who("app-2 worker 5, client 9, op 9 attempt 1"), 0.905, "openid:7"});
   CHECK(locksim::reports::focus(t, {"duplicate_rows 1", "lease_expiry_violations 1"}).about == "duplicate_rows");
   const auto lease = locksim::reports::focus(t, {"duplicate_rows 1", "lease_expiry_violations 1"}, "lease_expiry_violations");
@@ -104,7 +104,7 @@ TEST_CASE("the property a search asked for picks the story where the trial shows
   REQUIRE(dup.told.inserts.size() == 2);
   CHECK(joined(locksim::reports::explain(dup.told, {"duplicate_rows 1"})).starts_with("One key was inserted more than once: row 1 by"));
   Timeline two_keys;  // a short trial, told whole, that duplicated two keys
-  two_keys.inserts = {{1, test::who("s1"), 0.1, "a"}, {2, test::who("s2"), 0.2, "a"}, {3, test::who("s1"), 0.3, "b"}, {4, test::who("s2"), 0.4, "b"}};
+  two_keys.inserts = {{1, test::who("s1"), 0.1, "a", true}, {2, test::who("s2"), 0.2, "a"}, {3, test::who("s1"), 0.3, "b", true}, {4, test::who("s2"), 0.4, "b"}};
   CHECK(joined(locksim::reports::explain(two_keys, {"duplicate_rows 2"})).starts_with("2 keys were inserted more than once: row 1 by"));
   CHECK(dup.at_s == Approx(0.905));  // the key became a duplicate at its second insert
 }
@@ -209,4 +209,13 @@ TEST_CASE("a story that leaves things out links the trial's whole timeline as JS
   locksim::reports::write_replay_report(small, "redis-lock", folder.string(), {"duplicate_rows 1"});
   CHECK_FALSE(std::filesystem::exists(folder / "timeline-redis-lock.json"));
   std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("a finding asked for that the timeline cannot centre on is told by the whole trial, not by another finding's story") {
+  const Timeline t = busy_trial();
+  const auto asked = locksim::reports::focus(t, {"lease_expiry_violations 1"}, "double_booked");
+  CHECK(asked.whole());
+  const auto lease = locksim::reports::focus(t, {"lease_expiry_violations 1"}, "lease_expiry_violations");
+  CHECK(!lease.whole());
+  CHECK(lease.about == "lease_expiry_violations");
 }
