@@ -34,6 +34,7 @@
 #include "app/sweep.hpp"
 #include "models/strategies/script.hpp"
 #include "reports/report.hpp"
+#include "reports/report_folder.hpp"
 
 namespace {
 
@@ -74,7 +75,14 @@ int list(bool metrics_page) {
   for (const auto& file : files) {
     const std::string name = file.filename().string();
     try {
-      const auto w = models::workloads::load_workload(file.string(), locksim::read_script(file.string()));
+      // Its tables in MariaDB's dialect, or else in PostgreSQL's: a scenario's engine picks one.
+      const std::string text = locksim::read_script(file.string());
+      std::shared_ptr<const models::workloads::Workload> w;
+      try {
+        w = models::workloads::load_workload(file.string(), text);
+      } catch (const models::lua::ScriptError&) {
+        w = models::workloads::load_workload(file.string(), text, {}, models::db::Engine::postgresql);
+      }
       std::string metrics;
       for (const auto& m : w->metrics) metrics += (metrics.empty() ? "" : ", ") + m.name;
       fmt::print("  {:<30} {}\n  {:<30} metrics: {}\n", name, w->description, "", metrics);
@@ -110,6 +118,7 @@ struct RunOptions {
   bool json = false;
   bool check_determinism = false;
   bool print_config = false;
+  bool no_expect = false;  // a live variation: the scenario's expectations are not judged
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::optional<double> time_s;  // wall seconds at most
 };
@@ -197,10 +206,14 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
              r.outcome.timeline.schedule.empty() ? "" : "; " + r.outcome.timeline.schedule);
   if (!r.scenario.lesson.empty()) fmt::print("lesson: {}\n", r.scenario.lesson);
   fmt::print("\n");
-  const locksim::reports::Focus story = locksim::reports::focus(r.outcome.timeline, r.fired, property);
+  // Without a property asked for, a Lua workload's own finding, where it fired, is the one told.
+  std::string centre = property;
+  const std::string first = r.fired.empty() ? std::string() : r.fired.front().substr(0, r.fired.front().find(' '));
+  if ((centre.empty() || centre == "any") && locksim::workload_finding(first)) centre = first;
+  const locksim::reports::Focus story = locksim::reports::focus(r.outcome.timeline, r.fired, centre);
   if (!story.whole()) fmt::print("The story of {}. {}\n\n", story.about, fmt::join(story.left_out, " "));
   for (const auto& line : locksim::reports::narrate(story.told)) fmt::print("  {}\n", line);
-  fmt::print("\n{}\n", r.fired.empty() ? std::string("no checker fired in this run")
+  fmt::print("\n{}\n", r.fired.empty() ? locksim::reports::safe_story(r.outcome.timeline)
                                         : "checkers that fired: " + fmt::format("{}", fmt::join(r.fired, ", ")));
   const std::string folder = "reports/out/" + r.scenario.name + "/replay";
   const std::string heading = fmt::format("Replay: {}, strategy {}, seed {}{}", r.scenario.name, r.strategy.shown(), token.seed,
@@ -289,6 +302,7 @@ int run(const RunOptions& o) {
   running_file = s.file;
   if (o.trials) s.trials = *o.trials;
   if (o.seed) s.seed = *o.seed;
+  if (o.no_expect) s.expect.clear();
   if (o.print_config) {
     fmt::print("{}\n", locksim::effective_config(s).dump(2));
     return 0;
@@ -331,8 +345,15 @@ int run(const RunOptions& o) {
     if (const std::string steps = locksim::reports::steps_table(results); !steps.empty()) fmt::print("\n{}", steps);
     if (const std::string phases = locksim::reports::phases_table(results); !phases.empty()) fmt::print("\n{}", phases);
     std::string first_duplicates;  // one per strategy; results.json has more
-    for (const auto& st : results.strategies)
-      if (!st.examples.empty()) first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());
+    for (const auto& st : results.strategies) {
+      // A Lua workload's own finding is its check's count, which has no example of its own.
+      const auto& v = st.first_violation;
+      if (v && locksim::workload_finding(v->fired.front().substr(0, v->fired.front().find(' '))))
+        first_duplicates += fmt::format("  {}: seed {}: {} (the workload's check)\n", st.name, results.seed + v->trial,
+                                        fmt::join(v->fired, ", "));
+      else if (!st.examples.empty())
+        first_duplicates += fmt::format("  {}: {}\n", st.name, st.examples.front());
+    }
     if (!first_duplicates.empty()) fmt::print("\nfirst finding of each strategy that had one:\n{}", first_duplicates);
     std::string overloaded;  // a full accept queue: the offered load passed what the servers serve
     for (const auto& st : results.strategies)
@@ -351,6 +372,13 @@ int run(const RunOptions& o) {
     if (e.skipped) not_run.insert(e.text.substr(0, e.text.find(' ')));
   if (!not_run.empty() && !o.json)
     fmt::print("expectations skipped, their strategies were not run: {}\n", fmt::join(not_run, ", "));
+  // --time so short that no trial finished: there is nothing to judge an expectation on.
+  const bool none_finished = results.stopped == "time" && std::all_of(results.strategies.begin(), results.strategies.end(),
+                                                                      [](const auto& st) { return st.trials == 0; });
+  if (none_finished) {
+    fmt::print(stderr, "no trial finished within --time ({:.3g} s): no expectation judged; give it more time\n", results.stopped_after_s);
+    return 1;
+  }
   int failed = 0;
   for (const auto& e : results.expectations) {
     if (e.holds || e.skipped) continue;
@@ -453,6 +481,8 @@ int main(int argc, char** argv) {
     return quit.exit_code;
   } catch (const locksim::InputError& e) {
     return fail(locksim::shown(e.what(), 2000), kBadInput);
+  } catch (const locksim::reports::FolderError& e) {  // where the report goes is in the way
+    return fail(locksim::shown(e.what(), 2000), kBadInput);
   } catch (const std::bad_alloc&) {
     return fail(fmt::format("{}out of memory: the run needs more than this machine gives it (fewer clients, operations, trials or "
                             "--jobs need less)",
@@ -498,6 +528,8 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_flag("--print-config", run_options.print_config,
                     "print the scenario with every value in effect, defaults included, and exit");
   run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");
+  run_cmd->add_flag("--no-expect", run_options.no_expect,
+                    "judge none of the scenario's expectations (a variation of a catalogue scenario, say, with --set)");
   run_cmd->add_option("--jobs", run_options.jobs, "threads running trials (default: every core); results do not depend on it")
       ->check(CLI::Range(1, 1024));
   run_cmd->add_option("--time", run_options.time_s, "wall seconds at most: no trial starts after and those under way stop, the results are of the trials done")
@@ -585,6 +617,17 @@ int dispatch(int argc, char** argv) {
   add_workload(run_workload, run_options.sets);
   add_workload(sweep_workload, sweep_options.sets);
   add_workload(explore_workload, explore_options.options.sets);
+
+  // A flag that does nothing in the mode asked for is a mistake to say, not to ignore.
+  if (*explore_cmd) {
+    const std::string& mode = explore_options.options.mode;
+    const auto given = [&](const char* flag) { return explore_cmd->get_option(flag)->count() > 0; };
+    for (const char* flag : {"--bound", "--all", "--no-reduction"})
+      if (given(flag) && mode != "dfs")
+        throw locksim::InputError(fmt::format("{}: only with --mode dfs; --mode {} does not use it", flag, mode));
+    if (given("--depth") && mode != "pct")
+      throw locksim::InputError(fmt::format("--depth: only with --mode pct; --mode {} does not use it", mode));
+  }
 
   limit_memory();
   // Under mpirun the other ranks take part in run, sweep and explore; in the rest, rank 0 alone.

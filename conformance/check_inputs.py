@@ -78,6 +78,11 @@ with tempfile.TemporaryDirectory(prefix="locksim-conformance-inputs-") as d:
             [sys.executable, suite, locksim, "--scripts",
              scripts_dir("twice", [("sql-scripts", sql_script("same")), ("pg-scripts", sql_script("same", "postgresql"))])],
             "unique across")
+    sub_second = sql_script("wait")
+    sub_second["database"]["lock_wait_timeout_ms"] = 300
+    refused("a MariaDB script whose lock wait is not whole seconds",
+            [sys.executable, suite, locksim, "--scripts", scripts_dir("sub-second", [("sql-scripts", sub_second)])],
+            "/database/lock_wait_timeout_ms: MariaDB waits whole seconds")
     refused("--model-only with --real-only", [sys.executable, suite, locksim, "--model-only", "--real-only"], "--real-only")
     refused("an unknown flag", [sys.executable, suite, locksim, "--no-such-flag"], "--no-such-flag")
     refused("an unknown script", [sys.executable, suite, locksim, "--only", "no-such-script"], "no-such-script")

@@ -241,6 +241,12 @@ def load_scripts(folder, only):
                                f"expected \"postgresql\"")
             if sub != "pg" and engine == "postgresql":
                 raise BadInput(f"{path}: /database/engine: a PostgreSQL script belongs in {FOLDERS['pg']}")
+            wait_ms = database.get("lock_wait_timeout_ms") if isinstance(database, dict) else None
+            if sub == "sql" and wait_ms is not None and (not isinstance(wait_ms, (int, float)) or wait_ms <= 0
+                                                         or wait_ms % 1000 != 0):
+                # innodb_lock_wait_timeout is whole seconds: 300 ms would be compared with a 1 s wait.
+                raise BadInput(f"{path}: /database/lock_wait_timeout_ms: MariaDB waits whole seconds "
+                               f"(innodb_lock_wait_timeout): expected a multiple of 1000, got {wait_ms!r}")
             conf = doc.get("conformance", {})
             if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids"}:
                 raise BadInput(f"{path}: /conformance: expected an object with interchangeable and ignore_ids")

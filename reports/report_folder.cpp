@@ -93,12 +93,18 @@ fs::path make_staging(const Place& at) {
   }
 }
 
+// A file system's refusal as the folder's: where, and why, in the system's words.
+FolderError folder_error(const fs::filesystem_error& e) {
+  const std::string where = e.path1().empty() ? std::string() : e.path1().string() + ": ";
+  return FolderError(fmt::format("cannot write the report: {}{}", where, e.code().message()));
+}
+
 // Throws unless `folder` is absent or a report of this kind: a folder that is not ours is
 // never replaced (nor removed).
 void check_replaceable(const fs::path& folder, FolderKind kind, const std::vector<std::string>& marks) {
   const fs::file_status status = fs::symlink_status(folder);
   if (!fs::exists(status)) return;
-  if (!fs::is_directory(status)) throw std::runtime_error(folder.string() + ": is there and is not a folder; not replacing it");
+  if (!fs::is_directory(status)) throw FolderError(folder.string() + ": is there and is not a folder; not replacing it");
   bool only_kept = true;
   for (const auto& entry : fs::directory_iterator(folder)) {
     const std::string name = entry.path().filename().string();
@@ -109,7 +115,7 @@ void check_replaceable(const fs::path& folder, FolderKind kind, const std::vecto
     only_kept = false;
   }
   if (!only_kept)
-    throw std::runtime_error(fmt::format("{}: holds files but none of a report ({}*); not replacing it", folder.string(),
+    throw FolderError(fmt::format("{}: holds files but none of a report ({}*); not replacing it", folder.string(),
                                          fmt::join(marks, "*, ")));
 }
 
@@ -119,9 +125,13 @@ bool process_is_gone(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == -1
 
 FolderLock::FolderLock(const std::string& folder, FolderKind kind) {
   const fs::path root = place(folder, kind).root;
-  fs::create_directories(root);
+  try {
+    fs::create_directories(root);
+  } catch (const fs::filesystem_error& e) {
+    throw folder_error(e);
+  }
   fd_ = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (const int error = errno; fd_ < 0) throw fs_error("cannot open to lock it", root, error);
+  if (const int error = errno; fd_ < 0) throw folder_error(fs_error("cannot open to lock it", root, error));
   while (::flock(fd_, LOCK_EX) != 0)
     if (errno != EINTR) {
       const int error = errno;
@@ -136,9 +146,13 @@ StagedFolder::StagedFolder(const std::string& folder, FolderKind kind, std::vect
     : kind_(kind), marks_(std::move(marks)) {
   const Place at = place(folder, kind);
   folder_ = at.folder.string();
-  fs::create_directories(at.root);
-  remove_dead_stagings(at.root, at.scenario);
-  staging_ = make_staging(at).string();
+  try {
+    fs::create_directories(at.root);
+    remove_dead_stagings(at.root, at.scenario);
+    staging_ = make_staging(at).string();
+  } catch (const fs::filesystem_error& e) {
+    throw folder_error(e);
+  }
   leftover_ = staging_;
 }
 
@@ -148,6 +162,14 @@ StagedFolder::~StagedFolder() {
 }
 
 void StagedFolder::commit() {
+  try {
+    swap_in();
+  } catch (const fs::filesystem_error& e) {
+    throw folder_error(e);
+  }
+}
+
+void StagedFolder::swap_in() {
   if (committed_) throw std::logic_error(folder_ + ": committed twice");
   const fs::path folder(folder_), staging(staging_);
   {

@@ -10,10 +10,18 @@
 // removes those of processes that no longer exist. Changes to the folders of one root take
 // turns (an flock on the root), so a swap is a handful of renames that nothing interleaves.
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace locksim::reports {
+
+/// A report that cannot be written where it goes: a file or a dangling link where its folder
+/// should be, a folder of someone else's, no permission. The place and the reason, in a line.
+class FolderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// What a staged folder replaces.
 enum class FolderKind {
@@ -24,7 +32,7 @@ enum class FolderKind {
 /// The changes to the report folders of one root, taking turns while it lives.
 class FolderLock {
  public:
-  /// Locks the root of `folder`, a folder of the kind given.
+  /// Locks the root of `folder`, a folder of the kind given. Throws FolderError.
   FolderLock(const std::string& folder, FolderKind kind);
   ~FolderLock();
   FolderLock(const FolderLock&) = delete;
@@ -48,11 +56,12 @@ class StagedFolder {
 
   /// Where the new report is written.
   const std::string& path() const { return staging_; }
-  /// Swaps the new report in and removes the old one. Throws, leaving the old report in
-  /// place, when `folder` is not a report folder.
+  /// Swaps the new report in and removes the old one. Throws FolderError, leaving the old
+  /// report in place, when `folder` is not a report folder or cannot be written.
   void commit();
 
  private:
+  void swap_in();
   std::string folder_, staging_;
   std::string leftover_;  // what the destructor removes: the staging folder, or the old report after a swap
   FolderKind kind_;

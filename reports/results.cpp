@@ -26,11 +26,24 @@ Share wilson(std::uint64_t hits, std::uint64_t trials) {
   return {p, std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
+namespace {
+
+// The chi-squared distribution's quantile at `p` (with its normal quantile `z`) for `nu` degrees
+// of freedom: exactly up to a million or so, and past that by Wilson and Hilferty's cube, which
+// is then exact to many digits where Boost's series would give up (a count of 1e11).
+double chi_squared_quantile(double nu, double p, double z) {
+  if (nu <= 2e6) return boost::math::quantile(boost::math::chi_squared(nu), p);
+  const double c = 2 / (9 * nu);
+  return nu * std::pow(1 - c + z * std::sqrt(c), 3);
+}
+
+}  // namespace
+
 Share per_unit(double count, double exposure) {
-  if (!(exposure > 0)) return {};
+  if (!(exposure > 0) || !std::isfinite(count)) return {};
   const double k = std::max(0.0, std::round(count));
-  const double low = k == 0 ? 0 : boost::math::quantile(boost::math::chi_squared(2 * k), 0.025) / 2;
-  const double high = boost::math::quantile(boost::math::chi_squared(2 * k + 2), 0.975) / 2;
+  const double low = k == 0 ? 0 : chi_squared_quantile(2 * k, 0.025, -1.959963984540054) / 2;
+  const double high = chi_squared_quantile(2 * k + 2, 0.975, 1.959963984540054) / 2;
   return {count / exposure, low / exposure, high / exposure};
 }
 
@@ -240,7 +253,12 @@ std::string step_result(const StepResult& st) {
   if (!st.waited_for.empty()) {
     std::string who;
     for (const auto& w : st.waited_for) who += (who.empty() ? "" : ", ") + w;
-    out += fmt::format("; waited {:.1f} ms for {}", st.waited_ms, who);
+    // A wait that ended in the script's own time (the lock freed by a later step, issued a settle
+    // time after the one before) says so; a lock wait timeout's is the server's.
+    out += st.error == 1205 || st.code == "55P03" ? fmt::format("; waited {:.1f} ms for {}", st.waited_ms, who)
+                                                  : fmt::format("; waited for {} until a later step freed its lock ({:.1f} ms: the "
+                                                                "script's pace, not a time the server chose)",
+                                                                who, st.waited_ms);
   }
   return out;
 }

@@ -203,11 +203,16 @@ double work_of(lua_State* L, std::string_view name) {
     return work / kBytesPerInstruction;
   }
   if (name == "string.rep") {
-    // What it writes; past the memory cap the allocation fails first, as not enough memory.
-    const double n = lua_isinteger(L, 2) != 0 ? static_cast<double>(lua_tointeger(L, 2)) : 0;
+    // What it writes; past the memory cap the allocation fails first, as not enough memory. A
+    // count given as a float (3e7) or a numeric string is the count Lua converts it to.
+    const double n = lua_isnumber(L, 2) != 0 ? std::floor(lua_tonumber(L, 2)) : 0;
     const double bytes = std::max(0.0, n) * (text_length(L, 1) + text_length(L, 3));
     return std::min(bytes, static_cast<double>(runtime(L).limits.memory_bytes)) / kBytesPerInstruction;
   }
+  if (name == "string.upper" || name == "string.lower" || name == "string.reverse" || name == "string.sub" || name == "string.byte" ||
+      name == "utf8.len" || name == "utf8.codepoint")
+    return text_length(L, 1) / kBytesPerInstruction;  // what it reads or copies of its subject, at most
+  if (name == "string.char" || name == "utf8.char") return lua_gettop(L);
   if (name == "table.concat" || name == "table.insert" || name == "table.remove") return list_length(L, 1);
   if (name == "table.move") {
     const double from = lua_isinteger(L, 2) != 0 ? static_cast<double>(lua_tointeger(L, 2)) : 0;
@@ -262,6 +267,17 @@ int open_sandbox(lua_State* L) {
   bound("gmatch", [](lua_State* S) { return bounded_pattern(S, "string.gmatch"); });
   bound("gsub", [](lua_State* S) { return bounded_pattern(S, "string.gsub"); });
   bound("rep", [](lua_State* S) { return charged(S, "string.rep"); });
+  bound("upper", [](lua_State* S) { return charged(S, "string.upper"); });
+  bound("lower", [](lua_State* S) { return charged(S, "string.lower"); });
+  bound("reverse", [](lua_State* S) { return charged(S, "string.reverse"); });
+  bound("sub", [](lua_State* S) { return charged(S, "string.sub"); });
+  bound("byte", [](lua_State* S) { return charged(S, "string.byte"); });
+  bound("char", [](lua_State* S) { return charged(S, "string.char"); });
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_UTF8LIBNAME);
+  bound("len", [](lua_State* S) { return charged(S, "utf8.len"); });
+  bound("codepoint", [](lua_State* S) { return charged(S, "utf8.codepoint"); });
+  bound("char", [](lua_State* S) { return charged(S, "utf8.char"); });
   lua_pop(L, 1);
   lua_getglobal(L, LUA_TABLIBNAME);
   bound("concat", [](lua_State* S) { return charged(S, "table.concat"); });

@@ -193,3 +193,16 @@ TEST_CASE("a gnuplot that fails is reported as it failed: its exit status and it
   CHECK(files.note.find("No pictures: gnuplot failed (exit 1): \"plots.gp\" line 7: picture too large") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(folder.path / "plots.gp.errors"));  // its error output is not left behind
 }
+
+TEST_CASE("a count's interval holds for counts past what the exact chi-squared series takes, and joins it smoothly") {
+  for (const double count : {1e11, 9.2e18, 3e6}) {
+    INFO(count);
+    const auto rate = locksim::reports::per_million(count, 1000);
+    CHECK(rate.low < rate.value);
+    CHECK(rate.value < rate.high);
+  }
+  // Either side of where the approximation takes over, the bounds agree to about a millionth.
+  const auto below = locksim::reports::per_unit(999'999, 1), above = locksim::reports::per_unit(1'000'001, 1);
+  CHECK(above.low - below.low == Approx(2).epsilon(0.01));
+  CHECK(above.high - below.high == Approx(2).epsilon(0.01));
+}
