@@ -43,6 +43,10 @@ const char* sqlstate(Code code) {
     case Code::ok: return "";
     case Code::out_of_range: return "22003";
     case Code::value_out_of_range: return "22003";
+    case Code::column_out_of_range: return "22003";
+    case Code::data_too_long: return "22001";
+    case Code::bad_integer: return "22P02";
+    case Code::division_by_zero: return "22012";
     case Code::bad_null: return "23502";
     case Code::bad_field: return "42703";
     case Code::no_default: return "23502";
@@ -73,6 +77,10 @@ const char* to_string(Code code) {
     case Code::bad_field: return "1054 Unknown column";
     case Code::no_default: return "1364 Field doesn't have a default value";
     case Code::value_out_of_range: return "1690 BIGINT value is out of range";
+    case Code::column_out_of_range: return "1264 Out of range value for column";
+    case Code::data_too_long: return "1406 Data too long for column";
+    case Code::bad_integer: return "1366 Incorrect integer value";
+    case Code::division_by_zero: return "1365 Division by 0";
     case Code::duplicate_key_name: return "1061 Duplicate key name";
     case Code::duplicate_key: return "1062 Duplicate entry";
     case Code::no_such_index: return "1091 Can't DROP INDEX";
@@ -2363,8 +2371,8 @@ class InnoDb final : public Database::Model {
       case OnDuplicate::update: {
         Values updated = old;
         for (const auto& [column, value] : s.on_update) updated[column] = value;
-        assign(s, updated, &inserted);
-        detail::check_nulls(t.schema, Engine::mariadb, updated);
+        assign(s, updated, &inserted, Engine::mariadb);
+        detail::check_row(t.schema, Engine::mariadb, updated);
         assigned_id(txn, s, updated);
         // MySQL's OK packet: the duplicate's id when the update changed it, 0 when not or when
         // the table has no AUTO_INCREMENT (conformance upsert-id-without-auto-increment); what
@@ -2449,8 +2457,8 @@ class InnoDb final : public Database::Model {
         if (!next.count(column)) throw sim::UsageError("Unknown column '" + column + "' in 'field list'");
         next[column] = value;
       }
-      assign(s, next, nullptr);
-      detail::check_nulls(t.schema, Engine::mariadb, next);
+      assign(s, next, nullptr, Engine::mariadb);
+      detail::check_row(t.schema, Engine::mariadb, next);
       assigned_id(txn, s, next);
       if (txn.assigned_id) out.insert_id = *txn.assigned_id;
       if (next == old.to_values()) continue;  // matched but unchanged: not counted

@@ -71,6 +71,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -112,6 +113,16 @@ struct IndexDef {
   bool operator==(const IndexDef& o) const {
     return name == o.name && columns == o.columns && unique == o.unique && where_text == o.where_text;
   }
+};
+
+/// What a column's type admits beyond being an integer or text, as the server enforces it: an
+/// integer type's range (INT's 32 bits), a VARCHAR(n) or CHAR(n)'s length in characters, and
+/// the type's name in PostgreSQL's messages ("integer", "character varying(4)").
+struct ColumnType {
+  std::int64_t min = std::numeric_limits<std::int64_t>::min(), max = std::numeric_limits<std::int64_t>::max();
+  std::size_t max_chars = 0;  // 0: any length
+  std::string name{};
+  bool operator==(const ColumnType&) const = default;
 };
 
 struct TableSchema {
@@ -158,6 +169,9 @@ struct TableSchema {
   std::vector<std::string> nullable{};
   /// Those of them whose default is NULL (no DEFAULT, or DEFAULT NULL), in name order.
   std::vector<std::string> null_by_default{};
+  /// The columns whose type admits less than BIGINT or unbounded text (INT, SMALLINT,
+  /// VARCHAR(n), CHAR(n)), with what it admits; a column absent here admits any integer or text.
+  std::map<std::string, ColumnType> types{};
   bool may_be_null(const std::string& column) const {
     return std::binary_search(nullable.begin(), nullable.end(), column);
   }
@@ -375,6 +389,10 @@ enum class Code : int {
   autoinc_failed = 1467,  // a deadlock whose victim waited for the AUTO-INC lock (MariaDB)
   transaction_in_progress = 1568,
   value_out_of_range = 1690,
+  column_out_of_range = 1264,  // 22003: a value past its column's integer type (INT's 2147483647)
+  data_too_long = 1406,        // 22001: a string longer than its VARCHAR(n) or CHAR(n)
+  bad_integer = 1366,          // 22P02: a string that is no integer, given to an integer column
+  division_by_zero = 1365,     // 22012: x DIV 0 in a write (MariaDB's strict mode), x / 0 anywhere on PostgreSQL
   connection_timeout = -1,
   // PostgreSQL's errors that MySQL has no number for (numbered here after their SQLSTATE's
   // class; sqlstate() gives the SQLSTATE itself). PostgreSQL's duplicate key (23505), deadlock

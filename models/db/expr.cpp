@@ -51,7 +51,9 @@ const char* op_text(Expr::Op op) {
   throw ExprError{1690, "BIGINT value is out of range in '" + to_string(e) + "'"};
 }
 
-std::optional<Value> arith(const Expr& e, Int x, Int y) {
+std::optional<Value> arith(const Expr& e, Int x, Int y, const char* division_by_zero) {
+  if ((e.op == Expr::Op::div || e.op == Expr::Op::mod) && y == 0 && division_by_zero != nullptr)
+    throw ExprError{1365, division_by_zero};
   Int r = 0;
   switch (e.op) {
     case Expr::Op::add:
@@ -164,7 +166,7 @@ std::optional<Value> apply(const Expr& e, const std::optional<Value>* v, const S
     }
     case K::arith: {
       if (!v[0] || !v[1]) return std::nullopt;
-      return arith(e, as_number(*v[0]), as_number(*v[1]));
+      return arith(e, as_number(*v[0]), as_number(*v[1]), scope.division_by_zero);
     }
     case K::in: {
       // x IN (a, b): true if one equals x, else NULL if x or one of them is NULL, else false.

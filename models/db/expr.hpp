@@ -83,6 +83,10 @@ struct Scope {
   RowRef row;
   const std::vector<Value>& args;
   const Values* inserted = nullptr;
+  /// A write's refusal of a division by zero (x DIV 0, x % 0, PostgreSQL's x / 0), as its server
+  /// words it: MariaDB's strict mode refuses one in an INSERT or UPDATE (1365), PostgreSQL
+  /// anywhere (22012). Null: the division is NULL, as MariaDB's SELECT gives it.
+  const char* division_by_zero = nullptr;
 };
 
 /// An expression's value; nullopt is NULL (a column or `?` holding Null reads as nullopt).

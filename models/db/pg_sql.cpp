@@ -15,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -1399,6 +1400,7 @@ class Converter {
     bool has_id = false;
     std::optional<std::string> natural_key{};  // the primary key's column, where it is not id
     std::vector<std::string> with_default{};   // the columns that give a DEFAULT
+    std::map<std::string, ColumnType> types{};  // the columns of a bounded type (TableSchema::types)
   };
 
   void add_primary(std::size_t at) {
@@ -1433,6 +1435,7 @@ class Converter {
     if (std::any_of(t.columns.begin(), t.columns.end(), [&](const auto& c) { return c.first == name; }))
       throw Error("42701", at, "column \"" + name + "\" specified more than once");
     const Type type = column_type(column->type_name, at);
+    if (const auto bounded = column_limits(column->type_name); bounded && name != "id") t.types[name] = *bounded;
     if (column->coll_clause != nullptr) refuse(at, "COLLATE");
     const bool id = name == "id";
     if (type == Type::serial && !id) refuse(at, "a serial column other than id");
@@ -1565,6 +1568,7 @@ class Converter {
     std::sort(schema.nullable.begin(), schema.nullable.end());
     schema.null_by_default = t.null_by_default;
     std::sort(schema.null_by_default.begin(), schema.null_by_default.end());
+    schema.types = t.types;
     out_.create = std::move(schema);
   }
 
@@ -1583,6 +1587,23 @@ class Converter {
     for (const auto& [written, value] : kTypes)
       if (name == written) return value;
     refuse(position(type->location), "the type " + (name.empty() ? dotted(type->names, type->n_names) : name));
+  }
+
+  // What PostgreSQL's integer types admit, and varchar(n) and char(n) (bpchar: char(1) without
+  // a length), named as its messages name them; nullopt for text, boolean and timestamps.
+  static std::optional<ColumnType> column_limits(const PgQuery__TypeName* type) {
+    const std::string name = catalog_name(type->names, type->n_names);
+    if (name == "int2") return ColumnType{.min = -32768, .max = 32767, .name = "smallint"};
+    if (name == "int4") return ColumnType{.min = INT32_MIN, .max = INT32_MAX, .name = "integer"};
+    if (name == "int8") return ColumnType{.name = "bigint"};
+    if (name != "varchar" && name != "bpchar") return std::nullopt;
+    std::int64_t n = name == "bpchar" ? 1 : 0;
+    if (type->n_typmods == 1 && type->typmods[0]->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+        type->typmods[0]->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL)
+      n = type->typmods[0]->a_const->ival->ival;
+    if (n <= 0) return std::nullopt;  // varchar without a length: any
+    const std::string shown = name == "varchar" ? "character varying" : "character";
+    return ColumnType{.max_chars = static_cast<std::size_t>(n), .name = fmt::format("{}({})", shown, n)};
   }
 
   // DEFAULT literal, as the column's type reads it: an integer or a string of digits for an

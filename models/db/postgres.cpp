@@ -1141,8 +1141,8 @@ class Postgres final : public Database::Model {
         if (!next.count(column)) throw Failure{Code::bad_field, "column \"" + column + "\" of relation \"" + t.schema.name + "\" does not exist"};
         next[column] = value;
       }
-      detail::assign(st, next, nullptr);
-      detail::check_nulls(t.schema, Engine::postgresql, next);
+      detail::assign(st, next, nullptr, Engine::postgresql);
+      detail::check_row(t.schema, Engine::postgresql, next);
       mark_deleted(s, t, id);  // the old version ends, a new one begins (its own earlier one too)
       check_new_version(s, t, next);
       add_version(s, t, id, next, nullptr);
@@ -1358,9 +1358,9 @@ class Postgres final : public Database::Model {
           }
           if (!pass) return;
         }
-        detail::assign(st, next, &values);
+        detail::assign(st, next, &values, Engine::postgresql);
         for (const auto& [c, v] : st.on_update) next[c] = v;
-        detail::check_nulls(t.schema, Engine::postgresql, next);
+        detail::check_row(t.schema, Engine::postgresql, next);
         mark_deleted(s, t, *dup);
         check_new_version(s, t, next);
         add_version(s, t, *dup, next, nullptr);

@@ -3,7 +3,11 @@
 #include "models/db/rows.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <system_error>
 
 namespace models::db::detail {
 
@@ -109,8 +113,67 @@ Values row_values(const TableSchema& schema, Engine engine, const Values& given,
       throw sim::UsageError("Field '" + schema.key_column + "' doesn't have a default value");
     values[schema.key_column] = Null{};
   }
-  check_nulls(schema, engine, values);
+  check_row(schema, engine, values);
   return values;
+}
+
+namespace {
+
+// The integer a string spells, as both servers read one given to an integer column: optional
+// spaces around an optional sign and digits. `overflow`: digits past BIGINT's range.
+std::optional<std::int64_t> integer_text(const std::string& text, bool& overflow) {
+  std::size_t from = text.find_first_not_of(' '), to = text.find_last_not_of(' ');
+  overflow = false;
+  if (from == std::string::npos) return std::nullopt;
+  const std::string_view digits(text.data() + from, to - from + 1);
+  std::int64_t n = 0;
+  const char* first = digits.data() + (digits.front() == '+' ? 1 : 0);
+  const auto [end, error] = std::from_chars(first, digits.data() + digits.size(), n);
+  if (end != digits.data() + digits.size() || first == end) return std::nullopt;
+  if (error == std::errc::result_out_of_range) {
+    overflow = true;
+    return std::nullopt;
+  }
+  if (error != std::errc()) return std::nullopt;
+  return n;
+}
+
+std::size_t characters(const std::string& text) {
+  std::size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+void check_row(const TableSchema& schema, Engine engine, Values& row) {
+  check_nulls(schema, engine, row);
+  const bool pg = engine == Engine::postgresql;
+  for (auto& [column, value] : row) {
+    const auto type = schema.types.find(column);
+    if (type == schema.types.end() || is_null(value)) continue;
+    const ColumnType& t = type->second;
+    const bool integer = t.max_chars == 0;
+    if (integer) {
+      if (const auto* text = std::get_if<std::string>(&value)) {
+        bool overflow = false;
+        const auto n = integer_text(*text, overflow);
+        if (overflow)
+          throw Failure{Code::column_out_of_range, pg ? "value \"" + *text + "\" is out of range for type " + t.name
+                                                      : "Out of range value for column '" + column + "' at row 1"};
+        if (!n)
+          throw Failure{Code::bad_integer, pg ? "invalid input syntax for type " + t.name + ": \"" + *text + "\""
+                                              : "Incorrect integer value: '" + *text + "' for column `" + schema.name + "`.`" + column +
+                                                    "` at row 1"};
+        value = *n;
+      }
+      const std::int64_t n = std::get<std::int64_t>(value);
+      if (n < t.min || n > t.max)
+        throw Failure{Code::column_out_of_range, pg ? t.name + " out of range" : "Out of range value for column '" + column + "' at row 1"};
+    } else if (const auto* text = std::get_if<std::string>(&value); text != nullptr && characters(*text) > t.max_chars) {
+      throw Failure{Code::data_too_long, pg ? "value too long for type " + t.name : "Data too long for column '" + column + "' at row 1"};
+    }
+  }
 }
 
 void check_nulls(const TableSchema& schema, Engine engine, const Values& row) {
@@ -122,13 +185,14 @@ void check_nulls(const TableSchema& schema, Engine engine, const Values& row) {
   }
 }
 
-void assign(const Statement& s, Values& row, const Values* inserted) {
+void assign(const Statement& s, Values& row, const Values* inserted, Engine engine) {
+  const char* by_zero = engine == Engine::postgresql ? "division by zero" : "Division by 0";
   for (const auto& [column, e] : s.more().assign) {
     const auto it = row.find(column);
     if (it == row.end()) throw Failure{Code::bad_field, "Unknown column '" + column + "' in 'field list'"};
     std::optional<Value> v;
     try {
-      v = evaluate(e, Scope{row, s.more().args, inserted});
+      v = evaluate(e, Scope{row, s.more().args, inserted, by_zero});
     } catch (const ExprError& error) {
       throw Failure{static_cast<Code>(error.code), error.message};
     }

@@ -45,11 +45,19 @@ Values row_values(const TableSchema& schema, Engine engine, const Values& given,
 /// (a single-table UPDATE); `inserted` is the row an INSERT tried, for VALUES(col) and
 /// PostgreSQL's EXCLUDED.col. An assignment that computes NULL stores it: check_nulls then
 /// tells whether the column may hold it.
-void assign(const Statement& s, Values& row, const Values* inserted);
+/// A division by zero in an assignment fails as `engine` fails it (MariaDB's strict mode: 1365).
+void assign(const Statement& s, Values& row, const Values* inserted, Engine engine);
 
 /// Fails (Failure, Code::bad_null) where the row holds NULL in a column that may not hold it,
 /// worded as `engine` words it: MariaDB's 1048 "Column 'c' cannot be null", PostgreSQL's 23502.
 void check_nulls(const TableSchema& schema, Engine engine, const Values& row);
+
+/// What a row must be to be stored, checked as MariaDB in its default strict mode and PostgreSQL
+/// check it (docs/sql.md, "Column types"): check_nulls, then each column's type. A string given
+/// to an integer column becomes the integer it spells, or fails (1366, 22P02); an integer past
+/// its column's type fails (1264, 22003), and so does a string longer than its VARCHAR(n) or
+/// CHAR(n) (1406, 22001).
+void check_row(const TableSchema& schema, Engine engine, Values& row);
 
 /// A SELECT of an aggregate, its answer to the rows its WHERE found: one row, its column named as
 /// aggregate_name says; none past a LIMIT 0 or an OFFSET. COUNT counts the rows (COUNT(col): those

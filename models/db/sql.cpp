@@ -191,6 +191,7 @@ struct KeyIndexDef {
 
 struct ColumnDef {
   std::string name;
+  std::optional<ColumnType> type{};  // an integer type, or text of a bounded length
   Value default_value;  // the type's zero where the default is NULL
   bool nullable = false, null_by_default = false;
   bool said_null = false;    // NULL written out
@@ -1300,7 +1301,7 @@ class Parser {
           std::optional<std::size_t> primary_at;
           id_definition(schema.auto_increment, primary_at);
           if (primary_at) primary_key(*primary_at);
-          columns.push_back({column, std::int64_t{0}});
+          columns.push_back(ColumnDef{.name = column, .default_value = std::int64_t{0}});
         } else {
           std::optional<std::size_t> unique_at, primary_at;
           ColumnDef c{.name = column, .default_value = {}};
@@ -1355,6 +1356,7 @@ class Parser {
     if (has_id) schema.column_order.push_back("id");
     for (ColumnDef& c : columns) {
       if (c.name == "id") continue;
+      if (c.type) schema.types[c.name] = *c.type;
       schema.column_order.push_back(c.name);
       if (c.nullable) schema.nullable.push_back(c.name);
       if (c.null_by_default) schema.null_by_default.push_back(c.name);
@@ -1430,16 +1432,42 @@ class Parser {
   // `unique_at`, `primary_at`: where an inline UNIQUE or PRIMARY KEY is.
   Value column_definition(std::optional<std::size_t>& unique_at, std::optional<std::size_t>& primary_at, ColumnDef& c) {
     bool integer = true;
-    if (accept("BIGINT") || accept("INT") || accept("INTEGER") || accept("SMALLINT") || accept("TINYINT")) {
+    // MariaDB's integer types' ranges, signed and UNSIGNED (BIGINT UNSIGNED's upper half is past
+    // what the model's integers hold).
+    const auto integer_type = [&](int bits) {
       display_width();
-      accept("UNSIGNED");
+      ColumnType t{.name = "integer"};
+      const bool is_unsigned = accept("UNSIGNED");
+      if (bits < 64) {
+        t.min = is_unsigned ? 0 : -(std::int64_t{1} << (bits - 1));
+        t.max = is_unsigned ? (std::int64_t{1} << bits) - 1 : (std::int64_t{1} << (bits - 1)) - 1;
+      } else if (is_unsigned) {
+        t.min = 0;
+      }
+      c.type = t;
+    };
+    if (accept("BIGINT")) {
+      integer_type(64);
+    } else if (accept("INT") || accept("INTEGER")) {
+      integer_type(32);
+    } else if (accept("SMALLINT")) {
+      integer_type(16);
+    } else if (accept("TINYINT")) {
+      integer_type(8);
     } else if (accept("VARCHAR")) {
       expect_symbol("(");
+      c.type = ColumnType{.max_chars = static_cast<std::size_t>(std::max<std::int64_t>(0, token_.number))};
       length();
       expect_symbol(")");
       integer = false;
     } else if (accept("CHAR")) {
-      display_width();
+      // CHAR alone is CHAR(1).
+      c.type = ColumnType{.max_chars = 1};
+      if (accept_symbol("(")) {
+        c.type->max_chars = static_cast<std::size_t>(std::max<std::int64_t>(0, token_.number));
+        length();
+        expect_symbol(")");
+      }
       integer = false;
     } else if (accept("TEXT")) {
       integer = false;

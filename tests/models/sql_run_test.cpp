@@ -29,7 +29,7 @@ struct Fixture {
   db::Database database;
   Fixture() {
     database.create_table(*sql::prepare("create table test (id int primary key, value int) engine=innodb").create);
-    database.create_table(*sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b INT, k VARCHAR(9))").create);
+    database.create_table(*sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, a BIGINT, b INT, k VARCHAR(9))").create);
     const auto setup = session();
     REQUIRE(run(setup, "insert into test (id, value) values (1, 10), (2, 20)").affected == 2);
   }
@@ -511,5 +511,23 @@ TEST_CASE("ALTER TABLE ... ADD UNIQUE KEY over two columns fails on a repeated p
     REQUIRE(run(alter).ok());
     CHECK(run("INSERT INTO pay (merchant, request) VALUES (2, 'a')").message == "Duplicate entry '2-a' for key 'uk_request'");
     CHECK(run("INSERT INTO pay (merchant, request) VALUES (2, 'c')").ok());
+  });
+}
+
+TEST_CASE("a row is stored only where its values fit their columns' types, as MariaDB's strict mode checks them", "[sql][types]") {
+  run_parsing([&] {
+    Fixture f;
+    const auto s = f.session();
+    CHECK(f.run(s, "INSERT INTO t (a, b) VALUES (1, 2147483648)").code == Code::column_out_of_range);
+    CHECK(f.run(s, "INSERT INTO t (a, k) VALUES (1, 'ten chars!')").code == Code::data_too_long);
+    CHECK(f.run(s, "INSERT INTO t (a, b) VALUES (1, 'xyz')").code == Code::bad_integer);
+    REQUIRE(f.run(s, "INSERT INTO t (a, b, k) VALUES (1, '2147483647', 'nine char')").affected == 1);
+    CHECK(value_of(f.run(s, "SELECT b FROM t WHERE a = 1"), 0, "b") == 2147483647);  // the string's integer
+    const db::Result over = f.run(s, "UPDATE t SET b = b + 1 WHERE a = 1");
+    CHECK(over.code == Code::column_out_of_range);
+    CHECK(over.message == "Out of range value for column 'b' at row 1");
+    CHECK(f.run(s, "UPDATE t SET b = a DIV 0 WHERE a = 1").code == Code::division_by_zero);
+    CHECK(db::is_null(f.run(s, "SELECT a DIV 0 AS q FROM t WHERE a = 1").rows.at(0).values.at("q")));  // NULL in a SELECT
+    CHECK(value_of(f.run(s, "SELECT b FROM t WHERE a = 1"), 0, "b") == 2147483647);  // nothing stored by the refused ones
   });
 }
