@@ -591,6 +591,14 @@ int dispatch(int argc, char** argv) {
   replay_cmd->add_option("token", replay_token, "the token `explore` printed")->required();
   replay_cmd->add_flag("--check-determinism", replay_check, "run it twice and compare trace hashes");
 
+  // A first word that is no command is named as such, not as a missing command.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(command->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end())
+      throw locksim::InputError(fmt::format("{}: no such command; the commands: {} (see locksim --help)", locksim::shown(argv[1], 64),
+                                            fmt::join(names, ", ")));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -277,30 +277,52 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   const sim::Time end = engine.now();
   t.end_s = seconds(end);
   for (const auto& r : locks.records()) t.bars.push_back(bar(locks, r, end));
+  // The kMostKept longest pauses and downtimes, the rest counted: a story's size does not grow
+  // with a trial's millions of injected pauses, and the long ones are those a lease runs out in.
+  constexpr std::size_t kMost = reports::Timeline::kMostKept;
+  using Kept = std::pair<std::size_t, reports::Timeline::Band>;  // in the order found
+  std::vector<Kept> kept;  // a heap whose top is the shortest (the latest of equals) while over the bound
+  std::size_t found = 0;
+  const auto longer = [](const Kept& a, const Kept& b) {
+    const double la = a.second.to_s - a.second.from_s, lb = b.second.to_s - b.second.from_s;
+    return la > lb || (la == lb && a.first < b.first);
+  };
   std::map<std::uint32_t, sim::Time> down_since;
+  const auto band = [&](reports::Timeline::Band b) {
+    kept.emplace_back(found++, std::move(b));
+    std::push_heap(kept.begin(), kept.end(), longer);
+    if (kept.size() > kMost) {
+      std::pop_heap(kept.begin(), kept.end(), longer);
+      kept.pop_back();
+      ++t.bands_left_out;
+    }
+  };
   for (const auto& e : engine.trace().events()) {
+    if (e.kind != sim::trace_kind::node_pause && e.kind != sim::trace_kind::node_crash && e.kind != sim::trace_kind::node_restart) continue;
     const std::string node = engine.node_name(e.node);
     if (e.kind == sim::trace_kind::node_pause)
-      t.bands.push_back({node, seconds(e.at), seconds(e.at + sim::Duration{e.a}), "paused"});
+      band({node, seconds(e.at), seconds(e.at + sim::Duration{e.a}), "paused"});
     else if (e.kind == sim::trace_kind::node_crash)
       down_since[e.node] = e.at;
     else if (e.kind == sim::trace_kind::node_restart && down_since.count(e.node)) {
-      t.bands.push_back({node, seconds(down_since[e.node]), seconds(e.at), "down"});
+      band({node, seconds(down_since[e.node]), seconds(e.at), "down"});
       down_since.erase(e.node);
     }
   }
-  for (const auto& [node, since] : down_since) t.bands.push_back({engine.node_name(node), seconds(since), t.end_s, "down"});
+  for (const auto& [node, since] : down_since) band({engine.node_name(node), seconds(since), t.end_s, "down"});
+  std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.first < b.first; });
+  for (auto& [at, b] : kept) t.bands.push_back(std::move(b));
   std::map<std::string, int> per_key;
   std::map<std::string, std::pair<sim::Time, std::int64_t>> first_of;  // each key's first row (inserted, id), seeded ones too
   for (const auto& row : rows) {
-    const auto& key = std::get<std::string>(row.row.values.at("open_id"));
+    const std::string key = std::get<std::string>(row.row.values.at("open_id"));  // at() gives a copy
     ++per_key[key];
     const std::pair at{row.origin.inserted_at, row.row.id};
     if (auto [it, fresh] = first_of.try_emplace(key, at); !fresh && at < it->second) it->second = at;
   }
   std::set<std::string> inserted_duplicates;  // by their origin
   for (const auto& row : rows) {  // the trial's own inserts: a seeded row was there before it began
-    const auto& key = std::get<std::string>(row.row.values.at("open_id"));
+    const std::string key = std::get<std::string>(row.row.values.at("open_id"));  // at() gives a copy
     if (per_key[key] < 2 || row.origin.transaction == 0) continue;
     const bool first = first_of.at(key) == std::pair{row.origin.inserted_at, row.row.id};
     t.inserts.push_back({row.row.id, who_of(row.origin.who), seconds(row.origin.inserted_at), key, first});

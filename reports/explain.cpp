@@ -915,6 +915,8 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
                           earlier == 1 ? "" : "s");
   if (t.calls_left_out > 0)
     folded += fmt::format("{}{} call{} not kept", folded.empty() ? "" : "; ", t.calls_left_out, t.calls_left_out == 1 ? "" : "s");
+  if (t.bands_left_out > 0)
+    folded += fmt::format("{}{} shorter pauses or crashes not kept", folded.empty() ? "" : "; ", t.bands_left_out);
   if (shown.empty()) folded = "nothing to draw: no lock holds, statements, calls, pauses or duplicate inserts were recorded";
   // The last lane's words run past its column: room for them at the right, and for the note
   // below the diagram.

@@ -227,6 +227,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   std::stable_sort(bands.begin(), bands.end(), [](const auto* a, const auto* b) { return a->from_s < b->from_s; });
   for (const auto* b : bands) out.bands.push_back(*b);
   out.calls_left_out = t.calls_left_out;
+  out.bands_left_out = t.bands_left_out;
 
   // What is left out, counted.
   std::vector<std::string> op_list;  // in order: "op 9" before "op 10"
@@ -259,6 +260,9 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   if (t.messages.size() > out.messages.size())
     parts.push_back(fmt::format("{} calls of other operations", grouped(t.messages.size() - out.messages.size())));
   if (!parts.empty()) f.left_out.push_back(fmt::format("Left out: {}.", fmt::join(parts, "; ")));
+  if (t.bands_left_out > 0)
+    f.left_out.push_back(fmt::format("{} shorter pauses or crashes of the trial were not kept (past the {} longest).",
+                                     grouped(t.bands_left_out), Timeline::kMostKept));
   if (t.calls_left_out > 0)
     f.left_out.push_back(fmt::format("{} calls of the trial were not kept (past the bound of calls a trial keeps), so some of the "
                                      "story's calls may be missing.",

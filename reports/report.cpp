@@ -9,6 +9,7 @@
 #include <iterator>
 #include <sstream>
 #include <map>
+#include <set>
 
 #include "reports/focus.hpp"
 #include "reports/html.hpp"
@@ -427,14 +428,32 @@ std::string markdown(const RunResults& r, const std::vector<std::string>& pictur
         "they fired.\n\n";
   md += time_table(r, time_parts(r));
   std::string notes;  // every metric measured here, from the registry
-  for (const auto& note : r.metrics) {
-    bool measured = false;
-    for (const auto& s : r.strategies)
+  {
+    // The notes by name, families (errors.<kind>) apart: a lookup per count, not a scan of
+    // every note per count (a Lua workload may declare thousands of metrics).
+    std::map<std::string, const MetricNote*> by_name;
+    std::vector<std::pair<std::string, const MetricNote*>> families;  // "errors." -> errors.<kind>
+    for (const auto& note : r.metrics) {
+      if (const auto family = note.name.find('<'); family != std::string::npos)
+        families.emplace_back(note.name.substr(0, family), &note);
+      else
+        by_name.emplace(note.name, &note);
+    }
+    const auto note_of = [&](const std::string& name) -> const MetricNote* {
+      if (const auto it = by_name.find(name); it != by_name.end()) return it->second;
+      for (const auto& [prefix, note] : families)
+        if (name.size() > prefix.size() && name.starts_with(prefix)) return note;
+      return nullptr;
+    };
+    std::set<const MetricNote*> measured;
+    for (const auto& s : r.strategies) {
       for (const auto& [name, m] : s.counts)
-        if (r.note(name) == &note) measured = true;
-    for (const auto& s : r.strategies)
-      if (s.figures.count(note.name)) measured = true;
-    if (measured) notes += fmt::format("- `{}` ({}): {}\n", note.name, note.unit, note.meaning);
+        if (const MetricNote* n = note_of(name)) measured.insert(n);
+      for (const auto& [name, v] : s.figures)
+        if (const auto it = by_name.find(name); it != by_name.end()) measured.insert(it->second);
+    }
+    for (const auto& note : r.metrics)
+      if (measured.count(&note)) notes += fmt::format("- `{}` ({}): {}\n", note.name, note.unit, note.meaning);
   }
   if (!notes.empty()) md += "Metrics measured here (docs/metrics.md has them all):\n\n" + notes + "\n";
   for (const auto& e : r.expectations)

@@ -157,6 +157,10 @@ struct Timeline {
   /// Calls `messages` leaves out: involved ones past its bound, and any the trial's call log
   /// did not keep (past its own bound of kept calls), to say so.
   std::uint64_t calls_left_out = 0;
+  /// Pauses and crashes the trial had past what `bands` keeps (the kMostKept longest), to say
+  /// so: a trial with a GC pause every millisecond has millions.
+  static constexpr std::size_t kMostKept = 2000;
+  std::uint64_t bands_left_out = 0;
   std::uint64_t operations = 0;  // the trial's client operations, all of them
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };

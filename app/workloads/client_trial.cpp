@@ -36,8 +36,9 @@ TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s,
       }
     }
   } shutdown_first{deployment.engine()};
-  // The memory budget counts the strategy's own state too: a script's Lua state.
-  deployment.engine().count_memory([&] { return deployment.memory_held() + strategy->bytes_held(); });
+  // The memory budget counts the strategy's own state too: a script's Lua state, and the effects
+  // it reported (effect() values of a megabyte each add up).
+  deployment.engine().count_memory([&] { return deployment.memory_held() + strategy->bytes_held() + env.effects_bytes(); });
   deployment.serve(*strategy);
   inject_faults(s, deployment.fault_surface());
   deployment.start();

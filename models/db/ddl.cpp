@@ -11,10 +11,6 @@ namespace {
 
 std::string quoted(const std::string& name) { return "\"" + sql::escaped(name) + "\""; }
 
-void expression_columns(const Expr& e, std::vector<std::string>& out) {
-  if (e.kind == Expr::Kind::column || e.kind == Expr::Kind::inserted) out.push_back(e.column);
-  for (const auto& a : e.args) expression_columns(a, out);
-}
 
 void add_index(const Statement& st, std::vector<TableSchema>& tables) {
   auto t = std::find_if(tables.begin(), tables.end(), [&](const auto& x) { return x.name == st.table; });
@@ -52,7 +48,7 @@ IndexDef further_index(const Statement& st) {
 
 std::vector<std::string> index_columns(const IndexDef& index) {
   std::vector<std::string> out = index.columns;
-  if (index.where) expression_columns(*index.where, out);
+  if (index.where) columns_of(*index.where, out);
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "models/db/expr.hpp"
 #include "models/db/row_values.hpp"
+#include "sim/process.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <limits>
 
 namespace models::db {
@@ -77,10 +79,19 @@ std::optional<Value> arith(const Expr& e, Int x, Int y, const char* division_by_
   }
 }
 
-// LIKE over bytes: `%` any run, `_` one byte, `\` takes the next byte as it is.
+// LIKE over bytes: `%` any run, `_` one byte, `\` takes the next byte as it is. Its steps are
+// work, as a row a scan visits is (a hundred steps a unit): a long pattern against a long value
+// takes seconds, which the event budget then counts (docs/limits.md, "Bounds on a run").
 bool like(std::string_view s, std::string_view p) {
+  constexpr std::uint64_t kStepsPerUnit = 100, kChargeEvery = std::uint64_t{1} << 16;
+  std::uint64_t steps = 0;
+  const auto done = [&](bool matched) {
+    sim::work(steps % kChargeEvery / kStepsPerUnit);  // what is left of the steps since the last charge
+    return matched;
+  };
   std::size_t si = 0, pi = 0, star_p = std::string_view::npos, star_s = 0;
   while (si < s.size()) {
+    if (++steps % kChargeEvery == 0) sim::work(kChargeEvery / kStepsPerUnit);
     if (pi < p.size() && p[pi] == '%') {
       star_p = ++pi;
       star_s = si;
@@ -95,12 +106,12 @@ bool like(std::string_view s, std::string_view p) {
         continue;
       }
     }
-    if (star_p == std::string_view::npos) return false;
+    if (star_p == std::string_view::npos) return done(false);
     pi = star_p;
     si = ++star_s;
   }
   while (pi < p.size() && p[pi] == '%') ++pi;
-  return pi == p.size();
+  return done(pi == p.size());
 }
 
 std::string quoted(const Value& v) {
@@ -313,6 +324,11 @@ std::string to_string(const Expr& e) {
     }
   }
   return "?";
+}
+
+void columns_of(const Expr& e, std::vector<std::string>& out) {
+  if (e.kind == Expr::Kind::column || e.kind == Expr::Kind::inserted) out.push_back(e.column);
+  for (const auto& a : e.args) columns_of(a, out);
 }
 
 }  // namespace models::db

@@ -89,6 +89,9 @@ struct Scope {
   const char* division_by_zero = nullptr;
 };
 
+/// Adds every column `e` reads (VALUES(col) names one of the INSERT's) to `out`.
+void columns_of(const Expr& e, std::vector<std::string>& out);
+
 /// An expression's value; nullopt is NULL (a column or `?` holding Null reads as nullopt).
 /// Throws ExprError.
 std::optional<Value> evaluate(const Expr& e, const Scope& scope);

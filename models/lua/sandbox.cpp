@@ -390,6 +390,13 @@ std::string escaped(std::string_view text) {
 std::string error_text(lua_State* L, const Runtime& rt) {
   std::string text = escaped(error_text_of(L, rt));
   if (text.empty()) text = "an error with an empty message";
+  // A message of megabytes (error(string.rep('e', 1e7))) is cut: it goes into a line, a report and results.json.
+  constexpr std::size_t kMostShown = 1000;
+  if (text.size() > kMostShown) {
+    std::size_t cut = kMostShown;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // a whole UTF-8 character
+    text = fmt::format("{}... ({} bytes in all)", text.substr(0, cut), text.size());
+  }
   if (!text.starts_with(rt.file + ":") && !has_position(text)) text = rt.file + ": " + text;
   return text;
 }

@@ -66,22 +66,30 @@ struct Misuse {
 };
 
 // A statement the server would refuse for the script's own mistake: a table or column that
-// does not exist (1146, 1054), a value the column cannot take (1366).
+// does not exist (1146, 1054; PostgreSQL's 42P01, 42703), a value the column cannot take (1366,
+// 22P02), as the engine numbers and words it.
 struct StatementMisuse {
   int code;
+  std::string sqlstate;
   std::string message;
+  bool postgresql = false;
 };
 
 // Checks `p` against the world's tables and converts `args` to the types of their columns, as
 // MySQL converts a number bound to a VARCHAR. Throws StatementMisuse.
-void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, const std::vector<db::TableSchema>& tables) {
+void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, const std::vector<db::TableSchema>& tables,
+                     db::Engine engine) {
   using K = db::Statement::Kind;
   const db::Statement& st = p.statement;
   if (st.kind == K::begin || st.kind == K::commit || st.kind == K::rollback || st.kind == K::set_isolation ||
       st.kind == K::set_timeout || st.kind == K::advisory || st.kind == K::savepoint)  // on no table (an advisory key is a bigint: the engine checks it)
     return;
+  if (st.table.empty()) return;  // a statement on no table (SELECT 1 + 1 AS n, a SET): the engine answers it as a session's
+  const bool pg = engine == db::Engine::postgresql;
   auto t = std::find_if(tables.begin(), tables.end(), [&](const db::TableSchema& x) { return x.name == st.table; });
-  if (t == tables.end()) throw StatementMisuse{1146, fmt::format("Table '{}' doesn't exist", st.table)};
+  if (t == tables.end())
+    throw StatementMisuse{1146, "42P01",
+                          pg ? fmt::format("relation \"{}\" does not exist", st.table) : fmt::format("Table '{}' doesn't exist", st.table), pg};
   const auto text_column = [&](const std::string& column) {  // nullopt: no such column
     if (column == "id" && t->has_column(column)) return std::optional<bool>(false);
     if (column == t->key_column) return std::optional<bool>(t->key_text);
@@ -90,12 +98,20 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
     return std::optional<bool>(std::holds_alternative<std::string>(c->second));
   };
   const auto check = [&](const std::string& column) {
-    if (!text_column(column)) throw StatementMisuse{1054, fmt::format("Unknown column '{}' in 'field list'", column)};
+    if (!text_column(column))
+      throw StatementMisuse{1054, "42703",
+                            pg ? fmt::format("column \"{}\" does not exist", column) : fmt::format("Unknown column '{}' in 'field list'", column), pg};
   };
   for (const auto& c : st.where) check(c.column);
   for (const auto& [column, value] : st.values) check(column);
   for (const auto& [column, value] : st.on_update) check(column);
-  for (const auto& column : p.columns) check(column);
+  // A select list's computed column (`v - 1 AS w`) is named by its alias: the columns it reads are checked.
+  const auto& computed = st.more().computed;
+  std::vector<std::string> read;
+  for (const auto& [name, e] : computed) db::columns_of(e, read);
+  for (const auto& column : read) check(column);
+  for (const auto& column : p.columns)
+    if (std::none_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == column; })) check(column);
   for (std::size_t i = 0; i < args.size() && i < p.params.size(); ++i) {
     const db::sql::Param& param = p.params[i];
     const std::string& column = param.in == db::sql::Param::In::where ? st.where.at(param.where_index).column : param.column;
@@ -107,7 +123,9 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
       std::int64_t n = 0;
       const auto [end, err] = std::from_chars(str->data(), str->data() + str->size(), n);
       if (err != std::errc() || end != str->data() + str->size() || str->empty())
-        throw StatementMisuse{1366, fmt::format("Incorrect integer value: '{}' for column '{}'", *str, column)};
+        throw StatementMisuse{1366, "22P02",
+                              pg ? fmt::format("invalid input syntax for type bigint: \"{}\"", *str)
+                                 : fmt::format("Incorrect integer value: '{}' for column '{}'", *str, column), pg};
       args[i] = n;
     }
   }
@@ -212,7 +230,10 @@ int api(lua_State* L) {
       push_error(L, e.sqlstate().c_str(), e.message() + " at position " + std::to_string(e.position()));
       results = -1;
     } catch (const StatementMisuse& e) {
-      push_error(L, e.code, e.message);
+      if (e.postgresql)
+        push_error(L, e.sqlstate.c_str(), e.message);  // {code = "42703", ...}, as the server's own errors
+      else
+        push_error(L, e.code, e.message);
       results = -1;
     } catch (const db::SqlError& e) {
       if (e.engine() == db::Engine::postgresql)
@@ -615,7 +636,7 @@ class ScriptStrategy : public Strategy {
     std::vector<db::Value> args;
     for (int i = first + 1; i <= lua_gettop(L); ++i)  // nil binds NULL
       args.push_back(lua_isnil(L, i) ? db::Value{db::Null{}} : arg_value(L, i, i - first));
-    check_statement(p, args, self.tables_);
+    check_statement(p, args, self.tables_, c.engine());
     const db::Statement st = db::sql::bind(p, args);
     using K = db::Statement::Kind;
     const bool write = (st.kind == K::insert || st.kind == K::insert_if_absent || st.kind == K::update || st.kind == K::remove) &&
@@ -1021,6 +1042,14 @@ class ScriptStrategy : public Strategy {
     const db::Value value = lua_isnoneornil(L, 2) ? db::Value{std::int64_t{0}} : arg_value(L, 2, 2);
     constexpr std::size_t kMostEffects = 1'000'000;
     if (inv.strategy->env_.effects().size() >= kMostEffects) throw Misuse{fmt::format("effect: at most {} effects in a trial", kMostEffects)};
+    // The effects are held to the end of the trial: they count in its memory budget (Env's
+    // effects_bytes), and a call that would take them past a quarter of the script's cap is
+    // refused before they grow inside one request, where no budget check runs; the workload's
+    // check, whose own cap is the same, reads them all.
+    const std::size_t most = inv.strategy->rt_.limits.memory_bytes / 4;
+    const std::size_t bytes = name.size() + (std::holds_alternative<std::string>(value) ? std::get<std::string>(value).size() : 0);
+    if (inv.strategy->env_.effects_bytes() + bytes > most)
+      throw Misuse{fmt::format("effect: the effects of a trial may hold at most {} MiB (a quarter of its memory budget)", most >> 20)};
     inv.strategy->env_.note_effect(
         {.name = name, .value = value, .operation = inv.request->operation, .attempt = inv.request->attempt, .at = sim::now()});
     return 0;

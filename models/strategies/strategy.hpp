@@ -167,8 +167,14 @@ class Env {
     return workload_ == nullptr ? std::vector<std::pair<std::string, db::Value>>{} : workload_->draw(seed_, request);
   }
   /// An external side effect a handler reported (a card charged, a job run), for the workload's check.
-  void note_effect(workloads::Effect effect) { effects_.push_back(std::move(effect)); }
+  void note_effect(workloads::Effect effect) {
+    effects_bytes_ += sizeof(workloads::Effect) + effect.name.capacity() +
+                      (std::holds_alternative<std::string>(effect.value) ? std::get<std::string>(effect.value).capacity() : 0);
+    effects_.push_back(std::move(effect));
+  }
   const std::vector<workloads::Effect>& effects() const { return effects_; }
+  /// What the effects noted so far hold, as the memory budget counts them.
+  std::uint64_t effects_bytes() const { return effects_bytes_; }
 
  private:
   // The only writers of the observations: the lock clients, and the handler (drops).
@@ -182,6 +188,7 @@ class Env {
   const workloads::Workload* workload_ = nullptr;
   std::uint64_t seed_ = 0;
   std::vector<workloads::Effect> effects_;
+  std::uint64_t effects_bytes_ = 0;
   std::map<std::size_t, std::unique_ptr<redis::Redlock>> redlocks_;  // by app node index
   // Per (app node, worker): sessions in use; those of a crashed node are kept, unused,
   // since messages in flight may still name them.

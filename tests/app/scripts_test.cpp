@@ -537,3 +537,32 @@ end
   TempScript undeclared(std::string(kHeader) + "function bind(req) return 'already_bound' end\n");
   CHECK(total(run(undeclared), "script_errors") > 0);
 }
+
+TEST_CASE("an error of megabytes is cut where it is told, with its size") {
+  TempScript big(std::string(kHeader) + "function bind(req)\n  error(string.rep('e', 3000000), 0)\nend\n");
+  const auto r = run(big, small_world(1));
+  REQUIRE(!r.examples.empty());
+  CHECK(r.examples.front().size() < 2000);
+  CHECK_THAT(r.examples.front(), Catch::Contains("... (3000000 bytes in all)"));
+}
+
+TEST_CASE("a Lua strategy's db.* runs what a session step runs: computed columns, statements on no table, the engine's own codes") {
+  // The same checks on either engine; the INSERT in its dialect, and the codes each gives.
+  const auto script = [](const std::string& insert, const std::string& no_column, const std::string& no_table) {
+    return std::string(kHeader) + "function bind(req)\n"
+           "  assert(db.query('SELECT 9223372036854775800 + 1 AS w')[1].w == 9223372036854775801)\n"
+           "  db.exec('" + insert + "', req.open_id, req.device)\n"
+           "  assert(#db.query('SELECT id - 1 AS w FROM t_account') >= 1)\n"
+           "  local ok, e = pcall(db.query, 'SELECT nope FROM t_account')\n"
+           "  assert(not ok and e.code == " + no_column + ", 'code ' .. tostring(e.code))\n"
+           "  ok, e = pcall(db.query, 'SELECT id FROM t_nowhere')\n"
+           "  assert(not ok and e.code == " + no_table + ", 'code ' .. tostring(e.code))\n"
+           "end\n";
+  };
+  TempScript mariadb(script("INSERT INTO t_account (open_id, device) VALUES (?, ?)", "1054", "1146"));
+  CHECK(total(run(mariadb), "script_errors") == 0);
+  json world = small_world();
+  world["database"] = {{"engine", "postgresql"}};
+  TempScript postgresql(script("INSERT INTO t_account (open_id, device) VALUES ($1, $2)", "'42703'", "'42P01'"));
+  CHECK(total(run(postgresql, world), "script_errors") == 0);
+}

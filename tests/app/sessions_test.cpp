@@ -304,3 +304,14 @@ TEST_CASE("a step woken by a commit is applied when the lock is free, before its
   CHECK(step_of(r, 9).error == 1062);  // a failure made nothing
   CHECK(step_of(r, 9).applied_ms < 0);
 }
+
+TEST_CASE("a LIKE's matching is work the event budget counts: a long pattern against a long value ends the trial") {
+  json database = {{"tables", {"CREATE TABLE w (id BIGINT AUTO_INCREMENT PRIMARY KEY, v TEXT NOT NULL)"}},
+                   {"rows", {{"w", {{{"v", std::string(60000, 'a')}}}}}}};
+  json doc = sessions({step("s1", "SELECT id FROM w WHERE v LIKE '%" + std::string(30000, 'a') + "b'")}, database);
+  doc["event_budget"] = 1000;
+  const auto r = run(doc);
+  REQUIRE(r.strategies.size() == 1);
+  CHECK(r.strategies.front().counts.at("unfinished_runs").total == 1);
+  CHECK(step_of(r, 1).finished_ms < 0);  // stopped inside its LIKE
+}

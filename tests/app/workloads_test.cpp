@@ -526,3 +526,21 @@ TEST_CASE("a Lua workload's attempts are told by their request's fields, not by 
   }
   CHECK(attempts == 8);
 }
+
+TEST_CASE("a metric declared with an empty name is refused as empty") {
+  std::string text = counter_workload();
+  text.replace(text.find("name = \"effects_seen\""), std::string("name = \"effects_seen\"").size(), "name = \"\"");
+  CHECK_THAT(workload_refusal(text), Catch::Contains("metrics[3].name: expected a non-empty string, got an empty one"));
+}
+
+TEST_CASE("the effects a strategy reports count in the trial's memory budget") {
+  TempLua workload(counter_workload());
+  // 2,000 effects of 100 kB in each of 8 operations would hold 1.6 GB.
+  TempLua hoarder(strategy_for(workload.name(), "  local big = string.rep('e', 100000)\n  for i = 1, 2000 do effect('added', big) end"));
+  json doc = world(workload, {&hoarder}, 1);
+  doc["memory_budget_mb"] = 64;
+  const auto r = locksim::run_scenario(load(doc)).strategies.front();
+  CHECK(total(r, "script_errors") > 0);
+  REQUIRE(!r.examples.empty());
+  CHECK_THAT(r.examples.front(), Catch::Contains("effect: the effects of a trial may hold at most 16 MiB"));
+}

@@ -460,3 +460,15 @@ TEST_CASE("report.html tells each safe strategy's first trial, not only the viol
   CHECK_THAT(html, Catch::Contains("The unique index refused"));
   CHECK_THAT(html, !Catch::Contains("check-then-insert: its first trial, seed 1, had no finding"));
 }
+
+TEST_CASE("a trial of thousands of pauses keeps a story of bounded size, and says how many it left out") {
+  auto s = locksim::load_scenario(locksim::scenario_path("gc-pause-longer-than-lease"),
+                                  {R"(faults.gc_pauses={"interval": {"fixed_ms": 1}, "length": {"fixed_ms": 1}})"}, {"redlock"});
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const Timeline& t = results.strategies.front().timeline;
+  CHECK(t.bands.size() == Timeline::kMostKept);
+  CHECK(t.bands_left_out > 10'000);  // a pause every 2 ms on two app servers for about 85 s
+  CHECK(locksim::reports::narrate(t).size() <= 100);
+  CHECK_THAT(locksim::reports::sequence_svg(t, "one trial"), Catch::Contains("shorter pauses or crashes not kept"));
+}

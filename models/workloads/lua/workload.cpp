@@ -348,8 +348,9 @@ void read_metrics(lua_State* L, Workload& w) {
     MetricDecl m;
     const auto text = [&](const char* key, std::string& out) {
       rawfield(L, key);
-      if (lua_type(L, -1) != LUA_TSTRING || !lua::utf8(lua_tostring(L, -1)) || lua_rawlen(L, -1) == 0)
+      if (lua_type(L, -1) != LUA_TSTRING || !lua::utf8(lua_tostring(L, -1)))
         throw ScriptError(fmt::format("{}.{}: expected a string", where, key));
+      if (lua_rawlen(L, -1) == 0) throw ScriptError(fmt::format("{}.{}: expected a non-empty string, got an empty one", where, key));
       out = lua_tostring(L, -1);
       lua_pop(L, 1);
     };
