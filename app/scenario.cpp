@@ -574,45 +574,60 @@ json parse_bounded(const std::string& text, const std::string& where) {
   if (nesting_depth(text) > static_cast<std::size_t>(limits::max_json_depth))
     throw InputError(fmt::format("{}: expected JSON nested at most {} deep", where, limits::max_json_depth));
   // A key given twice in one object: JSON leaves it to the reader, and nlohmann's keeps the
-  // last silently; a scenario's author meant one of them, so neither is taken.
-  struct Frame {
-    bool object;
-    std::set<std::string> keys{};
-    std::string key{};
-    std::size_t index = 0;
-  };
-  std::vector<Frame> frames;
-  std::string twice;  // the JSON path of the first key given twice
-  const auto finished_child = [&] {
-    if (!frames.empty() && !frames.back().object) ++frames.back().index;
-  };
-  const json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: frames.push_back({true}); break;
-      case json::parse_event_t::array_start: frames.push_back({false}); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames.empty()) frames.pop_back();
-        finished_child();
-        break;
-      case json::parse_event_t::key: {
-        Frame& top = frames.back();
-        top.key = parsed.get<std::string>();
-        if (!top.keys.insert(top.key).second && twice.empty())
-          for (const Frame& f : frames) twice += "/" + (f.object ? f.key : std::to_string(f.index));
-        break;
-      }
-      case json::parse_event_t::value: finished_child(); break;
+  // last silently; a scenario's author meant one of them, so neither is taken. A SAX pass
+  // before the parse finds it (nlohmann's parser callback costs seconds over 100,000 objects).
+  struct KeysOnce : nlohmann::json_sax<json> {
+    struct Frame {
+      bool object;
+      std::set<std::string> keys{};
+      std::string key{};
+      std::size_t index = 0;
+    };
+    std::vector<Frame> frames;
+    std::string twice;  // the JSON path of the first key given twice
+    bool value() {
+      if (!frames.empty() && !frames.back().object) ++frames.back().index;
+      return true;
     }
-    return true;
-  };
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t&) override { return value(); }
+    bool string(string_t&) override { return value(); }
+    bool binary(binary_t&) override { return value(); }
+    bool start_object(std::size_t) override {
+      frames.push_back({true});
+      return true;
+    }
+    bool start_array(std::size_t) override {
+      frames.push_back({false});
+      return true;
+    }
+    bool end_object() override {
+      frames.pop_back();
+      return value();
+    }
+    bool end_array() override {
+      frames.pop_back();
+      return value();
+    }
+    bool key(string_t& name) override {
+      Frame& top = frames.back();
+      top.key = name;
+      if (top.keys.insert(name).second) return true;
+      for (const Frame& f : frames) twice += "/" + (f.object ? f.key : std::to_string(f.index));
+      return false;  // the first is the one told
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  } keys;
+  json::sax_parse(text, &keys);
+  if (!keys.twice.empty()) {
+    const std::string at = where.ends_with(": /") ? where.substr(0, where.size() - 1) : where + ": ";  // a file's root is "/"
+    throw InputError(fmt::format("{}{}: expected each key once in an object, got it twice", at, shown(keys.twice, 200)));
+  }
   try {
-    json doc = json::parse(text, note);
-    if (!twice.empty()) {
-      const std::string at = where.ends_with(": /") ? where.substr(0, where.size() - 1) : where + ": ";  // a file's root is "/"
-      throw InputError(fmt::format("{}{}: expected each key once in an object, got it twice", at, shown(twice, 200)));
-    }
-    return doc;
+    return json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     std::string why = e.what();
     if (why.size() > 160) why = why.substr(0, 160) + "...";
