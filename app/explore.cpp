@@ -177,7 +177,10 @@ sim::Chooser chooser_of(const Token& t, std::vector<Asked>* asked) {
     const auto it = state->deviations.find(state->asked++);
     // An option beyond this run's choice (a token shrunk on a smaller scenario): the default.
     const std::uint64_t v = it == state->deviations.end() || it->second >= n ? 0 : it->second;
-    if (asked != nullptr) asked->push_back({stream, v, seconds(sim::Engine::current()->now())});
+    if (asked != nullptr) {
+      const sim::Engine& engine = *sim::Engine::current();
+      asked->push_back({stream, v, seconds(engine.now()), n, stream == "sim.ties" ? engine.tied() : std::vector<std::string>{}});
+    }
     return v;
   };
 }
@@ -758,10 +761,9 @@ Replay replay(const Token& t) {
                                      ? " or a script it runs"
                                      : "",
                                  s.hash, t.scenario_hash));
-  Replay r{s, strategy_named(s, t.strategy), {}, {}};
-  std::vector<Asked> asked;
-  r.outcome = run_trial(s, r.strategy, t.seed, TraceKept::timeline, schedule_of(t), chooser_of(t, &asked));
-  r.outcome.timeline.schedule = describe_schedule(t.schedule, &asked, &r.outcome.timeline);
+  Replay r{s, strategy_named(s, t.strategy), {}, {}, {}};
+  r.outcome = run_trial(s, r.strategy, t.seed, TraceKept::timeline, schedule_of(t), chooser_of(t, &r.asked));
+  r.outcome.timeline.schedule = describe_schedule(t.schedule, &r.asked, &r.outcome.timeline);
   r.fired = fired_checkers(r.outcome, "any");
   return r;
 }

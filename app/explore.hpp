@@ -79,6 +79,8 @@ struct Asked {
   std::string stream;
   std::uint64_t option = 0;
   double at_s = 0;
+  std::uint64_t options = 0;  // how many it offered
+  std::vector<std::string> labels{};  // what each option is, where known (a tie: whose event)
 };
 /// A token's schedule in words, for a replay's title: "" for the seed's own order,
 /// "dfs: choice 9 takes option 1", "pct, depth 3". With what the run asked and its timeline,
@@ -188,6 +190,7 @@ struct Replay {
   StrategyChoice strategy;
   TrialOutcome outcome;
   std::vector<std::string> fired;
+  std::vector<Asked> asked;  // every enumerable choice a dfs schedule's run asked, in order
 };
 Replay replay(const Token& token);
 

@@ -29,6 +29,7 @@
 #include "reports/focus.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
+#include "app/serve.hpp"
 #include "app/scenario.hpp"
 #include "app/schema.hpp"
 #include "app/sweep.hpp"
@@ -591,6 +592,12 @@ int dispatch(int argc, char** argv) {
   replay_cmd->add_option("token", replay_token, "the token `explore` printed")->required();
   replay_cmd->add_flag("--check-determinism", replay_check, "run it twice and compare trace hashes");
 
+  locksim::ServeOptions serve_options;
+  auto* serve_cmd = app.add_subcommand("serve", "the workbench in the browser: run, step through and branch trials (docs/workbench.md)");
+  serve_cmd->add_option("--bind", serve_options.bind, "the address to listen on (default 127.0.0.1: this machine alone)");
+  serve_cmd->add_option("--port", serve_options.port, "the port (default 8080; 0: any free one)")->check(CLI::Range(0, 65535));
+  serve_cmd->add_option("--dir", serve_options.dir, "your own folder of scenarios and Lua files, which the page may open and save into");
+
   // A first word that is no command is named as such, not as a missing command.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
@@ -649,6 +656,11 @@ int dispatch(int argc, char** argv) {
   if (*sweep_cmd) return sweep(sweep_options);
   if (*explore_cmd) return explore(explore_options);
   if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
+  if (*serve_cmd)
+    return locksim::serve(serve_options, [](const std::string& url) {
+      fmt::print("locksim serve: {}  (Ctrl-C stops it)\n", url);
+      std::fflush(stdout);
+    });
   if (*rows_cmd) {
     const locksim::Scenario s = locksim::load_scenario(locksim::scenario_path(rows_scenario), rows_sets);
     locksim::write_rows_sql(s.deployment.database, std::cout);

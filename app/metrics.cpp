@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "app/input.hpp"
 #include "app/workload_kind.hpp"
@@ -139,14 +140,28 @@ std::size_t finding_rank(const std::string& name) {
   return static_cast<std::size_t>(std::find_if(f.begin(), f.end(), [&](const MetricInfo* m) { return m->name == base; }) - f.begin());
 }
 
+namespace {
+// Set once a server's trials may run while scenarios load (freeze_workload_metrics).
+std::atomic<bool> frozen{false};
+}  // namespace
+
+void freeze_workload_metrics() { frozen = true; }
+
 void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared) {
   Registry& r = registry();
   for (const auto& d : declared) {
     MetricInfo info{.name = d.name, .kind = MetricKind::count, .unit = d.unit, .meaning = d.meaning, .finding = d.finding};
     // A workload loaded before (another scenario of this process) may have declared it: its entry
-    // takes the newest declaration, and stays where it is.
+    // takes the newest declaration, and stays where it is. The same declaration again writes nothing.
     const auto earlier = std::find_if(r.all.begin() + static_cast<std::ptrdiff_t>(r.builtin), r.all.end(),
                                       [&](const MetricInfo& m) { return m.name == d.name; });
+    const bool same = earlier != r.all.end() && earlier->unit == info.unit && earlier->meaning == info.meaning &&
+                      earlier->finding == info.finding;
+    if (same) continue;
+    if (frozen)
+      throw InputError(fmt::format("{}: metrics: '{}' is declared anew since the server started (other trials read the metrics "
+                                   "as they run); restart `locksim serve` to load it",
+                                   file, d.name));
     if (earlier != r.all.end()) {
       *earlier = std::move(info);
       continue;

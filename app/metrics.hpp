@@ -64,6 +64,10 @@ bool fires(const std::string& name, double value);
 /// earlier workload of this process declared takes the new declaration. Throws InputError for a
 /// name a built-in metric has. Called while a scenario loads, never while trials run.
 void declare_workload_metrics(const std::string& file, const std::vector<models::workloads::MetricDecl>& declared);
+/// From now on a declaration that would change the metrics (a new name, another meaning) is
+/// refused with InputError, and the same one again writes nothing: what `locksim serve` sets
+/// once it has loaded its scenarios, since its trials read the metrics while others load.
+void freeze_workload_metrics();
 /// docs/metrics.md: the built-in metrics as a Markdown page.
 std::string metrics_markdown();
 

@@ -25,6 +25,7 @@
 #include "bench/sql_bench.hpp"
 #include "bench/scenario_bench.hpp"
 #include "bench/script_bench.hpp"
+#include "bench/workbench_bench.hpp"
 #include "bench/world_bench.hpp"
 #include "sim/sim.hpp"
 
@@ -665,6 +666,18 @@ int main(int argc, char** argv) {
   figures.push_back(figure("scripts.state_bytes", "resident bytes per live script state (one trial's Lua state)", scripts.state_bytes));
   figures.push_back(figure("scripts.first_trial_ms", "a new script: parse, load and its first account-bind trial, ms",
                            scripts.first_trial_ms));
+  const bench::WorkbenchFigures wb = bench::measure_workbench();
+  figures.push_back(figure("workbench.first_page_s", "`locksim serve` started, its page fetched, stopped: whole command, s (median of 3)",
+                           wb.first_page_s));
+  figures.push_back(figure("workbench.start_s", "the workbench made: every catalogue scenario loaded once, s", wb.start_s));
+  figures.push_back(figure("workbench.branch_ms_median",
+                           fmt::format("a click at a choice point answered with the new trial: the median of {} catalogue scenarios, ms",
+                                       wb.scenarios),
+                           wb.branch_ms_median, "<=", 200));
+  figures.push_back(figure("workbench.branch_ms_worst", "the same, the slowest scenario's (" + wb.worst + "), ms", wb.branch_ms_worst));
+  figures.push_back(figure("workbench.branch_under_200_ms", "catalogue scenarios whose click is answered within 200 ms",
+                           static_cast<double>(wb.under_200_ms)));
+  figures.push_back(figure("workbench.page_bytes", "the page's weight, bytes (CodeMirror aside, Debian's copy)", wb.page_bytes));
   fmt::print("median of {} runs each for (a) and (b)\n\n", kRepeats);
   bench::report(figures, machine());
   return 0;

@@ -587,6 +587,26 @@ const std::string& Engine::process_name(ProcessId process) const {
   return process_names_[process];
 }
 
+std::vector<std::string> Engine::tied() const {
+  std::vector<std::string> out;
+  if (!ordering_tie_) return out;
+  for (std::size_t i = ready_head_; i < ready_.size(); ++i) {
+    const Event& e = ready_[i];
+    const std::uint64_t target = e.a & kTargetMask;
+    switch (static_cast<EventKind>(e.a >> kKindShift)) {
+      case EventKind::wake:
+      case EventKind::kill: {
+        const Process* p = slots_[target].process;
+        out.push_back(p != nullptr ? process_names_[p->id] : std::string("a process that has finished"));
+        break;
+      }
+      case EventKind::callback: out.push_back("a delivery into " + node_name(callback_slot(target).node)); break;
+      case EventKind::node_resume: out.push_back(node_name(static_cast<NodeId>(target)) + " resumes"); break;
+    }
+  }
+  return out;
+}
+
 // --- Blocking --------------------------------------------------------------
 
 // Inline, with the message built out of line: it guards every wait and sleep.
@@ -728,10 +748,14 @@ void Engine::take_tied(Event& out) {
     f.ties.push_back({static_cast<std::uint32_t>(f.steps.size()), {}});
     for (std::size_t i = ready_head_; i < ready_.size(); ++i) f.ties.back().ready.push_back(ready_[i].seq);
     choices_.watch_draws(nullptr);
+    ordering_tie_ = true;
     pick = static_cast<std::size_t>(ties_.pick(n));
+    ordering_tie_ = false;
     choices_.watch_draws(&f.touched);
   } else {
+    ordering_tie_ = true;
     pick = static_cast<std::size_t>(ties_.pick(n));
+    ordering_tie_ = false;
   }
   const Event& picked = ready_[ready_head_ + pick];  // field by field: see take_next
   out.at = picked.at;

@@ -201,6 +201,11 @@ class Engine {
   /// its next wait (false outside any process).
   bool current_killed() const;
   const std::string& process_name(ProcessId process) const;
+  /// While the events ready at one instant are being ordered (the choice source's "sim.ties"
+  /// asks which runs first): whose each one is, in the order of the options: a process's name
+  /// ("client 0", "app-1.worker-1"), "a delivery into <node>" (a message, a timer of the node's
+  /// kernel side) or "<node> resumes". Empty at any other time. For a workbench's words.
+  std::vector<std::string> tied() const;
 
   // --- Time and callbacks ------------------------------------------------
   Time now() const { return from_ns(now_); }
@@ -348,6 +353,7 @@ class Engine {
   // Events at the current instant, in sequence order; the tie-break picks among them.
   std::vector<Event> ready_;
   std::size_t ready_head_ = 0;
+  bool ordering_tie_ = false;  // take_tied is asking the choice source (tied())
   std::int64_t now_ = 0;
   std::uint64_t events_ = 0;
   std::uint64_t run_start_events_ = 0;  // events_ when the current run() began
