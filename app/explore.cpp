@@ -268,6 +268,11 @@ Token parse_token(const std::string& text) {
     t.sets.push_back(std::move(*set));
   }
   t.schedule = parts[7];
+  try {
+    Schedule::parse(t.schedule);
+  } catch (const InputError& e) {
+    fail(std::string("its schedule ") + e.what());
+  }
   return t;
 }
 

@@ -485,8 +485,9 @@ int main(int argc, char** argv) {
   } catch (const locksim::reports::FolderError& e) {  // where the report goes is in the way
     return fail(locksim::shown(e.what(), 2000), kBadInput);
   } catch (const std::bad_alloc&) {
-    return fail(fmt::format("{}out of memory: the run needs more than this machine gives it (fewer clients, operations, trials or "
-                            "--jobs need less)",
+    return fail(fmt::format("{}out of memory: the run needs more than this machine gives it (less of clients.count, "
+                            "clients.operations, topology.app_servers, topology.workers (each client and worker is a simulated "
+                            "process with its own stack), trials or --jobs needs less)",
                             running_file.empty() ? "" : running_file + ": "),
                 kBadInput);
   } catch (const std::exception& e) {

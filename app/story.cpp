@@ -219,6 +219,8 @@ std::vector<reports::Timeline::Statement> involved_statements(const std::vector<
     st.cycle = whos_of(r.deadlock_cycle);
     st.undone = undone_name(r.undone);
     st.undone_rows = r.undone_rows;
+    for (const auto& l : s.locks_after) st.held.push_back({l.who, l.mode, l.table, l.index, l.entry});
+    st.held_cut = s.locks_after.size() == models::db::LoggedStatement::kLocksLogged;
     out.push_back(std::move(st));
   }
   return out;

@@ -272,37 +272,40 @@ json Workbench::run(const json& request) {
     jobs_[number] = job;
   }
   ++running_;
-  std::thread([job, s = std::move(s), running = &running_] {
-    run_slots().acquire();
-    const RunControl control{.jobs = 1,
-                             .stop = [job, deadline = Clock::now() + std::chrono::seconds(static_cast<int>(kRunSeconds))] {
-                               return job->cancel.load() || Clock::now() >= deadline;
-                             },
-                             .progress = [job](std::size_t done, std::size_t total) {
-                               job->done = done;
-                               job->total = total;
-                             }};
-    std::string result, error;
-    const bool cancelled = job->cancel.load();
-    if (!cancelled) {
-      {
-        std::lock_guard lock(job->mutex);
-        job->state = "running";
-      }
-      try {
-        result = reports::to_json(run_scenario(s, control));
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-    }
-    run_slots().release();
+  // The thread lets go of everything it holds before it counts itself out: once running_ is
+  // 0, the workbench may be gone and the process may end.
+  std::thread([job, scenario = std::make_shared<const Scenario>(std::move(s)), running = &running_]() mutable {
     {
+      run_slots().acquire();
+      const RunControl control{.jobs = 1,
+                               .stop = [job, deadline = Clock::now() + std::chrono::seconds(static_cast<int>(kRunSeconds))] {
+                                 return job->cancel.load() || Clock::now() >= deadline;
+                               },
+                               .progress = [job](std::size_t done, std::size_t total) {
+                                 job->done = done;
+                                 job->total = total;
+                               }};
+      std::string result, error;
+      if (!job->cancel.load()) {
+        {
+          std::lock_guard lock(job->mutex);
+          job->state = "running";
+        }
+        try {
+          result = reports::to_json(run_scenario(*scenario, control));
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      }
+      run_slots().release();
       std::lock_guard lock(job->mutex);
       job->result = std::move(result);
       job->error = std::move(error);
       job->state = job->cancel.load() ? "cancelled" : job->error.empty() ? "done" : "failed";
+      job->finished = true;
     }
-    job->finished = true;
+    scenario.reset();
+    job.reset();
     --*running;
   }).detach();
   return {{"job", number}};

@@ -3,6 +3,10 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <atomic>
+
+#include "sim/errors.hpp"
+
 namespace models {
 
 Node* FaultSurface::find(const std::string& name) const {
@@ -29,7 +33,13 @@ std::uint64_t bytes_held(const db::Server& database) {
 
 void load_tables(db::Server& server, const DatabaseSetup& setup) {
   for (const db::TableSchema& table : setup.tables) server.create_table(table);
-  for_each_seed_row(setup.rows, setup.legacy, [&](const SeedRow& row) { server.database().load_row(row.table, row.values, row.origin); });
+  // Millions of legacy rows take seconds: a run's --time deadline stops the trial here too.
+  const std::atomic<bool>* interrupt = server.node().engine().config().interrupt;
+  std::uint64_t loaded = 0;
+  for_each_seed_row(setup.rows, setup.legacy, [&](const SeedRow& row) {
+    if (++loaded % 4096 == 0 && interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) throw sim::Interrupted();
+    server.database().load_row(row.table, row.values, row.origin);
+  });
 }
 
 Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config, const strategies::Needs& needs)

@@ -232,6 +232,35 @@ std::string duplicate_story(const Timeline& t) {
   return out;
 }
 
+// The locks of a lock table, holder by holder: "s1: X on t.PRIMARY (1), X on t.uk ('a', 1);
+// s2: S gap on t.uk gap before ('b', 2)"; "none".
+std::string held_by_each(const Timeline::Statement& st) {
+  const std::vector<HeldLock>& held = st.held;
+  if (held.empty()) return "none";
+  std::vector<std::pair<std::string, std::vector<std::string>>> by;  // in the order holders first appear
+  for (const HeldLock& l : held) {
+    auto it = std::find_if(by.begin(), by.end(), [&](const auto& b) { return b.first == l.who; });
+    if (it == by.end()) it = by.insert(by.end(), {l.who, {}});
+    it->second.push_back(held_words(l));
+  }
+  std::vector<std::string> parts;
+  for (const auto& [who, locks] : by) parts.push_back(fmt::format("{}: {}", who, fmt::join(locks, ", ")));
+  return fmt::format("{}{}", fmt::join(parts, "; "), st.held_cut ? fmt::format("; and more (the first {} locks)", held.size()) : "");
+}
+
+// What `who` held when the statement `st` ended, as the lock table just before then showed it
+// (the last statement that answered earlier): "X on t.PRIMARY (1)"; empty where none is known.
+std::string held_before(const Timeline& t, const Timeline::Statement& st, const std::string& who) {
+  const Timeline::Statement* last = nullptr;
+  for (const auto& other : t.statements)
+    if (other.to_s < st.to_s && &other != &st && (last == nullptr || other.to_s >= last->to_s)) last = &other;
+  if (last == nullptr) return "";
+  std::vector<std::string> mine;
+  for (const HeldLock& l : last->held)
+    if (l.who == who) mine.push_back(held_words(l));
+  return fmt::format("{}", fmt::join(mine, ", "));
+}
+
 // The lock each member of a deadlock's cycle waited for when the cycle closed, from its own
 // statements: "s2 waited for X on t.uk ('a'), behind s1" (the last wait of each, up to the
 // victim's statement). Empty where the trial kept none of them.
@@ -244,7 +273,9 @@ std::string cycle_waits(const Timeline& t, const Timeline::Statement& st) {
     if (last == nullptr) continue;
     const LockWait& w = last->waits.back();
     const std::string place = w.table.empty() ? "" : w.index.empty() ? w.table + " " : w.table + "." + w.index + " ";
-    sides.push_back(fmt::format("{} ran {} and waited for {} on {}{}{}", who.lane, last->sql, w.mode, place, w.entry,
+    const std::string held = held_before(t, st, who.text);
+    sides.push_back(fmt::format("{}{} ran {} and waited for {} on {}{}{}", who.lane, held.empty() ? "" : ", holding " + held, last->sql,
+                                w.mode, place, w.entry,
                                 w.behind.empty() ? std::string() : fmt::format(", a lock {} held", fmt::join(w.behind, " and "))));
   }
   return sides.empty() ? std::string() : fmt::format(" Its locks: {}.", fmt::join(sides, "; "));
@@ -444,6 +475,8 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
     if (!st.undone.empty()) line += fmt::format(" (rolled back the {})", undone_words(st));
     for (const auto& w : st.waits) line += fmt::format("\n{:13}  waited for {}", "", wait_words(w));
     if (!st.cycle.empty()) line += fmt::format("\n{:13}  deadlock cycle: {} (victim: {})", "", fmt::join(texts_of(st.cycle), " -> "), st.cycle.front().text);
+    // A session's step (no client's operation): the locks each transaction holds after it.
+    if (st.who.operation < 0 && st.who.worker == 0) line += fmt::format("\n{:13}  locks held once it answered: {}", "", held_by_each(st));
     lines.emplace_back(st.from_s, std::move(line));
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

@@ -65,6 +65,11 @@ std::string wait_words(const LockWait& w) {
                      w.behind.empty() ? std::string("nobody") : fmt::format("{}", fmt::join(w.behind, ", ")), w.waited_ms);
 }
 
+std::string held_words(const HeldLock& l) {
+  const std::string place = l.table.empty() ? "" : l.index.empty() ? l.table + " " : l.table + "." + l.index + " ";
+  return fmt::format("{} on {}{}", l.mode, place, l.entry);
+}
+
 std::string to_text(const Cell& cell) {
   if (std::holds_alternative<std::nullptr_t>(cell)) return "NULL";
   if (const auto* n = std::get_if<std::int64_t>(&cell)) return std::to_string(*n);

@@ -49,6 +49,16 @@ struct LockWait {
 /// A lock wait in a few words: "X on t.PRIMARY (2), behind s1, 12.0 ms".
 std::string wait_words(const LockWait& wait);
 
+/// A lock a session held, as the database's lock table listed it.
+struct HeldLock {
+  std::string who;           // the holder's origin: "s1", "app-1 worker 2, client 7, op 7 attempt 1"
+  std::string mode;          // as LockWait's: "X", "S gap", "FOR UPDATE", "ExclusiveLock"
+  std::string table, index;  // index: "" where the engine locks rows, not index entries (PostgreSQL)
+  std::string entry;         // "(2)", "gap before ('x', 3)", "row (2)", "advisory key 7"
+};
+/// A held lock in a few words: "X on t.PRIMARY (2)", "FOR UPDATE on t row (2)".
+std::string held_words(const HeldLock& lock);
+
 /// One trial drawn as a picture: who believed they held which lock when (with the lease the
 /// service granted, where known), nodes paused or down, and the duplicate inserts.
 struct Timeline {
@@ -125,6 +135,10 @@ struct Timeline {
     std::vector<Who> cycle{};       // 1213: who was on the cycle, the victim first
     std::string undone{};           // what its failure rolled back: "statement", "transaction"; empty: nothing
     std::int64_t undone_rows = 0;   // the row changes it rolled back
+    /// The locks every session held once it answered (the database's lock table then, its
+    /// first 40): what each transaction holds after each step.
+    std::vector<HeldLock> held{};
+    bool held_cut = false;  // the lock table had more than those
   };
   /// A request and its reply between two participants: a client's attempt and the app worker
   /// that took it up, a worker's command and the Redis node, ZooKeeper or etcd it went to.

@@ -22,6 +22,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Timeline::Statement::Kind, {{Timeline::Statement::K
                                                          {Timeline::Statement::Kind::write, "write"},
                                                          {Timeline::Statement::Kind::other, "other"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LockWait, mode, table, index, entry, behind, waited_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HeldLock, who, mode, table, index, entry)
 // Nobody (no DEL removed a hold's lock) is null; someone is every part.
 inline void to_json(nlohmann::json& j, const Timeline::Who& w) {
   if (w.empty()) {
@@ -47,7 +48,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Bar, lock, holder, from_s, to_s, le
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Band, node, from_s, to_s, kind)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Mark, row, who, at_s, key, first)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, kind, rows, affected, insert_id, warnings, error, code,
-                                   message, waits, waited_for, cycle, undone, undone_rows)
+                                   message, waits, waited_for, cycle, undone, undone_rows, held, held_cut)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Message, from, to, request, reply, sent_s, arrived_s, taken_s, replied_s, returned_s,
                                    gave_up_s, operation, attempt)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, seed, schedule, end_s, bars, bands, inserts, statements, messages, calls_left_out,

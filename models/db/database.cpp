@@ -848,6 +848,19 @@ class InnoDb final : public Database::Model {
     return w;
   }
 
+  std::vector<HeldLock> locks(std::size_t most) const override {
+    std::vector<HeldLock> out;
+    for (const auto& [name, t] : tables)
+      for (std::size_t index = 0; index < t.locks.size(); ++index)
+        for (const Lock& l : t.locks[index]) {
+          if (!l.granted || l.insert_intention) continue;
+          if (out.size() == most) return out;
+          const LockWait w = describe(t, static_cast<int>(index), l);
+          out.push_back({who(l.txn), w.table, w.index, w.entry, w.mode});
+        }
+    return out;
+  }
+
   // Requests `want`; blocks the calling process while it must wait, and records the wait
   // in txn.waits. Throws Failure (deadlock: the transaction is already rolled back; lock
   // wait timeout).
@@ -2786,6 +2799,8 @@ void Database::close(SessionId session) { model_->close(session); }
 bool Database::in_transaction(SessionId session) const { return model_->in_transaction(session); }
 
 bool Database::holds_advisory(SessionId session, std::int64_t key) const { return model_->holds_advisory(session, key); }
+
+std::vector<HeldLock> Database::locks(std::size_t most) const { return model_->locks(most); }
 
 void Database::for_each_committed(const std::string& table, const RowVisitor& visit) const { model_->for_each(table, false, visit); }
 

@@ -413,6 +413,14 @@ const char* sqlstate(Code code);
 /// MariaDB's 1467 for a victim that was waiting for a table's AUTO-INC lock.
 inline bool deadlock_victim(Code code) { return code == Code::deadlock || code == Code::autoinc_failed; }
 
+/// A lock a session holds, as the server's own lock table would list it (InnoDB's
+/// information_schema.innodb_locks with every granted lock, PostgreSQL's pg_locks): the holder's
+/// origin, where the lock is and its mode, in the words of LockWait.
+struct HeldLock {
+  std::string who;
+  std::string table, index, entry, mode;
+};
+
 /// A lock request a statement had to wait for: on which index entry, in which mode, behind
 /// which sessions' transactions, and for how long.
 struct LockWait {
@@ -530,6 +538,9 @@ class Database {
   /// Whether `session` holds PostgreSQL's advisory lock on `key` now, session-level or
   /// transaction-level, in either mode (a peek for the lock checkers; never on MariaDB).
   bool holds_advisory(SessionId session, std::int64_t key) const;
+  /// Every lock granted now, at most `most` of them (a story's picture of the lock table), in
+  /// a fixed order: by table, index and place, holder by holder.
+  std::vector<HeldLock> locks(std::size_t most) const;
 
   /// Committed rows of `table` in id order (for checkers).
   std::vector<RowRecord> committed_rows(const std::string& table) const;

@@ -26,6 +26,8 @@ class Database::Model {
   virtual bool in_transaction(SessionId session) const = 0;
   /// Whether `session` holds the advisory lock on `key` now (PostgreSQL's; InnoDB has none).
   virtual bool holds_advisory(SessionId, std::int64_t) const { return false; }
+  /// Every lock granted now, at most `most` (Database::locks).
+  virtual std::vector<HeldLock> locks(std::size_t most) const = 0;
   /// Committed rows (with `ever`, every row whose insert committed, as first committed), in id order.
   virtual void for_each(const std::string& table, bool ever, const RowVisitor& visit) const = 0;
   virtual std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever) const = 0;

@@ -189,6 +189,45 @@ Value literal(const PgQuery__AConst* c) {
   }
 }
 
+// A literal cast to an integer type, as PostgreSQL's parser folds it: '12'::int is 12,
+// 'abc'::int fails with 22P02, '3000000000'::int and 3000000000::int with 22003. Nullopt for
+// any other cast, which keeps its value: the model's values carry no type.
+std::optional<Value> folded_cast(const PgQuery__TypeCast* cast) {
+  const PgQuery__TypeName* type = cast->type_name;
+  if (type == nullptr || type->n_names == 0 || cast->arg == nullptr || cast->arg->node_case != PG_QUERY__NODE__NODE_A_CONST ||
+      cast->arg->a_const->isnull)
+    return std::nullopt;
+  const std::string name = str(type->names[type->n_names - 1]);
+  std::int64_t lo = 0, hi = 0;
+  std::string shown;
+  if (name == "int4" || name == "integer" || name == "int") {
+    lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max(), shown = "integer";
+  } else if (name == "int8" || name == "bigint") {
+    lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max(), shown = "bigint";
+  } else if (name == "int2" || name == "smallint") {
+    lo = std::numeric_limits<std::int16_t>::min(), hi = std::numeric_limits<std::int16_t>::max(), shown = "smallint";
+  } else {
+    return std::nullopt;
+  }
+  const std::size_t at = position(cast->location);
+  const PgQuery__AConst* c = cast->arg->a_const;
+  if (c->val_case == PG_QUERY__A__CONST__VAL_SVAL) {  // a string: the type's input function
+    const std::string text = text_of(c->sval->sval);
+    const std::size_t from = text.find_first_not_of(' '), to = text.find_last_not_of(' ');
+    const std::string trimmed = from == std::string::npos ? "" : text.substr(from, to - from + 1);
+    const std::string unsigned_part = !trimmed.empty() && (trimmed[0] == '+' || trimmed[0] == '-') ? trimmed.substr(1) : trimmed;
+    const auto n = integer_text(!trimmed.empty() && trimmed[0] == '+' ? trimmed.substr(1) : trimmed);
+    const bool digits = !unsigned_part.empty() && unsigned_part.find_first_not_of("0123456789") == std::string::npos;
+    if (!n && !digits) throw Error("22P02", at, "invalid input syntax for type " + shown + ": \"" + text + "\"");
+    if (!n || *n < lo || *n > hi) throw Error("22003", at, "value \"" + text + "\" is out of range for type " + shown);
+    return Value{*n};
+  }
+  const Value v = literal(c);  // a number: the cast function, which checks the range
+  if (const auto* n = std::get_if<std::int64_t>(&v); n != nullptr && (*n < lo || *n > hi))
+    throw Error("22003", at, shown + " out of range");
+  return v;
+}
+
 // An A_Const holding an integer (a LIMIT, a key): its value, nullopt for any other node.
 std::optional<std::int64_t> integer_constant(const Node* n) {
   n = uncast(n);
@@ -506,7 +545,9 @@ class Converter {
           throw Error("42703", position(n->column_ref->location), "column \"" + column + "\" does not exist");
         return Expr{.kind = excluded ? K::inserted : K::column, .column = std::move(column)};
       }
-      case PG_QUERY__NODE__NODE_TYPE_CAST: return expr(n->type_cast->arg, context);  // the model's values carry no type
+      case PG_QUERY__NODE__NODE_TYPE_CAST:
+        if (auto folded = folded_cast(n->type_cast)) return Expr{.kind = K::literal, .value = std::move(*folded)};
+        return expr(n->type_cast->arg, context);  // the model's values carry no type
       case PG_QUERY__NODE__NODE_A_EXPR: return a_expr(n->a_expr, context);
       case PG_QUERY__NODE__NODE_BOOL_EXPR: return bool_expr(n->bool_expr, context);
       case PG_QUERY__NODE__NODE_NULL_TEST: {
@@ -702,9 +743,11 @@ class Converter {
     if (!op) return false;
     const Node* column = uncast(a->lexpr);
     const Node* value = uncast(a->rexpr);
+    const Node* written = a->rexpr;  // the value as written, with its cast
     if (!is_column(column) || !is_value(value)) {
       if (!is_value(column) || !is_column(value)) return false;
       std::swap(column, value);  // `5 < c` is `c > 5`
+      written = a->lexpr;
       static constexpr Expr::Op kFlipped[] = {Expr::Op::eq, Expr::Op::ne, Expr::Op::gt, Expr::Op::ge, Expr::Op::lt, Expr::Op::le};
       op = kFlipped[static_cast<int>(*op)];
     }
@@ -713,6 +756,8 @@ class Converter {
     Condition c{kOps[static_cast<int>(*op)], column_ref(column->column_ref, {}).first, std::int64_t{0}};
     if (value->node_case == PG_QUERY__NODE__NODE_PARAM_REF)
       place(value->param_ref, Param{.in = Param::In::where, .where_index = s().where.size()});
+    else if (auto folded = written->node_case == PG_QUERY__NODE__NODE_TYPE_CAST ? folded_cast(written->type_cast) : std::nullopt)
+      c.value = std::move(*folded);
     else
       c.value = literal(value->a_const);
     s().where.push_back(std::move(c));
@@ -1098,6 +1143,8 @@ class Converter {
       if (value->node_case == PG_QUERY__NODE__NODE_PARAM_REF) {
         place(value->param_ref, Param{.in = Param::In::values, .column = columns[i], .row = row});
         values[columns[i]] = std::int64_t{0};  // a placeholder until bind()
+      } else if (auto folded = items[i]->node_case == PG_QUERY__NODE__NODE_TYPE_CAST ? folded_cast(items[i]->type_cast) : std::nullopt) {
+        values[columns[i]] = std::move(*folded);
       } else {
         values[columns[i]] = stored_value(value);
       }

@@ -53,6 +53,7 @@
 #include <list>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -337,6 +338,27 @@ class Postgres final : public Database::Model {
     auto it = locks_.find(LockKey{LockKey::Kind::advisory, nullptr, key});
     return it != locks_.end() &&
            std::any_of(it->second.holders.begin(), it->second.holders.end(), [&](const Holder& h) { return h.session == session; });
+  }
+
+  std::vector<HeldLock> locks(std::size_t most) const override {
+    // By table name and row, not by the map's order (a table's address).
+    std::vector<std::tuple<std::string, int, std::int64_t, std::string, std::string>> found;
+    for (const auto& [key, state] : locks_) {
+      if (key.kind == LockKey::Kind::transaction) continue;  // each transaction's own: pg_locks' transactionid
+      for (const Holder& h : state.holders)
+        found.emplace_back(key.table != nullptr ? key.table->schema.name : "", static_cast<int>(key.kind), key.id,
+                           sessions_.at(h.session).who,
+                           key.kind == LockKey::Kind::advisory ? (h.mode == Mode::update ? "ExclusiveLock" : "ShareLock")
+                                                               : mode_name(h.mode));
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<HeldLock> out;
+    for (const auto& [table, kind, id, who, mode] : found) {
+      if (out.size() == most) break;
+      const LockKey key{static_cast<LockKey::Kind>(kind), nullptr, id};
+      out.push_back({who, table, "", describe(key), mode});
+    }
+    return out;
   }
 
   void for_each(const std::string& name, bool ever, const Database::RowVisitor& visit) const override {

@@ -101,7 +101,7 @@ void Server::serve(Session& session) {
     Result result = database_.execute(session.db, statement, timing);
     if (logging_) {
       std::vector<Row> rows = std::move(result.rows);
-      log_.push_back({start, sim::now(), session.who, statement, result, rows.size()});
+      log_.push_back({start, sim::now(), session.who, statement, result, rows.size(), database_.locks(LoggedStatement::kLocksLogged)});
       result.rows = std::move(rows);
     }
     job.reply.send(Reply{std::move(result), session.id});

@@ -68,6 +68,9 @@ struct LoggedStatement {
   Statement statement;
   Result result;       // without its rows: a whole-table SELECT would keep the table again
   std::size_t rows{};  // how many rows the result had
+  /// The locks every session held once it answered (at most kLocksLogged), for a story.
+  std::vector<HeldLock> locks_after{};
+  static constexpr std::size_t kLocksLogged = 40;
 };
 
 class Server {

@@ -101,6 +101,12 @@ TEST_CASE("a token reads back as printed, and one cut short or altered is refuse
   CHECK_THROWS_AS(locksim::parse_token(body), locksim::InputError);  // no check at all
 }
 
+TEST_CASE("a token whose schedule is malformed is refused as the token's, naming its schedule") {
+  const locksim::Token t{1, "two-clients-pause", 0, {}, "fencing-token", 1, "dfs.3=x"};
+  CHECK_THROWS_WITH(locksim::parse_token(t.text()), Catch::Contains("replay token") && Catch::Contains("its schedule") &&
+                                                         Catch::Contains("dfs.<choice>=<option>"));
+}
+
 TEST_CASE("a pct schedule deeper than the explorer's limit is refused before anything is allocated") {
   locksim::Token t{1, "select-for-update-deadlock", 0, {}, "select-for-update", 1, "pct.1000000000.1.1.1"};
   CHECK_THROWS_WITH(locksim::schedule_of(t), Catch::Contains("with d from 1 to 10"));

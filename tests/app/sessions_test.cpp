@@ -12,6 +12,7 @@
 #include "support.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
+#include "reports/explain.hpp"
 
 namespace {
 
@@ -314,4 +315,51 @@ TEST_CASE("a LIKE's matching is work the event budget counts: a long pattern aga
   REQUIRE(r.strategies.size() == 1);
   CHECK(r.strategies.front().counts.at("unfinished_runs").total == 1);
   CHECK(step_of(r, 1).finished_ms < 0);  // stopped inside its LIKE
+}
+
+TEST_CASE("a session's story shows the locks each transaction holds after each step, InnoDB's and PostgreSQL's") {
+  const auto story = [](const json& doc) {
+    TempScenario file(doc.dump());
+    const locksim::Scenario s = locksim::load_scenario(file.path);
+    return locksim::run_trial(s, s.strategies.front(), s.seed, locksim::TraceKept::timeline).timeline;
+  };
+  const json steps = {step("s0", "INSERT INTO t (k) VALUES ('a')"), step("s1", "BEGIN"),
+                      step("s1", "SELECT v FROM t WHERE k = 'a' FOR UPDATE"), step("s1", "COMMIT")};
+  SECTION("InnoDB: the unique index's entry next-key (MariaDB 10.11 locks the gap below it) and the row's record, gone at COMMIT") {
+    const locksim::reports::Timeline t = story(sessions(steps));
+    REQUIRE(t.statements.size() == 4);
+    const auto& held = t.statements[2].held;
+    REQUIRE(held.size() == 2);
+    CHECK(held[0].who == "s1");
+    CHECK(locksim::reports::held_words(held[0]) == "X on t.PRIMARY (1)");
+    CHECK(locksim::reports::held_words(held[1]) == "X next-key on t.uk_k ('a', 1)");
+    CHECK(t.statements[3].held.empty());
+    std::string told;
+    for (const auto& line : locksim::reports::narrate(t)) told += line + "\n";
+    CHECK(told.find("locks held once it answered: s1: X on t.PRIMARY (1), X next-key on t.uk_k ('a', 1)") != std::string::npos);
+    CHECK(told.find("locks held once it answered: none") != std::string::npos);
+  }
+  SECTION("PostgreSQL: the row lock FOR UPDATE takes") {
+    const json database = {{"engine", "postgresql"},
+                           {"tables", {"CREATE TABLE t (id BIGSERIAL PRIMARY KEY, k VARCHAR(32) NOT NULL UNIQUE, v INT NOT NULL DEFAULT 0)"}}};
+    const locksim::reports::Timeline t = story(sessions(steps, database));
+    REQUIRE(t.statements.size() == 4);
+    REQUIRE(t.statements[2].held.size() == 1);
+    CHECK(locksim::reports::held_words(t.statements[2].held[0]) == "FOR UPDATE on t row (1)");
+    CHECK(t.statements[3].held.empty());
+  }
+}
+
+TEST_CASE("a deadlock is explained from the locks each side held and the one it waited for") {
+  json doc = sessions({step("s0", "INSERT INTO t (k) VALUES ('a'), ('b')"), step("s1", "BEGIN"), step("s2", "BEGIN"),
+                       step("s1", "UPDATE t SET v = 1 WHERE k = 'a'"), step("s2", "UPDATE t SET v = 1 WHERE k = 'b'"),
+                       step("s1", "UPDATE t SET v = 2 WHERE k = 'b'"), step("s2", "UPDATE t SET v = 2 WHERE k = 'a'")});
+  TempScenario file(doc.dump());
+  const locksim::Scenario s = locksim::load_scenario(file.path);
+  const auto outcome = locksim::run_trial(s, s.strategies.front(), s.seed, locksim::TraceKept::timeline);
+  std::string why;
+  for (const auto& p : locksim::reports::explain(outcome.timeline, {"deadlocks 1"})) why += p + "\n";
+  INFO(why);
+  CHECK(why.find("s1, holding X on t.PRIMARY (1)") != std::string::npos);
+  CHECK(why.find("s2, holding X on t.PRIMARY (2)") != std::string::npos);
 }

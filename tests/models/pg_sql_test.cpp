@@ -261,7 +261,7 @@ TEST_CASE("pg: expressions map onto the model's Expr as the MariaDB front end bu
   CHECK(filter("k IS NULL") == "k IS NULL");
   CHECK(filter("a - (b - c) = 1") == "a - (b - c) = 1");
   CHECK(filter("a = NULL") == "a = NULL");
-  CHECK(filter("a::text = '1'::int + 1") == "a = '1' + 1");  // casts are left out
+  CHECK(filter("a::text = '1'::int + 1") == "a = 1 + 1");  // a literal cast to an integer type is folded
   // The same text, MariaDB's `?` for PostgreSQL's `$n`, gives the same filters and conditions.
   const std::string where = "a = 1 AND (b = 2 OR b > ?) AND c IN (1, 2) AND d % 3 = 0 AND e <= 'x' AND NOT (f < 2 OR -g >= 1)";
   std::string numbered = where;
@@ -1001,4 +1001,22 @@ TEST_CASE("pg: a statement built in code is narrated in PostgreSQL's words on th
   // A statement parsed from PostgreSQL's text is shown as it was written.
   CHECK(sql::as_written(bound("INSERT INTO t (k) VALUES ($1) ON CONFLICT (k) DO NOTHING", {Value{std::string("b")}}),
                         db::Engine::postgresql) == "INSERT INTO t (k) VALUES ('b') ON CONFLICT (k) DO NOTHING");
+}
+
+TEST_CASE("pg: a literal cast to an integer type is folded as PostgreSQL's parser folds it: 22P02 for no integer, 22003 past the type",
+          "[pg_sql]") {
+  const auto refusal = [](std::string_view text) {
+    const pg::Error e = error_of(text);
+    return e.sqlstate() + " " + e.message();
+  };
+  CHECK(refusal("SELECT 'abc'::int AS n") == "22P02 invalid input syntax for type integer: \"abc\"");
+  CHECK(refusal("SELECT 3000000000::int AS n") == "22003 integer out of range");
+  CHECK(refusal("SELECT 40000::smallint AS n") == "22003 smallint out of range");
+  CHECK(refusal("SELECT '3000000000'::integer AS n") == "22003 value \"3000000000\" is out of range for type integer");
+  CHECK(refusal("SELECT '99999999999999999999'::bigint AS n") == "22003 value \"99999999999999999999\" is out of range for type bigint");
+  CHECK(refusal("INSERT INTO t (a) VALUES ('abc'::int)") == "22P02 invalid input syntax for type integer: \"abc\"");
+  CHECK(refusal("SELECT * FROM t WHERE a = 'x'::int4") == "22P02 invalid input syntax for type integer: \"x\"");
+  // One that fits is its integer, wherever it is written; a cast to another type keeps the value.
+  CHECK(bound("INSERT INTO t (a, b) VALUES (' 7 '::smallint, '5'::text)").values == db::Values{{"a", num(7)}, {"b", Value{"5"}}});
+  CHECK(where_text(bound("SELECT * FROM t WHERE a = '12'::int")) == "a = 12");
 }
