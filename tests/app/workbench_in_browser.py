@@ -123,6 +123,7 @@ def main():
             wait(driver, lambda d: "duplicate_rows" in text(d, "results"), "the run's table is shown")
             table = text(driver, "results")
             check("the run compares the two strategies", "redis-set-nx-ex-drop" in table and "unique-index" in table, table[:300])
+            check("and draws the share of trials in which each checker fired", bool(driver.find_elements(By.CSS_SELECTOR, "#share-plot rect")))
             driver.save_screenshot(os.path.join(SHOTS, "workbench-run.png"))
 
             # Play a trial: the default order, stepped forward until a lock is held, and back.
