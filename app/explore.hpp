@@ -137,10 +137,12 @@ struct Shrunk {
   RunSize before, after;
   std::uint64_t runs = 0;  // trials run while shrinking
   std::vector<std::string> fired;
+  bool timed_out = false;  // `time_s` ran out before the shrinking was done
 };
 /// Shrinks a violating token while `property` (a checker, or "any": the first checker that
-/// fired) still fires, trying at most `budget` trials.
-Shrunk shrink(const Token& found, const std::string& property, int budget = 2000);
+/// fired) still fires, trying at most `budget` trials, and starting none after `time_s` wall
+/// seconds (0: no limit; a search's --time left over).
+Shrunk shrink(const Token& found, const std::string& property, int budget = 2000, double time_s = 0);
 
 /// The PCT scheduler for one run: `steps` (k) tie decisions and `agents` (n) expected.
 sim::TieBreak pct_schedule(int depth, std::uint64_t steps, std::uint64_t seed);

@@ -285,9 +285,12 @@ int explore(const ExploreCommand& c) {
   std::fflush(stdout);  // out at once, also into a pipe: `make bench` times the search to this line
   locksim::Token token = f.token;
   bool shrunk = false;
-  if (o.shrink) {
-    const locksim::Shrunk s = locksim::shrink(f.token, o.property);
-    fmt::print("shrunk in {} runs: {}\n  from {}\n  to   {}\n", s.runs, fmt::join(s.fired, ", "), s.before.text(),
+  const double time_left = o.time_s - f.wall_s;  // --time holds through the shrink
+  if (o.shrink && time_left <= 0) fmt::print("not shrunk: the search spent --time ({:g} s)\n", o.time_s);
+  if (o.shrink && time_left > 0) {
+    const locksim::Shrunk s = locksim::shrink(f.token, o.property, 2000, time_left);
+    fmt::print("shrunk in {} runs{}: {}\n  from {}\n  to   {}\n", s.runs,
+               s.timed_out ? fmt::format(", stopped at --time ({:g} s)", o.time_s) : "", fmt::join(s.fired, ", "), s.before.text(),
                s.after.text());
     if (s.after != s.before) fmt::print("shrunk token: {}\n", s.token.text());
     shrunk = s.after != s.before;

@@ -6,14 +6,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
+#include <thread>
 #include <tuple>
 
 #include "app/explore.hpp"
 #include "app/fault_kind.hpp"
+#include "app/trial.hpp"
+#include "sim/errors.hpp"
 
 namespace locksim {
 
@@ -201,11 +209,41 @@ std::string first_metric(const std::vector<std::string>& fired) {
 
 RunSize size_of(const Token& t) { return size_of(load_scenario(scenario_path(t.scenario), t.sets, {t.strategy}), t); }
 
-Shrunk shrink(const Token& found, const std::string& property, int budget) {
+Shrunk shrink(const Token& found, const std::string& property, int budget, double time_s) {
+  const auto started = std::chrono::steady_clock::now();
   Shrunk r{found, {}, {}, 0, {}};
+  // No trial starts once `time_s` has passed, and the one under way then is interrupted: the
+  // shrink so far is the answer.
+  std::atomic<bool> interrupt{false};
+  std::mutex mutex;
+  std::condition_variable_any cv;
+  std::jthread alarm;
+  if (time_s > 0)
+    alarm = std::jthread([&, at = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(time_s))](std::stop_token over) {
+      std::unique_lock lock(mutex);
+      cv.wait_until(lock, over, at, [] { return false; });
+      if (!over.stop_requested()) interrupt = true;
+    });
+  const InterruptTrials scope(time_s > 0 ? &interrupt : nullptr);
+  const auto out_of_time = [&] {
+    r.timed_out = r.timed_out || interrupt.load() ||
+                  (time_s > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >= time_s);
+    return r.timed_out;
+  };
+  const auto run_within_time = [&](const Scenario& s, const Token& t) -> std::optional<TrialOutcome> {
+    try {
+      return run_token(s, strategy_named(s, t.strategy), t, TraceKept::none);
+    } catch (const sim::Interrupted&) {
+      r.timed_out = true;
+      return std::nullopt;
+    }
+  };
   Scenario current = load_scenario(scenario_path(found.scenario), found.sets, {found.strategy});
   r.before = r.after = size_of(current, found);
-  const TrialOutcome first = run_token(current, strategy_named(current, found.strategy), found, TraceKept::none);
+  const std::optional<TrialOutcome> confirmed = run_within_time(current, found);
+  if (!confirmed) return r;
+  const TrialOutcome& first = *confirmed;
   if (r.before.traffic) r.before.clients = r.after.clients = static_cast<int>(first.operations);
   r.before.pause_ms = r.after.pause_ms = r.before.pause_ms + first.placed_pause_ms;  // a search's placed pauses: known once run
   r.fired = fired_checkers(first, property);
@@ -215,10 +253,10 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
 
   // Passes over the candidates until none is kept (each kept one is strictly smaller in
   // some measure and no larger in any, so this ends) or the budget is spent.
-  for (bool progress = true; progress && r.runs < static_cast<std::uint64_t>(budget);) {
+  for (bool progress = true; progress && r.runs < static_cast<std::uint64_t>(budget) && !out_of_time();) {
     progress = false;
     for (Token candidate : candidates(r.token, json::parse(current.resolved), r.after)) {
-      if (r.runs >= static_cast<std::uint64_t>(budget)) break;
+      if (r.runs >= static_cast<std::uint64_t>(budget) || out_of_time()) break;
       Scenario s;
       try {
         s = load_scenario(scenario_path(candidate.scenario), candidate.sets, {candidate.strategy});
@@ -235,10 +273,12 @@ Shrunk shrink(const Token& found, const std::string& property, int budget) {
       const int seeds = candidate.schedule.empty() && !size.traffic ? kSeedsPerCandidate : 1;
       std::vector<std::string> fired;
       TrialOutcome outcome;
-      for (int k = 0; k < seeds && fired.empty() && r.runs < static_cast<std::uint64_t>(budget); ++k) {
+      for (int k = 0; k < seeds && fired.empty() && r.runs < static_cast<std::uint64_t>(budget) && !out_of_time(); ++k) {
         if (k > 0) ++candidate.seed;
         ++r.runs;
-        outcome = run_token(s, strategy_named(s, candidate.strategy), candidate, TraceKept::none);
+        std::optional<TrialOutcome> ran = run_within_time(s, candidate);
+        if (!ran) break;
+        outcome = std::move(*ran);
         fired = fired_checkers(outcome, target);
       }
       if (fired.empty()) continue;

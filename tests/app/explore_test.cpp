@@ -424,3 +424,15 @@ TEST_CASE("a dfs search says about how many schedules its bound holds, from the 
   CHECK_FALSE(cut.exhausted);
   CHECK(cut.estimated_schedules > 50);
 }
+
+TEST_CASE("a shrink given no time left starts no trial after the one that confirms the finding, and says it stopped") {
+  const auto f = locksim::explore(gc_pause("redis-set-nx-ex-drop"));
+  REQUIRE(f.found);
+  const locksim::Shrunk unbounded = locksim::shrink(f.token, "any");
+  REQUIRE(unbounded.runs > 1);
+  CHECK(!unbounded.timed_out);
+  const locksim::Shrunk bounded = locksim::shrink(f.token, "any", 2000, 1e-9);
+  CHECK(bounded.timed_out);
+  CHECK(bounded.runs == 0);
+  CHECK(bounded.token.text() == f.token.text());
+}
