@@ -15,12 +15,12 @@ import json
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+import served
 
 LOCKSIM = os.path.abspath(sys.argv[1])
 failures = []
@@ -61,9 +61,8 @@ def main():
         with open(os.path.join(folder, "loops.lua"), "w") as f:
             f.write('description = "loops"\nfunction bind(req)\n  while true do end\nend\n')
         drafts_before = set(d for d in os.listdir(tempfile.gettempdir()) if d.startswith("locksim-drafts-"))
-        server = subprocess.Popen([LOCKSIM, "serve", "--port", "0", "--dir", folder], stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, cwd=folder)
-        port = int(re.search(r":(\d+)/", server.stdout.readline()).group(1))
+        server, url = served.start(LOCKSIM, folder)
+        port = int(re.search(r":(\d+)/", url).group(1))
         try:
             status, scenarios = call(port, "scenarios", {})
             check("the catalogue is listed", status == 200 and len(scenarios) > 40)
@@ -158,12 +157,7 @@ def main():
             status, scenarios = call(port, "scenarios", {})
             check("the server still serves after all of it", status == 200 and len(scenarios) > 40)
         finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                code = server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                code = None
+            code = served.stop(server)
             check("locksim serve stops on Ctrl-C, exit 0", code == 0, f"exit {code}")
             drafts = set(d for d in os.listdir(tempfile.gettempdir()) if d.startswith("locksim-drafts-"))
             check("its drafts folder is removed", drafts <= drafts_before, str(drafts - drafts_before))

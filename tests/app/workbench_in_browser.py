@@ -11,13 +11,13 @@ Exits 77 (CTest: skipped) when Chromium, chromedriver or Selenium is not install
 """
 
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+import served
 
 LOCKSIM, SHOTS = (os.path.abspath(a) for a in sys.argv[1:3])
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -46,17 +46,6 @@ def check(name, ok, detail=""):
     print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
     if not ok:
         failures.append(name)
-
-
-def start_server(folder):
-    server = subprocess.Popen([LOCKSIM, "serve", "--port", "0", "--dir", folder], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, cwd=folder)
-    line = server.stdout.readline()
-    match = re.search(r"http://\S+/", line)
-    if not match:
-        server.kill()
-        sys.exit(f"locksim serve printed no URL: {line!r}")
-    return server, match.group(0)
 
 
 def browser(profile):
@@ -100,7 +89,7 @@ def holders(driver):
 def main():
     os.makedirs(SHOTS, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as profile:
-        server, url = start_server(folder)
+        server, url = served.start(LOCKSIM, folder)
         driver = None
         try:
             started = time.monotonic()
@@ -194,12 +183,7 @@ def main():
         finally:
             if driver is not None:
                 driver.quit()
-            server.send_signal(signal.SIGINT)
-            try:
-                code = server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                code = None
+            code = served.stop(server)
             check("locksim serve stops on Ctrl-C, exit 0", code == 0, f"exit {code}")
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0
