@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "reports/html.hpp"
@@ -230,6 +231,29 @@ std::string duplicate_story(const Timeline& t) {
   if (t.inserts.size() > 1 && t.statements.empty())
     out += " Nothing in the database refused the second insert: no unique index on the key stood behind the lock.";
   return out;
+}
+
+// A fencing write that changed nothing, in the lesson's words: "token 1 refused: the fence of
+// 'openid:0' had seen token 2 (app-2 worker 4, client 0, op 1 attempt 1 at t=40.040 s)". The
+// fence is the fencing strategies' `UPDATE <table> SET token = N WHERE lock_key = 'k' AND
+// token < N`; the token it had seen is the last one an earlier such write raised it to. Empty for
+// any other statement.
+std::string fence_words(const Timeline& t, const Timeline::Statement& st) {
+  static const std::regex fence(R"(^UPDATE (\w+) SET token = (\d+) WHERE lock_key = '([^']*)' AND token < (\d+)$)");
+  std::smatch m;
+  if (st.error != 0 || st.affected != 0 || !std::regex_match(st.sql, m, fence) || m[2] != m[4]) return "";
+  const std::string table = m[1], token = m[2], key = m[3];
+  const Timeline::Statement* raised = nullptr;
+  for (const auto& other : t.statements) {
+    std::smatch o;
+    if (&other == &st || other.to_s > st.to_s || other.error != 0 || other.affected == 0 || !std::regex_match(other.sql, o, fence)) continue;
+    if (o[1] == table && o[3] == key && (raised == nullptr || other.to_s >= raised->to_s)) raised = &other;
+  }
+  if (raised == nullptr) return fmt::format(" (token {} refused: the fence of '{}' had seen a later token)", token, key);
+  std::smatch r;
+  std::regex_match(raised->sql, r, fence);
+  return fmt::format(" (token {} refused: the fence of '{}' had seen token {}, raised by {} at {})", token, key, r[2].str(),
+                     raised->who.text, at(raised->to_s));
 }
 
 // The locks of a lock table, holder by holder: "s1: X on t.PRIMARY (1), X on t.uk ('a', 1);
@@ -466,7 +490,7 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
     lines.emplace_back(m.sent_s, std::move(line));
   }
   for (const auto& st : t.statements) {
-    std::string line = fmt::format("{}: {} -> {}", st.who.text, st.sql, outcome_words(st));
+    std::string line = fmt::format("{}: {} -> {}{}", st.who.text, st.sql, outcome_words(st), fence_words(t, st));
     // Sent before its node stopped, run by the database while it is stopped: the database's
     // doing, not the stopped node's.
     if (const auto* band = band_at(t, st.who.node, st.from_s); band != nullptr && band->from_s < st.from_s)

@@ -472,3 +472,20 @@ TEST_CASE("a trial of thousands of pauses keeps a story of bounded size, and say
   CHECK(locksim::reports::narrate(t).size() <= 100);
   CHECK_THAT(locksim::reports::sequence_svg(t, "one trial"), Catch::Contains("shorter pauses or crashes not kept"));
 }
+
+TEST_CASE("a fencing write that changed nothing is told as the token the fence refused and the later one it had seen") {
+  Timeline t;
+  t.end_s = 3;
+  t.statements = {test::wrote(1.0, 1.002, "app-2 worker 1, client 0, op 1 attempt 1",
+                        "UPDATE t_fence SET token = 2 WHERE lock_key = 'openid:0' AND token < 2", 1),
+                  test::wrote(2.0, 2.002, "app-1 worker 1, client 0, op 0 attempt 1",
+                        "UPDATE t_fence SET token = 1 WHERE lock_key = 'openid:0' AND token < 1", 0),
+                  test::wrote(2.5, 2.502, "app-1 worker 2, client 1, op 2 attempt 1", "UPDATE t_account SET device = 'x' WHERE id = 1", 0)};
+  std::string told;
+  for (const auto& line : locksim::reports::narrate(t)) told += line + "\n";
+  INFO(told);
+  CHECK(told.find("-> 0 affected (token 1 refused: the fence of 'openid:0' had seen token 2, raised by app-2 worker 1, client 0, op 1 "
+                  "attempt 1 at t=1.002 s)") != std::string::npos);
+  CHECK(told.find("token = 2 WHERE lock_key = 'openid:0' AND token < 2 -> 1 affected\n") != std::string::npos);  // raised: no words
+  CHECK(told.find("WHERE id = 1 -> 0 affected\n") != std::string::npos);  // another write that changed nothing: no fence
+}
