@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <semaphore>
 #include <set>
 
@@ -52,10 +54,27 @@ std::uint64_t number_field(const json& request, const char* key, std::uint64_t f
   return v.get<std::uint64_t>();
 }
 
-// A file name the folders may hold: letters, digits, '.', '-', '_', ending in `extension`.
+// A file name the folders may hold: at most 100 letters, digits, '.', '-', '_', not starting
+// with '.' or '-', ending in `extension`.
 bool plain_file_name(const std::string& name, const std::string& extension) {
-  static const std::regex pattern("[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}");
-  return std::regex_match(name, pattern) && name.ends_with(extension) && name.size() > extension.size();
+  const auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; };
+  return name.size() > extension.size() && name.size() <= 100 && name.front() != '.' && name.front() != '-' &&
+         std::all_of(name.begin(), name.end(), allowed) && name.ends_with(extension);
+}
+
+// A script's error as the loader words it, "path/x.lua:12: message" (first line): its line
+// and its message; nullopt where it names no line.
+std::optional<std::pair<int, std::string>> lua_error_line(const std::string& what) {
+  const std::string first = what.substr(0, what.find('\n'));
+  for (std::size_t at = first.find(".lua:"); at != std::string::npos; at = first.find(".lua:", at + 1)) {
+    std::size_t end = at + 5;
+    while (end < first.size() && std::isdigit(static_cast<unsigned char>(first[end]))) ++end;
+    if (end == at + 5 || end - at - 5 > 9 || end >= first.size() || first[end] != ':') continue;
+    const int line = std::stoi(first.substr(at + 5, end - at - 5));
+    const std::size_t text = first.find_first_not_of(" \t", end + 1);
+    return std::pair{line, text == std::string::npos ? std::string() : first.substr(text)};
+  }
+  return std::nullopt;
 }
 
 // Whether `path` is a file directly inside `folder` (both as they are on disk, links followed).
@@ -509,13 +528,10 @@ json Workbench::lua(const json& request) const {
     return {{"ok", true}, {"draft", "draft:" + name}, {"description", c.script->info.description}, {"params", params}};
   } catch (const InputError& e) {
     // "path:line: message", as the command line prints a script's error.
-    const std::string what = e.what();
-    std::smatch m;
-    static const std::regex at_line(R"(^[^\n]*?\.lua:(\d+):\s*(.*)$)");
-    json error = {{"message", what}};
-    if (std::regex_search(what, m, at_line)) {
-      error["line"] = std::stoi(m[1].str());
-      error["message"] = m[2].str();
+    json error = {{"message", e.what()}};
+    if (const auto at = lua_error_line(e.what())) {
+      error["line"] = at->first;
+      error["message"] = at->second;
     }
     return {{"ok", false}, {"draft", "draft:" + name}, {"error", error}};
   }

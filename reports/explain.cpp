@@ -8,8 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <regex>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "reports/html.hpp"
 
@@ -233,26 +234,52 @@ std::string duplicate_story(const Timeline& t) {
   return out;
 }
 
+// A fencing write as its table, token and key: "UPDATE <table> SET token = <n> WHERE lock_key =
+// '<key>' AND token < <n>", the same n twice; nullopt for any other statement.
+struct FenceWrite {
+  std::string table, token, key;
+};
+std::optional<FenceWrite> fence_write(std::string_view sql) {
+  const auto take = [&](std::string_view word) {
+    if (!sql.starts_with(word)) return false;
+    sql.remove_prefix(word.size());
+    return true;
+  };
+  const auto until = [&](std::string_view stop) -> std::optional<std::string> {
+    const std::size_t at = sql.find(stop);
+    if (at == std::string_view::npos || at == 0) return std::nullopt;
+    std::string out(sql.substr(0, at));
+    sql.remove_prefix(at + stop.size());
+    return out;
+  };
+  const auto digits = [](const std::string& s) { return s.find_first_not_of("0123456789") == std::string::npos; };
+  if (!take("UPDATE ")) return std::nullopt;
+  auto table = until(" SET token = ");
+  auto token = until(" WHERE lock_key = '");
+  auto key = until("' AND token < ");
+  if (!table || !token || !key || !digits(*token) || sql != *token || key->find('\'') != std::string::npos) return std::nullopt;
+  return FenceWrite{std::move(*table), std::move(*token), std::move(*key)};
+}
+
 // A fencing write that changed nothing, in the lesson's words: "token 1 refused: the fence of
-// 'openid:0' had seen token 2 (app-2 worker 4, client 0, op 1 attempt 1 at t=40.040 s)". The
-// fence is the fencing strategies' `UPDATE <table> SET token = N WHERE lock_key = 'k' AND
-// token < N`; the token it had seen is the last one an earlier such write raised it to. Empty for
-// any other statement.
+// 'openid:0' had seen token 2, raised by app-2 worker 4, ... at t=40.040 s". The token it had
+// seen is the last one an earlier fencing write raised it to. Empty for any other statement.
 std::string fence_words(const Timeline& t, const Timeline::Statement& st) {
-  static const std::regex fence(R"(^UPDATE (\w+) SET token = (\d+) WHERE lock_key = '([^']*)' AND token < (\d+)$)");
-  std::smatch m;
-  if (st.error != 0 || st.affected != 0 || !std::regex_match(st.sql, m, fence) || m[2] != m[4]) return "";
-  const std::string table = m[1], token = m[2], key = m[3];
+  if (st.error != 0 || st.affected != 0) return "";
+  const auto refused = fence_write(st.sql);
+  if (!refused) return "";
   const Timeline::Statement* raised = nullptr;
+  std::string seen;
   for (const auto& other : t.statements) {
-    std::smatch o;
-    if (&other == &st || other.to_s > st.to_s || other.error != 0 || other.affected == 0 || !std::regex_match(other.sql, o, fence)) continue;
-    if (o[1] == table && o[3] == key && (raised == nullptr || other.to_s >= raised->to_s)) raised = &other;
+    if (&other == &st || other.to_s > st.to_s || other.error != 0 || other.affected == 0) continue;
+    const auto w = fence_write(other.sql);
+    if (w && w->table == refused->table && w->key == refused->key && (raised == nullptr || other.to_s >= raised->to_s)) {
+      raised = &other;
+      seen = w->token;
+    }
   }
-  if (raised == nullptr) return fmt::format(" (token {} refused: the fence of '{}' had seen a later token)", token, key);
-  std::smatch r;
-  std::regex_match(raised->sql, r, fence);
-  return fmt::format(" (token {} refused: the fence of '{}' had seen token {}, raised by {} at {})", token, key, r[2].str(),
+  if (raised == nullptr) return fmt::format(" (token {} refused: the fence of '{}' had seen a later token)", refused->token, refused->key);
+  return fmt::format(" (token {} refused: the fence of '{}' had seen token {}, raised by {} at {})", refused->token, refused->key, seen,
                      raised->who.text, at(raised->to_s));
 }
 
