@@ -828,22 +828,27 @@ class InnoDb final : public Database::Model {
 
   const std::string& who(TxnId id) const { return txns.at(id)->session->who; }
 
-  // What a lock wait is shown as in Result::waits.
-  LockWait describe(const Table& t, int index, const Lock& req) const {
+  // Where a lock or request is and its mode, as Result::waits and the lock table show it.
+  LockWait place_of(const Table& t, int index, const Lock& l) const {
     LockWait w;
     w.table = t.schema.name;
     if (index == kAutoInc) {
       w.entry = "table lock";
       w.mode = "AUTO-INC";
-      for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
       return w;
     }
     w.index = index == kPrimary ? "PRIMARY" : index_name(t, index);
     const bool keyed = index == kKey && t.schema.clustered_key;
-    if (req.insert_intention) w.entry = gap_text(index, after(t, index, req.at), keyed);
-    else if (req.record) w.entry = entry_text(index, req.at, keyed);
-    else w.entry = gap_text(index, req.hi, keyed);
-    w.mode = mode_text(req);
+    if (l.insert_intention) w.entry = gap_text(index, after(t, index, l.at), keyed);
+    else if (l.record) w.entry = entry_text(index, l.at, keyed);
+    else w.entry = gap_text(index, l.hi, keyed);
+    w.mode = mode_text(l);
+    return w;
+  }
+
+  // What a lock wait is shown as in Result::waits: its place, and whom it waits behind.
+  LockWait describe(const Table& t, int index, const Lock& req) const {
+    LockWait w = place_of(t, index, req);
     for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
     return w;
   }
@@ -855,7 +860,7 @@ class InnoDb final : public Database::Model {
         for (const Lock& l : t.locks[index]) {
           if (!l.granted || l.insert_intention) continue;
           if (out.size() == most) return out;
-          const LockWait w = describe(t, static_cast<int>(index), l);
+          const LockWait w = place_of(t, static_cast<int>(index), l);
           out.push_back({who(l.txn), w.table, w.index, w.entry, w.mode});
         }
     return out;
