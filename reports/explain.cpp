@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -96,10 +97,34 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   return out;
 }
 
+// The number a reply of the holder's own calls gave its lock node or key before it held the
+// lock: ZooKeeper's "(czxid 7)", etcd's "(created at revision 2)" (the fencing token those
+// recipes carry); empty where no reply said it.
+std::string created_number(const Timeline& t, const Timeline::Bar& b, std::string_view marker) {
+  std::string found;
+  for (const auto& m : t.messages) {
+    if (m.from.lane != b.holder.lane || m.returned_s < 0 || m.returned_s > b.from_s) continue;
+    const std::size_t at = m.reply.rfind(marker);
+    if (at == std::string::npos) continue;
+    const std::size_t from = at + marker.size();
+    const std::size_t to = m.reply.find(')', from);
+    if (to != std::string::npos) found = m.reply.substr(from, to - from);
+  }
+  return found;
+}
+
 // What a lock command looked like for a service, for the narration.
-std::string granted_words(const Timeline::Bar& b, const std::string& lock) {
-  if (b.service == "zookeeper") return fmt::format("its lock node under {} is the lowest: it holds the lock", lock);
-  if (b.service == "etcd") return fmt::format("its key under {} has the lowest create revision: it holds the lock", lock);
+std::string granted_words(const Timeline& t, const Timeline::Bar& b, const std::string& lock) {
+  if (b.service == "zookeeper") {
+    const std::string czxid = created_number(t, b, "(czxid ");
+    return fmt::format("its lock node under {}{} is the lowest: it holds the lock", lock,
+                       czxid.empty() ? "" : fmt::format(" (czxid {})", czxid));
+  }
+  if (b.service == "etcd") {
+    const std::string revision = created_number(t, b, "(created at revision ");
+    return fmt::format("its key under {}{} has the lowest create revision: it holds the lock", lock,
+                       revision.empty() ? "" : fmt::format(", created at revision {},", revision));
+  }
   if (b.service == "redlock") return fmt::format("SET {} NX PX granted on a majority of the Redis instances: it holds the lock", lock);
   if (b.service == "redis") return fmt::format("SET {} NX granted: it holds the lock", lock);
   if (b.service == "postgresql") return fmt::format("PostgreSQL granted {}: it holds the lock", lock);
@@ -459,7 +484,7 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
     const std::string& lock = b.lock;
     const std::string& holder = b.holder.text;
     lines.emplace_back(b.from_s, b.service.empty() ? fmt::format("{} acquired it", row_of(b))
-                                                   : fmt::format("{}: {}", holder, granted_words(b, lock)));
+                                                   : fmt::format("{}: {}", holder, granted_words(t, b, lock)));
     // Renewals: the first few, then how many in all.
     constexpr std::size_t kRenewalsTold = 3;
     for (std::size_t i = 0; i < b.renewals_s.size() && i < kRenewalsTold; ++i)
@@ -667,19 +692,69 @@ struct Segment {
 };
 
 struct Placed {
-  std::string text;  // empty: no room for any words
+  std::vector<std::string> lines;  // empty: no room for any words
   int x = 0;
   bool anchor_end = false;  // x is where the words end (to the left of the mark)
+  std::size_t shown() const {
+    std::size_t n = 0;
+    for (const auto& line : lines) n += line.size();
+    return n;
+  }
 };
 
-// The words of an event whose mark is at x, on `baseline`: beside the mark where no arrow or
-// head in `drawn` runs through them, at most 36 characters, cut to the room found (keeping
-// `keep_end`). Tried: right of the mark, right of each arrow crossing there, left of the mark;
-// the one showing the most words wins.
-Placed place_words(const std::string& text, const std::string& keep_end, int x, int offset, int baseline, int lane_width,
-                   const std::vector<Segment>& drawn) {
-  constexpr std::size_t kMostChars = 36;
-  const double top = baseline - 10.5, bottom = baseline + 2.8;  // DejaVu Sans at 11 px: ascent 10.2, descent 2.6
+// An event's words: at most three lines of about a lane's width, the distance between two.
+constexpr std::size_t kMostLines = 3;
+constexpr int kLine = 13;
+constexpr double kLineWidth = 240;
+constexpr std::size_t kMostChars = 36 * kMostLines;
+
+// `text` in lines of at most `room` pixels, broken between words (inside a word only where the
+// word alone is wider).
+std::vector<std::string> wrap(const std::string& text, double room) {
+  std::vector<std::string> lines;
+  std::string line;
+  const auto put = [&](std::string word) {
+    while (text_width(word) > room) {  // a word wider than a line: as much as fits, then the rest
+      std::size_t n = word.size();
+      while (n > 1 && text_width(prefix(word, n)) > room) --n;
+      const std::string head = prefix(word, n);
+      if (head.empty()) break;
+      lines.push_back(head);
+      word = word.substr(head.size());
+    }
+    line = std::move(word);
+  };
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    std::size_t to = text.find(' ', from);
+    if (to == std::string::npos) to = text.size();
+    std::string word = text.substr(from, to - from);
+    if (line.empty()) put(std::move(word));
+    else if (text_width(line + " " + word) <= room) line += " " + word;
+    else {
+      lines.push_back(std::move(line));
+      put(std::move(word));
+    }
+    from = to + 1;
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
+}
+
+// The lines `text` takes at a lane's width, up to kMostLines: the room its row is given.
+std::size_t lines_needed(const std::string& text, const std::string& keep_end) {
+  if (text.empty()) return 1;
+  return std::clamp<std::size_t>(wrap(cut_keeping(text, keep_end, kMostChars), kLineWidth).size(), 1, kMostLines);
+}
+
+// The words of an event whose mark is at x, from `baseline` (the first line's) down `lines`
+// lines: beside the mark where no arrow or head in `drawn` runs through them, wrapped to the
+// room found, cut (keeping `keep_end`) where they do not fit. Tried: right of the mark, right
+// of each arrow crossing there, left of the mark; the one showing the most words wins.
+Placed place_words(const std::string& text, const std::string& keep_end, int x, int offset, int baseline, std::size_t lines,
+                   int lane_width, const std::vector<Segment>& drawn) {
+  const double top = baseline - 10.5;  // DejaVu Sans at 11 px: ascent 10.2, descent 2.6
+  const double bottom = baseline + kLine * static_cast<double>(lines - 1) + 2.8;
   std::vector<std::pair<double, double>> blocked;  // x intervals an arrow crosses at the words' height
   for (const Segment& g : drawn) {
     const double ya = std::min(g.y1, g.y2), yb = std::max(g.y1, g.y2);
@@ -695,18 +770,21 @@ Placed place_words(const std::string& text, const std::string& keep_end, int x, 
   }
   std::sort(blocked.begin(), blocked.end());
   const std::string natural = cut_keeping(text, keep_end, kMostChars);
-  // The most of the words that fits in `room` pixels.
-  const auto fit = [&](double room) -> std::string {
-    if (text_width(natural) <= room) return natural;
+  // The most of the words that fits in `lines` lines of `room` pixels.
+  const auto fit = [&](double room) -> std::vector<std::string> {
+    room = std::min(room, kLineWidth);
+    if (auto whole = wrap(natural, room); whole.size() <= lines) return whole;
     for (std::size_t n = natural.size(); n > 4; --n) {
       std::string tried = cut_keeping(text, keep_end, n);
       if (tried.size() > n) tried = cut(text, n);
-      if (text_width(tried) <= room) return tried.size() <= 4 ? std::string() : tried;
+      if (auto wrapped = wrap(tried, room); wrapped.size() <= lines)
+        return tried.size() <= 4 ? std::vector<std::string>{} : wrapped;
     }
-    return "";
+    return {};
   };
+  const double widest = text_width(natural) + 1;
   const auto free_from = [&](double start) {  // room to the right of `start`; < 0: start is blocked
-    double room = text_width(natural) + 1;
+    double room = widest;
     for (const auto& [a, b] : blocked) {
       if (a <= start && start <= b) return -1.0;
       if (a > start) room = std::min(room, a - start);
@@ -714,8 +792,9 @@ Placed place_words(const std::string& text, const std::string& keep_end, int x, 
     return room;
   };
   Placed best;
-  const auto consider = [&](std::string words, int at, bool end) {
-    if (words.size() > best.text.size()) best = {std::move(words), at, end};
+  const auto consider = [&](std::vector<std::string> words, int at, bool end) {
+    Placed p{std::move(words), at, end};
+    if (p.shown() > best.shown()) best = std::move(p);
   };
   std::vector<double> starts{double(x + offset)};
   for (const auto& [a, b] : blocked)
@@ -979,17 +1058,26 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   }
 
   constexpr int kLeft = 90, kLane = 230, kRow = 24, kTop = 58, kBreak = 16;
+  // Words above a row whose arrow leaves level from it, below the mark's centre otherwise.
+  const auto words_above = [](const Row& r) { return (r.link != Row::kNoLink && !r.receives) || !r.arrows_to.empty(); };
   // Rows are events, not time: where a second or more passes between two rows, a break says
-  // how long (a 30 s pause is a break, not 30 s of page).
+  // how long (a 30 s pause is a break, not 30 s of page). A row whose words wrap is taller.
   constexpr double kBreakAfterS = 1.0;
-  std::vector<int> ys;
-  std::vector<std::size_t> breaks;  // rows with a break before them
-  for (std::size_t i = 0, extra = 0; i < shown.size(); ++i) {
+  std::vector<int> ys, tops, bottoms;  // each row's mark, and the top and bottom of its room
+  std::vector<std::size_t> lines;      // the lines its words are given
+  std::vector<std::size_t> breaks;     // rows with a break before them
+  int rows_end = kTop;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
     if (i > 0 && shown[i].at_s - shown[i - 1].at_s >= kBreakAfterS) {
       breaks.push_back(i);
-      ++extra;
+      rows_end += kBreak;
     }
-    ys.push_back(kTop + kRow * static_cast<int>(i) + kRow / 2 + kBreak * static_cast<int>(extra));
+    lines.push_back(lines_needed(shown[i].text, shown[i].keep_end));
+    const int extra = kLine * static_cast<int>(lines.back() - 1);
+    tops.push_back(rows_end);
+    ys.push_back(rows_end + (words_above(shown[i]) ? extra : 0) + kRow / 2);
+    rows_end += kRow + extra;
+    bottoms.push_back(rows_end);
   }
   std::string folded;
   if (folded_lanes > 0) folded += fmt::format("{} more lane{} folded", folded_lanes, folded_lanes == 1 ? "" : "s");
@@ -1006,7 +1094,7 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   // below the diagram.
   const int width = std::max(kLeft + kLane * static_cast<int>(std::max<std::size_t>(1, lanes.size())) + 140,
                              16 + static_cast<int>(std::ceil(text_width(folded))));
-  const int height = kTop + kRow * static_cast<int>(shown.size() + 1) + kBreak * static_cast<int>(breaks.size()) + 30;
+  const int height = rows_end + kRow + 30;
   const auto x_of = [&](const std::string& lane) { return kLeft + kLane * static_cast<int>(column.at(lane)) + kLane / 2; };
   const auto y_of = [&](std::size_t row) { return row < ys.size() ? ys[row] : kTop + kRow / 2; };
   // The first and last rows at or after / before a time, for spans.
@@ -1026,9 +1114,10 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       "font-family=\"sans-serif\" font-size=\"11\">\n"
       "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
       width, height, html::escape(title));
+  const std::size_t body_from = svg.size();  // the drawing, below the title
   // Breaks: a grey strip across the lanes, with the time that passed.
   for (const std::size_t i : breaks) {
-    const int y = y_of(i) - kRow / 2 - kBreak;
+    const int y = tops[i] - kBreak;
     svg += fmt::format("<rect class=\"break\" x=\"2\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eeeeee\"><title>{:.3f} s with "
                        "nothing drawn here</title></rect>\n<text x=\"6\" y=\"{}\" fill=\"#666666\" font-size=\"9\">+{:.3f} s</text>\n",
                        y + 3, width - 4, kBreak - 2, shown[i].at_s - shown[i - 1].at_s, y + kBreak - 3,
@@ -1064,7 +1153,8 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   // Pauses and crashes: a band across the node's lanes.
   for (const auto& s : spans) {
     if (outside(s.from_s, s.to_s)) continue;
-    const int y0 = y_of(first_row_at(s.from_s)) - kRow / 2, y1 = y_of(last_row_at(s.to_s)) + kRow / 2;
+    const std::size_t first = first_row_at(s.from_s), last = last_row_at(s.to_s);
+    const int y0 = first < tops.size() ? tops[first] : kTop, y1 = last < bottoms.size() ? bottoms[last] : kTop + kRow;
     for (const auto& lane : lanes)
       if (node_of(lane) == s.node || lane == s.node)
         svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"0.35\"><title>{} {}</title></rect>\n",
@@ -1128,9 +1218,13 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     }
   }
   // Lanes: a head and a line.
+  std::string heads;
+  for (const auto& lane : lanes)
+    heads += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x_of(lane), kTop - 12,
+                         html::escape(cut(lane, 34)));
+  svg += heads;
   for (const auto& lane : lanes) {
     const int x = x_of(lane);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x, kTop - 12, html::escape(cut(lane, 34)));
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#bbbbbb\" stroke-dasharray=\"4 3\"/>\n", x, kTop - 6,
                        height - 30);
   }
@@ -1162,23 +1256,67 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       svg += fmt::format("<text x=\"{}\" y=\"{}\"><title>{}</title></text>\n", x + 7, y + 4, html::escape(r.full));
       continue;
     }
-    // Words above a row whose arrow leaves level from it, below the mark's centre otherwise.
-    const bool above = (r.link != Row::kNoLink && !r.receives) || !r.arrows_to.empty();
-    const int baseline = above ? y - 7 : y + 4;  // above: clear of the arrow's head too
+    // Above: the last line clear of the arrow's head; below: the first under the mark's centre.
+    const int extra = kLine * static_cast<int>(lines[i] - 1);
+    const bool above = words_above(r);
+    const int baseline = above ? y - 7 - extra : y + 4;
     // A message arriving from the right ends at the mark, over where its words begin: they move on.
     const bool from_right = r.receives && column.count(links[r.link].from) && column.at(links[r.link].from) > column.at(r.lane);
-    const Placed p = place_words(r.text, r.keep_end, x, from_right ? 14 : 7, baseline, kLane, drawn);
-    if (p.text.empty()) {  // no room for any words beside it: what it is on hover
+    const Placed p = place_words(r.text, r.keep_end, x, from_right ? 14 : 7, baseline, lines[i], kLane, drawn);
+    if (p.lines.empty()) {  // no room for any words beside it: what it is on hover
       svg += fmt::format("<text x=\"{}\" y=\"{}\"><title>{}</title></text>\n", x + 7, baseline, html::escape(r.full));
       continue;
     }
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"{}><title>{}</title>{}</text>\n", p.x, baseline,
+    // Fewer lines than given above the mark: they keep to the arrow, the room above stays empty.
+    const int first = baseline + (above ? kLine * static_cast<int>(lines[i] - p.lines.size()) : 0);
+    std::string words = html::escape(p.lines.front());
+    for (std::size_t l = 1; l < p.lines.size(); ++l)
+      words += fmt::format("<tspan x=\"{}\" dy=\"{}\">{}</tspan>", p.x, kLine, html::escape(p.lines[l]));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\"{}><title>{}</title>{}</text>\n", p.x, first,
                        r.colour == "#d02020" ? "#b01010" : "#222222", p.anchor_end ? " text-anchor=\"end\"" : "", html::escape(r.full),
-                       html::escape(p.text));
+                       words);
   }
   if (!folded.empty()) svg += fmt::format("<text x=\"8\" y=\"{}\" fill=\"#666666\">{}</text>\n", height - 10, html::escape(folded));
-  svg += "</svg>\n";
-  return svg;
+  // A long diagram in parts a screen can show, each with the lanes' names: cut before a break
+  // where one falls in the last third of a part, else after kRowsPerPart rows. The drawing is
+  // made once; each part shows its window of it.
+  constexpr std::size_t kRowsPerPart = 40;
+  if (shown.size() <= kRowsPerPart) return svg + "</svg>\n";
+  std::vector<std::size_t> cuts{0};  // the first row of each part
+  while (shown.size() - cuts.back() > kRowsPerPart) {
+    std::size_t at = cuts.back() + kRowsPerPart;
+    for (std::size_t i = at; i > cuts.back() + kRowsPerPart * 2 / 3; --i)
+      if (std::binary_search(breaks.begin(), breaks.end(), i)) {
+        at = i;
+        break;
+      }
+    cuts.push_back(at);
+  }
+  // Words above a part's first mark reach a few pixels into the row before: each window starts
+  // that much higher.
+  constexpr int kAbove = 5;
+  const auto cut_y = [&](std::size_t row) {
+    return (row == 0 ? kTop : tops[row] - (std::binary_search(breaks.begin(), breaks.end(), row) ? kBreak : 0)) - kAbove;
+  };
+  const std::string drawing = svg.substr(body_from);
+  std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a of the drawing: one id per drawing on a page
+  for (const char c : title + drawing) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  const std::string id = fmt::format("sequence-{:016x}", hash);
+  std::string out;
+  for (std::size_t k = 0; k < cuts.size(); ++k) {
+    const int from = cut_y(cuts[k]), to = k + 1 < cuts.size() ? cut_y(cuts[k + 1]) : height;
+    const int part_height = kTop - kAbove + to - from;
+    out += fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+        "font-family=\"sans-serif\" font-size=\"11\">\n"
+        "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2} (part {3} of {4})</text>\n{5}",
+        width, part_height, html::escape(title), k + 1, cuts.size(), heads);
+    // The first part draws it, the others use it.
+    out += fmt::format("<svg x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 {} {} {}\">{}</svg>\n</svg>\n", kTop - kAbove, width,
+                       to - from, from, width, to - from,
+                       k == 0 ? fmt::format("<g id=\"{}\">\n{}</g>", id, drawing) : fmt::format("<use href=\"#{}\"/>", id));
+  }
+  return out;
 }
 
 }  // namespace locksim::reports

@@ -84,9 +84,23 @@ window.onload = () => {
 """
 
 
+def sequence_svgs(html):
+    """Each sequence diagram's <svg> element, whole: a part of a long one holds a nested <svg>."""
+    out = []
+    for start in re.finditer(r'<svg[^>]*class="sequence"', html):
+        depth, at = 0, start.start()
+        for tag in re.finditer(r'<(/?)svg\b', html[at:]):
+            depth += -1 if tag.group(1) else 1
+            if depth == 0:
+                end = at + tag.end() + html[at + tag.end():].index(">") + 1
+                out.append(html[at:end])
+                break
+    return out
+
+
 def no_word_crossed(name, page):
     with open(page, encoding="utf-8") as f:
-        svgs = re.findall(r'<svg[^>]*class="sequence".*?</svg>', f.read(), re.S)
+        svgs = sequence_svgs(f.read())
     probe = os.path.join(SHOTS, name.replace(" ", "-") + "-crossings.html")
     with open(probe, "w", encoding="utf-8") as f:
         f.write("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>" + "".join(svgs) + CROSSINGS_SCRIPT + "</body></html>")

@@ -135,7 +135,8 @@ TEST_CASE("report.html stands alone and explains each failing strategy's first v
     CHECK(html.find(st.name + ": its first violating trial, seed") != std::string::npos);
   }
   CHECK(failing >= 4);
-  CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\"") == failing);
+  // One diagram each, in one picture or in parts (each part after the first uses the first's drawing).
+  CHECK(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\"") - count(html, "<use href=\"#sequence-") == failing);
 }
 
 namespace {
@@ -488,4 +489,86 @@ TEST_CASE("a fencing write that changed nothing is told as the token the fence r
                   "attempt 1 at t=1.002 s)") != std::string::npos);
   CHECK(told.find("token = 2 WHERE lock_key = 'openid:0' AND token < 2 -> 1 affected\n") != std::string::npos);  // raised: no words
   CHECK(told.find("WHERE id = 1 -> 0 affected\n") != std::string::npos);  // another write that changed nothing: no fence
+}
+
+TEST_CASE("a ZooKeeper or etcd holder is told with the number its lock node or key was created at, its fencing token") {
+  auto s = locksim::load_scenario(locksim::scenario_path("zk-session-expiry-during-pause"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  const std::map<std::string, std::string> told = {{"zookeeper-recipe", "(czxid "}, {"etcd-lease-revision", "created at revision "}};
+  for (const auto& strategy : results.strategies) {
+    const auto marker = told.find(strategy.name);
+    if (marker == told.end()) continue;
+    CAPTURE(strategy.name);
+    // Every grant is told with the number its holder's own create or get answered before it.
+    std::size_t grants = 0;
+    for (const std::string& line : locksim::reports::narrate(strategy.timeline)) {
+      if (line.find("it holds the lock") == std::string::npos) continue;
+      ++grants;
+      CAPTURE(line);
+      const std::size_t at = line.find(marker->second);
+      REQUIRE(at != std::string::npos);
+      const std::string number = line.substr(at + marker->second.size(), line.find_first_not_of("0123456789", at + marker->second.size()) -
+                                                                         (at + marker->second.size()));
+      CHECK(!number.empty());
+      bool answered = false;
+      for (const auto& m : strategy.timeline.messages)
+        answered = answered || m.reply.find(marker->second + number + ")") != std::string::npos;
+      CHECK(answered);
+    }
+    CHECK(grants >= 2);  // the paused holder and the one after it
+  }
+}
+
+TEST_CASE("a statement longer than a lane is wrapped onto more lines, not cut, and its row is taller") {
+  Timeline t;
+  t.end_s = 1;
+  const std::string sql = "UPDATE t_fence SET token = 1 WHERE lock_key = 'openid:0' AND token < 1";
+  t.statements.push_back(test::wrote(0.01, 0.0102, "app-1 worker 1, client 0, op 0 attempt 1", sql, 1));
+  t.statements.push_back(test::selected(0.02, 0.0202, "app-1 worker 1, client 0, op 0 attempt 1", "SELECT 1", 1));
+  const std::string svg = locksim::reports::sequence_svg(t, "one trial");
+  // Every word is drawn, across lines, and nothing is cut.
+  std::string drawn;
+  CAPTURE(sql);
+  const std::size_t at = svg.find("</title>UPDATE");
+  REQUIRE(at != std::string::npos);
+  const std::string text = svg.substr(at + 8, svg.find("</text>", at) - at - 8);
+  CHECK(count(text, "<tspan") >= 1);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<') {
+      const bool line = text.compare(i, 6, "<tspan") == 0;
+      i = text.find('>', i);
+      if (line) drawn += ' ';
+      continue;
+    }
+    drawn += text[i];
+  }
+  CHECK(drawn == "UPDATE t_fence SET token = 1 WHERE lock_key = 'openid:0' AND token &lt; 1 -&gt; 1 affected");
+  CHECK(svg.find("...") == std::string::npos);
+  // The next row starts below the wrapped lines: its mark lies more than a plain row lower.
+  const auto mark_y = [&](std::size_t nth) {
+    std::size_t from = 0;
+    for (std::size_t i = 0; i <= nth; ++i) from = svg.find("<circle cx=", from) + 1;
+    const std::size_t y = svg.find("cy=\"", from) + 4;
+    return std::stoi(svg.substr(y));
+  };
+  CHECK(mark_y(1) - mark_y(0) > 24);
+}
+
+TEST_CASE("a long diagram is drawn in parts a screen can show, each naming its lanes and showing its window of one drawing") {
+  Timeline t;
+  t.end_s = 100;
+  for (int i = 0; i < 100; ++i) t.statements.push_back(test::selected(0.01 * i, 0.01 * i + 0.0001, "s1", fmt::format("SELECT {}", i), 1));
+  const std::string svg = locksim::reports::sequence_svg(t, "one trial");
+  CHECK(count(svg, "<svg xmlns=") == 3);
+  CHECK(count(svg, "(part ") == 3);
+  CHECK(svg.find("one trial (part 3 of 3)") != std::string::npos);
+  CHECK(count(svg, ">s1</text>") == 3 + 1);  // each part's head, and the drawing's own
+  CHECK(count(svg, "<g id=\"sequence-") == 1);
+  CHECK(count(svg, "<use href=\"#sequence-") == 2);  // the first part draws it
+  CHECK(count(svg, ">SELECT 99 -&gt; 1 row</text>") == 1);  // drawn once
+  // A short story stays one picture.
+  Timeline short_one;
+  short_one.statements.push_back(test::selected(0.0, 0.0001, "s1", "SELECT 1", 1));
+  CHECK(count(locksim::reports::sequence_svg(short_one, "one trial"), "<svg xmlns=") == 1);
 }
