@@ -39,8 +39,11 @@ pre.wide {{ white-space: pre; overflow-x: auto; }}
 .holds {{ color: #1a7f37; }}
 .fails {{ color: #c01010; font-weight: bold; }}
 .why {{ background: #fdf0f0; border-left: 4px solid #d02020; padding: 0.5em 1em; }}
-.plot svg, .diagram svg {{ max-width: 100%; height: auto; }}
+.plot svg {{ max-width: 100%; height: auto; }}
+/* A diagram keeps its size (scaled to the page, six lanes' words would be 6 px): wider than the
+   page, it scrolls in its box. */
 .diagram {{ overflow-x: auto; border: 1px solid #eee; }}
+.diagram svg {{ display: block; }}
 .muted {{ color: #666; }}
 </style>
 </head>

@@ -81,6 +81,18 @@ void check_statement(const db::sql::Prepared& p, std::vector<db::Value>& args, c
                      db::Engine engine) {
   using K = db::Statement::Kind;
   const db::Statement& st = p.statement;
+  // PostgreSQL reads a bound text as UTF-8 without NUL bytes, as it reads a statement's text.
+  if (engine == db::Engine::postgresql)
+    for (const db::Value& arg : args)
+      if (const auto* str = std::get_if<std::string>(&arg))
+        for (std::size_t at = 0; at < str->size();) {
+          const std::size_t n = (*str)[at] == '\0' ? 0 : db::sql::utf8_length(std::string_view(*str).substr(at));
+          if (n == 0)
+            throw StatementMisuse{1366, "22021",
+                                  fmt::format("invalid byte sequence for encoding \"UTF8\": 0x{:02x}", static_cast<unsigned char>((*str)[at])),
+                                  true};
+          at += n;
+        }
   if (st.kind == K::begin || st.kind == K::commit || st.kind == K::rollback || st.kind == K::set_isolation ||
       st.kind == K::set_timeout || st.kind == K::advisory || st.kind == K::savepoint)  // on no table (an advisory key is a bigint: the engine checks it)
     return;

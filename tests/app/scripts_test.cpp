@@ -566,3 +566,21 @@ TEST_CASE("a Lua strategy's db.* runs what a session step runs: computed columns
   TempScript postgresql(script("INSERT INTO t_account (open_id, device) VALUES ($1, $2)", "'42703'", "'42P01'"));
   CHECK(total(run(postgresql, world), "script_errors") == 0);
 }
+
+TEST_CASE("a text bound on PostgreSQL with a NUL byte or bytes that are not UTF-8 is its 22021, as the server answers; MariaDB stores a NUL") {
+  const auto script = [](const std::string& insert, const std::string& values, const std::string& code) {
+    return std::string(kHeader) + "function bind(req)\n"
+           "  for _, bad in ipairs({" + values + "}) do\n"
+           "    local ok, e = pcall(db.exec, '" + insert + "', req.open_id .. bad, req.device)\n"
+           "    assert(" + code + ")\n"
+           "  end\n"
+           "end\n";
+  };
+  json world = small_world();
+  world["database"] = {{"engine", "postgresql"}};
+  TempScript postgresql(script("INSERT INTO t_account (open_id, device) VALUES ($1, $2)", "'a\\0b', 'caf\\xff'",
+                               "not ok and e.code == '22021' and e.message:find('invalid byte sequence for encoding \"UTF8\": 0x', 1, true)"));
+  CHECK(total(run(postgresql, world), "script_errors") == 0);
+  TempScript mariadb(script("INSERT INTO t_account (open_id, device) VALUES (?, ?)", "'a\\0b'", "ok"));
+  CHECK(total(run(mariadb), "script_errors") == 0);
+}
