@@ -20,23 +20,58 @@ namespace {
 
 constexpr int kHookEvery = 1000;  // instructions between two looks at the budget
 
+// One instruction of the VM may read a whole string: == of two long strings of one length
+// compares their bytes, < compares them up to the shorter's end, and a string given where a
+// number is expected (`s + 1`, math.abs(s), a for loop's limit) is read to its end to convert
+// it. The count hook sees one instruction. So while a string longer than kLongString is alive,
+// each instruction is charged as reading the longest one, kBytesReadPerInstruction bytes to an
+// instruction, and the hook looks that much more often: `while true do local same = a == b end`
+// with two 20 MB strings stops at the budget as a plain endless loop does. A script whose strings
+// are all shorter is charged as before.
+constexpr std::size_t kLongString = 1024;
+constexpr double kBytesReadPerInstruction = 128;
+// An allocation copies what it is made for (a concatenation, a format): one instruction per
+// kBytesWrittenPerInstruction bytes of one larger than kLongString.
+constexpr double kBytesWrittenPerInstruction = 64;
+
+double read_factor(const Runtime& rt) {
+  return rt.long_lengths.empty() ? 1.0 : 1.0 + static_cast<double>(*rt.long_lengths.rbegin()) / kBytesReadPerInstruction;
+}
+
 void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size) {
   Runtime& rt = *static_cast<Runtime*>(ud);
   const std::size_t old = ptr == nullptr ? 0 : old_size;
   if (new_size == 0) {
+    if (old > kLongString)
+      if (const auto it = rt.long_strings.find(ptr); it != rt.long_strings.end()) {
+        rt.long_lengths.erase(rt.long_lengths.find(it->second));
+        rt.long_strings.erase(it);
+      }
     std::free(ptr);
     rt.used -= old;
     return nullptr;
   }
   if (rt.enforce && new_size > old && rt.used - old + new_size > rt.limits.memory_bytes) return nullptr;
   void* p = std::realloc(ptr, new_size);
-  if (p != nullptr) rt.used = rt.used - old + new_size;
+  if (p == nullptr) return nullptr;
+  rt.used = rt.used - old + new_size;
+  if (new_size > old + kLongString && rt.enforce)
+    rt.instructions += static_cast<std::uint64_t>(static_cast<double>(new_size - old) / kBytesWrittenPerInstruction);
+  // A new object's old_size is its type (Lua's manual, lua_Alloc); a string is never resized.
+  if (ptr == nullptr && old_size == LUA_TSTRING && new_size > kLongString) {
+    rt.long_strings.emplace(p, new_size);
+    rt.long_lengths.insert(new_size);
+  }
   return p;
 }
 
 void count_instructions(lua_State* L, lua_Debug* ar) {
   Runtime& rt = runtime(L);
-  rt.instructions += kHookEvery;
+  const double factor = read_factor(rt);
+  const double charged = static_cast<double>(lua_gethookcount(L)) * factor;
+  rt.instructions += static_cast<std::uint64_t>(std::min(charged, static_cast<double>(rt.limits.instructions) + 1));
+  if (const int every = std::clamp(static_cast<int>(kHookEvery / factor), 1, kHookEvery); every != lua_gethookcount(L))
+    lua_sethook(L, count_instructions, LUA_MASKCOUNT, every);
   if (rt.instructions <= rt.limits.instructions) return;
   if (!rt.over_budget) {
     rt.over_budget = true;
@@ -45,9 +80,6 @@ void count_instructions(lua_State* L, lua_Debug* ar) {
   lua_pushlightuserdata(L, &fatal_sentinel);
   lua_error(L);
 }
-
-
-
 
 int dump_writer(lua_State*, const void* p, std::size_t n, void* ud) {
   static_cast<std::string*>(ud)->append(static_cast<const char*>(p), n);

@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +43,10 @@ struct Runtime {
   std::size_t used = 0;
   bool enforce = false;  // the memory cap holds: Lua code is running
   std::uint64_t instructions = 0;
+  /// The strings longer than kLongString alive now, by address, and their lengths: one
+  /// instruction may read one of them whole, where the count hook cannot see it (sandbox.cpp).
+  std::map<const void*, std::size_t> long_strings{};
+  std::multiset<std::size_t> long_lengths{};
   bool over_budget = false;
   std::string budget_where;  // "file:line" where the budget ran out
 };

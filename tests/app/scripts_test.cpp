@@ -361,6 +361,27 @@ TEST_CASE("Lua's library functions that run in C are charged to the instruction 
   CHECK(total(ok, "script_errors") == 0);
 }
 
+TEST_CASE("an instruction that reads a whole long string (==, <, a string taken for a number) is charged for it") {
+  // Each loop runs one instruction after another that reads 16 MB, which the count hook sees
+  // as one instruction each: without the charge, days.
+  for (const std::string call : {"local a, b = ('a'):rep(2^24), ('a'):rep(2^24) while true do local same = a == b end",
+                                 "local a = ('a'):rep(2^24) local b = a .. 'b' while true do local less = a < b end",
+                                 "local s = ('7'):rep(2^24) while true do pcall(math.abs, s) end"}) {
+    INFO(call);
+    TempScript script(std::string(kHeader) + "function bind(req)\n  " + call + "\nend\n");
+    const auto r = run(script, small_world(1));
+    CHECK(total(r, "unfinished_runs") == 1);
+    REQUIRE(!r.examples.empty());
+    CHECK_THAT(r.examples.front(), Catch::Contains("the instruction budget of") && Catch::Contains(script.path + ":3"));
+  }
+  // Short strings compared a million times stay inside it.
+  TempScript ordinary(std::string(kHeader) + "function bind(req)\n  local a, b, n = ('a'):rep(500), ('a'):rep(500), 0\n"
+                      "  for i = 1, 1000000 do if a == b then n = n + 1 end end\n  assert(n == 1000000)\nend\n");
+  const auto ok = run(ordinary, small_world(1));
+  CHECK(total(ok, "unfinished_runs") == 0);
+  CHECK(total(ok, "script_errors") == 0);
+}
+
 TEST_CASE("a script that fills Redis past the trial's memory budget ends that trial as unfinished, not the process") {
   // Each value is far inside the script's own memory cap; the keyspace holding them is not the
   // script's memory, and only the trial's budget bounds it.

@@ -776,6 +776,8 @@ std::vector<std::string> lua_statements() {
           "require('os')", "load('return 1')()", "error({})", "error()", "error('line\\nbreak')",
           "error('', 0)", "error(error)", "error(setmetatable({}, {__index = function() error('x') end}))",
           "local s = string.rep('x', 1e9)", "local s = 'x' while true do s = s .. s end",
+          "local a, b = ('x'):rep(2^23), ('x'):rep(2^23) while true do local e = a == b end",
+          "local a = ('x'):rep(2^23) while true do pcall(math.floor, a) end",
           "local t = {} for i = 1, 1e8 do t[i] = i end", "local t = {} while true do t = {t} end",
           "local t = {} for i = 1, 1e6 do t[#t + 1] = tostring(i) end",
           "setmetatable({}, {__gc = print})", "collectgarbage()", "math.randomseed(1)", "print(string.rep('x', 1e6))",
