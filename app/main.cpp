@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 #include "app/cluster.hpp"
+#include "sim/errors.hpp"
+#include "app/deadline.hpp"
 #include "app/explore.hpp"
 #include "app/fault_kind.hpp"
 #include "reports/search.hpp"
@@ -190,9 +193,20 @@ struct ExploreCommand {
 // Replays `token`, prints the narrated timeline and draws it. 3 when a checker fired.
 // `claim`: the verdict of the search that found it, for the page.
 // `property`: the checker the search looked for, which a long trial's story centres on.
+// `time_s` (> 0): the replay ends there, unfinished, and the story is left to `locksim replay`.
 int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false, const std::string& claim = "",
-                const std::string& property = "") {
-  locksim::Replay r = locksim::replay(token);
+                const std::string& property = "", double time_s = 0) {
+  std::optional<locksim::Replay> replayed;
+  {
+    const locksim::TrialsDeadline deadline(time_s);
+    try {
+      replayed = locksim::replay(token);
+    } catch (const sim::Interrupted&) {
+      fmt::print("not told: replaying it for its story passed --time; `locksim replay <token>` tells it\n");
+      return 3;
+    }
+  }
+  locksim::Replay& r = *replayed;
   if (shrunk) r.outcome.timeline.schedule += r.outcome.timeline.schedule.empty() ? "shrunk" : ", shrunk";
   if (check_determinism) {
     const locksim::Replay again = locksim::replay(token);
@@ -231,6 +245,7 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
 int explore(const ExploreCommand& c) {
   const locksim::ExploreOptions& o = c.options;
   running_file = o.scenario;
+  const auto started = std::chrono::steady_clock::now();
   const locksim::Finding f = locksim::explore(o);
   if (!locksim::cluster::leader()) return 0;  // its runs went to rank 0, which reports
   locksim::reports::SearchClaim claim{.scenario = f.scenario,
@@ -289,15 +304,23 @@ int explore(const ExploreCommand& c) {
   if (o.shrink && time_left <= 0) fmt::print("not shrunk: the search spent --time ({:g} s)\n", o.time_s);
   if (o.shrink && time_left > 0) {
     const locksim::Shrunk s = locksim::shrink(f.token, o.property, 2000, time_left);
-    fmt::print("shrunk in {} runs{}: {}\n  from {}\n  to   {}\n", s.runs,
-               s.timed_out ? fmt::format(", stopped at --time ({:g} s)", o.time_s) : "", fmt::join(s.fired, ", "), s.before.text(),
-               s.after.text());
+    if (s.fired.empty() && s.timed_out)
+      fmt::print("not shrunk: --time ({:g} s) passed while the finding ran again\n", o.time_s);
+    else
+      fmt::print("shrunk in {} runs{}: {}\n  from {}\n  to   {}\n", s.runs,
+                 s.timed_out ? fmt::format(", stopped at --time ({:g} s)", o.time_s) : "", fmt::join(s.fired, ", "),
+                 s.before.text(), s.after.text());
     if (s.after != s.before) fmt::print("shrunk token: {}\n", s.token.text());
     shrunk = s.after != s.before;
     token = s.token;
   }
   fmt::print("\n");
-  show_replay(token, c.check_determinism, shrunk, locksim::reports::verdict(claim), o.property);
+  // --time holds through the replay that tells the finding, with a second at least for it: a
+  // small trial's story is told whatever the search spent, a trial of millions of events stops.
+  constexpr double kReplayFloorS = 1;
+  const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  show_replay(token, c.check_determinism, shrunk, locksim::reports::verdict(claim), o.property,
+              o.time_s > 0 ? std::max(kReplayFloorS, o.time_s - spent) : 0);
   return 3;
 }
 

@@ -6,18 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <limits>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <stop_token>
-#include <thread>
 #include <tuple>
 
+#include "app/deadline.hpp"
 #include "app/explore.hpp"
 #include "app/fault_kind.hpp"
 #include "app/trial.hpp"
@@ -210,25 +206,12 @@ std::string first_metric(const std::vector<std::string>& fired) {
 RunSize size_of(const Token& t) { return size_of(load_scenario(scenario_path(t.scenario), t.sets, {t.strategy}), t); }
 
 Shrunk shrink(const Token& found, const std::string& property, int budget, double time_s) {
-  const auto started = std::chrono::steady_clock::now();
   Shrunk r{found, {}, {}, 0, {}};
   // No trial starts once `time_s` has passed, and the one under way then is interrupted: the
   // shrink so far is the answer.
-  std::atomic<bool> interrupt{false};
-  std::mutex mutex;
-  std::condition_variable_any cv;
-  std::jthread alarm;
-  if (time_s > 0)
-    alarm = std::jthread([&, at = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                std::chrono::duration<double>(time_s))](std::stop_token over) {
-      std::unique_lock lock(mutex);
-      cv.wait_until(lock, over, at, [] { return false; });
-      if (!over.stop_requested()) interrupt = true;
-    });
-  const InterruptTrials scope(time_s > 0 ? &interrupt : nullptr);
+  const TrialsDeadline deadline(time_s);
   const auto out_of_time = [&] {
-    r.timed_out = r.timed_out || interrupt.load() ||
-                  (time_s > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >= time_s);
+    r.timed_out = r.timed_out || deadline.passed();
     return r.timed_out;
   };
   const auto run_within_time = [&](const Scenario& s, const Token& t) -> std::optional<TrialOutcome> {

@@ -290,8 +290,15 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
     return la > lb || (la == lb && a.first < b.first);
   };
   std::map<std::uint32_t, sim::Time> down_since;
-  const auto band = [&](reports::Timeline::Band b) {
-    kept.emplace_back(found++, std::move(b));
+  const auto band = [&](std::uint32_t node, double from_s, double to_s, const char* kind) {
+    // Full, a band no longer than the shortest kept would leave at once (a later one of equals
+    // too): counted without a heap's work, which a trial of millions of pauses would spend.
+    if (kept.size() == kMost && !(to_s - from_s > kept.front().second.to_s - kept.front().second.from_s)) {
+      ++found;
+      ++t.bands_left_out;
+      return;
+    }
+    kept.emplace_back(found++, reports::Timeline::Band{engine.node_name(node), from_s, to_s, kind});
     std::push_heap(kept.begin(), kept.end(), longer);
     if (kept.size() > kMost) {
       std::pop_heap(kept.begin(), kept.end(), longer);
@@ -301,17 +308,16 @@ reports::Timeline timeline(sim::Engine& engine, const models::checkers::LockMoni
   };
   for (const auto& e : engine.trace().events()) {
     if (e.kind != sim::trace_kind::node_pause && e.kind != sim::trace_kind::node_crash && e.kind != sim::trace_kind::node_restart) continue;
-    const std::string node = engine.node_name(e.node);
     if (e.kind == sim::trace_kind::node_pause)
-      band({node, seconds(e.at), seconds(e.at + sim::Duration{e.a}), "paused"});
+      band(e.node, seconds(e.at), seconds(e.at + sim::Duration{e.a}), "paused");
     else if (e.kind == sim::trace_kind::node_crash)
       down_since[e.node] = e.at;
     else if (e.kind == sim::trace_kind::node_restart && down_since.count(e.node)) {
-      band({node, seconds(down_since[e.node]), seconds(e.at), "down"});
+      band(e.node, seconds(down_since[e.node]), seconds(e.at), "down");
       down_since.erase(e.node);
     }
   }
-  for (const auto& [node, since] : down_since) band({engine.node_name(node), seconds(since), t.end_s, "down"});
+  for (const auto& [node, since] : down_since) band(node, seconds(since), t.end_s, "down");
   std::sort(kept.begin(), kept.end(), [](const Kept& a, const Kept& b) { return a.first < b.first; });
   for (auto& [at, b] : kept) t.bands.push_back(std::move(b));
   std::map<std::string, int> per_key;

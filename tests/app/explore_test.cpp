@@ -4,7 +4,10 @@
 
 #include <set>
 
+#include "app/deadline.hpp"
 #include "app/explore.hpp"
+#include "app/scenario.hpp"
+#include "sim/errors.hpp"
 #include "reports/explain.hpp"
 
 namespace {
@@ -435,4 +438,19 @@ TEST_CASE("a shrink given no time left starts no trial after the one that confir
   CHECK(bounded.timed_out);
   CHECK(bounded.runs == 0);
   CHECK(bounded.token.text() == f.token.text());
+}
+
+TEST_CASE("a trial under way when its deadline passes ends unfinished, where its engine stops it") {
+  // A GC pause every microsecond: the trial runs to its event budget, ten million events, far
+  // past the deadline's 50 ms on any machine.
+  locksim::Token t;
+  t.engine = LOCKSIM_ENGINE_VERSION;
+  t.scenario = "gc-pause-longer-than-lease";
+  t.sets = {R"(faults.gc_pauses.interval={"fixed_ms":0.001})", R"(faults.gc_pauses.length={"fixed_ms":0.001})"};
+  t.strategy = "redis-set-nx-ex-drop";
+  t.seed = 1;
+  t.scenario_hash = locksim::load_scenario(locksim::scenario_path(t.scenario), t.sets, {t.strategy}).hash;
+  const locksim::TrialsDeadline deadline(0.05);
+  CHECK_THROWS_AS(locksim::replay(t), sim::Interrupted);
+  CHECK(deadline.passed());
 }
