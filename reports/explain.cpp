@@ -1109,11 +1109,14 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     return i == 0 ? std::size_t{0} : i - 1;
   };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n"
-      "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
-      width, height, html::escape(title));
+  // Laid out in 11 px words, shown 14/11 as large: words of 14 px, which a projector shows.
+  const auto opening = [&](int h) {
+    return fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+                       "font-family=\"sans-serif\" font-size=\"11\">\n",
+                       (width * 14 + 10) / 11, (h * 14 + 10) / 11, width, h);
+  };
+  std::string svg = opening(height) +
+                    fmt::format("<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", html::escape(title));
   const std::size_t body_from = svg.size();  // the drawing, below the title
   // Breaks: a grey strip across the lanes, with the time that passed.
   for (const std::size_t i : breaks) {
@@ -1306,11 +1309,8 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
   for (std::size_t k = 0; k < cuts.size(); ++k) {
     const int from = cut_y(cuts[k]), to = k + 1 < cuts.size() ? cut_y(cuts[k + 1]) : height;
     const int part_height = kTop - kAbove + to - from;
-    out += fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"sequence\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-        "font-family=\"sans-serif\" font-size=\"11\">\n"
-        "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{2} (part {3} of {4})</text>\n{5}",
-        width, part_height, html::escape(title), k + 1, cuts.size(), heads);
+    out += opening(part_height) + fmt::format("<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{} (part {} of {})</text>\n{}",
+                                              html::escape(title), k + 1, cuts.size(), heads);
     // The first part draws it, the others use it.
     out += fmt::format("<svg x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 {} {} {}\">{}</svg>\n</svg>\n", kTop - kAbove, width,
                        to - from, from, width, to - from,

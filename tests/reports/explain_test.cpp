@@ -277,7 +277,7 @@ TEST_CASE("a refused SET NX is told as refused, and a retry loop once with how m
                    "times in all, the last at t=0.400 s)") != std::string::npos);
   CHECK(story.find("t=0.500 s  app-1 worker 1 -> redis-1: SET lock:k app-1-0-3-1 NX PX 5000 -> OK") != std::string::npos);
   const std::string svg = locksim::reports::sequence_svg(t, "one trial");
-  CHECK(svg.find("-&gt; (nil) (x5)</text>") != std::string::npos);  // one row, there and back
+  CHECK(svg.find("-&gt; (nil) (x5)</tspan></text>") != std::string::npos);  // one row, there and back, its words wrapped
   CHECK(count(svg, "<title>app-1 worker 1 -&gt; redis-1: SET lock:k app-1-0-3-1 NX PX 5000 (x5)</title></line>") == 1);
   CHECK(count(svg, "<title>app-1 worker 1 -&gt; redis-1: SET lock:k app-1-0-3-1 NX PX 5000</title></line>") == 1);
 }

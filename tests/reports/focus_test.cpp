@@ -150,7 +150,7 @@ TEST_CASE("a statement that took a while is drawn from its issue to its answer, 
   CHECK(svg.find(">-&gt; 1 affected, id 1</text>") != std::string::npos);
   CHECK(svg.find("fill=\"#d08020\" fill-opacity=\"0.3\"") != std::string::npos);  // the band of its wait
   // A quick statement keeps its outcome in sight: "0 rows" is written, not only on hover.
-  CHECK(svg.find("-&gt; 0 rows</text>") != std::string::npos);
+  CHECK(svg.find("-&gt; 0 rows</tspan></text>") != std::string::npos);  // wrapped, the outcome at its end
 }
 
 TEST_CASE("the diagram of a long story starts near its finding, and a second or more between two rows is a break") {
