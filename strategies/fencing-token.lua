@@ -7,7 +7,7 @@
 -- The t_fence table comes from the statements naming it; its writes are not critical-section steps.
 
 description = "ZooKeeper lock; its create zxid as a fencing token; the database refuses a token lower than one seen (Lua twin)"
-source = "DOMAIN.md, Lock services (Kleppmann 2016: fencing tokens; ZK zxid as the token)"
+source = "docs/models.md, Lock services (Kleppmann 2016: fencing tokens; ZK zxid as the token)"
 risks = "none for the data: a holder whose lock expired is refused (errors.fenced) once a later holder has written"
 
 params = { wait_ms = 10000 }

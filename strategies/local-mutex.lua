@@ -3,7 +3,7 @@
 -- back before the unlock. It excludes only the threads of one node.
 
 description = "a mutex per OpenID in each app server around check-then-insert (Lua twin)"
-source = "DOMAIN.md, Application patterns (synchronized on N app nodes)"
+source = "docs/models.md, Application patterns (synchronized on N app nodes)"
 risks = "excludes only requests on the same node: with N nodes, copies meet on one node 1/N of the time"
 
 local FIND = "SELECT id FROM t_account WHERE open_id = ?"

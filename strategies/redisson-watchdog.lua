@@ -5,7 +5,7 @@
 -- unlock; the unlock is the owner-checked script.
 
 description = "Redisson RLock: 30 s lease renewed every 10 s by a watchdog; tryLock wait; owner-checked unlock (Lua twin)"
-source = "DOMAIN.md, Lock services (Redisson lockWatchdogTimeout 30 s, renewal every 10 s)"
+source = "docs/models.md, Lock services (Redisson lockWatchdogTimeout 30 s, renewal every 10 s)"
 risks = "a pause or partition longer than 30 s stops the watchdog too: a second holder gets in"
 
 params = { watchdog_ms = 30000, wait_ms = 1000, retry_ms = 10 }

@@ -6,7 +6,7 @@
 -- The world's five Redis instances come from locks.redlock in this text (no `uses` needed).
 
 description = "Redlock over N Redis masters: quorum, validity = TTL - elapsed - drift, unlock all (Lua twin)"
-source = "DOMAIN.md, Lock services (Redlock, redlock-rb parameters)"
+source = "docs/models.md, Lock services (Redlock, redlock-rb parameters)"
 risks = "a clock step or a restart without fsync on one master lets a second quorum form; pauses after the validity check"
 
 params = { ttl_ms = 10000, node_timeout_ms = 50, retry_count = 3 }

@@ -3,7 +3,7 @@
 -- /locks/<openid> around check-then-insert on a connection of its own, given back before the unlock.
 
 description = "ZooKeeper lock recipe (ephemeral sequential node, watch the next lower) around check-then-insert (Lua twin)"
-source = "DOMAIN.md, Lock services (ZooKeeper/Curator recipe; ZOOKEEPER-1262 protected nodes)"
+source = "docs/models.md, Lock services (ZooKeeper/Curator recipe; ZOOKEEPER-1262 protected nodes)"
 risks = "a pause longer than the session timeout deletes the lock node: a second holder gets in while the first, paused, has not yet heard"
 
 params = { wait_ms = 10000 }

@@ -3,7 +3,7 @@
 -- form's idempotency key). The invariant: one charge per payment, and no payment the client
 -- was told succeeded left uncharged.
 description = "charge a payment exactly once, under client retries and double submits"
-source = "Stripe, Idempotent requests (an idempotency key per payment); DOMAIN.md, Clients (retries after a timeout)"
+source = "Stripe, Idempotent requests (an idempotency key per payment); docs/models.md, Application patterns (retries after a timeout)"
 
 tables = {
   "CREATE TABLE t_payment (id BIGINT AUTO_INCREMENT PRIMARY KEY, payment BIGINT, amount BIGINT, UNIQUE KEY (payment))",

@@ -1,7 +1,7 @@
 #pragma once
 // Delays between a client's retries: capped exponential backoff with jitter, the four
-// variants of the AWS Architecture Blog's "Exponential Backoff And Jitter" (DOMAIN.md,
-// Parameters), with n the retry number starting at 0:
+// variants of the AWS Architecture Blog's "Exponential Backoff And Jitter" (docs/models.md,
+// Figures the models take), with n the retry number starting at 0:
 //   none          min(cap, base * 2^n)
 //   full          U(0, min(cap, base * 2^n))
 //   equal         t/2 + U(0, t/2) with t = min(cap, base * 2^n)

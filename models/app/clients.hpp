@@ -3,11 +3,11 @@
 // the app servers through the load balancer, each attempt with a timeout, retried with
 // backoff.
 //
-// Imitates HTTP clients with a call timeout and automatic retries (DOMAIN.md, Parameters:
-// OkHttp's 10 s timeouts with retry on connection failure; Apache HttpClient's 3 retries).
-// A timed-out attempt may still be handled by the server later: each retry is a new
-// request for the same logical operation. Arrivals are open-loop: an operation starts at
-// its arrival time whether or not the client's earlier ones are done.
+// Imitates HTTP clients with a call timeout and automatic retries (docs/models.md, Figures
+// the models take: OkHttp's 10 s timeouts with retry on connection failure; Apache
+// HttpClient's 3 retries). A timed-out attempt may still be handled by the server later:
+// each retry is a new request for the same logical operation. Arrivals are open-loop: an
+// operation starts at its arrival time whether or not the client's earlier ones are done.
 
 #include <cstdint>
 #include <optional>

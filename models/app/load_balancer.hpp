@@ -2,7 +2,7 @@
 // Spreads requests across app servers: at random, round-robin, or sticky by key (the
 // same key always reaches the same server, as with consistent hashing on a user id).
 // Sticky routing is what makes a per-node mutex (`synchronized`) exclude retries of
-// one key (DOMAIN.md, Application patterns). A server taken out of service (drained by a
+// one key (docs/models.md, Application patterns). A server taken out of service (drained by a
 // rolling deploy) gets no new request; its keys go to the next server in service.
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // healthy cluster), leases with a TTL kept alive by clients, a global revision, per-key
 // create and mod revisions and versions, and transactions comparing them.
 //
-// Imitates etcd v3 as its Mutex uses it (DOMAIN.md, Lock services: the key is bound to a
+// Imitates etcd v3 as its Mutex uses it (docs/models.md, Lock services: the key is bound to a
 // session lease, TTL 60 s by default; the owner is the key with the lowest create revision;
 // IsOwner() is a compare on that revision guarding the holder's transactions). A lease not
 // kept alive expires after its TTL, as judged by the server, deleting its keys; revisions

@@ -1,5 +1,5 @@
 #pragma once
-// etcd's concurrency.Mutex on the etcd-like store (DOMAIN.md, Lock services).
+// etcd's concurrency.Mutex on the etcd-like store (docs/models.md, Lock services).
 //
 // Each contender puts `<prefix><lease id in hex>` bound to its session's lease, unless it is
 // already there; the owner is the key with the lowest create revision; a waiter watches

@@ -1,7 +1,7 @@
 #pragma once
 // Lock recipes on the ZooKeeper-like service.
 //
-// `next_lower` is Curator's InterProcessMutex (DOMAIN.md, Lock services): create an
+// `next_lower` is Curator's InterProcessMutex (docs/models.md, Lock services): create an
 // EPHEMERAL_SEQUENTIAL node `_c_<guid>-lock-` under the lock path, list the children
 // without a watch, hold the lock if ours has the lowest sequence number, else watch only
 // the next-lower node and look again when it goes. A release wakes one waiter. The guid

@@ -1,7 +1,8 @@
 #pragma once
 // A ZooKeeper-like coordination service and a Curator-like client.
 //
-// Imitates ZooKeeper 3.x as lock recipes use it (DOMAIN.md, Lock services and Parameters):
+// Imitates ZooKeeper 3.x as lock recipes use it (docs/models.md, Lock services and
+// Figures the models take):
 // - one linearizable server standing for a healthy ensemble (every request goes to the
 //   leader, so no read is stale; a follower's read can be, in ZooKeeper);
 // - every write (create, delete, setData, a session opening or expiring) gets the next zxid;

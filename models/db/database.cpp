@@ -2259,11 +2259,11 @@ class InnoDb final : public Database::Model {
   }
 
   // ALTER TABLE ... ADD [UNIQUE] INDEX / DROP INDEX, as MariaDB 10.11 runs them online
-  // (ALGORITHM=INPLACE, LOCK=NONE; DOMAIN.md, Verified): one ALTER on a table at a time (the
-  // metadata lock; the waits behind open transactions are not modelled); a unique build on
-  // a table holding a duplicate fails at once with the smallest; otherwise the build takes
-  // index_build_per_row per row while other sessions write without waiting, and fails at
-  // its end if one of them inserted a key another row held.
+  // (ALGORITHM=INPLACE, LOCK=NONE; docs/sql.md, Online ALTER): one ALTER on a table at a time
+  // (the metadata lock; the waits behind open transactions are not modelled); a unique build
+  // on a table holding a duplicate fails at once with the smallest; otherwise the build takes
+  // index_build_per_row per row while other sessions write without waiting, and fails at its
+  // end if one of them inserted a key another row held.
   Result alter(Table& t, const Statement& st) {
     if (t.schema.clustered_key)
       throw sim::UsageError("models::db: ALTER TABLE of " + t.schema.name + " is not modelled: its primary key is not id");

@@ -1,8 +1,8 @@
 #pragma once
 // An InnoDB-like database: the storage, transactions and locks, without the network.
 //
-// Imitates InnoDB as its manual documents it and as DOMAIN.md (section Database, and
-// "Verified on real servers") records it, closely enough that each strategy in the source
+// Imitates InnoDB as its manual documents it and as MariaDB 10.11 runs the conformance
+// scripts (docs/sql.md, docs/conformance.md), closely enough that each strategy in the source
 // articles is exactly as safe here as there:
 // - a table has an auto-increment primary key `id` (values taken by failed or rolled-back
 //   inserts are lost: gaps; an INSERT or a seeded row may give its own id, which moves the
@@ -44,7 +44,7 @@
 //   transaction by undo records and lock structs;
 // - SET [SESSION] TRANSACTION ISOLATION LEVEL, refused inside a transaction (1568);
 // - online ALTER TABLE ... ADD [UNIQUE] INDEX / DROP INDEX as MariaDB 10.11 runs it
-//   (ALGORITHM=INPLACE, LOCK=NONE; DOMAIN.md, Verified): it commits the session's open
+//   (ALGORITHM=INPLACE, LOCK=NONE; docs/sql.md, Online ALTER): it commits the session's open
 //   transaction first; a unique build on a table holding a duplicate fails at once with 1062
 //   naming the smallest duplicated key; otherwise it takes index_build_per_row per live row,
 //   during which other sessions' writes do not wait, and an insert of a key another live row
@@ -484,7 +484,7 @@ struct DatabaseConfig {
   /// PostgreSQL's deadlock_timeout: how long a lock wait lasts before it looks for a deadlock.
   sim::Duration deadlock_timeout = std::chrono::seconds(1);
   /// An online ADD INDEX's build time per row of the table: MariaDB 10.11 built a unique
-  /// index on 3M rows in about 4 s (DOMAIN.md, Verified), 1.33 us a row.
+  /// index on 3M rows in about 4 s (docs/sql.md, Online ALTER), 1.33 us a row.
   sim::Duration index_build_per_row = std::chrono::nanoseconds(1333);
 };
 

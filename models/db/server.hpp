@@ -2,14 +2,13 @@
 // The database server on its own node, and the connection pools app nodes reach it by.
 //
 // Imitates a MySQL server with one thread per connection and a JDBC pool such as HikariCP
-// (DOMAIN.md, Parameters): each connection has a session process on the database node
-// that runs its statements in order, taking service time per statement kind and commit
-// time (the redo-log flush) per commit, each where it falls in the statement
-// (ServerConfig). A pool has a bounded number of connections;
-// waiting for one is latency the caller sees, and waiting too long is an error. A client
-// whose statement times out closes the connection: the server finishes the statement,
-// then rolls back whatever transaction was open (the server acted, the client does not
-// know what it did).
+// (docs/models.md, Figures the models take): each connection has a session process on the
+// database node that runs its statements in order, taking service time per statement kind
+// and commit time (the redo-log flush) per commit, each where it falls in the statement
+// (ServerConfig). A pool has a bounded number of connections; waiting for one is latency
+// the caller sees, and waiting too long is an error. A client whose statement times out
+// closes the connection: the server finishes the statement, then rolls back whatever
+// transaction was open (the server acted, the client does not know what it did).
 
 #include <deque>
 #include <memory>
@@ -30,7 +29,7 @@ namespace models::db {
 /// an autocommit write, the commit's after its changes and before they commit, so its locks
 /// are held through the flush. That is what makes the second of two INSERT ... SELECT ...
 /// WHERE NOT EXISTS sent together wait on the first's new, uncommitted row in MariaDB, and
-/// two such statements under READ COMMITTED both insert (DOMAIN.md, Verified).
+/// two such statements under READ COMMITTED both insert (docs/sql.md, Locks).
 struct ServerConfig {
   DatabaseConfig database{};
   Isolation isolation = Isolation::repeatable_read;  // MySQL's default
@@ -41,7 +40,7 @@ struct ServerConfig {
   /// INSERT ... SELECT ... WHERE NOT EXISTS sent at the same instant reach the server 0-400 us
   /// apart over 100-500 us links; they deadlock when the second reads inside the first's step,
   /// so 30 us makes that about 14% of pairs (1 - (370/400)^2), where MariaDB shows 5-25%
-  /// (DOMAIN.md, Verified). The write's 500 us there would make every such pair deadlock.
+  /// (docs/sql.md, Locks). The write's 500 us there would make every such pair deadlock.
   sim::Distribution row_service = sim::fixed(std::chrono::microseconds(30));
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // Clock faults of one node: steps (ntpd stepping an offset over 128 ms, an operator's
-// `date -s`, a VM resumed from a snapshot) and drift changes (DOMAIN.md, Parameters:
-// quartz ~200 ppm, NTP slews up to 500 ppm). Only the node's own clock changes.
+// `date -s`, a VM resumed from a snapshot) and drift changes (docs/models.md, Figures the
+// models take: quartz ~200 ppm, NTP slews up to 500 ppm). Only the node's own clock changes.
 
 #include <vector>
 

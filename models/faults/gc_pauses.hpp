@@ -1,9 +1,10 @@
 #pragma once
 // Stop-the-world pauses of one node: garbage collection, a VM migration, a swap storm.
 //
-// DOMAIN.md, Parameters: G1 aims for 200 ms pauses, ZGC for under 10 ms, and pauses of
-// minutes have been seen (an HBase RegionServer slept 79 s). A lognormal body with a rare
-// Pareto tail (sim::mixture) captures both the usual pause and the one that outlives a lease.
+// docs/models.md, Figures the models take: G1 aims for 200 ms pauses, ZGC for under 10 ms,
+// and pauses of minutes have been seen (an HBase RegionServer slept 79 s). A lognormal body
+// with a rare Pareto tail (sim::mixture) captures both the usual pause and the one that
+// outlives a lease.
 
 #include "models/faults/schedule.hpp"
 #include "models/node/node.hpp"

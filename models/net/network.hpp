@@ -2,13 +2,13 @@
 // The network between nodes: one-way links with a latency distribution and a loss
 // probability, partitions and clogging, each per direction.
 //
-// Imitates an intra-datacenter network (DOMAIN.md, Parameters: RTT ~0.5 ms, ~200 us on
-// 1 Gbit/s). A message is a delivery callback run on the receiving node (its kernel side:
-// it lands even while the node is paused, and is dropped if the node crashed). A partition
-// either drops what is sent across it or holds it until the partition heals, as TCP's
-// retransmissions would; a clog holds messages until a given time (FoundationDB's
-// RandomClogging). Each link draws from its own stream, so traffic on one link never
-// shifts the random draws of another.
+// Imitates an intra-datacenter network (docs/models.md, Figures the models take: RTT
+// ~0.5 ms, ~200 us on 1 Gbit/s). A message is a delivery callback run on the receiving
+// node (its kernel side: it lands even while the node is paused, and is dropped if the node
+// crashed). A partition either drops what is sent across it or holds it until the partition
+// heals, as TCP's retransmissions would; a clog holds messages until a given time
+// (FoundationDB's RandomClogging). Each link draws from its own stream, so traffic on one
+// link never shifts the random draws of another.
 
 #include <cstdint>
 #include <deque>

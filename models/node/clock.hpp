@@ -1,11 +1,11 @@
 #pragma once
 // A machine's local clock: an offset from true time, a drift rate, and steps.
 //
-// Imitates a host clock disciplined (or not) by NTP (DOMAIN.md, Parameters): quartz drifts
-// up to ~200 ppm, ntpd slews at most 500 ppm and steps the clock when the offset exceeds
-// 128 ms, and an operator can set it by hand. The wall clock (now) sees steps; timers
-// (sleep_for) run on the monotonic clock, which drifts but is never stepped, as with
-// CLOCK_MONOTONIC. True time (sim::now) is for checkers only.
+// Imitates a host clock disciplined (or not) by NTP (docs/models.md, Figures the models
+// take): quartz drifts up to ~200 ppm, ntpd slews at most 500 ppm and steps the clock when
+// the offset exceeds 128 ms, and an operator can set it by hand. The wall clock (now) sees
+// steps; timers (sleep_for) run on the monotonic clock, which drifts but is never stepped,
+// as with CLOCK_MONOTONIC. True time (sim::now) is for checkers only.
 
 #include "sim/sim.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
-// A Redis client on an app node (Jedis-like: DOMAIN.md, Parameters: 2 s timeout):
-// sends one command at a time to a server, or to the master a sentinel names, and waits
-// for the reply; a timeout throws sim::Timeout, with no way to know whether the command ran.
+// A Redis client on an app node (Jedis-like: docs/models.md, Figures the models take: 2 s
+// timeout): sends one command at a time to a server, or to the master a sentinel names, and
+// waits for the reply; a timeout throws sim::Timeout, with no way to know whether the
+// command ran.
 
 #include "models/redis/sentinel.hpp"
 

@@ -2,10 +2,10 @@
 // A Redis keyspace: strings and hashes with per-key expiry, and the commands on it.
 //
 // Expiry is judged against the wall clock of the node that owns the keyspace, as Redis
-// compares a key's absolute expire time with mstime() (DOMAIN.md, Lock services: "Redis
-// TTL expiry not monotonic clock -> wall clock jump expires early"). Expired keys are
-// gone for every command at once (Redis's lazy and active expiry together; expiry
-// precision 0-1 ms per DOMAIN.md is taken as exact).
+// compares a key's absolute expire time with mstime() (docs/models.md, Lock services: a
+// wall-clock jump expires keys early). Expired keys are gone for every command at once
+// (Redis's lazy and active expiry together; expiry precision of 0-1 ms, docs/models.md,
+// Figures the models take, is taken as exact).
 
 #include <map>
 #include <optional>

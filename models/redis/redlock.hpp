@@ -1,8 +1,8 @@
 #pragma once
-// The Redlock client, as the reference implementation redlock-rb runs it (DOMAIN.md,
-// Lock services and Parameters): N independent masters; one random value per attempt;
-// SET resource value NX PX ttl on each master in turn, each with a short timeout; the
-// lock is held if a quorum (N/2 + 1) granted it and the validity, ttl - elapsed - drift
+// The Redlock client, as the reference implementation redlock-rb runs it (docs/models.md,
+// Lock services and Figures the models take): N independent masters; one random value per
+// attempt; SET resource value NX PX ttl on each master in turn, each with a short timeout;
+// the lock is held if a quorum (N/2 + 1) granted it and the validity, ttl - elapsed - drift
 // with drift = ttl x 0.01 + 2 ms, is still positive; otherwise unlock every master and
 // retry after a random delay. Elapsed time is read from the client node's clock. There is
 // no fencing token.

@@ -1,11 +1,11 @@
 #pragma once
-// Failover of a Redis master, as Redis Sentinel does it (DOMAIN.md, Parameters:
-// down-after-milliseconds 30 000 by default): the sentinel pings the master; when no reply
-// has come for the down-after period it promotes the replica that has applied the most
-// writes and points the other servers at it. Writes the old master acknowledged but had
-// not yet replicated are lost, which is how a lock granted by the old master can be
-// granted again by the new one. Clients ask the sentinel for the current master.
-// The old master, once reachable again, is demoted to a replica of the new one.
+// Failover of a Redis master, as Redis Sentinel does it (docs/models.md, Figures the models
+// take: down-after-milliseconds 30 000 by default): the sentinel pings the master; when no
+// reply has come for the down-after period it promotes the replica that has applied the
+// most writes and points the other servers at it. Writes the old master acknowledged but
+// had not yet replicated are lost, which is how a lock granted by the old master can be
+// granted again by the new one. Clients ask the sentinel for the current master. The old
+// master, once reachable again, is demoted to a replica of the new one.
 
 #include <vector>
 

@@ -2,7 +2,7 @@
 // A Redis node: one single-threaded server process executing commands one at a time,
 // with AOF persistence and asynchronous replication to replicas.
 //
-// Imitates Redis 7 (DOMAIN.md, Lock services and "Verified on real servers"):
+// Imitates Redis 7 (docs/models.md, Redis and Lock services; conformance/redis-scripts/):
 // - commands run atomically, one after another, each taking a service time;
 // - persistence: none (a crash loses everything), AOF everysec (writes reach the OS page
 //   cache at once and are fsynced every second: killing the Redis process loses nothing,

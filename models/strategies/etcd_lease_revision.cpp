@@ -21,7 +21,7 @@ class EtcdLeaseRevision : public Strategy {
 Entry etcd_lease_revision() {
   return {{.name = "etcd-lease-revision",
            .description = "etcd Mutex on a 60 s session lease; its create revision as a fencing token the database checks",
-           .source = "DOMAIN.md, Lock services (etcd Mutex, IsOwner; Jepsen etcd 3.4.3: locks need fencing)",
+           .source = "docs/models.md, Lock services (etcd Mutex, IsOwner; Jepsen etcd 3.4.3: locks need fencing)",
            .risks = "a pause past the lease lets a second holder in; the fence refuses the stale write (errors.fenced)",
            .params = {{"wait_ms", 10000, "give up waiting for the lock after this"}},
            .needs = {.etcd = true, .tables = {fence_table()}}},

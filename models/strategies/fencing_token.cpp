@@ -8,7 +8,7 @@ namespace models::strategies {
 Entry fencing_token() {
   return {{.name = "fencing-token",
            .description = "ZooKeeper lock; its create zxid as a fencing token; the database refuses a token lower than one seen",
-           .source = "DOMAIN.md, Lock services (Kleppmann 2016: fencing tokens; ZK zxid as the token)",
+           .source = "docs/models.md, Lock services (Kleppmann 2016: fencing tokens; ZK zxid as the token)",
            .risks = "none for the data: a holder whose lock expired is refused (errors.fenced) once a later holder has written",
            .params = ZookeeperLock::params(),
            .needs = {.zookeeper = true, .tables = {fence_table()}}},

@@ -24,7 +24,7 @@ class LocalMutex : public Strategy {
 Entry local_mutex() {
   return {{.name = "local-mutex",
            .description = "a mutex per OpenID in each app server around check-then-insert",
-           .source = "DOMAIN.md, Application patterns (synchronized on N app nodes)",
+           .source = "docs/models.md, Application patterns (synchronized on N app nodes)",
            .risks = "excludes only requests on the same node: with N nodes, copies meet on one node 1/N of the time"},
           [](Env& env, const Params& p) { return std::make_unique<LocalMutex>(env, p); }};
 }

@@ -9,7 +9,7 @@ namespace models::strategies {
 Entry lock_plus_unique_index() {
   return {{.name = "lock-plus-unique-index",
            .description = "Redis token lock around check-then-insert, unique index behind it, 1062 taken as done",
-           .source = "sources/003 section 3 (the index as the last line); DOMAIN.md",
+           .source = "sources/003 section 3 (the index as the last line); docs/sql.md, Locks (a duplicate: 1062)",
            .risks = "no duplicates even when the lock fails; lock_busy errors under contention",
            .params = redis_lock_params(),
            .needs = {.key_index = db::KeyIndex::unique, .redis = true}},

@@ -24,7 +24,7 @@ class RedissonWatchdog : public Strategy {
 Entry redisson_watchdog() {
   return {{.name = "redisson-watchdog",
            .description = "Redisson RLock: 30 s lease renewed every 10 s by a watchdog; tryLock wait; owner-checked unlock",
-           .source = "DOMAIN.md, Lock services (Redisson lockWatchdogTimeout 30 s, renewal every 10 s)",
+           .source = "docs/models.md, Lock services (Redisson lockWatchdogTimeout 30 s, renewal every 10 s)",
            .risks = "a pause or partition longer than 30 s stops the watchdog too: a second holder gets in",
            .params = {{"watchdog_ms", 30000, "lockWatchdogTimeout: the lease each renewal sets"},
                       {"wait_ms", 1000, "tryLock wait time"},

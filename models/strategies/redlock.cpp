@@ -25,7 +25,7 @@ class Redlock : public Strategy {
 Entry redlock() {
   return {{.name = "redlock",
            .description = "Redlock over N Redis masters: quorum, validity = TTL - elapsed - drift, unlock all",
-           .source = "DOMAIN.md, Lock services (Redlock, redlock-rb parameters)",
+           .source = "docs/models.md, Lock services (Redlock, redlock-rb parameters)",
            .risks = "a clock step or a restart without fsync on one master lets a second quorum form; pauses after the validity check",
            .params = {{"ttl_ms", 10000, "lock TTL"},
                       {"node_timeout_ms", 50, "per-master timeout"},

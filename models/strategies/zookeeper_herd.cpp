@@ -7,7 +7,7 @@ namespace models::strategies {
 Entry zookeeper_herd() {
   return {{.name = "zookeeper-herd",
            .description = "naive ZooKeeper lock: every waiter watches the parent, all wake on each release",
-           .source = "DOMAIN.md, Lock services (naive recipe -> herd effect, N-1 wake-ups per release)",
+           .source = "docs/models.md, Lock services (naive recipe -> herd effect, N-1 wake-ups per release)",
            .risks = "as the recipe, plus a herd of wake-ups and reads on every release",
            .params = ZookeeperLock::params(),
            .needs = {.zookeeper = true}},

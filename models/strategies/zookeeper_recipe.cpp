@@ -7,7 +7,7 @@ namespace models::strategies {
 Entry zookeeper_recipe() {
   return {{.name = "zookeeper-recipe",
            .description = "ZooKeeper lock recipe (ephemeral sequential node, watch the next lower) around check-then-insert",
-           .source = "DOMAIN.md, Lock services (ZooKeeper/Curator recipe; ZOOKEEPER-1262 protected nodes)",
+           .source = "docs/models.md, Lock services (ZooKeeper/Curator recipe; ZOOKEEPER-1262 protected nodes)",
            .risks = "a pause longer than the session timeout deletes the lock node: a second holder gets in while the first, paused, has not yet heard",
            .params = ZookeeperLock::params(),
            .needs = {.zookeeper = true}},

@@ -228,8 +228,8 @@ TEST_CASE("a session's node crashing rolls back its open transaction, and the se
 
 TEST_CASE("the sessions workload runs online ALTER TABLE steps: a duplicate inserted during a unique build fails the "
           "build at its end") {
-  // Pins DOMAIN, Verified: "Online ALTER TABLE ... ADD UNIQUE INDEX ...: a duplicate is accepted, and the ALTER runs to
-  // its end and then fails with 1062, no index created".
+  // Pins docs/sql.md, Online ALTER (conformance alter-unique-during-build): a duplicate inserted during the build is
+  // accepted, and the ALTER runs to its end and then fails with 1062, no index created.
   const json database = {{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL)"}},
                          {"legacy", {{"table", "t"}, {"column", "k"}, {"keys", 200'000}, {"duplicated_share", 0}}}};
   const auto r = run(sessions({step("s1", "ALTER TABLE t ADD UNIQUE INDEX uk (k), ALGORITHM=INPLACE, LOCK=NONE"),

@@ -1,5 +1,5 @@
-// Generated transaction mixes against the InnoDB-like database (DOMAIN.md, Database and
-// "Verified on real servers"): with a unique index the committed table never holds two rows
+// Generated transaction mixes against the InnoDB-like database (docs/sql.md, Locks and
+// "What a statement returns"): with a unique index the committed table never holds two rows
 // with one key, every statement succeeds or fails with an error a strategy catches (1062,
 // 1213, 1205), and the deadlock detector and lock wait timeout always end the waits, so
 // the run itself ends.

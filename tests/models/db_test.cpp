@@ -1,6 +1,7 @@
-// The InnoDB-like database, its server and connection pools (DOMAIN.md, section Database and
-// "Verified on real servers"). Each test says which DOMAIN line it pins; the "Verified" lines
-// override the older ones where they differ.
+// The InnoDB-like database, its server and connection pools (docs/models.md, Database; docs/sql.md).
+// Each test says which behaviour of MariaDB 10.11 it pins and where the project states it: a
+// section of docs/sql.md or docs/models.md, or the conformance script that shows it on the server
+// (conformance/sql-scripts/, docs/conformance.md).
 //
 // Timing: links take 1 ms each way and statements 0.2-1 ms on the server, so the steps of
 // different sessions are staggered by 10 ms or more and nothing is observed at the instant
@@ -130,7 +131,8 @@ const char* name(KeyIndex index) {
 
 TEST_CASE("without a unique index, two concurrent check-then-insert transactions both insert: two rows with one key",
           "[db]") {
-  // Pins DOMAIN, Database: "Naive check-then-insert no unique index: duplicates".
+  // Pins check-then-insert's race without a unique index: a plain SELECT reads a snapshot and locks nothing
+  // (docs/sql.md, Locks; conformance plain-select-does-not-wait), so both insert: duplicates.
   const KeyIndex index = GENERATE(KeyIndex::none, KeyIndex::non_unique);
   INFO(name(index));
   Db d(index);
@@ -154,9 +156,10 @@ TEST_CASE("without a unique index, two concurrent check-then-insert transactions
 
 TEST_CASE("with a unique index, a second insert waits for the first transaction and then gets 1062 when it commits",
           "[db]") {
-  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
-  // 1062 if the holder commits"; "1062 and 1205 roll back only the statement (the transaction stays open)"; "Every
-  // failed or rolled-back insert consumes auto-increment values, including a waiter that ends in 1062".
+  // Pins conformance duplicate-wait-commit-unique: an INSERT of a key held by an open transaction waits (shared lock
+  // request) and then gets 1062 if the holder commits; rollback-scope-1062: 1062 and 1205 roll back only the statement
+  // (the transaction stays open); auto-increment-waiter: every failed or rolled-back insert consumes auto-increment
+  // values, including a waiter that ends in 1062.
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -194,8 +197,9 @@ TEST_CASE("with a unique index, a second insert waits for the first transaction 
 
 TEST_CASE("with a unique index, a second insert waits for the first transaction and succeeds when it rolls back",
           "[db]") {
-  // Pins DOMAIN, Verified: "... succeeds if it rolls back"; Database: "if winner uncommitted, loser blocks until
-  // commit/rollback"; "Auto-increment values consumed by failed/rolled back inserts are lost -> gaps".
+  // Pins conformance duplicate-wait-rollback-unique: the waiting insert succeeds if the holder rolls back (it blocks
+  // until the holder's commit or rollback); auto-increment-gaps: values consumed by failed or rolled-back inserts are
+  // lost, leaving gaps.
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -228,7 +232,8 @@ TEST_CASE("with a unique index, a second insert waits for the first transaction 
 
 TEST_CASE("INSERT IGNORE and ON DUPLICATE KEY UPDATE of a key held by an open transaction wait, then skip or update",
           "[db]") {
-  // Pins DOMAIN, Verified: "INSERT IGNORE and ON DUPLICATE KEY UPDATE wait the same way (then 0 rows / update)".
+  // Pins conformance insert-ignore-waits and upsert-waits: INSERT IGNORE and ON DUPLICATE KEY UPDATE wait the same
+  // way (then 0 rows / update).
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -269,8 +274,8 @@ TEST_CASE("INSERT IGNORE and ON DUPLICATE KEY UPDATE of a key held by an open tr
 TEST_CASE("the manual's three-session example: after S1 rolls back, exactly one of S2 and S3 gets 1213 and the other "
           "inserts",
           "[db]") {
-  // Pins DOMAIN, Verified: "The manual's three-session example (S1 inserts k, S2 and S3 insert k and wait, S1 rolls
-  // back) ends with exactly one 1213 every time, the victim about 50/50".
+  // Pins conformance three-inserts-rollback-unique: the manual's three-session example (S1 inserts k, S2 and S3 insert
+  // k and wait, S1 rolls back) ends with exactly one 1213 every time, the victim about 50/50.
   std::set<int> victims;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     INFO("seed " << seed);
@@ -318,8 +323,10 @@ TEST_CASE("the manual's three-session example: after S1 rolls back, exactly one 
 TEST_CASE("on a unique secondary index, S1 deleting k and committing while S2 and S3 wait to insert k ends without a "
           "deadlock: one inserts, the other gets 1062",
           "[db]") {
-  // Pins DOMAIN, Verified: "with k on the primary key, the DELETE-then-COMMIT variant deadlocks too, but on a unique
-  // SECONDARY index it almost never does (one inserts, the other waits and gets 1062)". open_id is a secondary index.
+  // Pins conformance delete-commit-unique: with k on the primary key the DELETE-then-COMMIT variant deadlocks too
+  // (delete-commit-primary), but on a unique secondary index one inserts and the other waits and gets 1062 (the
+  // model's outcome; MariaDB sometimes gives a 1213 here: docs/conformance.md, Known divergences). open_id is a
+  // secondary index.
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     INFO("seed " << seed);
     Db d(KeyIndex::unique, {}, seed);
@@ -364,9 +371,9 @@ TEST_CASE("on a unique secondary index, S1 deleting k and committing while S2 an
 TEST_CASE("under REPEATABLE READ, SELECT FOR UPDATE of an absent key succeeds in two transactions; then the second "
           "insert gets 1213 at once and one row results",
           "[db]") {
-  // Pins DOMAIN, Verified: "Gap locks: SELECT ... FOR UPDATE or LOCK IN SHARE MODE on an absent key under REPEATABLE
-  // READ succeed in both sessions; then the first INSERT waits and the second INSERT closes the cycle and gets 1213 at
-  // once; one row results." (and Database: "SELECT ... FOR UPDATE on missing row under RR: ... deadlock 1213").
+  // Pins docs/sql.md, Locks (conformance for-update-absent-rr-unique, lock-in-share-mode-absent-rr-unique): SELECT
+  // ... FOR UPDATE or LOCK IN SHARE MODE on an absent key under REPEATABLE READ succeed in both sessions; then the
+  // first INSERT waits and the second INSERT closes the cycle and gets 1213 at once; one row results.
   const ReadLock lock = GENERATE(ReadLock::update, ReadLock::share);
   const KeyIndex index = GENERATE(KeyIndex::unique, KeyIndex::non_unique);
   INFO((lock == ReadLock::update ? "FOR UPDATE, " : "LOCK IN SHARE MODE, ") << name(index));
@@ -416,8 +423,9 @@ TEST_CASE("under REPEATABLE READ, SELECT FOR UPDATE of an absent key succeeds in
 TEST_CASE("the deadlock victim is the transaction that modified fewer rows, even if the other closed the cycle, and "
           "1213 rolls back all its work",
           "[db]") {
-  // Pins DOMAIN, Verified: "Deadlock victim: the transaction whose lock request closes the cycle, unless it has
-  // modified more rows (InnoDB rolls back the lighter one). 1213 rolls back the whole transaction".
+  // Pins docs/sql.md, What a statement returns (1213): the deadlock victim is the transaction whose lock request
+  // closes the cycle, unless it has modified more rows (InnoDB rolls back the lighter one); 1213 rolls back the whole
+  // transaction (conformance rollback-scope-1213).
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -464,8 +472,8 @@ TEST_CASE("the deadlock victim is the transaction that modified fewer rows, even
 TEST_CASE("without an index on the key and with other rows present, SELECT FOR UPDATE of an absent key blocks the "
           "second transaction's SELECT: no deadlock",
           "[db]") {
-  // Pins DOMAIN, Verified: "Without any index on the column and with other rows present, FOR UPDATE scans and locks
-  // rows, so the second SELECT itself blocks (no deadlock)."
+  // Pins conformance for-update-no-index-rr: without any index on the column and with other rows present, FOR UPDATE
+  // scans and locks rows, so the second SELECT itself blocks (no deadlock).
   Db d(KeyIndex::none);
   auto& a = d.app();
   auto& b = d.app();
@@ -502,7 +510,8 @@ TEST_CASE("without an index on the key and with other rows present, SELECT FOR U
 TEST_CASE("under READ COMMITTED, SELECT FOR UPDATE of an absent key takes no gap lock: without a unique index both "
           "transactions insert",
           "[db]") {
-  // Pins DOMAIN, Verified: "Under READ COMMITTED there are no gap locks: without a unique index both insert (2 rows)".
+  // Pins conformance for-update-absent-rc-nonunique: under READ COMMITTED there are no gap locks; without a unique
+  // index both insert (2 rows).
   const KeyIndex index = GENERATE(KeyIndex::non_unique, KeyIndex::none);
   INFO(name(index));
   Db d(index);
@@ -528,8 +537,8 @@ TEST_CASE("under READ COMMITTED, SELECT FOR UPDATE of an absent key takes no gap
 TEST_CASE("under READ COMMITTED with a unique index, after SELECT FOR UPDATE in both, the second insert waits for the "
           "first and gets 1062",
           "[db]") {
-  // Pins DOMAIN, Verified: "Under READ COMMITTED there are no gap locks: ... with one [unique index], the second waits
-  // then gets 1062."
+  // Pins conformance for-update-absent-rc-unique: under READ COMMITTED there are no gap locks; with a unique index
+  // the second insert waits, then gets 1062.
   Db d(KeyIndex::unique);
   auto& app = d.app(kReadCommitted);
   std::array<Code, 2> codes{Code::connection_timeout, Code::connection_timeout};
@@ -557,7 +566,7 @@ TEST_CASE("under READ COMMITTED with a unique index, after SELECT FOR UPDATE in 
 // --- Index entries and next-key locks -------------------------------------------------------
 
 namespace {
-// The rows of DOMAIN's "Index entries and next-key locks": ('b', 1), ('m', 2), ('x', 3).
+// The rows of the conformance scripts gap-lock-*: ('b', 1), ('m', 2), ('x', 3).
 // A transaction takes its locks by `lock` at 20 ms and commits at 100 ms; another session
 // inserts `inserted` at 40 ms.
 struct InsertBesideLock {
@@ -600,9 +609,9 @@ InsertBesideLock insert_beside_for_update(KeyIndex index, const std::string& loc
 TEST_CASE("on a non-unique index, FOR UPDATE of an existing key blocks inserts whose (key, id) entry sorts into the "
           "next-key range below it or the gap above it, and they succeed once it commits",
           "[db]") {
-  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of existing 'm' locks ('b',1)..('m',2] and
-  // the gap up to ('x',3): INSERT 'm' (id 4), 'l', 'n', 'c', 'w' wait ... Every waiter succeeds once the locker
-  // commits." 'm' waits because its entry ('m', 4) sorts after ('m', 2), into the gap above.
+  // Pins conformance gap-lock-existing-waits: FOR UPDATE of existing 'm' locks ('b',1)..('m',2] and the gap up to
+  // ('x',3): INSERT 'm' (id 4), 'l', 'n', 'c', 'w' wait, and every waiter succeeds once the locker commits. 'm' waits
+  // because its entry ('m', 4) sorts after ('m', 2), into the gap above.
   const std::string key = GENERATE("m", "l", "n", "c", "w");
   INFO("INSERT '" << key << "'");
   const auto r = insert_beside_for_update(KeyIndex::non_unique, "m", key);
@@ -615,8 +624,8 @@ TEST_CASE("on a non-unique index, FOR UPDATE of an existing key blocks inserts w
 TEST_CASE("on a non-unique index, FOR UPDATE of an existing key does not block inserts whose entry sorts outside its "
           "locks, even one with the key of a neighbour row",
           "[db]") {
-  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of existing 'm' ...: 'a', 'x' (sorts after
-  // ('x',3)), 'z' do not [wait]."
+  // Pins conformance gap-lock-existing-free: after FOR UPDATE of existing 'm', inserts of 'a', 'x' (sorts after
+  // ('x',3)) and 'z' do not wait.
   const std::string key = GENERATE("a", "x", "z");
   INFO("INSERT '" << key << "'");
   const auto r = insert_beside_for_update(KeyIndex::non_unique, "m", key);
@@ -629,8 +638,8 @@ TEST_CASE("on a non-unique index, FOR UPDATE of an existing key does not block i
 TEST_CASE("on a non-unique index, FOR UPDATE of an absent key blocks inserts whose entry sorts into the gap it falls in, "
           "an existing key with a higher id included",
           "[db]") {
-  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3):
-  // 'm', 'n', 'o', 'w' wait ... Every waiter succeeds once the locker commits." ('m', 4) sorts after ('m', 2).
+  // Pins conformance gap-lock-absent-waits: FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3): 'm', 'n', 'o',
+  // 'w' wait, and every waiter succeeds once the locker commits. ('m', 4) sorts after ('m', 2).
   const std::string key = GENERATE("m", "n", "o", "w");
   INFO("INSERT '" << key << "'");
   const auto r = insert_beside_for_update(KeyIndex::non_unique, "n", key);
@@ -641,8 +650,8 @@ TEST_CASE("on a non-unique index, FOR UPDATE of an absent key blocks inserts who
 }
 
 TEST_CASE("on a non-unique index, FOR UPDATE of an absent key does not block inserts outside the gap it falls in", "[db]") {
-  // Pins DOMAIN, Verified: "Index entries and next-key locks ... FOR UPDATE of absent 'n' ...: 'b', 'x', 'y' do not
-  // [wait]." ('b', 4) sorts before ('m', 2) and ('x', 4) after ('x', 3).
+  // Pins conformance gap-lock-absent-free: after FOR UPDATE of absent 'n', inserts of 'b', 'x' and 'y' do not wait.
+  // ('b', 4) sorts before ('m', 2) and ('x', 4) after ('x', 3).
   const std::string key = GENERATE("b", "x", "y");
   INFO("INSERT '" << key << "'");
   const auto r = insert_beside_for_update(KeyIndex::non_unique, "n", key);
@@ -932,8 +941,9 @@ TEST_CASE("over a range of a plain index the entry past it stays locked, its row
 TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into the gap between its neighbours and no "
           "other insert",
           "[db]") {
-  // Pins DOMAIN, Verified: "Gap locks: SELECT ... FOR UPDATE ... on an absent key under REPEATABLE READ ... the first
-  // INSERT waits", with neighbour rows: the gap is ('m', 2)..('x', 3), and an insert outside it does not wait.
+  // Pins docs/sql.md, Locks (conformance for-update-absent-rr-neighbours): after SELECT ... FOR UPDATE of an absent
+  // key under REPEATABLE READ an INSERT into its gap waits, with neighbour rows: the gap is ('m', 2)..('x', 3), and an
+  // insert outside it does not wait.
   const std::string key = GENERATE("n", "o", "w", "a", "c", "l", "y", "z");
   const bool inside = key == "n" || key == "o" || key == "w";
   INFO("INSERT '" << key << "'");
@@ -947,9 +957,9 @@ TEST_CASE("on a unique index, FOR UPDATE of an absent key blocks an insert into 
 TEST_CASE("on a unique index, FOR UPDATE of an existing key locks it next-key: an insert just below it waits, one "
           "just above it does not, an insert of the key waits and gets 1062",
           "[db]") {
-  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
-  // 1062 if the holder commits"; and MariaDB 10.11's lock for a unique search that finds its key on a secondary
-  // index: next-key, so 'l' (in the gap below 'm') waits and 'n' goes in at once (conformance
+  // Pins conformance duplicate-wait-commit-unique: an INSERT of a key held by an open transaction waits (shared lock
+  // request) and then gets 1062 if the holder commits; and MariaDB 10.11's lock for a unique search that finds its key
+  // on a secondary index: next-key, so 'l' (in the gap below 'm') waits and 'n' goes in at once (conformance
   // unique-key-found-locks-gap-below-rr).
   const std::string key = GENERATE("l", "n", "m");
   INFO("INSERT '" << key << "'");
@@ -983,8 +993,8 @@ TEST_CASE("under READ COMMITTED too, an insert that met 1062 on a unique index h
 TEST_CASE("under REPEATABLE READ, INSERT ... WHERE NOT EXISTS issued step by step: the second waits on the first's "
           "row, then inserts 0 rows",
           "[db]") {
-  // Pins DOMAIN, Verified: "INSERT ... SELECT ... WHERE NOT EXISTS under REPEATABLE READ, issued step by step: the
-  // second waits on the first's new row and then inserts 0 rows (no duplicate, no deadlock)."
+  // Pins conformance insert-select-not-exists-rr: INSERT ... SELECT ... WHERE NOT EXISTS under REPEATABLE READ, issued
+  // step by step: the second waits on the first's new row and then inserts 0 rows (no duplicate, no deadlock).
   const KeyIndex index = GENERATE(KeyIndex::non_unique, KeyIndex::unique);
   INFO(name(index));
   Db d(index);
@@ -1019,17 +1029,18 @@ TEST_CASE("under REPEATABLE READ, INSERT ... WHERE NOT EXISTS issued step by ste
 TEST_CASE("INSERT ... WHERE NOT EXISTS from two clients at the same instant: under REPEATABLE READ one row, the second "
           "mostly waiting on the first's row and sometimes deadlocking; under READ COMMITTED two rows",
           "[db]") {
-  // Pins DOMAIN, Verified: "INSERT ... SELECT ... WHERE NOT EXISTS under REPEATABLE READ ... Issued at the same instant,
-  // 5-25% end in a deadlock (reported as 1213, or as 1467 when an AUTO_INCREMENT lock is in the cycle); never two rows.
-  // Under READ COMMITTED: two rows without a unique index". The statements leave at one instant and cross 100-500 us
-  // links (DeploymentConfig's default), so they reach the server 0-400 us apart: one in about seven lands inside the
-  // first's step between its read and its write (ServerConfig::row_service), both then hold the gap, the first's insert
-  // holds the table's AUTO-INC lock while it waits on the second's gap lock, and the second, asking for the AUTO-INC
-  // lock, closes the cycle and gets 1467 (as MariaDB 10.11 did in 7 of 7 such deadlocks in 400 runs); otherwise the
-  // second reads the first's new, uncommitted row, waits for its commit and inserts nothing. 200 fixed seeds.
+  // Pins docs/sql.md, Locks: INSERT ... SELECT ... WHERE NOT EXISTS under REPEATABLE READ issued at the same instant
+  // ends in a deadlock in 5-25% of runs (reported as 1213, or as 1467 when the AUTO-INC lock is in the cycle), never in
+  // two rows; under READ COMMITTED, two rows without a unique index. The statements leave at one instant and cross
+  // 100-500 us links (DeploymentConfig's default), so they reach the server 0-400 us apart: one in about seven lands
+  // inside the first's step between its read and its write (ServerConfig::row_service), both then hold the gap, the
+  // first's insert holds the table's AUTO-INC lock while it waits on the second's gap lock, and the second, asking for
+  // the AUTO-INC lock, closes the cycle and gets 1467 (as MariaDB 10.11 did in 7 of 7 such deadlocks in 400 runs);
+  // otherwise the second reads the first's new, uncommitted row, waits for its commit and inserts nothing. 200 fixed
+  // seeds.
   const KeyIndex index = GENERATE(KeyIndex::non_unique, KeyIndex::none);
   const Isolation isolation = GENERATE(Isolation::repeatable_read, Isolation::read_committed);
-  if (isolation == Isolation::read_committed && index != KeyIndex::none) return;  // DOMAIN's RC case has no index
+  if (isolation == Isolation::read_committed && index != KeyIndex::none) return;  // the RC case pinned has no index
   INFO(name(index) << ", " << db::to_string(isolation));
   constexpr int kSeeds = 200;
   int one_row = 0, two_rows = 0, deadlocks = 0, second_waited = 0;
@@ -1164,8 +1175,8 @@ TEST_CASE("an INSERT ... SELECT holds the AUTO-INC lock to its own end, not its 
 TEST_CASE("under READ COMMITTED, INSERT ... WHERE NOT EXISTS reads a snapshot: two rows without a unique index, 1062 "
           "with one",
           "[db]") {
-  // Pins DOMAIN, Verified: "Under READ COMMITTED: two rows without a unique index, 1062 with one." (and Database:
-  // "SELECT side takes shared next-key locks except READ COMMITTED (consistent read)").
+  // Pins conformance insert-select-not-exists-rc-nonunique and -rc-unique: under READ COMMITTED, two rows without a
+  // unique index, 1062 with one (the SELECT side takes no locks under READ COMMITTED: a consistent read).
   const KeyIndex index = GENERATE(KeyIndex::non_unique, KeyIndex::unique);
   INFO(name(index));
   Db d(index);
@@ -1242,8 +1253,9 @@ AfterDuplicate read_after_duplicate(db::PoolConfig pool_config) {
 TEST_CASE("after a 1062 inside a REPEATABLE READ transaction that already read, a plain re-select finds no row while "
           "a locking read finds it",
           "[db]") {
-  // Pins DOMAIN, Verified: "After a 1062 inside a REPEATABLE READ transaction that had already read, a plain re-SELECT
-  // returns no row (old snapshot); a locking read returns it" (Database: "duplicate error but row not found").
+  // Pins conformance reselect-after-duplicate-rr: after a 1062 inside a REPEATABLE READ transaction that had already
+  // read, a plain re-SELECT returns no row (old snapshot), "duplicate error but row not found"; a locking read returns
+  // it.
   const auto r = read_after_duplicate({});
   CHECK(r.before == 0);
   CHECK(r.code == Code::duplicate_key);
@@ -1253,7 +1265,7 @@ TEST_CASE("after a 1062 inside a REPEATABLE READ transaction that already read, 
 }
 
 TEST_CASE("after a 1062 inside a READ COMMITTED transaction, a plain re-select finds the row", "[db]") {
-  // Pins DOMAIN, Verified: "under READ COMMITTED the plain read returns it."
+  // Pins conformance reselect-after-duplicate-rc: under READ COMMITTED the plain read returns it.
   const auto r = read_after_duplicate(kReadCommitted);
   CHECK(r.before == 0);
   CHECK(r.code == Code::duplicate_key);
@@ -1265,8 +1277,8 @@ TEST_CASE("after a 1062 inside a READ COMMITTED transaction, a plain re-select f
 TEST_CASE("a double check inside one REPEATABLE READ transaction still sees nothing: without a unique index it inserts "
           "a second row",
           "[db]") {
-  // Pins DOMAIN, Verified: "Double check inside one REPEATABLE READ transaction: the second plain SELECT still sees
-  // nothing, so without a unique index the transaction inserts a second row."
+  // Pins conformance double-check-rr: a double check inside one REPEATABLE READ transaction: the second plain SELECT
+  // still sees nothing, so without a unique index the transaction inserts a second row.
   Db d(KeyIndex::non_unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -1295,8 +1307,8 @@ TEST_CASE("a double check inside one REPEATABLE READ transaction still sees noth
 // --- Status CAS -----------------------------------------------------------------------------
 
 TEST_CASE("a status CAS UPDATE ... WHERE id=? AND status=2 run by five sessions at once has exactly one winner", "[db]") {
-  // Pins DOMAIN, Database: "Status CAS UPDATE ... WHERE status=2: UPDATE reads latest committed row and X-locks it ->
-  // exactly one affected rows = 1"; Verified: "exactly one winner".
+  // Pins conformance status-cas-commit: a status CAS, UPDATE ... WHERE status=2, reads the latest committed row and
+  // X-locks it, so exactly one gets affected rows = 1: exactly one winner.
   Db d(KeyIndex::unique);
   auto& app = d.app();
   std::int64_t id = 0;
@@ -1322,8 +1334,8 @@ TEST_CASE("a status CAS UPDATE ... WHERE id=? AND status=2 run by five sessions 
 TEST_CASE("a status CAS behind an open transaction waits; it updates 0 rows after that transaction commits and 1 after "
           "it rolls back",
           "[db]") {
-  // Pins DOMAIN, Verified: "Status CAS (`UPDATE ... WHERE id=? AND status=2`): the second waits; after the first
-  // commits it updates 0 rows, after a rollback 1: exactly one winner."
+  // Pins conformance status-cas-commit and status-cas-rollback: in a status CAS (`UPDATE ... WHERE id=? AND
+  // status=2`) the second waits; after the first commits it updates 0 rows, after a rollback 1: exactly one winner.
   const bool first_commits = GENERATE(true, false);
   INFO((first_commits ? "the first commits" : "the first rolls back"));
   Db d(KeyIndex::unique);
@@ -1360,8 +1372,9 @@ TEST_CASE("a status CAS behind an open transaction waits; it updates 0 rows afte
 TEST_CASE("under READ COMMITTED, an UPDATE skips a locked row whose committed version does not match, without "
           "waiting; under REPEATABLE READ it waits",
           "[db]") {
-  // Pins DOMAIN, Verified: "Under READ COMMITTED, rows that do not match and are locked are skipped without waiting
-  // (semi-consistent read)." Under REPEATABLE READ the UPDATE waits for the lock (as in the status CAS line).
+  // Pins conformance update-skips-locked-rc: under READ COMMITTED, rows that do not match and are locked are skipped
+  // without waiting (semi-consistent read). Under REPEATABLE READ the UPDATE waits for the lock (as in the status CAS
+  // line).
   const bool read_committed = GENERATE(true, false);
   INFO((read_committed ? "READ COMMITTED" : "REPEATABLE READ"));
   Db d(KeyIndex::unique);
@@ -1393,9 +1406,9 @@ TEST_CASE("under READ COMMITTED, an UPDATE skips a locked row whose committed ve
 // --- Auto-increment and insert variants -----------------------------------------------------
 
 TEST_CASE("failed inserts consume auto-increment ids: 1062 and INSERT IGNORE of a duplicate leave gaps", "[db]") {
-  // Pins DOMAIN, Database: "Auto-increment values consumed by failed/rolled back inserts are lost -> gaps"; Verified:
-  // "INSERT IGNORE on a duplicate: 0 rows, a warning, auto-increment still advances"; "Every failed or rolled-back
-  // insert consumes auto-increment values".
+  // Pins conformance auto-increment-gaps: auto-increment values consumed by failed or rolled-back inserts are lost,
+  // leaving gaps; insert-ignore-duplicate: INSERT IGNORE on a duplicate gives 0 rows and a warning, and the
+  // auto-increment counter still advances.
   Db d(KeyIndex::unique);
   auto& app = d.app();
   std::int64_t id1 = 0, id3 = 0, id5 = 0;
@@ -1426,8 +1439,8 @@ TEST_CASE("failed inserts consume auto-increment ids: 1062 and INSERT IGNORE of 
 
 TEST_CASE("REPLACE on an existing key deletes and inserts: affected 2, a new id, unlisted columns reset to defaults",
           "[db]") {
-  // Pins DOMAIN, Verified: "REPLACE on an existing key: affected 2, a new id, columns not listed reset to their
-  // defaults." (Database: "REPLACE INTO: delete then insert").
+  // Pins conformance replace-existing: REPLACE on an existing key (a delete, then an insert): affected 2, a new id,
+  // columns not listed reset to their defaults.
   Db d(KeyIndex::unique);
   auto& app = d.app();
   std::int64_t old_id = 0;
@@ -1451,8 +1464,8 @@ TEST_CASE("REPLACE on an existing key deletes and inserts: affected 2, a new id,
 TEST_CASE("ON DUPLICATE KEY UPDATE reports 1 for an insert, 2 for a change, 0 for no change, and advances the "
           "auto-increment counter every time",
           "[db]") {
-  // Pins DOMAIN, Verified: "ON DUPLICATE KEY UPDATE affected rows: 1 inserted, 2 updated with a change, 0 updated to
-  // the same value; the auto-increment counter advances on every call, including updates."
+  // Pins conformance upsert-affected-rows: ON DUPLICATE KEY UPDATE's affected rows are 1 inserted, 2 updated with a
+  // change, 0 updated to the same value; the auto-increment counter advances on every call, including updates.
   Db d(KeyIndex::unique);
   auto& app = d.app();
   std::array<db::Result, 3> upserts{};
@@ -1486,8 +1499,9 @@ db::Statement select_for_update(const std::string& key) {
 TEST_CASE("a 1062 after a wait carries MySQL's message with the index's name, the wait on the duplicate's entry "
           "behind its inserter, and undoes only the statement",
           "[db]") {
-  // Pins DOMAIN, Verified: "an INSERT of a key held by an open transaction WAITS (shared lock request) and then gets
-  // 1062 if the holder commits"; "1062 and 1205 roll back only the statement"; MySQL's 1062 text names the index.
+  // Pins conformance duplicate-wait-commit-unique: an INSERT of a key held by an open transaction waits (shared lock
+  // request) and then gets 1062 if the holder commits; rollback-scope-1062: 1062 and 1205 roll back only the
+  // statement; MySQL's 1062 text names the index.
   Db d(KeyIndex::unique);
   d.server.create_table({.name = "users", .key_column = "name", .key_index = KeyIndex::unique, .index_name = "uk_name"});
   auto& a = d.app();
@@ -1548,8 +1562,8 @@ TEST_CASE("without a name for its index, a 1062 names the key column", "[db]") {
 TEST_CASE("an insert waiting behind a gap lock reports an insert intention on the gap before the next entry, or on the "
           "supremum",
           "[db]") {
-  // Pins DOMAIN, Verified: "Index entries and next-key locks" (FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3)),
-  // shown as InnoDB's lock monitor shows an insert intention: on the gap before the entry that follows the new one.
+  // Pins conformance gap-lock-absent-waits (FOR UPDATE of absent 'n' locks the gap ('m',2)..('x',3)), shown as InnoDB's
+  // lock monitor shows an insert intention: on the gap before the entry that follows the new one.
   const std::string locked = GENERATE("n", "z");
   INFO("FOR UPDATE '" << locked << "'");
   Db d(KeyIndex::non_unique);
@@ -1583,8 +1597,8 @@ TEST_CASE("an insert waiting behind a gap lock reports an insert intention on th
 }
 
 TEST_CASE("a status CAS behind an open transaction's update reports a wait for X on the primary key's record", "[db]") {
-  // Pins DOMAIN, Verified: "Status CAS (`UPDATE ... WHERE id=? AND status=2`): the second waits"; a lookup by id locks
-  // the record only.
+  // Pins conformance status-cas-commit: in a status CAS (`UPDATE ... WHERE id=? AND status=2`) the second waits; a
+  // lookup by id locks the record only.
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -1620,8 +1634,9 @@ TEST_CASE("a status CAS behind an open transaction's update reports a wait for X
 
 TEST_CASE("a deadlock victim's result names the cycle, victim first, and counts every row change its rollback undid",
           "[db]") {
-  // Pins DOMAIN, Verified: "Deadlock victim: the transaction whose lock request closes the cycle, unless it has
-  // modified more rows (InnoDB rolls back the lighter one). 1213 rolls back the whole transaction".
+  // Pins docs/sql.md, What a statement returns (1213): the deadlock victim is the transaction whose lock request
+  // closes the cycle, unless it has modified more rows (InnoDB rolls back the lighter one); 1213 rolls back the whole
+  // transaction (conformance rollback-scope-1213).
   const bool lighter_closes = GENERATE(true, false);
   INFO((lighter_closes ? "the lighter transaction closes the cycle" : "the heavier transaction closes the cycle"));
   Db d(KeyIndex::unique);
@@ -1674,8 +1689,8 @@ TEST_CASE("a deadlock victim's result names the cycle, victim first, and counts 
 }
 
 TEST_CASE("a lock wait timeout carries MySQL's message and undoes only the statement", "[db]") {
-  // Pins DOMAIN, Verified: "1205 if the holder stays open past innodb_lock_wait_timeout"; "1062 and 1205 roll back only
-  // the statement (the transaction stays open)".
+  // Pins conformance duplicate-wait-timeout: 1205 if the holder stays open past innodb_lock_wait_timeout;
+  // rollback-scope-1205: 1062 and 1205 roll back only the statement (the transaction stays open).
   Db d(KeyIndex::unique, {.database = {.lock_wait_timeout = 2s}});
   auto& a = d.app();
   auto& b = d.app();
@@ -1766,8 +1781,9 @@ TEST_CASE("a seeded row is refused with MySQL's message for a duplicate id, a du
 TEST_CASE("an INSERT with an existing id gets 1062 for key PRIMARY; one held by an open transaction waits, then 1062 "
           "if it commits or the insert if it rolls back",
           "[db]") {
-  // Pins DOMAIN, Verified: "Waiting on a duplicate: an INSERT of a key held by an open transaction WAITS (shared lock
-  // request) and then gets 1062 if the holder commits, succeeds if it rolls back", on the primary key.
+  // Pins conformance duplicate-wait-commit-primary and duplicate-wait-rollback-primary: an INSERT of a key held by an
+  // open transaction waits (shared lock request) and then gets 1062 if the holder commits, succeeds if it rolls back,
+  // on the primary key.
   const bool holder_commits = GENERATE(true, false);
   INFO((holder_commits ? "the holder commits" : "the holder rolls back"));
   Db d(KeyIndex::none);
@@ -1816,9 +1832,10 @@ TEST_CASE("an INSERT with an existing id gets 1062 for key PRIMARY; one held by 
 TEST_CASE("on the primary key, both the three-session example and its DELETE-then-COMMIT variant end in exactly one "
           "1213",
           "[db]") {
-  // Pins DOMAIN, Verified: "The manual's three-session example ... ends with exactly one 1213 every time"; "with k on
-  // the primary key, the DELETE-then-COMMIT variant deadlocks too". After a DELETE commits, both waiters hold S on the
-  // delete-marked record and each needs X to rewrite it; after a rollback, both hold the gap and each needs to insert.
+  // Pins conformance three-inserts-rollback-primary: the manual's three-session example ends with exactly one 1213
+  // every time; delete-commit-primary: with k on the primary key, the DELETE-then-COMMIT variant deadlocks too. After a
+  // DELETE commits, both waiters hold S on the delete-marked record and each needs X to rewrite it; after a rollback,
+  // both hold the gap and each needs to insert.
   const bool deletes = GENERATE(true, false);
   INFO((deletes ? "S1 deletes id 5 and commits" : "S1 inserts id 5 and rolls back"));
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
@@ -1890,8 +1907,9 @@ db::Statement set_isolation(Isolation level, bool next_transaction_only) {
 TEST_CASE("SET SESSION TRANSACTION sets the level of the session's later transactions, plain SET TRANSACTION only the "
           "next one's",
           "[db]") {
-  // Pins MySQL's SET TRANSACTION (without SESSION: the next transaction only) through DOMAIN, Verified: a plain
-  // re-SELECT in a REPEATABLE READ transaction reads its old snapshot, "under READ COMMITTED the plain read returns it".
+  // Pins MySQL's SET TRANSACTION (without SESSION: the next transaction only) through conformance
+  // reselect-after-duplicate-rr and -rc: a plain re-SELECT in a REPEATABLE READ transaction reads its old snapshot,
+  // under READ COMMITTED the plain read returns it.
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app();
@@ -1969,8 +1987,8 @@ TEST_CASE("SET TRANSACTION inside an open transaction gets 1568 and changes noth
 TEST_CASE("an insert waiting on an open transaction past the lock wait timeout gets 1205 and its transaction stays "
           "open",
           "[db]") {
-  // Pins DOMAIN, Verified: "... 1205 if the holder stays open past innodb_lock_wait_timeout"; "1062 and 1205 roll back
-  // only the statement (the transaction stays open)".
+  // Pins conformance duplicate-wait-timeout: 1205 if the holder stays open past innodb_lock_wait_timeout;
+  // rollback-scope-1205: 1062 and 1205 roll back only the statement (the transaction stays open).
   Db d(KeyIndex::unique, {.database = {.lock_wait_timeout = 2s}});
   auto& a = d.app();
   auto& b = d.app();
@@ -2006,8 +2024,9 @@ TEST_CASE("an insert waiting on an open transaction past the lock wait timeout g
 }
 
 TEST_CASE("a statement timeout closes the connection and the server rolls back its open transaction", "[db]") {
-  // Pins server.hpp / DOMAIN, Database ("client timeout < server latency"): a client whose statement times out closes
-  // the connection; the server finishes the statement, then rolls back whatever transaction was open.
+  // Pins server.hpp / docs/models.md, Application patterns (a client timeout shorter than the server's latency): a
+  // client whose statement times out closes the connection; the server finishes the statement, then rolls back whatever
+  // transaction was open.
   Db d(KeyIndex::unique);
   auto& a = d.app();
   auto& b = d.app({.statement_timeout = 100ms});
@@ -2068,7 +2087,8 @@ TEST_CASE("update_fenced rejects a stale token and leaves the row unchanged", "[
 }
 
 TEST_CASE("a pool of one connection makes the second borrower wait until the first gives it back", "[db]") {
-  // Pins DOMAIN, Parameters (server.hpp): a pool has a bounded number of connections; waiting for one is latency.
+  // Pins docs/models.md, Figures the models take (server.hpp): a pool has a bounded number of connections; waiting for
+  // one is latency.
   Db d(KeyIndex::unique);
   auto& app = d.app({.size = 1});
   sim::Time acquired;
@@ -2091,7 +2111,8 @@ TEST_CASE("a pool of one connection makes the second borrower wait until the fir
 }
 
 TEST_CASE("a borrower that waits longer than the pool's acquire timeout gets a connection timeout", "[db]") {
-  // Pins DOMAIN, Parameters (server.hpp, HikariCP connectionTimeout): waiting too long for a connection is an error.
+  // Pins docs/models.md, Figures the models take (server.hpp, HikariCP connectionTimeout): waiting too long for a
+  // connection is an error.
   Db d(KeyIndex::unique);
   auto& app = d.app({.size = 1, .acquire_timeout = 50ms});
   Code code = Code::ok;
@@ -2155,8 +2176,8 @@ Timed timed(db::Connection& c, const db::Statement& statement) {
 TEST_CASE("an online ADD UNIQUE INDEX on a table holding duplicates fails at once with 1062 naming the smallest "
           "duplicated key, and the table stays without the index",
           "[db][ddl]") {
-  // Pins DOMAIN, Verified: "Online ALTER TABLE ... ADD UNIQUE INDEX ...: on a table holding duplicates it fails at once
-  // with 1062 naming the smallest duplicated value, table unchanged."
+  // Pins docs/sql.md, Online ALTER (conformance alter-unique-on-duplicates): ADD UNIQUE INDEX on a table holding
+  // duplicates fails at once with 1062 naming the smallest duplicated value, table unchanged.
   Altering d(100);
   for (const char* key : {"k7", "k3"}) d.server.database().load_row(kTable, account(key));
   auto& app = d.app();
@@ -2177,9 +2198,9 @@ TEST_CASE("an online ADD UNIQUE INDEX on a table holding duplicates fails at onc
 TEST_CASE("during an online unique index build another session's duplicate insert is accepted without waiting, and the "
           "ALTER runs to its end and then fails with 1062 naming it, even if the duplicate was deleted again",
           "[db][ddl]") {
-  // Pins DOMAIN, Verified: "During the build, other sessions' INSERTs do not wait (0.5-3 ms); ... a duplicate is
-  // accepted, and the ALTER runs to its end and then fails with 1062, no index created (24/24) -- even when the
-  // duplicate was deleted again before the ALTER finished (12/12)."
+  // Pins docs/sql.md, Online ALTER (conformance alter-unique-during-build): during the build, other sessions' INSERTs
+  // do not wait; a duplicate is accepted, and the ALTER runs to its end and then fails with 1062, no index created --
+  // even when the duplicate was deleted again before the ALTER finished.
   const bool deleted_again = GENERATE(false, true);
   INFO((deleted_again ? "deleted again" : "kept"));
   Altering d(100);  // a build of 100 ms
@@ -2212,8 +2233,8 @@ TEST_CASE("during an online unique index build another session's duplicate inser
 TEST_CASE("a non-duplicate insert during an online unique index build leaves the ALTER to succeed; afterwards a "
           "duplicate insert gets 1062 at once",
           "[db][ddl]") {
-  // Pins DOMAIN, Verified: "a non-duplicate leaves the ALTER to succeed (24/24) ... Once the index exists, a duplicate
-  // INSERT gets 1062 at once."
+  // Pins docs/sql.md, Online ALTER (conformance alter-unique-during-build): a non-duplicate leaves the ALTER to
+  // succeed; once the index exists, a duplicate INSERT gets 1062 at once.
   Altering d(100);
   auto& a = d.app();
   auto& b = d.app();
@@ -2241,7 +2262,7 @@ TEST_CASE("a non-duplicate insert during an online unique index build leaves the
 }
 
 TEST_CASE("a plain ADD INDEX takes the same build time and never fails on duplicates", "[db][ddl]") {
-  // Pins DOMAIN, Verified (online ALTER): only a unique build checks keys; a plain one just takes its time.
+  // Pins docs/sql.md, Online ALTER: only a unique build checks keys; a plain one just takes its time.
   Altering d(100);
   d.server.database().load_row(kTable, account("k1"));
   auto& a = d.app();
@@ -2265,7 +2286,7 @@ TEST_CASE("a plain ADD INDEX takes the same build time and never fails on duplic
 }
 
 TEST_CASE("an online index build takes index_build_per_row for every row of the table", "[db][ddl]") {
-  // Pins DOMAIN, Verified: "3M rows, about 4 s": the build's time grows with the table.
+  // Pins docs/sql.md, Online ALTER (3M rows in about 4 s): the build's time grows with the table.
   const auto took = [](int rows) {
     Altering d(rows);
     auto& app = d.app();

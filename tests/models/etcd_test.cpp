@@ -1,4 +1,4 @@
-// The etcd-like store: leases, revisions and guarded transactions (DOMAIN.md, Lock services).
+// The etcd-like store: leases, revisions and guarded transactions (docs/models.md, Lock services).
 
 #include <catch2/catch.hpp>
 

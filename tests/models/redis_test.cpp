@@ -1,5 +1,5 @@
-// The Redis model: each documented behaviour of DOMAIN.md (Lock services; Verified on real
-// servers, Redis 7.0.15) pinned by one test.
+// The Redis model: each documented behaviour of docs/models.md (Redis; Lock services) and of
+// Redis 7.0 as the conformance scripts run it (conformance/redis-scripts/) pinned by one test.
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Redlock (redlock-rb's algorithm) against five independent Redis masters: safe without
 // faults; unsafe with a clock step plus a partition, or a restart without fsync; safe
-// again with a restart delayed past the TTL (DOMAIN.md, Lock services).
+// again with a restart delayed past the TTL (docs/models.md, Lock services).
 
 #include <catch2/catch.hpp>
 

@@ -913,7 +913,7 @@ TEST_CASE("mutated statements never crash the parser", "[sql]") {
 
 TEST_CASE("ALTER TABLE ADD [UNIQUE] INDEX and DROP INDEX parse into add_index and drop_index, and write back as SQL",
           "[sql][ddl]") {
-  // The online ALTER of DOMAIN, Verified ("Online ALTER TABLE ... ADD UNIQUE INDEX"), in MySQL's spellings.
+  // The online ALTER of docs/sql.md ("Online ALTER"), in MySQL's spellings.
   Statement s = bound("ALTER TABLE t_account ADD UNIQUE INDEX uk_open_id (open_id)");
   CHECK(s.kind == Statement::Kind::add_index);
   CHECK(s.table == "t_account");
@@ -962,8 +962,9 @@ TEST_CASE("an ALTER TABLE the model does not run is refused with 1064 naming the
 TEST_CASE("ADD UNIQUE INDEX on a CREATE TABLE without an index makes its column the key column; on duplicates it fails "
           "at once naming the smallest",
           "[sql][ddl]") {
-  // Pins DOMAIN, Verified: "on a table holding duplicates it fails at once with 1062 naming the smallest duplicated
-  // value, table unchanged"; afterwards (no index) duplicates still go in.
+  // Pins docs/sql.md, Online ALTER (conformance alter-unique-on-duplicates): on a table holding duplicates it fails
+  // at once with 1062 naming the smallest duplicated value, table unchanged; afterwards (no index) duplicates still
+  // go in.
   db::Database database;
   database.create_table(*sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(8), n INT)").create);
   for (const char* k : {"c", "b", "c", "a", "b"}) database.load_row("t", {{"k", std::string(k)}});

@@ -1,4 +1,4 @@
-// The ZooKeeper-like service and its lock recipes (DOMAIN.md, Lock services).
+// The ZooKeeper-like service and its lock recipes (docs/models.md, Lock services).
 
 #include <catch2/catch.hpp>
 
