@@ -1,6 +1,6 @@
 -- check-then-insert (Lua twin of models/strategies/check_then_insert.cpp, PlainCheckThenInsert):
 -- SELECT by OpenID, the handler's work, INSERT if absent, no unique index; on the default
--- connection, held until bind ends. The production code of ../shared/sources/003 section 2 before
+-- connection, held until bind ends. The production code of sources/003 (docs/sources.md) section 2 before
 -- the fix.
 -- The C++ entry's `index` parameter (default none) is this file's table: the default t_account,
 -- no index on open_id.

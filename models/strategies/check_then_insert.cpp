@@ -1,5 +1,5 @@
 // check-then-insert: SELECT by OpenID, INSERT if absent, no unique index. The production
-// code of ../shared/sources/003 section 2 before the fix.
+// code of sources/003 (docs/sources.md) section 2 before the fix.
 
 #include "models/strategies/entries.hpp"
 

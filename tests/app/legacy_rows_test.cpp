@@ -1,5 +1,5 @@
 // database.legacy: seeded rows generated as a year of check-then-insert left them (the vivo
-// article, /work/shared/sources/003_*, section 二: about 3% of OpenIDs duplicated, the copies with
+// article, sources/003 (docs/sources.md), section 二: about 3% of OpenIDs duplicated, the copies with
 // consecutive ids and one creation time), by the rule docs/scenario.md gives ("Legacy rows").
 
 #include <catch2/catch.hpp>

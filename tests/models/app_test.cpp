@@ -1,5 +1,5 @@
 // App servers, load balancing and clients: the production case's moving parts
-// (../shared/sources/003 section 2).
+// (sources/003 section 2; docs/sources.md).
 
 #include <catch2/catch.hpp>
 
