@@ -5,7 +5,7 @@
 // Imitates a thread-per-request server (Tomcat, a Go service with a worker pool): when
 // every worker is busy, requests wait in the accept queue, and when the queue is full the
 // server rejects them (a visible error). This queue is the other root of the production
-// case (../shared/sources/003 section 2): while clients time out and retry, the copies
+// case (sources/003 section 2, docs/sources.md): while clients time out and retry, the copies
 // of one request pile up and are later handled at once by different workers. A GC pause
 // freezes every worker; requests still arrive in the queue (the kernel accepts them) and
 // wait. A crash loses the queue; a restart starts a fresh pool.

@@ -3,7 +3,7 @@
 //
 // The request travels one link, the server acts, the reply travels back on the reverse
 // link. Either message can be lost or late: a caller that times out does not know whether
-// the server acted (the root of the production case, ../shared/sources/003 section 2). A
+// the server acted (the root of the production case, sources/003 section 2). A
 // reply arriving after the caller gave up is dropped unread.
 
 #include <concepts>
