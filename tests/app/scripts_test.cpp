@@ -336,6 +336,17 @@ TEST_CASE("a script's error text reaches the terminal as one line, its control b
   CHECK_THAT(refusal("error('at load\\n\\27[2J')"), Catch::EndsWith("at load\\x0a\\x1b[2J"));
 }
 
+namespace {
+// `call`, the body of bind, ends its trial at the instruction budget, and its error names its line.
+void stopped_by_the_budget(const std::string& call) {
+  TempScript script(std::string(kHeader) + "function bind(req)\n  " + call + "\nend\n");
+  const auto r = run(script, small_world(1));
+  CHECK(total(r, "unfinished_runs") == 1);
+  REQUIRE(!r.examples.empty());
+  CHECK_THAT(r.examples.front(), Catch::Contains("the instruction budget of") && Catch::Contains(script.path + ":3"));
+}
+}  // namespace
+
 TEST_CASE("Lua's library functions that run in C are charged to the instruction budget for their work") {
   // Each runs seconds to minutes inside one Lua instruction, where the count hook does not look.
   for (const std::string call : {"local s = ('a'):rep(2^19) local n = s:sub(2, 2^18) .. 'b' s:find(n, 1, true)",
@@ -346,11 +357,7 @@ TEST_CASE("Lua's library functions that run in C are charged to the instruction 
                                  "local s = ('a'):rep(2^22) while true do local u = s:upper() end",
                                  "local s = ('a'):rep(2^22) while true do local n = utf8.len(s) end"}) {
     INFO(call);
-    TempScript script(std::string(kHeader) + "function bind(req)\n  " + call + "\nend\n");
-    const auto r = run(script, small_world(1));
-    CHECK(total(r, "unfinished_runs") == 1);
-    REQUIRE(!r.examples.empty());
-    CHECK_THAT(r.examples.front(), Catch::Contains("the instruction budget of") && Catch::Contains(script.path + ":3"));
+    stopped_by_the_budget(call);
   }
   // What ordinary code does stays far inside it.
   TempScript ordinary(std::string(kHeader) +
@@ -368,11 +375,7 @@ TEST_CASE("an instruction that reads a whole long string (==, <, a string taken 
                                  "local a = ('a'):rep(2^24) local b = a .. 'b' while true do local less = a < b end",
                                  "local s = ('7'):rep(2^24) while true do local n = s + 0 end"}) {
     INFO(call);
-    TempScript script(std::string(kHeader) + "function bind(req)\n  " + call + "\nend\n");
-    const auto r = run(script, small_world(1));
-    CHECK(total(r, "unfinished_runs") == 1);
-    REQUIRE(!r.examples.empty());
-    CHECK_THAT(r.examples.front(), Catch::Contains("the instruction budget of") && Catch::Contains(script.path + ":3"));
+    stopped_by_the_budget(call);
   }
   // Short strings compared a million times stay inside it.
   TempScript ordinary(std::string(kHeader) + "function bind(req)\n  local a, b, n = ('a'):rep(500), ('a'):rep(500), 0\n"
