@@ -24,7 +24,7 @@ export UBSAN_OPTIONS = halt_on_error=1:print_stacktrace=1
 CTEST_ARGS := -LE "fuzz|conformance"
 else
 # What the tests run; `make bench` builds the benchmarks too.
-BUILD_TARGETS := --target locksim locksim_tests locksim_fuzz locksim_redis_script
+BUILD_TARGETS := --target locksim locksim_tests locksim_fuzz locksim_redis_script locksim_coord_script
 endif
 BUILD ?= build
 BUILD_TYPE ?= Release

@@ -2,7 +2,8 @@
 """The conformance suite's own inputs: bad ones get one line and exit 2, without servers the model
 side runs alone and the report says the real side was skipped, started by a python3 without
 the clients the suite runs under one that has them, and --real-only runs a PostgreSQL script on
-the real server alone.
+the real server alone. The same of coord.py, ZooKeeper's and etcd's suite, for its bad input and
+its model side alone (through a stand-in for its driver: no server, no locksim_coord_script).
 
 usage: check_inputs.py LOCKSIM REDIS_DRIVER SOURCE_DIR
 """
@@ -89,6 +90,51 @@ with tempfile.TemporaryDirectory(prefix="locksim-conformance-inputs-") as d:
     refused("--repeat 0", [sys.executable, suite, locksim, "--repeat", "0"], "from 1 to 1000")
     refused("--repeat of a Redis script", [sys.executable, suite, locksim, "--repeat", "2", "--only", "incr-counter"],
             "SQL scripts only")
+
+    # coord.py: its scripts checked before the model or a server runs them, one line and exit 2.
+    coord = os.path.join(source, "conformance", "coord.py")
+    stand_in = os.path.join(d, "coord_driver")  # locksim_coord_script's output for a one-step script
+    with open(stand_in, "w") as f:
+        f.write("#!/bin/sh\n"
+                "case \"$1\" in *refused*) echo \"locksim_coord_script: $1: /steps/0/zk/0: operation 'sync'\" >&2; exit 2;; esac\n"
+                "echo '{\"steps\": [\"none\"], \"final\": \"{}\"}'\n")
+    os.chmod(stand_in, 0o755)
+
+    def coord_refused(what, folder, doc, says, *args, file=None):
+        top = os.path.join(d, "coord-" + (file or doc["name"]))
+        os.makedirs(os.path.join(top, folder))
+        with open(os.path.join(top, folder, (file or doc["name"]) + ".json"), "w") as f:
+            json.dump(doc, f)
+        refused(f"coord.py: {what}", [sys.executable, coord, "--driver", stand_in, "--scripts", top, *args], says)
+
+    def zk(name, *steps):
+        return {"name": name, "steps": list(steps) or [{"session": "c1", "zk": ["exists", "/"]}]}
+
+    coord_refused("a step of no known kind", "zk-scripts", zk("a", {"wait": 1}), "/steps/0: expected zk")
+    coord_refused("an unknown ZooKeeper request", "zk-scripts", zk("b", {"session": "c1", "zk": ["sync", "/"]}),
+                  "/steps/0/zk/0: expected an operation")
+    coord_refused("a session paused and never resumed", "zk-scripts",
+                  zk("c", {"session": "c1", "zk": ["exists", "/"]}, {"pause": "c1"}), "c1 is not")
+    coord_refused("a lease not granted before", "etcd-scripts",
+                  {"name": "e", "steps": [{"session": "c1", "etcd": ["put", "/k", "v", "L1"]}]}, "/steps/0/etcd/3")
+    coord_refused("an etcd key without its /", "etcd-scripts",
+                  {"name": "f", "steps": [{"session": "c1", "etcd": ["get", "k"]}]}, "a key starting with /")
+    coord_refused("a ZooKeeper request among etcd's", "etcd-scripts", zk("g"), "/steps/0: expected etcd")
+    coord_refused("a script named apart from its file", "zk-scripts", zk("other"), "must be its file name", file="h")
+    coord_refused("a script the model refuses", "zk-scripts", zk("refused"), "the model refused refused", "--model-only")
+    coord_refused("--model-only with --real-only", "zk-scripts", zk("i"), "--real-only", "--model-only", "--real-only")
+    refused("coord.py without its driver", [sys.executable, coord, "--only", "x"], "--driver is needed")
+
+    # Its model side alone: the report says the real side was skipped.
+    top = os.path.join(d, "coord-model-only")
+    os.makedirs(os.path.join(top, "zk-scripts"))
+    with open(os.path.join(top, "zk-scripts", "m.json"), "w") as f:
+        json.dump(zk("m"), f)
+    rc, out, err = run([sys.executable, coord, "--driver", stand_in, "--scripts", top, "--model-only"])
+    if rc != 0 or "m: model ran (1 steps); real side skipped" not in out \
+            or not out.strip().endswith("conformance: 0 of 1 scripts agree (ZooKeeper 0 of 1); 1 not compared "
+                                        "(the real side was skipped)"):
+        failures.append(f"coord.py --model-only: expected the model side alone and the skip said, got {rc}: {out!r} {err!r}")
 
 # Without servers: the model side alone, and the report says so.
 rc, out, err = run([sys.executable, suite, locksim, "--redis-driver", driver, "--model-only",

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <set>
+
 namespace models::etcd {
 
 namespace {
@@ -44,6 +47,7 @@ std::string call_text(const Request& r) {
 }
 
 std::string reply_text(const Response& r) {
+  if (!r.error.empty()) return fmt::format("error: {}, revision {}", r.error, r.revision);
   std::string out = fmt::format("{}, revision {}", r.ok ? "ok" : "failed", r.revision);
   if (r.lease != 0) out += fmt::format(", lease {}", r.lease);
   if (r.kv) out += fmt::format(", {} = \"{}\" (created at revision {})", r.kv->key, r.kv->value, r.kv->create_revision);
@@ -86,10 +90,33 @@ void Server::serve() {
   }
 }
 
+std::string Server::duplicate_key(const std::vector<Operation>& ops) {
+  // etcd checks both branches before it runs a transaction: a key put twice, or put and deleted,
+  // in one branch is refused (deleting it twice is not).
+  std::set<std::string> put, deleted;
+  for (const Operation& op : ops) {
+    const bool seen = put.count(op.key) > 0 || (op.kind == Operation::Kind::put && deleted.count(op.key) > 0);
+    if (seen) return "duplicate key given in txn request";
+    (op.kind == Operation::Kind::put ? put : deleted).insert(op.key);
+  }
+  return "";
+}
+
+void Server::write(const std::vector<Operation>& ops) {
+  const bool changes = std::any_of(ops.begin(), ops.end(), [this](const Operation& op) {
+    return op.kind == Operation::Kind::put || keys_.count(op.key) > 0;
+  });
+  if (!changes) return;
+  ++revision_;
+  for (const Operation& op : ops) {
+    if (op.kind == Operation::Kind::put) put(op);
+    else remove(op.key);
+  }
+}
+
 void Server::remove(const std::string& key) {
   if (keys_.erase(key) == 0) return;
   removed_[key] = node_.engine().now();
-  ++revision_;
   publish(Event{Event::Type::del, KeyValue{.key = key, .mod_revision = revision_}});
 }
 
@@ -121,10 +148,10 @@ void Server::expire_leases() {
     }
     const std::int64_t id = it->first;
     it = leases_.erase(it);
-    std::vector<std::string> doomed;
+    std::vector<Operation> doomed;  // one revision for them all, as etcd revokes a lease
     for (const auto& [key, kv] : keys_)
-      if (kv.lease == id) doomed.push_back(key);
-    for (const auto& key : doomed) remove(key);
+      if (kv.lease == id) doomed.push_back({.kind = Operation::Kind::del, .key = key});
+    write(doomed);
   }
 }
 
@@ -148,12 +175,7 @@ bool Server::holds(const Compare& c) const {
   return false;
 }
 
-void Server::apply(const Operation& op) {
-  if (op.kind == Operation::Kind::del) {
-    remove(op.key);
-    return;
-  }
-  ++revision_;
+void Server::put(const Operation& op) {
   KeyValue& kv = keys_[op.key];
   if (kv.version == 0) {
     kv.key = op.key;
@@ -162,7 +184,7 @@ void Server::apply(const Operation& op) {
   kv.value = op.value;
   kv.mod_revision = revision_;
   ++kv.version;
-  kv.lease = leases_.count(op.lease) > 0 ? op.lease : 0;
+  kv.lease = op.lease;  // checked by the request
   publish(Event{Event::Type::put, kv});
 }
 
@@ -208,16 +230,29 @@ Response Server::execute(const Request& r, sim::NodeId caller) {
     }
     case Request::Kind::put:
       if (r.lease != 0 && leases_.count(r.lease) == 0) {
-        out.ok = false;  // etcdserver: requested lease not found
+        out.ok = false;
+        out.error = "lease not found";  // etcdserver: requested lease not found
         break;
       }
-      apply({Operation::Kind::put, r.key, r.value, r.lease});
+      write({{Operation::Kind::put, r.key, r.value, r.lease}});
       break;
-    case Request::Kind::del: remove(r.key); break;
+    case Request::Kind::del: write({{Operation::Kind::del, r.key}}); break;
     case Request::Kind::txn: {
-      bool all = true;
+      out.error = duplicate_key(r.success);
+      if (out.error.empty()) out.error = duplicate_key(r.failure);
+      bool all = out.error.empty();
       for (const Compare& c : r.compares) all = all && holds(c);
-      for (const Operation& op : all ? r.success : r.failure) apply(op);
+      const auto& branch = all ? r.success : r.failure;
+      // The branch taken is refused whole if one of its puts names a lease that is gone.
+      if (out.error.empty() && std::any_of(branch.begin(), branch.end(), [this](const Operation& op) {
+            return op.kind == Operation::Kind::put && op.lease != 0 && leases_.count(op.lease) == 0;
+          }))
+        out.error = "lease not found";
+      if (!out.error.empty()) {
+        out.ok = false;
+        break;
+      }
+      write(branch);
       out.ok = all;
       break;
     }

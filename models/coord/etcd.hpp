@@ -78,6 +78,10 @@ struct Request {
 
 struct Response {
   bool ok = true;             // txn: the compares held; keep_alive: the lease exists
+  /// The server refused the request and changed nothing (ok is false): "lease not found" (a put
+  /// under a lease that is gone), "duplicate key given in txn request" (a branch writing a key
+  /// twice). An etcd client gets it as an error.
+  std::string error{};
   std::int64_t revision = 0;  // the store's revision after the request
   std::int64_t lease = 0;     // grant: the new lease id
   std::optional<KeyValue> kv;  // get
@@ -128,7 +132,13 @@ class Server {
   void serve();
   Response execute(const Request& r, sim::NodeId caller);
   bool holds(const Compare& c) const;
-  void apply(const Operation& op);
+  /// Why etcd refuses `ops` as a transaction's branch before running it, or "".
+  static std::string duplicate_key(const std::vector<Operation>& ops);
+  /// Writes `ops` as one revision, as etcd gives every write of a transaction (or of a lease's
+  /// revocation) one main revision; writes that change nothing (deletes of absent keys) take none.
+  void write(const std::vector<Operation>& ops);
+  /// At the current revision: the caller advanced it.
+  void put(const Operation& op);
   void remove(const std::string& key);
   /// Deletes the keys of every lease past its deadline. Run before each request and
   /// every expiry_check by a background process (expiry keeps no run alive by itself).

@@ -15,6 +15,7 @@ const char* to_string(Code code) {
     case Code::not_empty: return "NotEmpty";
     case Code::bad_version: return "BadVersion";
     case Code::session_expired: return "SessionExpired";
+    case Code::no_children_for_ephemerals: return "NoChildrenForEphemerals";
   }
   return "?";
 }
@@ -22,6 +23,7 @@ const char* to_string(Code code) {
 std::string call_text(const Request& r) {
   switch (r.kind) {
     case Request::Kind::open_session: return fmt::format("connect (session timeout {} ms)", std::chrono::duration_cast<std::chrono::milliseconds>(r.session_timeout).count());
+    case Request::Kind::close_session: return "close";
     case Request::Kind::ping: return "ping";
     case Request::Kind::create: {
       const bool ephemeral = r.mode == CreateMode::ephemeral || r.mode == CreateMode::ephemeral_sequential;
@@ -94,10 +96,13 @@ void Server::serve() {
   while (auto next = inbox_.get_unless_killed()) {
     Job& job = *next;
     const Request::Kind k = job.request.kind;
-    const bool write = k == Request::Kind::open_session || k == Request::Kind::create || k == Request::Kind::remove ||
-                       k == Request::Kind::set_data;
+    const bool write = k == Request::Kind::open_session || k == Request::Kind::close_session || k == Request::Kind::create ||
+                       k == Request::Kind::remove || k == Request::Kind::set_data;
     sim::sleep_for((write ? config_.write_service : config_.read_service).sample_duration(stream));
     Response response = execute(job.request, job.reply.caller());
+    // A write the server refuses (NodeExists, NoNode, BadVersion, ...) is still a transaction
+    // (an error transaction) and takes a zxid; one on a dead session never becomes one.
+    if (write && response.code != Code::ok && response.code != Code::session_expired) response.zxid = ++zxid_;
     if (!write) {
       job.reply.send(std::move(response));
       continue;
@@ -118,7 +123,7 @@ void Server::track_sessions() {
   }
 }
 
-void Server::expire(SessionId session) {
+void Server::expire(SessionId session, const char* trace_kind) {
   sessions_.erase(session);  // first: its own watches die with it
   for (auto* watches : {&data_watches_, &child_watches_})
     for (auto& [path, sessions] : *watches) sessions.erase(session);
@@ -126,16 +131,23 @@ void Server::expire(SessionId session) {
   std::vector<std::string> ephemerals;
   for (const auto& [path, znode] : nodes_)
     if (znode.stat.ephemeral_owner == session) ephemerals.push_back(path);
-  node_.engine().record(node_.engine().trace().kind("zk.session_expired"), static_cast<std::uint64_t>(session),
+  node_.engine().record(node_.engine().trace().kind(trace_kind), static_cast<std::uint64_t>(session),
                         static_cast<std::int64_t>(ephemerals.size()));
   for (const auto& path : ephemerals) {
     nodes_.erase(path);
     removed_[path] = node_.engine().now();
-    ++nodes_[parent_of(path)].cversion;
+    children_changed(parent_of(path), -1);
     trigger(data_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
     trigger(child_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
     trigger(child_watches_, {WatchEvent::Type::node_children_changed, parent_of(path), zxid_});
   }
+}
+
+void Server::children_changed(const std::string& parent, int delta) {
+  Stat& stat = nodes_[parent].stat;
+  ++stat.cversion;
+  stat.pzxid = zxid_;
+  stat.num_children += delta;
 }
 
 void Server::notify(SessionId session, const WatchEvent& event) {
@@ -172,22 +184,27 @@ std::vector<std::string> Server::children_of(const std::string& path) const {
 }
 
 Code Server::create(const Request& r, Response& out) {
-  if (r.path.empty() || r.path[0] != '/' || r.path == "/") return Code::no_node;
+  if (r.path.empty() || r.path[0] != '/') return Code::no_node;
   const std::string parent = parent_of(r.path);
   auto p = nodes_.find(parent);
   if (p == nodes_.end()) return Code::no_node;
   std::string path = r.path;
   if (r.mode == CreateMode::persistent_sequential || r.mode == CreateMode::ephemeral_sequential) {
-    std::string seq = std::to_string(p->second.cversion);
+    // The parent's count of child creates: ZooKeeper keeps that count, and tells it as cversion
+    // converted to creates and deletes (2 x creates - children), which is what Stat holds here.
+    const Stat& ps = p->second.stat;
+    std::string seq = std::to_string((ps.cversion + ps.num_children) / 2);
     path += std::string(10 - std::min<std::size_t>(10, seq.size()), '0') + seq;  // %010d
   }
+  // In ZooKeeper's order of checks: a taken name before an ephemeral parent.
   if (nodes_.count(path) > 0) return Code::node_exists;
+  if (p->second.stat.ephemeral_owner != 0) return Code::no_children_for_ephemerals;
   ++zxid_;
-  ++p->second.cversion;
+  children_changed(parent, +1);
   const bool ephemeral = r.mode == CreateMode::ephemeral || r.mode == CreateMode::ephemeral_sequential;
   ZNode& z = nodes_[path];
   z.data = r.data;
-  z.stat = Stat{zxid_, zxid_, 0, ephemeral ? r.session : 0};
+  z.stat = Stat{.czxid = zxid_, .mzxid = zxid_, .ephemeral_owner = ephemeral ? r.session : 0, .pzxid = zxid_};
   out.path = path;
   out.stat = z.stat;
   trigger(data_watches_, {WatchEvent::Type::node_created, path, zxid_});
@@ -203,7 +220,7 @@ Code Server::remove(const std::string& path, std::int32_t version) {
   ++zxid_;
   nodes_.erase(it);
   removed_[path] = node_.engine().now();
-  ++nodes_[parent_of(path)].cversion;
+  children_changed(parent_of(path), -1);
   trigger(data_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
   trigger(child_watches_, {WatchEvent::Type::node_deleted, path, zxid_});
   trigger(child_watches_, {WatchEvent::Type::node_children_changed, parent_of(path), zxid_});
@@ -232,6 +249,7 @@ Response Server::execute(const Request& r, sim::NodeId caller) {
   session->second.deadline = node_.clock().monotonic() + session->second.timeout;
   switch (r.kind) {
     case Request::Kind::open_session: break;
+    case Request::Kind::close_session: expire(r.session, "zk.session_closed"); break;
     case Request::Kind::ping: {
       auto& pending = session->second.unacknowledged;
       std::erase_if(pending, [&](const Notification& n) { return n.seq <= r.acknowledged; });
@@ -340,11 +358,24 @@ void Client::open_session() {
 }
 
 void Client::connect() {
+  closed_ = false;
   open_session();
   if (!heartbeat_running_) {
     heartbeat_running_ = true;
     from_.spawn(from_.name() + ".zk-ping", [this] { heartbeat(); }, sim::SpawnOptions{.background = true});
   }
+}
+
+void Client::close() {
+  if (session_ == 0) return;
+  Request request{.kind = Request::Kind::close_session, .session = session_};
+  closed_ = true;
+  session_ = 0;
+  run(request, config_.request_timeout);
+  set_state(ConnectionState::lost);
+  auto watchers = std::move(watchers_);
+  watchers_.clear();
+  for (auto& [path, w] : watchers) w.promise.set_value(WatchEvent{WatchEvent::Type::session_expired, path, 0});
 }
 
 void Client::lose_session() {
@@ -365,6 +396,10 @@ void Client::heartbeat() {
   for (;;) {
     const bool up = state_ == ConnectionState::connected || state_ == ConnectionState::reconnected;
     from_.clock().sleep_for(up ? negotiated_ / 3 : retry);
+    if (closed_) {
+      heartbeat_running_ = false;
+      return;
+    }
     if (session_ == 0) {
       try {
         open_session();  // after LOST, Curator opens a new session

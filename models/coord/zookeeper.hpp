@@ -41,7 +41,7 @@ using SessionId = std::int64_t;
 enum class CreateMode { persistent, ephemeral, persistent_sequential, ephemeral_sequential };
 
 /// The result codes a lock recipe tells apart (KeeperException.Code).
-enum class Code { ok, no_node, node_exists, not_empty, bad_version, session_expired };
+enum class Code { ok, no_node, node_exists, not_empty, bad_version, session_expired, no_children_for_ephemerals };
 const char* to_string(Code code);
 
 struct Stat {
@@ -49,6 +49,9 @@ struct Stat {
   Zxid mzxid = 0;                 // the zxid of the last change
   std::int32_t version = 0;       // data changes since creation
   SessionId ephemeral_owner = 0;  // 0 for persistent nodes
+  Zxid pzxid = 0;                 // the zxid of the last child created or deleted (the create's, at first)
+  std::int32_t cversion = 0;      // children created and deleted
+  std::int32_t num_children = 0;
   bool operator==(const Stat&) const = default;
 };
 
@@ -70,7 +73,7 @@ struct Notification {
 class Client;
 
 struct Request {
-  enum class Kind { open_session, ping, create, remove, exists, get_data, set_data, get_children } kind{};
+  enum class Kind { open_session, close_session, ping, create, remove, exists, get_data, set_data, get_children } kind{};
   SessionId session = 0;
   std::string path{};
   std::string data{};
@@ -142,7 +145,6 @@ class Server {
   struct ZNode {
     std::string data;
     Stat stat;
-    std::int32_t cversion = 0;  // child creations and deletions: the sequence counter
   };
   struct Session {
     sim::Duration timeout{};
@@ -162,7 +164,10 @@ class Server {
   void notify(SessionId session, const WatchEvent& event);
   Code create(const Request& r, Response& out);
   Code remove(const std::string& path, std::int32_t version);
-  void expire(SessionId session);
+  /// Ends a session, as an expiry or a close does: one transaction deleting its ephemeral nodes.
+  void expire(SessionId session, const char* trace_kind = "zk.session_expired");
+  /// A child of `parent` was created or deleted by the write `zxid_`.
+  void children_changed(const std::string& parent, int delta);
   /// Fires and forgets the watches `event` triggers in `watches`.
   void trigger(std::map<std::string, std::set<SessionId>>& watches, const WatchEvent& event);
   static std::string parent_of(const std::string& path);
@@ -226,6 +231,9 @@ class Client {
 
   /// Opens a session and starts pinging. Throws sim::Timeout when the server is unreachable.
   void connect();
+  /// Closes the session: the server deletes its ephemeral nodes at once (one transaction) and
+  /// the client stops pinging until connect() opens another.
+  void close();
   SessionId session() const { return session_; }
   Node& node() const { return from_; }
   sim::Duration session_timeout() const { return negotiated_; }
@@ -279,6 +287,7 @@ class Client {
   std::uint64_t events_received_ = 0;
   bool heartbeat_running_ = false;
   bool ever_connected_ = false;
+  bool closed_ = false;  // close() was called: no new session until connect()
   sim::Time last_heard_;  // the client's monotonic clock
   std::uint64_t names_ = 0;
   std::uint64_t next_watcher_ = 0;

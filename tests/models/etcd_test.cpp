@@ -156,3 +156,24 @@ TEST_CASE("the etcd mutex passes to the next waiter when the holder's lease expi
   CHECK(token_b > token_a);
   CHECK_FALSE(stale_write);
 }
+
+TEST_CASE("an etcd transaction's writes share one revision, and a lease's revocation deletes all its keys in one") {
+  Etcd e;
+  std::int64_t start = 0, after_txn = 0, after_empty = 0, after_revoke = 0;
+  models::etcd::KeyValue first, second;
+  e.app1.spawn("client", [&] {
+    start = e.a.put("x", "0").revision;
+    const auto lease = e.a.grant(60s);
+    after_txn = e.a.txn({}, {{Operation::Kind::put, "a", "1", lease}, {Operation::Kind::put, "b", "2", lease}}).revision;
+    first = *e.a.get("a");
+    second = *e.a.get("b");
+    after_empty = e.a.txn({}, {{.kind = Operation::Kind::del, .key = "absent"}}).revision;  // changes nothing
+    after_revoke = e.a.run({.kind = models::etcd::Request::Kind::revoke, .lease = lease}).revision;
+  });
+  REQUIRE(e.engine.run().ok());
+  CHECK(after_txn == start + 1);
+  CHECK(first.create_revision == after_txn);
+  CHECK(second.mod_revision == after_txn);
+  CHECK(after_empty == after_txn);
+  CHECK(after_revoke == after_txn + 1);
+}

@@ -179,7 +179,7 @@ TEST_CASE("a ZooKeeper exists watch is one-shot: it fires on the create and not 
   CHECK(events_after_delete == 1);
 }
 
-TEST_CASE("ZooKeeper sequential nodes take the parent's ten-digit child counter, and every write a higher zxid") {
+TEST_CASE("ZooKeeper sequential nodes take the parent's ten-digit count of child creates, deletions not counted, and every write a higher zxid") {
   ZooKeeper zk(1);
   std::vector<std::string> names;
   std::vector<models::zk::Zxid> czxids;
@@ -191,11 +191,11 @@ TEST_CASE("ZooKeeper sequential nodes take the parent's ten-digit child counter,
       models::zk::Stat stat;
       names.push_back(client.create("/locks/lock-", "", CreateMode::ephemeral_sequential, &stat));
       czxids.push_back(stat.czxid);
-      if (i == 0) client.remove(names.back());  // a deletion advances the counter too
+      if (i == 0) client.remove(names.back());  // counted in the parent's cversion, not in the names
     }
   });
   REQUIRE(zk.engine.run().ok());
-  CHECK(names == std::vector<std::string>{"/locks/lock-0000000000", "/locks/lock-0000000002", "/locks/lock-0000000003"});
+  CHECK(names == std::vector<std::string>{"/locks/lock-0000000000", "/locks/lock-0000000001", "/locks/lock-0000000002"});
   CHECK(czxids[0] < czxids[1]);
   CHECK(czxids[1] < czxids[2]);
 }
@@ -240,4 +240,67 @@ TEST_CASE("a ZooKeeper lock acquire with a wait limit gives up and removes its n
   REQUIRE(zk.engine.run().ok());
   CHECK_FALSE(got);
   CHECK(children_after == 1);  // only the holder's
+}
+
+TEST_CASE("a ZooKeeper parent's stat counts its children, its cversion and the zxid of the last child change (pzxid)") {
+  ZooKeeper zk(1);
+  models::zk::Stat created, after_child, after_delete;
+  std::string refused;
+  zk.apps[0]->spawn("client", [&] {
+    auto& client = *zk.clients[0];
+    client.connect();
+    client.create("/p", "", CreateMode::persistent, &created);
+    models::zk::Stat child;
+    client.create("/p/a", "", CreateMode::ephemeral, &child);
+    after_child = *client.exists("/p");
+    CHECK(after_child.pzxid == child.czxid);
+    client.remove("/p/a");
+    after_delete = *client.exists("/p");
+    try {
+      client.create("/p/e", "", CreateMode::ephemeral);
+      client.create("/p/e/x", "", CreateMode::persistent);
+    } catch (const models::zk::KeeperError& e) {
+      refused = models::zk::to_string(e.code());
+    }
+  });
+  REQUIRE(zk.engine.run().ok());
+  CHECK(created.pzxid == created.czxid);  // a new node's last child change is its own create
+  CHECK(after_child.num_children == 1);
+  CHECK(after_child.cversion == 1);
+  CHECK(after_child.mzxid == created.mzxid);  // a child is no change of the parent's data
+  CHECK(after_delete.num_children == 0);
+  CHECK(after_delete.cversion == 2);
+  CHECK(after_delete.pzxid > after_child.pzxid);
+  CHECK(refused == "NoChildrenForEphemerals");  // an ephemeral node has no children
+}
+
+TEST_CASE("closing a ZooKeeper session deletes its ephemeral nodes at once, in one transaction, and fires their watches") {
+  ZooKeeper zk(2, 10s);
+  WatchEvent fired;
+  models::zk::Zxid before = 0, after = 0;
+  bool gone = false;
+  zk.apps[0]->spawn("owner", [&] {
+    auto& client = *zk.clients[0];
+    client.connect();
+    client.create("/a", "", CreateMode::ephemeral);
+    client.create("/b", "", CreateMode::ephemeral);
+    sim::sleep_until(at_ms(500));
+    before = zk.server.zxid();
+    client.close();
+    after = zk.server.zxid();
+  });
+  zk.apps[1]->spawn("watcher", [&] {
+    auto& client = *zk.clients[1];
+    client.connect();
+    sim::sleep_until(at_ms(100));
+    models::zk::Watch watch;
+    REQUIRE(client.exists("/a", &watch).has_value());
+    fired = watch.wait();
+    gone = !client.exists("/b").has_value();
+  });
+  REQUIRE(zk.engine.run().ok());
+  CHECK(fired.type == WatchEvent::Type::node_deleted);
+  CHECK(gone);                     // long before the session's 10 s timeout
+  CHECK(after == before + 1);      // closeSession: one transaction for both deletions
+  CHECK(fired.zxid == after);
 }
