@@ -1289,6 +1289,19 @@ def by_engine(figures):
     return " (" + ", ".join(f"{ENGINES[k]} {v}" for k, v in figures.items()) + ")" if figures else ""
 
 
+def judge(name, verdict, explained):
+    """A script's line in the report, and what it counts as: "agree"; "stale" (it agrees, yet the list
+    of explained divergences has it without "sometimes": the list must say what is true); "explained"
+    (it diverges as the list says); "unexplained". The coordination services' suite judges the same way."""
+    if verdict == "agree":
+        if name in explained and not explained[name].startswith("sometimes"):
+            return verdict + " (listed in docs/conformance.md as diverging: take it off the list)", "stale"
+        return verdict, "agree"
+    if name in explained:
+        return verdict + " (explained in docs/conformance.md)", "explained"
+    return verdict + " (unexplained)", "unexplained"
+
+
 def main():
     ap = Parser(description="locksim's conformance suite: the model against real servers")
     ap.add_argument("locksim", nargs="?", help="the locksim binary (may be left out with --real-only)")
@@ -1435,20 +1448,14 @@ def main():
                     print(f"  {name} step {i}: model {m} | server {r}")
                 for t in model[1]:
                     print(f"  {name} {t}: model {model[1][t]} | server {real[1].get(t)}")
-            verdict = compare(script, model, real)
+            text, outcome = judge(name, compare(script, model, real), explained)
             compared += 1
-            if verdict == "agree":
+            if outcome in ("agree", "stale"):
                 agree += 1
                 agree_of[kind] += 1
-                if name in explained and not explained[name].startswith("sometimes"):
-                    verdict += " (listed in docs/conformance.md as diverging: take it off the list)"
-                    failed = True
-            elif name in explained:
-                verdict += " (explained in docs/conformance.md)"
-            else:
-                verdict += " (unexplained)"
-                unexplained += 1
-            print(f"{name}: {verdict}", flush=True)
+            failed = failed or outcome == "stale"
+            unexplained += outcome == "unexplained"
+            print(f"{name}: {text}", flush=True)
     except Exception as e:
         print(f"conformance: the real side failed: {type(e).__name__}: {e}", file=sys.stderr)
         failed = True

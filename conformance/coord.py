@@ -1175,20 +1175,14 @@ def main():
                     print(f"  {name} step {i}: model {m} | server {r}")
                 for t in model[1]:
                     print(f"  {name} {t}: model {model[1][t]} | server {real[1].get(t)}")
-            verdict = conformance.compare(script, model, real)
+            text, outcome = conformance.judge(name, conformance.compare(script, model, real), explained)
             compared += 1
-            if verdict == "agree":
+            if outcome in ("agree", "stale"):
                 agree += 1
                 agree_of[kind] += 1
-                if name in explained and not explained[name].startswith("sometimes"):
-                    verdict += " (listed in docs/conformance.md as diverging: take it off the list)"
-                    failed = True
-            elif name in explained:
-                verdict += " (explained in docs/conformance.md)"
-            else:
-                verdict += " (unexplained)"
-                unexplained += 1
-            print(f"{name}: {verdict}", flush=True)
+            failed = failed or outcome == "stale"
+            unexplained += outcome == "unexplained"
+            print(f"{name}: {text}", flush=True)
     except Exception as e:
         print(f"conformance: the real side failed: {type(e).__name__}: {e}", file=sys.stderr)
         failed = True
