@@ -261,10 +261,21 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
   if (steps.raw().size() > 10'000) steps.fail("at most 10000 steps");
   for (std::size_t i = 0; i < steps.raw().size(); ++i) {
     const Reader st = steps.item(i);
-    st.only({"session", "sql", "args", "at_ms"});
-    for (const char* needed : {"session", "sql"}) st.require(needed, "a step: {\"session\": \"s1\", \"sql\": \"...\"}");
+    st.only({"session", "sql", "args", "at_ms", "disconnect"});
+    // A statement, or a disconnect (the session closes its connection; its next step opens one).
+    st.declare("", {{"oneOf", json::array({{{"required", {"sql"}}}, {{"required", {"disconnect"}}}})}});
+    st.require("session", "a step: {\"session\": \"s1\", \"sql\": \"...\"}");
     st.declare("session", {{"type", "string"}, {"pattern", "^[A-Za-z][A-Za-z0-9_-]{0,31}$"}});
     st.declare("sql", {{"type", "string"}});
+    st.declare("disconnect", {{"const", true}});
+    const bool disconnect = st.has("disconnect");
+    if (disconnect && !(st.raw().at("disconnect").is_boolean() && st.raw().at("disconnect").get<bool>()))
+      st.fail("true (the session closes its connection)", "disconnect");
+    if (disconnect && (st.has("sql") || st.has("args")))
+      st.fail("a step with \"sql\" or \"disconnect\", not both", "disconnect");
+    // Not Reader::require: the schema's oneOf above says which of the two a step needs.
+    if (!disconnect && !st.has("sql"))
+      st.fail("a step: {\"session\": \"s1\", \"sql\": \"...\"} or {\"session\": \"s1\", \"disconnect\": true}");
     st.declare("args", {{"type", "array"}, {"items", {{"type", {"integer", "string", "null"}}}}});
     st.declare("at_ms", {{"anyOf", {{{"type", "number"}, {"minimum", 0}, {"maximum", limits::max_ms}}, {{"$ref", "#/$defs/distribution"}}}}});
     models::sessions::Step step;
@@ -273,7 +284,8 @@ models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
       st.fail("a session name of 1 to 32 letters, digits, '-' or '_', starting with a letter, other than db-1 and script (it "
               "names the session's node), got " + quote_value(step.session),
               "session");
-    step.sql = parse(st, "sql", engine);
+    step.disconnect = disconnect;
+    if (!disconnect) step.sql = parse(st, "sql", engine);
     if (step.sql.create) st.fail("a statement a session runs (tables go in database.tables)", "sql");
     std::vector<models::db::Value> args;
     if (st.has("args")) {
@@ -442,11 +454,9 @@ void check_session_metric(const Reader& expect, const std::string& metric, const
   const std::size_t n = numeric ? std::stoul(number) : 0;
   if (n < 1 || n > script->steps.size())
     expect.fail(fmt::format("steps.N.FIELD with N a step from 1 to {}, got {}", script->steps.size(), quote_value(metric)), metric);
-  static const std::vector<std::string> fields = {"error", "affected", "insert_id", "rows", "warnings", "waited", "done"};
+  static const std::vector<std::string> fields = {"error", "affected", "insert_id", "rows", "value", "warnings", "waited", "done"};
   if (std::find(fields.begin(), fields.end(), field) == fields.end())
-    expect.fail(fmt::format("steps.{}.FIELD with FIELD one of error, affected, insert_id, rows, warnings, waited, done, got {}", n,
-                            quote_value(metric)),
-                metric);
+    expect.fail(fmt::format("steps.{}.FIELD with FIELD one of {}, got {}", n, fmt::join(fields, ", "), quote_value(metric)), metric);
 }
 
 json tables_json(const models::DatabaseSetup& setup, const std::vector<std::string>& ddl) {
@@ -531,7 +541,7 @@ void write_rows_sql(const models::DatabaseSetup& setup, std::ostream& out) {
 json steps_json(const models::sessions::Script& script) {
   json steps = json::array();
   for (const auto& step : script.steps) {
-    json one = {{"session", step.session}, {"sql", step.sql.text}};
+    json one = step.disconnect ? json{{"session", step.session}, {"disconnect", true}} : json{{"session", step.session}, {"sql", step.sql.text}};
     if (!step.args.empty()) {
       one["args"] = json::array();
       for (const auto& v : step.args) one["args"].push_back(value_json(v));

@@ -247,7 +247,7 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
   // once, and a hold lost under it is gone by then: its lease at the service ends there too.
   if ((why == HoldEnd::released || why == HoldEnd::lost) && r.lease_until != sim::kNever && r.lease_until > until)
     b.lease_to_s = seconds(until);
-  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd", "postgresql"};
+  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd", "postgresql", "mariadb", "lease"};
   b.service = kServices[static_cast<int>(r.service)];
   if (r.deleted_by) b.deleted_by = who_of(locks.records()[*r.deleted_by].who);
   if (r.removed) b.removed = who_of(locks.records()[*r.removed].who);
@@ -259,7 +259,8 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
     case HoldEnd::deleted: b.end = End::deleted; break;
     case HoldEnd::session_lost:
       b.end = r.service == LockService::etcd          ? End::lease_expired
-              : r.service == LockService::pg_advisory ? End::lost  // with its session or transaction
+              : r.service == LockService::pg_advisory || r.service == LockService::mariadb_user_lock
+                  ? End::lost  // with its session or transaction; with its connection
                                                       : End::session_expired;
       break;
     case HoldEnd::lost: b.end = End::lost; break;

@@ -682,19 +682,43 @@ class SqlSession(threading.Thread):
     last_finish = 0.0  # when a statement of any session last returned: locks change only then
     ID_QUERY = "SELECT CONNECTION_ID()"
 
+    # Whether the server still has a session (a disconnect step waits until it has none).
+    GONE_QUERY = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s"
+
     def __init__(self, server, db, setup):
         super().__init__(daemon=True)
-        self.conn = server.connect(db)
-        with self.conn.cursor() as c:
-            for statement in setup:
-                c.execute(statement)
-            c.execute(self.ID_QUERY)
-            self.connection_id = c.fetchone()[0]
+        self.server, self.db, self.setup = server, db, setup
+        self.conn = self.connect()
         self.current = None  # the record of the statement running now, if any
         self.issued = []     # the records of every statement issued to it
         self.jobs = queue.Queue()
         self.closing = False
         self.start()
+
+    def connect(self):
+        conn = self.server.connect(self.db)
+        with conn.cursor() as c:
+            for statement in self.setup:
+                c.execute(statement)
+            c.execute(self.ID_QUERY)
+            self.connection_id = c.fetchone()[0]
+        return conn
+
+    def disconnect(self):
+        """A disconnect step: the connection closes, and the step ends once the server has ended its
+        session (rolled back its transaction, released its locks), as the model's ends when its server
+        answers the close; the session's next step runs on a new connection."""
+        old = self.connection_id
+        self.conn.close()
+        self.conn = self.connect()
+        deadline = time.monotonic() + STEP_LIMIT_S
+        with self.conn.cursor() as c:
+            while time.monotonic() < deadline:
+                c.execute(self.GONE_QUERY, (old,))
+                if c.fetchone()[0] == 0:
+                    return
+                time.sleep(0.01)
+        raise RuntimeError(f"the server kept session {old} for {STEP_LIMIT_S} s after its connection closed")
 
     def issue(self, sql, args, record):
         """A statement issued while the session still runs an earlier one waits for it, as on the model:
@@ -716,7 +740,10 @@ class SqlSession(threading.Thread):
                     record["together"].wait(STEP_LIMIT_S)
                 except threading.BrokenBarrierError:
                     pass
-            self.execute(sql, args, record)
+            if sql is None:
+                self.disconnect()
+            else:
+                self.execute(sql, args, record)
             self.current = None
             SqlSession.last_finish = time.monotonic()
             record["done"].set()
@@ -748,6 +775,7 @@ class SqlSession(threading.Thread):
 class PgSession(SqlSession):
     """One session of a script on PostgreSQL: a psycopg2 connection in autocommit, on a thread of its own."""
     ID_QUERY = "SELECT pg_backend_pid()"
+    GONE_QUERY = "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = %s"
 
     def execute(self, sql, args, record):
         import psycopg2
@@ -810,9 +838,12 @@ class LockWaits(threading.Thread):
         self.start()
 
     def waiting(self, c):
-        """{connection id: "row" or "metadata"} of the statements the server shows waiting for a lock."""
+        """{connection id: "row" or "metadata"} of the statements the server shows waiting for a lock; a
+        GET_LOCK() waiting for a user lock (the process list's `User lock`) counts as a row lock's wait."""
         waiting = {}
         c.execute("SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'")
+        waiting.update((row[0], "row") for row in c.fetchall())
+        c.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE STATE = 'User lock'")
         waiting.update((row[0], "row") for row in c.fetchall())
         c.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for%lock%'")
         waiting.update((row[0], "metadata") for row in c.fetchall() if row[0] not in waiting)
@@ -998,12 +1029,12 @@ def run_steps(server, script, open_session, monitor_class, placeholders, model_t
             if isinstance(step.get("at_ms"), (int, float)):
                 time.sleep(max(0.0, start + step["at_ms"] / 1000 - time.monotonic()))
             follow_model(script, i, records, model_timeline, deadline)
-            sql = step["sql"]
+            sql = step.get("sql")  # none: a disconnect step
             args = step.get("args")
             # blocked: the next step may come (the step waits for a lock, or for its busy session);
             # lock_wait_seen: when the server last showed this step itself waiting for a lock.
-            record = {"done": threading.Event(), "blocked": threading.Event(), "lock_wait_seen": None, "sql": sql,
-                      "session": sessions[name], "together": together.get(i)}
+            record = {"done": threading.Event(), "blocked": threading.Event(), "lock_wait_seen": None,
+                      "sql": sql or "disconnect", "session": sessions[name], "together": together.get(i)}
             records.append(record)
             statement, params = placeholders(sql, args) if args else (sql, None)
             sessions[name].issue(statement, params, record)
@@ -1437,7 +1468,7 @@ def main():
                 print(f"{name} ({ENGINES[kind]}):")
                 for i, (step, r) in enumerate(zip(script["steps"], real[0]), 1):
                     what = step.get("sql") or " ".join(map(str, step.get("redis", []))) or \
-                        next((f"{k} {step[k]}" for k in ("sleep_ms", "kill", "restart") if k in step), "")
+                        next((f"{k} {step[k]}" for k in ("sleep_ms", "kill", "restart", "disconnect") if k in step), "")
                     print(f"  step {i} {step.get('session', '-')}: {what} => {r}")
                 for t in sorted(real[1]):
                     print(f"  table {t}: {real[1][t]}")

@@ -46,6 +46,8 @@ std::string lost_words(const Timeline::Bar& b) {
   if (b.service == "zookeeper") return "its ZooKeeper session expired at the service, and its lock node with it";
   if (b.service == "etcd") return "its etcd lease expired at the service, and its key with it";
   if (b.service == "postgresql") return "its PostgreSQL session or transaction ended, and the advisory lock with it";
+  if (b.service == "mariadb") return "its MariaDB connection closed, and the GET_LOCK lock with it";
+  if (b.service == "lease") return "its lease ran out by its own clock";
   return "its lease ran out at the lock service";
 }
 
@@ -66,6 +68,10 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
                              : b.service == "etcd"    ? fmt::format("etcd lease expired at {}, and its key under {} went with it", at(lost), lock)
                              : b.service == "postgresql"
                                  ? fmt::format("PostgreSQL session or transaction ended by {}, and its {} went with it", at(lost), lock)
+                             : b.service == "mariadb"
+                                 ? fmt::format("MariaDB connection closed by {}, and its {} went with it", at(lost), lock)
+                             : b.service == "lease"
+                                 ? fmt::format("lease on {} ran out by its own clock at {}", lock, at(lost))
                                                       : fmt::format("lease on {} ran out at the lock service at {}", lock, at(lost));
     out = fmt::format("{}'s {}, while {} still believed it held the lock (until {}).", holder.lane, what, holder.lane,
                       at(b.to_s));
@@ -128,6 +134,8 @@ std::string granted_words(const Timeline& t, const Timeline::Bar& b, const std::
   if (b.service == "redlock") return fmt::format("SET {} NX PX granted on a majority of the Redis instances: it holds the lock", lock);
   if (b.service == "redis") return fmt::format("SET {} NX granted: it holds the lock", lock);
   if (b.service == "postgresql") return fmt::format("PostgreSQL granted {}: it holds the lock", lock);
+  if (b.service == "mariadb") return fmt::format("MariaDB granted {}: it holds the lock", lock);
+  if (b.service == "lease") return fmt::format("it wrote itself a lease on {}: it holds the lock until its own clock says the lease is over", lock);
   return "acquired it";
 }
 
@@ -463,7 +471,11 @@ std::string ended_words(const Timeline::Bar& b) {
       out = fmt::format("{}{} ({})", b.end == End::lease_expired ? "lease expired" : "session expired",
                         b.service_to_s >= 0 ? " at " + at : "", b.end == End::lease_expired ? "etcd" : "ZooKeeper");
       break;
-    case End::lost: out = b.service == "postgresql" ? "ended with its session or transaction" : "lost at the service"; break;
+    case End::lost:
+      out = b.service == "postgresql" ? "ended with its session or transaction"
+            : b.service == "mariadb"  ? "ended with its connection"
+                                      : "lost at the service";
+      break;
     case End::crashed: out = "node crashed"; break;
   }
   if (!b.renewals_s.empty())
@@ -510,6 +522,8 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
       end = fmt::format("{}: its node crashed while it held {}", holder, lock);
     else if (b.end == Timeline::End::lost && b.service == "postgresql")
       end = fmt::format("{}: its PostgreSQL session or transaction had ended, and {} with it; it let go", holder, lock);
+    else if (b.end == Timeline::End::lost && b.service == "mariadb")
+      end = fmt::format("{}: its MariaDB connection had closed, and {} with it; it let go", holder, lock);
     else if (lost_at(b) >= 0)
       end = fmt::format("{}: unlocked {}, which was no longer its own", holder, lock);
     lines.emplace_back(b.to_s, std::move(end));

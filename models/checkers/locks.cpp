@@ -142,7 +142,10 @@ void LockMonitor::release(std::size_t index) {
   } else if (r.lease_until != sim::kNever && r.lease_until <= now) {
     r.end = HoldEnd::expired;
     r.service_until = r.lease_until;
-  } else if (r.service == LockService::zookeeper || r.service == LockService::etcd || r.service == LockService::pg_advisory) {
+  } else if (r.service == LockService::lease) {
+    r.end = HoldEnd::expired;  // by its holder's clock, stepped or drifting since: when is not known
+  } else if (r.service == LockService::zookeeper || r.service == LockService::etcd || r.service == LockService::pg_advisory ||
+             r.service == LockService::mariadb_user_lock) {
     r.end = HoldEnd::session_lost;
     if (r.ended && r.ended() <= now) r.service_until = r.ended();
   } else {

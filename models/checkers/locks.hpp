@@ -104,8 +104,10 @@ using GrantedPeek = std::function<bool()>;
 using EndedPeek = std::function<sim::Time()>;
 
 /// The service a hold was taken at, which says how the service ends a hold on its own
-/// (pg_advisory: PostgreSQL's advisory lock, ended with its session or transaction).
-enum class LockService { redis, redlock, zookeeper, etcd, pg_advisory };
+/// (pg_advisory: PostgreSQL's advisory lock, ended with its session or transaction;
+/// mariadb_user_lock: GET_LOCK's, ended with its connection; lease: one the strategy keeps
+/// anywhere, a row's `lock_until` say, granted until its holder's own clock reads its end).
+enum class LockService { redis, redlock, zookeeper, etcd, pg_advisory, mariadb_user_lock, lease };
 
 /// Why a hold ended, as far as the holder and the service tell: the holder let go while the
 /// service still granted it (released), or the service had ended it first (expired, deleted

@@ -3,6 +3,7 @@
 #include "models/db/cell.hpp"
 #include "models/db/model.hpp"
 #include "models/db/rows.hpp"
+#include "models/db/user_locks.hpp"
 
 #include <absl/container/btree_map.h>
 #include <absl/container/btree_set.h>
@@ -47,6 +48,8 @@ const char* sqlstate(Code code) {
     case Code::data_too_long: return "22001";
     case Code::bad_integer: return "22P02";
     case Code::division_by_zero: return "22012";
+    case Code::identifier_too_long: return "42000";
+    case Code::illegal_parameter_type: return "HY000";
     case Code::bad_null: return "23502";
     case Code::bad_field: return "42703";
     case Code::no_default: return "23502";
@@ -81,6 +84,8 @@ const char* to_string(Code code) {
     case Code::data_too_long: return "1406 Data too long for column";
     case Code::bad_integer: return "1366 Incorrect integer value";
     case Code::division_by_zero: return "1365 Division by 0";
+    case Code::identifier_too_long: return "1059 Identifier name is too long";
+    case Code::illegal_parameter_type: return "4079 Illegal parameter data type";
     case Code::duplicate_key_name: return "1061 Duplicate key name";
     case Code::duplicate_key: return "1062 Duplicate entry";
     case Code::no_such_index: return "1091 Can't DROP INDEX";
@@ -464,6 +469,7 @@ struct SessionState {
   std::optional<Isolation> next_isolation{};  // SET TRANSACTION: the next transaction's only
   std::optional<sim::Duration> lock_wait_timeout{};  // SET innodb_lock_wait_timeout: the session's own
   std::int64_t last_insert_id = 0;  // LAST_INSERT_ID(): set by a statement that succeeds, 0 before any
+  Database::SessionId id = 0;       // CONNECTION_ID(), and the owner of its user locks
 };
 
 // What a statement's lock request came to: granted at once, granted after a wait, or left
@@ -528,6 +534,7 @@ class InnoDb final : public Database::Model {
   std::map<std::string, Table> tables;
   std::map<SessionId, SessionState> sessions;
   std::map<TxnId, Txn*> txns;
+  UserLocks user_locks_;  // GET_LOCK() and its family: the server's, not InnoDB's
   SessionId next_session = 1;
   TxnId next_txn = 1;
   std::uint64_t bytes = 0;  // what the stored rows cost, as bytes_held counts them
@@ -855,6 +862,7 @@ class InnoDb final : public Database::Model {
 
   std::vector<HeldLock> locks(std::size_t most) const override {
     std::vector<HeldLock> out;
+    user_locks_.list(out, most);
     for (const auto& [name, t] : tables)
       for (std::size_t index = 0; index < t.locks.size(); ++index)
         for (const Lock& l : t.locks[index]) {
@@ -2543,6 +2551,35 @@ class InnoDb final : public Database::Model {
     return {};
   }
 
+  // Runs each of the expression's calls to the server (GET_LOCK(), CONNECTION_ID()), depth
+  // first and left to right as MariaDB evaluates a select list, and puts each answer in its
+  // place: a literal, or NULL.
+  void answer_calls(SessionState& s, Expr& e, const std::vector<Value>& params, std::vector<LockWait>& waits) {
+    for (Expr& a : e.args) answer_calls(s, a, params, waits);
+    if (e.kind != Expr::Kind::session_call) return;
+    static const Values kNoRow;
+    const auto arg = [&](std::size_t i) {
+      std::optional<Value> v;
+      try {
+        v = evaluate(e.args.at(i), Scope{.row = kNoRow, .args = params});
+      } catch (const ExprError& error) {
+        throw Failure{Code(error.code), error.message};
+      }
+      return v.value_or(Value{});
+    };
+    std::optional<std::int64_t> answer;
+    using C = Expr::Call;
+    switch (e.call) {
+      case C::get_lock: answer = user_locks_.get(s.id, s.who, arg(0), arg(1), waits); break;
+      case C::release_lock: answer = user_locks_.release(s.id, arg(0)); break;
+      case C::release_all_locks: answer = user_locks_.release_all(s.id); break;
+      case C::is_free_lock: answer = user_locks_.is_free(arg(0)); break;
+      case C::is_used_lock: answer = user_locks_.is_used(arg(0)); break;
+      case C::connection_id: answer = static_cast<std::int64_t>(s.id); break;
+    }
+    e = answer ? Expr{.kind = Expr::Kind::literal, .value = *answer} : Expr{.kind = Expr::Kind::null};
+  }
+
   Result run(SessionState& s, const Statement& st, const StatementTiming& timing) {
     Result out = run_unstamped(s, st, timing);
     if (out.ok() && out.applied == sim::kNever) out.applied = now_if_running();
@@ -2582,7 +2619,14 @@ class InnoDb final : public Database::Model {
     if (st.kind == K::select && st.table.empty()) {
       Result out;
       try {
-        out.rows = {detail::computed_row(st)};
+        if (st.more().session_calls) {
+          Statement answered = st;
+          StatementExtra& extra = answered.edit();
+          for (auto& [name, e] : extra.computed) answer_calls(s, e, extra.args, out.waits);
+          out.rows = {detail::computed_row(answered)};
+        } else {
+          out.rows = {detail::computed_row(st)};
+        }
         out.applied = now_if_running();
       } catch (Failure& f) {
         out.code = f.code;
@@ -2672,7 +2716,8 @@ class InnoDb final : public Database::Model {
 
   SessionId open_session(Isolation isolation, std::string who) override {
     const SessionId id = next_session++;
-    sessions[id] = SessionState{isolation, std::move(who), nullptr};
+    SessionState& s = sessions[id] = SessionState{isolation, std::move(who), nullptr};
+    s.id = id;
     return id;
   }
 
@@ -2693,8 +2738,11 @@ class InnoDb final : public Database::Model {
     auto it = sessions.find(session);
     if (it == sessions.end()) return;
     if (it->second.txn) rollback(*it->second.txn);
+    user_locks_.release_all(session);  // the connection's user locks go with it
     sessions.erase(it);
   }
+
+  bool holds_user_lock(SessionId session, const std::string& name) const override { return user_locks_.holds(session, name); }
 
   bool in_transaction(SessionId session) const override {
     auto it = sessions.find(session);
@@ -2804,6 +2852,7 @@ void Database::close(SessionId session) { model_->close(session); }
 bool Database::in_transaction(SessionId session) const { return model_->in_transaction(session); }
 
 bool Database::holds_advisory(SessionId session, std::int64_t key) const { return model_->holds_advisory(session, key); }
+bool Database::holds_user_lock(SessionId session, const std::string& name) const { return model_->holds_user_lock(session, name); }
 
 std::vector<HeldLock> Database::locks(std::size_t most) const { return model_->locks(most); }
 

@@ -266,6 +266,9 @@ struct StatementExtra {
   /// name and value, evaluated over each row found and added to it under that name; of a
   /// SELECT without a table (`SELECT LAST_INSERT_ID()`), over no row into its one row.
   std::vector<std::pair<std::string, Expr>> computed{};
+  /// Whether `computed` calls the server (Expr::Kind::session_call: GET_LOCK(), CONNECTION_ID()),
+  /// which the engine answers before it evaluates the row.
+  bool session_calls = false;
   /// MariaDB: a SELECT that reads only these columns in its list (none for `SELECT 1` or
   /// `COUNT(*)`), so that an index holding them and its WHERE's and ORDER BY's answers it
   /// alone (a covering index, which the optimizer searches whatever the rows it finds). Unset:
@@ -393,6 +396,8 @@ enum class Code : int {
   data_too_long = 1406,        // 22001: a string longer than its VARCHAR(n) or CHAR(n)
   bad_integer = 1366,          // 22P02: a string that is no integer, given to an integer column
   division_by_zero = 1365,     // 22012: x DIV 0 in a write (MariaDB's strict mode), x / 0 anywhere on PostgreSQL
+  identifier_too_long = 1059,  // a user lock's name over 192 bytes (MariaDB)
+  illegal_parameter_type = 4079,  // a user lock's name that is a number (MariaDB)
   connection_timeout = -1,
   // PostgreSQL's errors that MySQL has no number for (numbered here after their SQLSTATE's
   // class; sqlstate() gives the SQLSTATE itself). PostgreSQL's duplicate key (23505), deadlock
@@ -538,6 +543,8 @@ class Database {
   /// Whether `session` holds PostgreSQL's advisory lock on `key` now, session-level or
   /// transaction-level, in either mode (a peek for the lock checkers; never on MariaDB).
   bool holds_advisory(SessionId session, std::int64_t key) const;
+  /// Whether `session` holds MariaDB's user lock `name` now (GET_LOCK), for the lock checkers.
+  bool holds_user_lock(SessionId session, const std::string& name) const;
   /// Every lock granted now, at most `most` of them (a story's picture of the lock table), in
   /// a fixed order: by table, index and place, holder by holder.
   std::vector<HeldLock> locks(std::size_t most) const;

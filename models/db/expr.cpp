@@ -215,12 +215,25 @@ std::optional<Value> apply(const Expr& e, const std::optional<Value>* v, const S
       for (std::size_t i = 0; i < e.args.size(); ++i)
         if (v[i]) return v[i];
       return std::nullopt;
+    case K::session_call: throw sim::UsageError("models::db: " + to_string(e) + " is the server's to run before the expression is evaluated");
   }
   return std::nullopt;
 }
 
 // How tightly an operator binds, as MySQL parses it: OR loosest, then AND, NOT, the
 // comparisons, + -, * DIV %, unary -; operands bind tightest.
+const char* call_name(Expr::Call call) {
+  switch (call) {
+    case Expr::Call::get_lock: return "GET_LOCK";
+    case Expr::Call::release_lock: return "RELEASE_LOCK";
+    case Expr::Call::release_all_locks: return "RELEASE_ALL_LOCKS";
+    case Expr::Call::is_free_lock: return "IS_FREE_LOCK";
+    case Expr::Call::is_used_lock: return "IS_USED_LOCK";
+    case Expr::Call::connection_id: return "CONNECTION_ID";
+  }
+  return "?";
+}
+
 int precedence(const Expr& e) {
   switch (e.kind) {
     case Expr::Kind::logical_or: return 1;
@@ -317,8 +330,9 @@ std::string to_string(const Expr& e) {
     case K::between: return arg(0) + " " + maybe_not + "BETWEEN " + arg(1) + " AND " + arg(2);
     case K::like: return arg(0) + " " + maybe_not + "LIKE " + arg(1);
     case K::is_null: return arg(0) + (e.negated ? " IS NOT NULL" : " IS NULL");
-    case K::coalesce: {
-      std::string out = "COALESCE(";
+    case K::coalesce:
+    case K::session_call: {
+      std::string out = std::string(e.kind == K::coalesce ? "COALESCE" : call_name(e.call)) + "(";
       for (std::size_t i = 0; i < e.args.size(); ++i) out += (i ? ", " : "") + to_string(e.args[i]);
       return out + ")";
     }

@@ -50,8 +50,13 @@ struct Expr {
     like,         // args[0] [NOT] LIKE args[1]
     is_null,      // args[0] IS [NOT] NULL
     coalesce,     // COALESCE(args...): the first that is not NULL (MariaDB's IFNULL(a, b) too)
+    session_call,  // call(args...): the session's or the server's value, not the row's
   } kind = Kind::literal;
   enum class Op { eq, ne, lt, le, gt, ge, add, sub, mul, div, mod } op = Op::eq;
+  /// session_call: MariaDB's user locks (models/db/user_locks.hpp) and CONNECTION_ID(). Their
+  /// values depend on the server, not the row: the engine runs each call, in the order written,
+  /// and puts its answer in its place before the expression is evaluated (evaluate() refuses one).
+  enum class Call { get_lock, release_lock, release_all_locks, is_free_lock, is_used_lock, connection_id } call = Call::get_lock;
   bool negated = false;  // NOT IN, NOT BETWEEN, NOT LIKE, IS NOT NULL
   Value value{};
   std::size_t param = 0;

@@ -26,6 +26,8 @@ class Database::Model {
   virtual bool in_transaction(SessionId session) const = 0;
   /// Whether `session` holds the advisory lock on `key` now (PostgreSQL's; InnoDB has none).
   virtual bool holds_advisory(SessionId, std::int64_t) const { return false; }
+  /// Whether `session` holds MariaDB's user lock `name` now (GET_LOCK; PostgreSQL has none).
+  virtual bool holds_user_lock(SessionId, const std::string&) const { return false; }
   /// Every lock granted now, at most `most` (Database::locks).
   virtual std::vector<HeldLock> locks(std::size_t most) const = 0;
   /// Committed rows (with `ever`, every row whose insert committed, as first committed), in id order.

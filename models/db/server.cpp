@@ -89,6 +89,7 @@ void Server::serve(Session& session) {
     if (job.message.kind == Message::Kind::close) {
       database_.close(session.db);
       session.closed = true;
+      if (job.message.answer) job.reply.send(Reply{{}, session.id});
       return;
     }
     if (!job.message.who.empty()) {
@@ -171,6 +172,17 @@ void Pool::close(std::size_t slot) {
   net_.send(from_.id(), server_.node().id(), [server, session] { server->disconnect(session); });
 }
 
+void Pool::close_and_wait(std::size_t slot) {
+  const std::uint64_t session = slots_[slot].session;
+  if (session == 0) return;
+  slots_[slot].session = 0;
+  try {
+    call(Message{.kind = Message::Kind::close, .session = session, .answer = true});
+  } catch (const sim::Timeout&) {
+    // Gone without an answer: the server closes it all the same.
+  }
+}
+
 Reply Pool::call(Message message) {
   return call_server<Reply>(net_, from_.id(), server_, std::move(message), config_.statement_timeout);
 }
@@ -226,6 +238,12 @@ std::uint64_t Connection::session() const { return pool_->slots_[slot_].session;
 
 const Database& Connection::database() const { return pool_->server_.database(); }
 
+void Connection::close() {
+  if (pool_ == nullptr) throw sim::UsageError("models::db::Connection: used after it was given back");
+  pool_->close_and_wait(slot_);
+  in_transaction_ = false;
+}
+
 Result Connection::try_execute(const Statement& statement) {
   if (pool_ == nullptr) throw sim::UsageError("models::db::Connection: used after it was given back");
   Result r = pool_->run(slot_, statement);
@@ -234,8 +252,8 @@ Result Connection::try_execute(const Statement& statement) {
   using K = Statement::Kind;
   if (statement.kind == K::begin) in_transaction_ = r.ok();
   if (statement.kind == K::commit || statement.kind == K::rollback || statement.kind == K::add_index ||
-      statement.kind == K::drop_index || (deadlock_victim(r.code) && engine() == Engine::mariadb) ||
-      r.code == Code::connection_timeout)  // PostgreSQL's deadlock leaves the block open, aborted
+      statement.kind == K::drop_index || (r.undone == Undone::transaction && engine() == Engine::mariadb) ||
+      r.code == Code::connection_timeout)  // PostgreSQL's deadlock leaves the block open, aborted; a user lock's, any
     in_transaction_ = false;
   return r;
 }

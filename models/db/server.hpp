@@ -53,6 +53,7 @@ struct Message {
   std::shared_ptr<const Statement> statement{};
   std::string who{};                     // the origin stamped on rows this connection inserts
   std::optional<Isolation> isolation{};  // open: the session's level (default: the server's)
+  bool answer = false;  // close: answer once closed (a client's own close; a reset connection gets none)
 };
 
 struct Reply {
@@ -163,6 +164,10 @@ class Connection {
   /// timeout), and its database: for a peek at what the session holds (the lock checkers).
   std::uint64_t session() const;
   const Database& database() const;
+  /// Closes the connection as a client does (a pool's reconnect): the server ends the session
+  /// once its statement has finished, rolling back its transaction and releasing its user locks,
+  /// and answers; the next statement opens a new session.
+  void close();
   void begin() { execute({.kind = Statement::Kind::begin}); }
   void commit() { execute({.kind = Statement::Kind::commit}); }
   void rollback() { execute({.kind = Statement::Kind::rollback}); }
@@ -227,6 +232,7 @@ class Pool {
   Result run(std::size_t slot, const Statement& statement);
   void give_back(std::size_t slot, bool close_it);
   void close(std::size_t slot);
+  void close_and_wait(std::size_t slot);
 
   Network& net_;
   Node& from_;

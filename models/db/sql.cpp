@@ -463,6 +463,8 @@ class Parser {
       expect_symbol(")");
       return e;
     }
+    if (next_is_symbol("("))
+      if (const auto call = session_call_named()) return session_call(*call);
     // COALESCE(a, b, ...) and IFNULL(a, b): the first of the values that is not NULL.
     if ((is("COALESCE") || is("IFNULL")) && next_is_symbol("(")) {
       const bool ifnull = is("IFNULL");
@@ -489,6 +491,40 @@ class Parser {
       column = name("a column name");
     }
     return Expr{.kind = K::column, .column = std::move(column)};
+  }
+
+  // The server's functions a select list without a table may call: MariaDB's user locks
+  // (models/db/user_locks.hpp) and CONNECTION_ID(), each with its number of arguments.
+  struct SessionCall {
+    const char* name;
+    Expr::Call call;
+    std::size_t arguments;
+  };
+  static constexpr SessionCall kSessionCalls[] = {
+      {"GET_LOCK", Expr::Call::get_lock, 2},          {"RELEASE_LOCK", Expr::Call::release_lock, 1},
+      {"RELEASE_ALL_LOCKS", Expr::Call::release_all_locks, 0}, {"IS_FREE_LOCK", Expr::Call::is_free_lock, 1},
+      {"IS_USED_LOCK", Expr::Call::is_used_lock, 1},  {"CONNECTION_ID", Expr::Call::connection_id, 0},
+  };
+  std::optional<SessionCall> session_call_named() const {
+    for (const SessionCall& c : kSessionCalls)
+      if (is(c.name)) return c;
+    return std::nullopt;
+  }
+  Expr session_call(const SessionCall& c) {
+    const std::size_t at = token_.position;
+    if (!calls_allowed_)
+      fail_at(at, std::string("a value (") + c.name + "() is modelled in a SELECT without a table: SELECT " + c.name +
+                      (c.arguments == 2 ? "('name', 10)" : c.arguments == 1 ? "('name')" : "()") + ")");
+    advance();
+    advance();
+    Expr e{.kind = Expr::Kind::session_call, .call = c.call};
+    for (std::size_t i = 0; i < c.arguments; ++i) {
+      if (i > 0) expect_symbol(",", std::string(", and ") + c.name + "'s timeout in seconds");
+      e.args.push_back(expression());
+    }
+    expect_symbol(")");
+    out_.statement.edit().session_calls = true;
+    return grown(std::move(e));
   }
 
   // LAST_INSERT_ID(): the session's last AUTO_INCREMENT id, put in its `args` slot when the
@@ -918,7 +954,9 @@ class Parser {
       const std::size_t at = token_.position;
       for (const char* aggregate : {"COUNT", "MAX", "MIN", "SUM"})
         if (is(aggregate) && next_is_symbol("(")) fail(std::string("a value (") + aggregate + "() reads a table: FROM and its name)");
+      calls_allowed_ = true;
       Expr e = expression();
+      calls_allowed_ = false;
       if (const Expr* column = column_in(e)) fail_at(at, "a value (a SELECT without FROM reads no column: " + column->column + ")");
       std::string label = computed_name(e, at, alias(), out_.columns);
       out_.columns.push_back(label);
@@ -1595,6 +1633,7 @@ class Parser {
   bool distinct_ = false;  // SELECT DISTINCT: ORDER BY names the listed columns only
   std::size_t computed_at_ = 0;  // where the select list's first computed column is
   bool assigning_ = false;  // in an assignment's value: LAST_INSERT_ID(expr) may be it
+  bool calls_allowed_ = false;  // in a select list without a table: GET_LOCK() and the others may be there
   std::optional<std::pair<std::size_t, std::size_t>> setter_{};  // LAST_INSERT_ID(expr): where it starts and what follows it
   std::vector<std::pair<std::size_t, std::string>> listed_{};  // the select list's columns and where each is
 };

@@ -5,6 +5,9 @@
 // Supported (keywords in any case; identifiers optionally in backquotes; strings in single
 // quotes with '' and backslash escapes; 64-bit integers, optionally negative):
 //   SELECT cols | * | 1 FROM t [WHERE expr] [FOR UPDATE | LOCK IN SHARE MODE]
+//   SELECT expr [[AS] name], ... [FROM DUAL], without a table: its expressions may also call
+//     GET_LOCK(name, seconds), RELEASE_LOCK(name), RELEASE_ALL_LOCKS(), IS_FREE_LOCK(name),
+//     IS_USED_LOCK(name) and CONNECTION_ID() (models/db/user_locks.hpp)
 //   INSERT [IGNORE] [INTO] t (cols) VALUES (v, ...) [, (v, ...) ...] [ON DUPLICATE KEY UPDATE c = expr, ...]
 //   INSERT [IGNORE] [INTO] t SET c = v, ... [ON DUPLICATE KEY UPDATE c = expr, ...]
 //   REPLACE [INTO] t (cols) VALUES (v, ...) [, (v, ...) ...]

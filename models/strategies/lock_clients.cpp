@@ -58,6 +58,15 @@ LockGuard LockClients::redis_hold(const std::string& key, const std::string& val
   return guard(std::move(hold), [](checkers::Hold& h) { h.release(); });
 }
 
+LockGuard LockClients::lease_hold(const std::string& key, sim::Time until) {
+  const Node* node = &worker_.server.node();
+  const sim::Duration left = std::max(until - node->clock().now(), sim::Duration::zero());
+  checkers::Hold hold = env_.observed_.locks().acquired(
+      key, who_, [node, until] { return node->clock().now() < until; }, node->clock().true_duration(left),
+      checkers::LockService::lease);
+  return guard(std::move(hold), [](checkers::Hold& h) { h.release(); });
+}
+
 namespace {
 // Renews the lease every third of it while the holder holds; stops when the renewal finds
 // the lock no longer ours. It runs on the holder's node: a pause stops it too.
@@ -195,6 +204,25 @@ std::optional<LockGuard> LockClients::pg_advisory(db::Connection& c, std::int64_
   return guard(std::move(hold), [&c, key](checkers::Hold& h) {
     h.release();
     c.execute(kUnlock, {db::Value{key}});
+  });
+}
+
+std::optional<LockGuard> LockClients::get_lock(db::Connection& c, const std::string& name, std::int64_t timeout_seconds) {
+  static const db::sql::Prepared kGetLock = db::sql::prepare("SELECT GET_LOCK(?, ?)");
+  static const db::sql::Prepared kRelease = db::sql::prepare("SELECT RELEASE_LOCK(?)");
+  if (c.engine() != db::Engine::mariadb)
+    throw sim::UsageError("strategies::LockClients: GET_LOCK is MariaDB's (database.engine \"mariadb\")");
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
+  const db::Result r = c.execute(kGetLock, {db::Value{name}, db::Value{timeout_seconds}});
+  if (r.rows.empty() || (*r.rows.front().values.begin()).second != db::Value{std::int64_t{1}}) return std::nullopt;
+  const db::Database* database = &c.database();
+  const std::uint64_t session = c.session();
+  checkers::Hold hold = env_.observed_.locks().acquired(
+      fmt::format("GET_LOCK('{}')", name), who_, [database, session, name] { return database->holds_user_lock(session, name); },
+      std::nullopt, checkers::LockService::mariadb_user_lock);
+  return guard(std::move(hold), [&c, name](checkers::Hold& h) {
+    h.release();
+    c.execute(kRelease, {db::Value{name}});
   });
 }
 

@@ -94,6 +94,11 @@ class LockClients {
   /// when it expires): the checker's hold only. Its unlock ends the hold; the caller sends its
   /// own unlock command.
   LockGuard redis_hold(const std::string& key, const std::string& value, std::optional<sim::Duration> lease);
+  /// A lease the caller keeps itself (a row's lock_until, ShedLock's, a lease table's):
+  /// `key` is its own until its node's wall clock reads `until`, as it believes. The checkers'
+  /// hold only: its writes once that clock has passed `until` are lease expiry violations, and
+  /// another holder of `key` meanwhile overlaps it. Its unlock ends the hold.
+  LockGuard lease_hold(const std::string& key, sim::Time until);
   /// Redisson's tryLock on `key`; the watchdog runs until the unlock (or the lock is lost).
   std::optional<LockGuard> redisson(const std::string& key, const RedissonOptions& options);
   /// Redlock over every Redis instance; unlocks on all of them.
@@ -113,6 +118,12 @@ class LockClients {
   /// lock's unlock is pg_advisory_unlock on `c`; a transaction lock's ends the hold only (the
   /// server releases it at COMMIT or ROLLBACK: see xact_advisory_ended).
   std::optional<LockGuard> pg_advisory(db::Connection& c, std::int64_t key, const PgAdvisoryOptions& options);
+  /// MariaDB's user lock `name` through `c`'s session: GET_LOCK(name, timeout_seconds), waiting
+  /// as the server makes it wait (nullopt when the timeout ends first; 1213 on a cycle of
+  /// user-lock waits). The checkers see the hold while the server grants the name to that
+  /// session: a closed connection (a pool's reconnect after a timeout, the node's crash) ends it
+  /// under its holder. The unlock is RELEASE_LOCK on `c`, whatever session `c` has by then.
+  std::optional<LockGuard> get_lock(db::Connection& c, const std::string& name, std::int64_t timeout_seconds);
   /// `mutex`, in the node's memory: a crash frees it with the process. No checker hold:
   /// it excludes within one node only, which the duplicates show.
   LockGuard local(KeyedMutex& mutex, const std::string& key);

@@ -563,10 +563,11 @@ class ScriptStrategy : public Strategy {
                     {"etcd", api<lock_etcd>},
                     {"table", api<lock_table>},
                     {"pg_advisory", api<lock_pg_advisory>},
+                    {"get_lock", api<lock_get_lock>},
                     {"local_mutex", api<lock_local>}});
     table("remote", {{"create", api<remote_create>}});
     for (const auto& [name, f] : std::initializer_list<std::pair<const char*, lua_CFunction>>{
-             {"work", api<do_work>}, {"sleep", api<do_sleep>}, {"now_ms", api<now_ms>}, {"unique", api<unique>}, {"hold", api<hold>},
+             {"work", api<do_work>}, {"sleep", api<do_sleep>}, {"now_ms", api<now_ms>}, {"unique", api<unique>}, {"hold", api<hold>}, {"hold_until", api<hold_until>},
              {"effect", api<effect>}}) {
       lua_pushcfunction(L, f);
       lua_setglobal(L, name);
@@ -960,6 +961,21 @@ class ScriptStrategy : public Strategy {
     }
     return pushed;
   }
+  // locks.get_lock(name [, opts [, c]]): MariaDB's GET_LOCK on `c` (default: the default
+  // connection), waiting at most opts.timeout_s whole seconds (0, the default: busy is nil at once).
+  static int lock_get_lock(lua_State* L, Invocation& inv) {
+    const std::string name = arg_text(L, 1, "locks.get_lock: the name");
+    if (name.empty()) throw Misuse{"locks.get_lock: the name: expected a non-empty string (GET_LOCK('') locks nothing)"};
+    check_options(L, 2, "locks.get_lock");
+    const double timeout = opt_number(L, 2, "timeout_s").value_or(0);
+    if (timeout > 86'400 || timeout != std::floor(timeout))
+      throw Misuse{fmt::format("locks.get_lock: option timeout_s: expected whole seconds from 0 to 86400, got {}", timeout)};
+    const std::size_t index = connection_arg(L, inv, 3, "locks.get_lock");
+    db::Connection& c = *inv.resources[index]->connection;
+    if (c.engine() != db::Engine::mariadb)
+      throw Misuse{"locks.get_lock: GET_LOCK is MariaDB's; on PostgreSQL use locks.pg_advisory"};
+    return push_lock(L, inv, inv.strategy->clients(inv).get_lock(c, name, static_cast<std::int64_t>(timeout)), {}, index + 1);
+  }
   // A string's advisory key: FNV-1a over its bytes, 64 bits, the same on every node and run.
   static std::int64_t advisory_key(const std::string& text) {
     std::uint64_t h = 14695981039346656037ULL;
@@ -993,6 +1009,18 @@ class ScriptStrategy : public Strategy {
       lease = script_ms(lua_tonumber(L, 3), "hold: the lease", true);
     }
     return push_lock(L, inv, inv.strategy->clients(inv).redis_hold(key, value, lease));
+  }
+
+  // hold_until(key, until_ms): a lease the script keeps itself (a row's lock_until), its own
+  // until the node's wall clock (now_ms()) reads until_ms.
+  static int hold_until(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "hold_until: the key");
+    if (lua_type(L, 2) != LUA_TNUMBER) throw Misuse{"hold_until: the lease's end: expected ms on the node's wall clock, as now_ms() gives"};
+    const double until = lua_tonumber(L, 2);
+    if (!std::isfinite(until) || until < 0 || until > 1e15)
+      throw Misuse{fmt::format("hold_until: the lease's end: expected ms from 0 to 1e15, got {}", until)};
+    const sim::Time at = sim::Time{} + std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::milli>(until));
+    return push_lock(L, inv, inv.strategy->clients(inv).lease_hold(key, at));
   }
 
   static LockGuard& held_lock(lua_State* L, Invocation& inv, const char* method) {

@@ -139,7 +139,7 @@ const json kFaults = {
       {"pauses", {{{"node", "app-1"}, {"length_ms", 5}}}},
       {"crashes", {{{"node", "db-1"}}}},
       {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 5}}}},
-      {"clock_steps", {{{"node", "app-1"}, {"step_ms", 1}}}},
+      {"clock_steps", {{{"node", "app-1"}, {"drift_ppm", 1}}}},
       {"latency_spikes", {{{"node", "db-1"}, {"length_ms", 5}}}},
       {"explore", {{"pauses", {{"count", 1}, {"length_ms", 5}}}, {"crashes", {{"count", 1}}}, {"lost_messages", {{"count", 1}}}}}}}};
 

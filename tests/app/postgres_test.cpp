@@ -15,7 +15,6 @@
 namespace {
 
 using nlohmann::json;
-using test::TempScenario;
 
 const char* kUnique = "CREATE TABLE t (id SERIAL PRIMARY KEY, k VARCHAR(32) NOT NULL UNIQUE, v INT NOT NULL DEFAULT 0)";
 const char* kPlain = "CREATE TABLE t (id SERIAL PRIMARY KEY, k VARCHAR(32) NOT NULL, v INT NOT NULL DEFAULT 0)";
@@ -28,16 +27,9 @@ json pg(json steps, const char* table = kUnique, json rows = nullptr) {
   return {{"name", "x"}, {"workload", "sessions"}, {"database", database}, {"steps", steps}, {"trials", 1}};
 }
 
-locksim::reports::RunResults run(const json& doc) {
-  TempScenario file(doc.dump());
-  return locksim::run_scenario(locksim::load_scenario(file.path));
-}
+locksim::reports::RunResults run(const json& doc) { return test::run_text(doc.dump()); }
 
-const locksim::reports::StepResult& step_of(const locksim::reports::RunResults& r, std::size_t n) {
-  REQUIRE(r.strategies.size() == 1);
-  REQUIRE(r.strategies.front().steps.size() >= n);
-  return r.strategies.front().steps[n - 1];
-}
+using test::step_of;
 
 std::size_t rows_of(const locksim::reports::RunResults& r, const std::string& table) {
   for (const auto& t : r.strategies.front().tables)

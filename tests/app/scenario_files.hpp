@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "support.hpp"
 
@@ -35,6 +36,19 @@ inline std::string refusal(const std::string& text) {
   }
   FAIL("the scenario was accepted");
   return "";
+}
+
+/// The scenario `text` run as `locksim run` runs it: every strategy's results.
+inline locksim::reports::RunResults run_text(const std::string& text) {
+  TempScenario file(text);
+  return locksim::run_scenario(locksim::load_scenario(file.path));
+}
+
+/// Step `n` (from 1) of a sessions scenario's one strategy.
+inline const locksim::reports::StepResult& step_of(const locksim::reports::RunResults& r, std::size_t n) {
+  REQUIRE(r.strategies.size() == 1);
+  REQUIRE(r.strategies.front().steps.size() >= n);
+  return r.strategies.front().steps[n - 1];
 }
 
 }  // namespace test

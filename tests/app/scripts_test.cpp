@@ -478,6 +478,69 @@ TEST_CASE("a transaction-level advisory lock ends with its transaction: outside 
   CHECK(total(b, "duplicate_rows") > 0);
 }
 
+TEST_CASE("locks.get_lock serializes the callers of one name on MariaDB, and the checkers see each hold") {
+  const std::string guarded = R"lua(
+  if #db.query("SELECT id FROM t_account WHERE open_id = ?", req.open_id) == 0 then
+    work()
+    db.exec("INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device)
+  end
+)lua";
+  TempScript locked(std::string(kHeader) + "function bind(req)\n  local lock = locks.get_lock(req.open_id, {timeout_s = 10})\n" + guarded +
+                    "  lock:release()\nend\n");
+  const auto a = run(locked);
+  CHECK(total(a, "script_errors") == 0);
+  CHECK(total(a, "duplicate_rows") == 0);
+  CHECK(total(a, "overlapping_holders") == 0);
+  CHECK(total(a, "max_concurrent_holders") == 1);  // the holds reached the checkers
+  TempScript bare(std::string(kHeader) + "function bind(req)\n" + guarded + "end\n");
+  CHECK(total(run(bare), "duplicate_rows") > 0);
+}
+
+TEST_CASE("a GET_LOCK hold ends with its connection: once the pool closes it after a timeout, another caller takes the name "
+          "while the first still believes it holds it") {
+  // The first statement after the lock outlasts the driver's 2 s socket timeout (it waits 5 s for
+  // a name another connection holds), so the pool closes the connection; the server releases the
+  // lock when that statement ends, and the next caller, asking a second at a time, gets it. The
+  // first carries on, slowly, on a new connection.
+  TempScript script(std::string(kHeader) + R"lua(
+function bind(req)
+  local lock
+  for _ = 1, 30 do
+    lock = locks.get_lock(req.open_id, {timeout_s = 1})
+    if lock then break end
+  end
+  if not lock then error("no lock in 30 tries") end
+  local busy = "busy-" .. unique()
+  locks.get_lock(busy, {}, db.connect())
+  if pcall(db.query, "SELECT GET_LOCK(?, 5)", busy) then error("the statement did not time out") end
+  sleep(6000)
+  if #db.query("SELECT id FROM t_account WHERE open_id = ?", req.open_id) == 0 then
+    db.exec("INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device)
+  end
+  lock:release()
+end
+)lua");
+  json world = small_world(1);
+  world["topology"]["workers"] = 4;
+  world["clients"]["timeout_ms"] = 60000;
+  world["database"] = {{"statement_timeout_ms", 2000}};
+  const auto r = run(script, world);
+  CHECK(total(r, "script_errors") == 0);
+  CHECK(total(r, "overlapping_holders") > 0);
+  CHECK(total(r, "lease_expiry_violations") > 0);  // the first one's insert, made after its lock was gone
+}
+
+TEST_CASE("locks.get_lock refuses PostgreSQL, an empty name and a timeout in other than whole seconds") {
+  const auto errors_of = [](const std::string& body, const json& world) {
+    TempScript script(std::string(kHeader) + "function bind(req)\n" + body + "\nend\n");
+    return total(run(script, world), "script_errors");
+  };
+  CHECK(errors_of("locks.get_lock('a')", postgres_world()) > 0);
+  CHECK(errors_of("locks.get_lock('')", small_world()) > 0);
+  CHECK(errors_of("locks.get_lock('a', {timeout_s = 1.5})", small_world()) > 0);
+  CHECK(errors_of("locks.get_lock('a', {timeout_s = 1}):release()", small_world()) == 0);
+}
+
 TEST_CASE("locks.pg_advisory with try is nil while another session holds the key; a session lock outlives COMMIT") {
   TempScript script(std::string(kHeader) + R"lua(
 function bind(req)

@@ -29,18 +29,11 @@ json sessions(json steps, json database = json{{"tables", {kUnique}}}) {
   return {{"name", "x"}, {"workload", "sessions"}, {"database", database}, {"steps", steps}, {"trials", 1}};
 }
 
-locksim::reports::RunResults run(const json& doc) {
-  TempScenario file(doc.dump());
-  return locksim::run_scenario(locksim::load_scenario(file.path));
-}
+locksim::reports::RunResults run(const json& doc) { return test::run_text(doc.dump()); }
 
 std::string refusal(const json& doc) { return test::refusal(doc.dump()); }
 
-const locksim::reports::StepResult& step_of(const locksim::reports::RunResults& r, std::size_t n) {
-  REQUIRE(r.strategies.size() == 1);
-  REQUIRE(r.strategies.front().steps.size() >= n);
-  return r.strategies.front().steps[n - 1];
-}
+using test::step_of;
 
 }  // namespace
 

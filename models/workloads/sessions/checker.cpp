@@ -21,7 +21,8 @@ class SessionSteps : public checkers::WorkloadChecker<SessionsTrial> {
     return {{.name = "steps.<n>.<field>", .unit = "value",
              .meaning = "sessions workload: step n's error (its MySQL number, 0 for none; on PostgreSQL the number of the "
                         "same error in MySQL's terms, its SQLSTATE counted in errors.<code>), affected, insert_id, rows "
-                        "(returned), warnings, waited (1 if it waited for a lock) or done (0 if it never finished); "
+                        "(returned), value (its first row's first column, where that is an integer: GET_LOCK's 1 or 0), "
+                        "warnings, waited (1 if it waited for a lock) or done (0 if it never finished); "
                         "`expect` holds when it holds in every trial",
              .aggregate = Aggregate::each},
             {.name = "rows.<table>", .unit = "rows",
@@ -41,6 +42,8 @@ class SessionSteps : public checkers::WorkloadChecker<SessionsTrial> {
       out.set(at + "affected", static_cast<double>(res.affected));
       out.set(at + "insert_id", static_cast<double>(res.insert_id));
       out.set(at + "rows", static_cast<double>(res.rows.size()));
+      if (!r.rows.empty() && !r.rows.front().empty())
+        if (const auto* n = std::get_if<std::int64_t>(&r.rows.front().front())) out.set(at + "value", static_cast<double>(*n));
       out.set(at + "warnings", res.warnings);
       out.set(at + "waited", r.waited() ? 1 : 0);
       // errors.1062 on MariaDB; errors.23505 (the SQLSTATE) on PostgreSQL.

@@ -40,7 +40,7 @@ Sessions::Sessions(Network& net, std::vector<Node*> session_nodes, Node& driver_
     StepRecord& r = records_[i];
     r.step = i + 1;
     r.session = script_.steps[i].session;
-    r.sql = script_.steps[i].sql.text;
+    r.sql = script_.steps[i].disconnect ? std::string(kDisconnect) : script_.steps[i].sql.text;
     finished_.emplace_back("step " + std::to_string(i + 1));
     finished_futures_.push_back(finished_.back().get_future());
   }
@@ -56,6 +56,13 @@ void Sessions::start() {
       connection.set_origin(s.name);
       while (auto step = s.inbox.get_unless_killed()) {
         StepRecord& r = records_[*step];
+        if (script_.steps[*step].disconnect) {
+          connection.close();
+          r.finished = sim::now();
+          r.done = true;
+          finished_[*step].set_value(true);
+          continue;
+        }
         const db::sql::Prepared& p = script_.steps[*step].sql;
         r.result = connection.try_execute(p.statement);
         r.finished = sim::now();

@@ -28,7 +28,14 @@ struct Step {
   db::sql::Prepared sql;            // its statement bound to `args`
   std::vector<db::Value> args{};    // the values of its `?`s
   std::optional<sim::Distribution> at{};  // from the start of the trial
+  /// Instead of a statement: the session closes its connection (a pool's reconnect), and its
+  /// next step opens a new one. It ends once the server has closed the old session, rolling
+  /// back its transaction and releasing its user locks.
+  bool disconnect = false;
 };
+
+/// A disconnect step's text in its record, where a statement's is.
+inline constexpr const char* kDisconnect = "disconnect";
 
 struct Script {
   std::vector<Step> steps;
