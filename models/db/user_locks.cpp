@@ -1,5 +1,6 @@
 #include "models/db/user_locks.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "models/db/rows.hpp"
