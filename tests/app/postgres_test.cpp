@@ -74,7 +74,7 @@ TEST_CASE("PostgreSQL: a row locked FOR UPDATE is updated by its holder at once,
 }
 
 TEST_CASE("PostgreSQL: a unique index, on one column or several, takes a NULL for no conflict: neither insert waits, ON CONFLICT "
-          "inserts; NULL into a NOT NULL column is 23502") {
+          "inserts, NULL into a NOT NULL column is 23502") {
   const char* table = "CREATE TABLE t (id SERIAL PRIMARY KEY, k VARCHAR(32) UNIQUE, v INT NOT NULL DEFAULT 0, c TEXT, UNIQUE (v, c))";
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES (NULL)"), step("s2", "INSERT INTO t (k) VALUES (NULL)"),
                          step("s2", "INSERT INTO t (k, v) VALUES (NULL, 1) ON CONFLICT (k) DO NOTHING"), step("s1", "COMMIT"),
@@ -126,7 +126,7 @@ TEST_CASE("PostgreSQL: an insert waiting on a key inserts it when the other tran
   CHECK(step_of(r, 3).affected == 1);
 }
 
-TEST_CASE("PostgreSQL: three inserts of one key with the first rolled back never deadlock; one waiter gets 23505") {
+TEST_CASE("PostgreSQL: three inserts of one key with the first rolled back never deadlock, one waiter gets 23505") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "BEGIN"),
                          step("s2", "INSERT INTO t (k) VALUES ('a')"), step("s3", "BEGIN"), step("s3", "INSERT INTO t (k) VALUES ('a')"),
                          step("s1", "ROLLBACK"), step("s2", "COMMIT"), step("s3", "COMMIT")}));
@@ -224,7 +224,7 @@ TEST_CASE("PostgreSQL: an error inside a transaction aborts it: 25P02 until ROLL
   CHECK(step_of(r, 6).rows.size() == 1);
 }
 
-TEST_CASE("PostgreSQL: FOR KEY SHARE and FOR NO KEY UPDATE do not conflict; FOR KEY SHARE and FOR UPDATE do; NOWAIT is 55P03 "
+TEST_CASE("PostgreSQL: FOR KEY SHARE and FOR NO KEY UPDATE do not conflict, FOR KEY SHARE and FOR UPDATE do, NOWAIT is 55P03 "
           "and SKIP LOCKED leaves the row") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "SELECT id FROM t WHERE id = 1 FOR NO KEY UPDATE"),
                          step("s2", "SELECT id FROM t WHERE id = 1 FOR KEY SHARE"), step("s2", "SELECT id FROM t WHERE id = 1 FOR UPDATE NOWAIT"),
@@ -237,7 +237,7 @@ TEST_CASE("PostgreSQL: FOR KEY SHARE and FOR NO KEY UPDATE do not conflict; FOR 
   CHECK(step_of(r, 5).rows[0][0] == locksim::reports::Cell{std::int64_t{2}});
 }
 
-TEST_CASE("PostgreSQL: two transactions updating two rows in opposite orders deadlock; the waiter that looks after "
+TEST_CASE("PostgreSQL: two transactions updating two rows in opposite orders deadlock, the waiter that looks after "
           "deadlock_timeout gets 40P01") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "UPDATE t SET v = 1 WHERE id = 1"), step("s2", "BEGIN"),
                          step("s2", "UPDATE t SET v = 2 WHERE id = 2"), step("s1", "UPDATE t SET v = 1 WHERE id = 2"),
@@ -261,7 +261,7 @@ TEST_CASE("PostgreSQL: lock_timeout ends a lock wait with 55P03") {
   CHECK(step_of(r, 4).waited_ms == Approx(150.0).margin(0.5));
 }
 
-TEST_CASE("PostgreSQL: a session-level advisory lock outlives COMMIT and ROLLBACK; a transaction-level one ends with them") {
+TEST_CASE("PostgreSQL: a session-level advisory lock outlives COMMIT and ROLLBACK, a transaction-level one ends with them") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "SELECT pg_advisory_lock(7)"), step("s1", "SELECT pg_advisory_xact_lock(8)"),
                          step("s1", "ROLLBACK"), step("s2", "SELECT pg_try_advisory_lock(7)"), step("s2", "SELECT pg_try_advisory_lock(8)"),
                          step("s1", "SELECT pg_advisory_unlock(7)"), step("s1", "SELECT pg_advisory_unlock(7)"),
@@ -299,7 +299,7 @@ TEST_CASE("PostgreSQL: ROLLBACK TO SAVEPOINT after a 23505 ends the 25P02 and ke
   CHECK(rows_of(whole, "t") == 1);
 }
 
-TEST_CASE("PostgreSQL: a row lock taken after a savepoint ends at ROLLBACK TO it; one taken before stays to the COMMIT") {
+TEST_CASE("PostgreSQL: a row lock taken after a savepoint ends at ROLLBACK TO it, one taken before stays to the COMMIT") {
   const auto r = run(pg({step("s1", "BEGIN"), step("s1", "UPDATE t SET v = 5 WHERE k = 'a'"), step("s1", "SAVEPOINT sp"),
                          step("s1", "SELECT k FROM t WHERE k = 'b' FOR UPDATE"), step("s2", "UPDATE t SET v = 2 WHERE k = 'b'"),
                          step("s1", "ROLLBACK TO SAVEPOINT sp"), step("s3", "UPDATE t SET v = 3 WHERE k = 'a'"), step("s1", "COMMIT")},
@@ -310,7 +310,7 @@ TEST_CASE("PostgreSQL: a row lock taken after a savepoint ends at ROLLBACK TO it
   CHECK(step_of(r, 7).waited_ms > 0);
 }
 
-TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX after its table in database.tables is that table's index; another column's is a "
+TEST_CASE("PostgreSQL: CREATE UNIQUE INDEX after its table in database.tables is that table's index, another column's is a "
           "further one") {
   json doc = pg({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')")}, kPlain);
   const auto plain = run(doc);
@@ -376,7 +376,7 @@ json jobs(json steps, json rows = nullptr) {
 
 }  // namespace
 
-TEST_CASE("PostgreSQL: UNIQUE (m, r) refuses a second row of both values and takes one differing in either; ON CONFLICT "
+TEST_CASE("PostgreSQL: UNIQUE (m, r) refuses a second row of both values and takes one differing in either, ON CONFLICT "
           "arbitrates on it when its target names the same columns, in any order") {
   const auto r = run(pg({step("s1", "INSERT INTO t (m, r) VALUES ('m1', 'r1')"), step("s1", "INSERT INTO t (m, r) VALUES ('m2', 'r1')"),
                          step("s1", "INSERT INTO t (m, r) VALUES ('m1', 'r1')"),
@@ -417,7 +417,7 @@ TEST_CASE("PostgreSQL: a partial unique index refuses a second active row of a k
   CHECK(rows_of(r, "t") == 3);
 }
 
-TEST_CASE("PostgreSQL: ON CONFLICT (k) arbitrates on a partial unique index only with the index's WHERE; without a target, "
+TEST_CASE("PostgreSQL: ON CONFLICT (k) arbitrates on a partial unique index only with the index's WHERE, without a target, "
           "on every unique index") {
   const auto r = run(jobs({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s1", "INSERT INTO t (k) VALUES ('a') ON CONFLICT (k) DO NOTHING"),
                            step("s1", "INSERT INTO t (k) VALUES ('a') ON CONFLICT (k) WHERE status = 'active' DO NOTHING"),

@@ -57,7 +57,7 @@ TEST_CASE("a run gives each count its rate per million operations, and the table
   CHECK_THAT(table, Catch::Contains(std::to_string(check.operations)));
 }
 
-TEST_CASE("expect and sweep read a count's per_million, total and share forms; a form is over the run, not in every trial") {
+TEST_CASE("expect and sweep read a count's per_million, total and share forms, a form is over the run, not in every trial") {
   CHECK(locksim::metric_form("duplicate_rows.per_million").base == "duplicate_rows");
   CHECK(locksim::metric_form("errors.1062.share").form == "share");
   CHECK(locksim::metric_form("latency_ms.p99.9").form.empty());
@@ -128,7 +128,7 @@ TEST_CASE("a finding in one trial of 250 prints as 0.4% of trials, never 0%") {
   CHECK_THAT(table, Catch::Contains("4 [0.101-22.3]"));
 }
 
-TEST_CASE("a scenario whose trials all run alike says so, and gives no interval; one with randomness does not") {
+TEST_CASE("a scenario whose trials all run alike says so, and gives no interval, one with randomness does not") {
   const auto alike = locksim::run_scenario(locksim::load_scenario(locksim::scenario_path("upsert-affected-rows"), {"trials=5"}));
   REQUIRE(alike.strategies.size() == 1);
   CHECK(alike.strategies.front().one_outcome);

@@ -237,7 +237,7 @@ end
   CHECK(total(run(without_hold), "lease_expiry_violations") == 0);
 }
 
-TEST_CASE("a script's parameters take --set by its label and are checked by kind; its content is part of the scenario hash") {
+TEST_CASE("a script's parameters take --set by its label and are checked by kind, its content is part of the scenario hash") {
   // The top level sees the values in effect too.
   const std::string text = std::string(kHeader) + "params = { ttl_ms = 100, double_check = true, tries = 3 }\nlocal ttl = params.ttl_ms\n"
                                                   "function bind(req)\n"
@@ -285,7 +285,7 @@ end
   CHECK(total(r, "unfinished_runs") == 2);
 }
 
-TEST_CASE("an error of a wrapped library function names the function and the script's line; a NUL hides no %p") {
+TEST_CASE("an error of a wrapped library function names the function and the script's line, a NUL hides no %p") {
   CHECK_THAT(refusal("description = string.format('%d', 1.5)\nfunction bind(req) end"),
              Catch::EndsWith(":1: bad argument #2 to 'string.format' (number has no integer representation)"));
   TempScript hidden(std::string(kHeader) + "function bind(req)\n  return string.format('\\0%p', {})\nend\n");
@@ -295,7 +295,7 @@ TEST_CASE("an error of a wrapped library function names the function and the scr
              Catch::Contains("nests too deeply"));
 }
 
-TEST_CASE("a pattern that could backtrack past any budget is refused; ordinary patterns work") {
+TEST_CASE("a pattern that could backtrack past any budget is refused, ordinary patterns work") {
   CHECK_THAT(refusal("local x = ('x'):find(('x?'):rep(40) .. ('x'):rep(40))\ndescription = 'd'\nfunction bind(req) end"),
              Catch::Contains(":1: string.find: a pattern with 40 quantifiers"));
   CHECK(refusal("assert(('Duplicate entry x'):find('Duplicate entry'))\nassert(('a1b22'):gsub('%d+', '#') == 'a#b#')\n"
@@ -541,7 +541,7 @@ TEST_CASE("locks.get_lock refuses PostgreSQL, an empty name and a timeout in oth
   CHECK(errors_of("locks.get_lock('a', {timeout_s = 1}):release()", small_world()) == 0);
 }
 
-TEST_CASE("locks.pg_advisory with try is nil while another session holds the key; a session lock outlives COMMIT") {
+TEST_CASE("locks.pg_advisory with try is nil while another session holds the key, a session lock outlives COMMIT") {
   TempScript script(std::string(kHeader) + R"lua(
 function bind(req)
   db.begin()
@@ -571,7 +571,7 @@ TEST_CASE("locks.pg_advisory on MariaDB, or with a key that is neither integer n
   CHECK_THAT(b.examples.front(), Catch::Contains(":3: locks.pg_advisory: the key: expected an integer or a string, got table"));
 }
 
-TEST_CASE("an INCR'd fencing counter is no stuck lock; a SET NX key without a TTL is one") {
+TEST_CASE("an INCR'd fencing counter is no stuck lock, a SET NX key without a TTL is one") {
   TempScript counter(std::string(kHeader) + R"lua(
 function bind(req)
   local token = redis.call("INCR", "fence:" .. req.open_id)
@@ -604,7 +604,7 @@ end
   CHECK(total(r, "script_errors") == 0);
 }
 
-TEST_CASE("a strategy's own answer, declared in its outcomes, is counted by its name; an undeclared one is a script error") {
+TEST_CASE("a strategy's own answer, declared in its outcomes, is counted by its name, an undeclared one is a script error") {
   TempScript taken(std::string(kHeader) + R"lua(
 outcomes = { "already_bound" }
 tables = { "CREATE TABLE t_account (id BIGINT AUTO_INCREMENT PRIMARY KEY, open_id VARCHAR(64) NOT NULL, device VARCHAR(64) NOT NULL, UNIQUE KEY uk_open_id (open_id))" }
@@ -654,7 +654,7 @@ TEST_CASE("a Lua strategy's db.* runs what a session step runs: computed columns
   CHECK(total(run(postgresql, world), "script_errors") == 0);
 }
 
-TEST_CASE("a text bound on PostgreSQL with a NUL byte or bytes that are not UTF-8 is its 22021, as the server answers; MariaDB stores a NUL") {
+TEST_CASE("a text bound on PostgreSQL with a NUL byte or bytes that are not UTF-8 is its 22021, as the server answers, MariaDB stores a NUL") {
   const auto script = [](const std::string& insert, const std::string& values, const std::string& code) {
     return std::string(kHeader) + "function bind(req)\n"
            "  for _, bad in ipairs({" + values + "}) do\n"

@@ -143,7 +143,7 @@ TEST_CASE("a step on a table or column the scenario lacks is refused with MySQL'
   CHECK(refusal(sessions({step("s1", "SELECT id FROM t WHERE w = 'a'")})).find("1054 Unknown column 'w'") != std::string::npos);
 }
 
-TEST_CASE("an UPDATE of the primary key is refused at load, not failed in the run; one of the indexed column runs") {
+TEST_CASE("an UPDATE of the primary key is refused at load, not failed in the run, one of the indexed column runs") {
   CHECK(run(sessions({step("s1", "UPDATE t SET k = 'b' WHERE k = 'a'")})).strategies.size() == 1);
   CHECK(refusal(sessions({step("s1", "UPDATE t SET id = 2, v = 1 WHERE k = 'a'")})).find("an UPDATE that leaves id as it is") !=
         std::string::npos);

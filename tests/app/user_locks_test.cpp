@@ -45,7 +45,7 @@ const Cell kNull{nullptr};
 
 }  // namespace
 
-TEST_CASE("GET_LOCK of a name the session holds takes it again; another session gets it only after as many releases") {
+TEST_CASE("GET_LOCK of a name the session holds takes it again, another session gets it only after as many releases") {
   const auto r = run(sessions({step("s1", "SELECT GET_LOCK('a', 0)"), step("s1", "SELECT GET_LOCK('a', 0)"),
                                step("s2", "SELECT GET_LOCK('a', 0)"), step("s1", "SELECT RELEASE_LOCK('a')"),
                                step("s2", "SELECT GET_LOCK('a', 0)"), step("s1", "SELECT RELEASE_LOCK('a')"),
@@ -91,7 +91,7 @@ TEST_CASE("a GET_LOCK of a held name waits to its timeout and answers 0, or gets
   CHECK(answer(r, 5) == kOne);
 }
 
-TEST_CASE("a disconnect releases the session's user locks to a waiter and rolls back its transaction; its next step opens a new "
+TEST_CASE("a disconnect releases the session's user locks to a waiter and rolls back its transaction, its next step opens a new "
           "connection") {
   const auto r = run(sessions({step("s1", "SELECT GET_LOCK('a', 0)"), step("s1", "BEGIN"), step("s1", "INSERT INTO t (k) VALUES ('a')"),
                                step("s2", "SELECT GET_LOCK('a', 10)"), disconnect("s1"),

@@ -83,7 +83,7 @@ TEST_CASE("the call log keeps each attempt: the worker that took it up, the clie
   CHECK(retry.gave_up == at_ms(200));
 }
 
-TEST_CASE("a worker's origin reads back as the worker, client, operation and attempt it was written from; other names as none") {
+TEST_CASE("a worker's origin reads back as the worker, client, operation and attempt it was written from, other names as none") {
   const models::Origin o{"app-12", 4, 7, 123456789012ULL, 3};
   CHECK(o.text() == "app-12 worker 4, client 7, op 123456789012 attempt 3");
   CHECK(models::Origin::read(o.text()) == o);

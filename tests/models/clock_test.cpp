@@ -29,7 +29,7 @@ TEST_CASE("a clock step on one node changes that node's view of time only") {
   CHECK(seen[3] == std::tuple{at_ms(3500), at_ms(5000), at_ms(3500)});  // stepped back half a second at 3 s
 }
 
-TEST_CASE("a drifting clock gains its rate in ppm; an offset shifts it from the start") {
+TEST_CASE("a drifting clock gains its rate in ppm, an offset shifts it from the start") {
   sim::Engine engine(config());
   models::Node fast(engine, {"fast", {5ms, 200}});
   models::Node slow(engine, {"slow", {0ms, -500}});

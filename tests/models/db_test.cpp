@@ -368,7 +368,7 @@ TEST_CASE("on a unique secondary index, S1 deleting k and committing while S2 an
   }
 }
 
-TEST_CASE("under REPEATABLE READ, SELECT FOR UPDATE of an absent key succeeds in two transactions; then the second "
+TEST_CASE("under REPEATABLE READ, SELECT FOR UPDATE of an absent key succeeds in two transactions, then the second "
           "insert gets 1213 at once and one row results",
           "[db]") {
   // Pins docs/sql.md, Locks (conformance for-update-absent-rr-unique, lock-in-share-mode-absent-rr-unique): SELECT
@@ -731,7 +731,7 @@ TEST_CASE("on a non-unique index, FOR UPDATE of key IN (...), key = v OR key = w
 }
 
 TEST_CASE("key = v OR id = w FOR UPDATE searches the index and the primary key, locking neither other row, from four rows "
-          "on; a smaller table is scanned",
+          "on, a smaller table is scanned",
           "[db]") {
   // Pins conformance index-merge-plain-rr, index-merge-range-rr and index-merge-scan-rr (MariaDB 10.11 merges two
   // searches from four rows, and scans below): keys b m x (z), ids 1 2 3 (4); `open_id = 'm' OR id = 3` (or the range
@@ -858,7 +858,7 @@ TEST_CASE("a table's second index is checked for duplicates and searched by its 
 }
 
 TEST_CASE("an UPDATE of an indexed column moves the row's entry: a second worker claiming the first queued job waits on "
-          "the first's old entry and takes the next job; an insert of the key it took waits and fails",
+          "the first's old entry and takes the next job, an insert of the key it took waits and fails",
           "[db]") {
   // Pins conformance update-indexed-claim-rr and update-indexed-unique-concurrent (MariaDB 10.11).
   SqlDb d("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, status VARCHAR(8) NOT NULL, "
@@ -1027,7 +1027,7 @@ TEST_CASE("under REPEATABLE READ, INSERT ... WHERE NOT EXISTS issued step by ste
 }
 
 TEST_CASE("INSERT ... WHERE NOT EXISTS from two clients at the same instant: under REPEATABLE READ one row, the second "
-          "mostly waiting on the first's row and sometimes deadlocking; under READ COMMITTED two rows",
+          "mostly waiting on the first's row and sometimes deadlocking, under READ COMMITTED two rows",
           "[db]") {
   // Pins docs/sql.md, Locks: INSERT ... SELECT ... WHERE NOT EXISTS under REPEATABLE READ issued at the same instant
   // ends in a deadlock in 5-25% of runs (reported as 1213, or as 1467 when the AUTO-INC lock is in the cycle), never in
@@ -1092,8 +1092,8 @@ TEST_CASE("INSERT ... WHERE NOT EXISTS from two clients at the same instant: und
   CHECK(second_waited == kSeeds - deadlocks);  // 23 deadlocks and 177 waits with these seeds
 }
 
-TEST_CASE("an INSERT ... SELECT waiting on a gap holds the table's AUTO-INC lock; an insert that needs an id waits for it "
-          "and, closing the cycle, gets 1467 with its transaction rolled back; one that gives its id does not wait",
+TEST_CASE("an INSERT ... SELECT waiting on a gap holds the table's AUTO-INC lock, an insert that needs an id waits for it "
+          "and, closing the cycle, gets 1467 with its transaction rolled back, one that gives its id does not wait",
           "[db]") {
   // Pins conformance autoinc-lock-deadlock-1467 and autoinc-lock-simple-insert (MariaDB 10.11): S2 holds the gap where
   // 'k' goes; S1's INSERT ... SELECT takes the AUTO-INC lock for its id and waits on that gap; S2's insert then waits
@@ -1331,7 +1331,7 @@ TEST_CASE("a status CAS UPDATE ... WHERE id=? AND status=2 run by five sessions 
   CHECK(int_of(d.rows_with("task-1")[0], "status") == 3);
 }
 
-TEST_CASE("a status CAS behind an open transaction waits; it updates 0 rows after that transaction commits and 1 after "
+TEST_CASE("a status CAS behind an open transaction waits, it updates 0 rows after that transaction commits and 1 after "
           "it rolls back",
           "[db]") {
   // Pins conformance status-cas-commit and status-cas-rollback: in a status CAS (`UPDATE ... WHERE id=? AND
@@ -1370,7 +1370,7 @@ TEST_CASE("a status CAS behind an open transaction waits; it updates 0 rows afte
 }
 
 TEST_CASE("under READ COMMITTED, an UPDATE skips a locked row whose committed version does not match, without "
-          "waiting; under REPEATABLE READ it waits",
+          "waiting, under REPEATABLE READ it waits",
           "[db]") {
   // Pins conformance update-skips-locked-rc: under READ COMMITTED, rows that do not match and are locked are skipped
   // without waiting (semi-consistent read). Under REPEATABLE READ the UPDATE waits for the lock (as in the status CAS
@@ -1778,7 +1778,7 @@ TEST_CASE("a seeded row is refused with MySQL's message for a duplicate id, a du
   CHECK(database.committed_rows(kTable).size() == 1);
 }
 
-TEST_CASE("an INSERT with an existing id gets 1062 for key PRIMARY; one held by an open transaction waits, then 1062 "
+TEST_CASE("an INSERT with an existing id gets 1062 for key PRIMARY, one held by an open transaction waits, then 1062 "
           "if it commits or the insert if it rolls back",
           "[db]") {
   // Pins conformance duplicate-wait-commit-primary and duplicate-wait-rollback-primary: an INSERT of a key held by an
@@ -1938,7 +1938,7 @@ TEST_CASE("SET SESSION TRANSACTION sets the level of the session's later transac
   CHECK(seen == std::vector<std::size_t>{1, 0, 1});  // READ COMMITTED, REPEATABLE READ once, READ COMMITTED again
 }
 
-TEST_CASE("SET TRANSACTION inside an open transaction gets 1568 and changes nothing; SET SESSION there applies from the "
+TEST_CASE("SET TRANSACTION inside an open transaction gets 1568 and changes nothing, SET SESSION there applies from the "
           "next transaction",
           "[db]") {
   // Pins MySQL's ER_CANT_CHANGE_TX_CHARACTERISTICS (1568): "Transaction characteristics can't be changed while a
@@ -2230,7 +2230,7 @@ TEST_CASE("during an online unique index build another session's duplicate inser
   CHECK(d.rows_with("k5").size() == (deleted_again ? 2u : 3u));
 }
 
-TEST_CASE("a non-duplicate insert during an online unique index build leaves the ALTER to succeed; afterwards a "
+TEST_CASE("a non-duplicate insert during an online unique index build leaves the ALTER to succeed, afterwards a "
           "duplicate insert gets 1062 at once",
           "[db][ddl]") {
   // Pins docs/sql.md, Online ALTER (conformance alter-unique-during-build): a non-duplicate leaves the ALTER to
@@ -2304,7 +2304,7 @@ TEST_CASE("an online index build takes index_build_per_row for every row of the 
   CHECK(db::DatabaseConfig{}.index_build_per_row * 3'000'000 < 4100ms);
 }
 
-TEST_CASE("DROP INDEX of the unique index lets a duplicate in; ADD INDEX of an existing name gets 1061 and DROP INDEX "
+TEST_CASE("DROP INDEX of the unique index lets a duplicate in, ADD INDEX of an existing name gets 1061 and DROP INDEX "
           "of a missing one 1091",
           "[db][ddl]") {
   // MySQL's 1061 "Duplicate key name" and 1091 "Can't DROP INDEX"; DROP INDEX is instant.
@@ -2632,7 +2632,7 @@ TEST_CASE("a search of a secondary index that costs more than a scan of the tabl
 }
 
 TEST_CASE("a locking read through a secondary index leaves unlocked the rows whose entries fail the WHERE's terms on the "
-          "index's columns (index condition pushdown); an UPDATE locks them",
+          "index's columns (index condition pushdown), an UPDATE locks them",
           "[db]") {
   // Pins conformance index-condition-skipped-column-rr and index-condition-update-rr (MariaDB 10.11): `a = 0 AND c = 1`
   // on KEY (a, b, c) looks up a = 0 (6 entries of 40 rows: cheaper than a scan) and, for a locking read, checks c = 1 on

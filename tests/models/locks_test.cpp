@@ -50,7 +50,7 @@ TEST_CASE("a critical-section step when the service no longer grants the lock is
   CHECK(m.findings(end).lease_expiry_violations == 1);
 }
 
-TEST_CASE("a write accepted after a later holder's write is stale; a rejected one is counted apart") {
+TEST_CASE("a write accepted after a later holder's write is stale, a rejected one is counted apart") {
   LockMonitor m;
   const sim::Time end = run_alone([&] {
     Hold first = m.acquired("lock:1", "first", [] { return false; });

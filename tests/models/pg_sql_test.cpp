@@ -141,7 +141,7 @@ TEST_CASE("pg: GROUP BY holds its columns, HAVING reads the aggregate by its nam
   CHECK(e.message() == "FOR UPDATE is not allowed with GROUP BY clause");
 }
 
-TEST_CASE("pg: a table's alias qualifies its columns and is left out; another table's name is PostgreSQL's 42P01", "[pg_sql]") {
+TEST_CASE("pg: a table's alias qualifies its columns and is left out, another table's name is PostgreSQL's 42P01", "[pg_sql]") {
   const sql::Prepared p = pg::prepare("SELECT x.a FROM t AS x WHERE x.b = 1 ORDER BY x.a");
   CHECK(p.columns == std::vector<std::string>{"a"});
   CHECK(p.statement.where.at(0).column == "b");
@@ -153,7 +153,7 @@ TEST_CASE("pg: a table's alias qualifies its columns and is left out; another ta
   CHECK(error_of("SELECT t.a FROM t x").sqlstate() == "42P01");  // aliased, the table is named by its alias
 }
 
-TEST_CASE("pg: ORDER BY, LIMIT and OFFSET are parsed; a negative count is PostgreSQL's 2201W / 2201X", "[pg_sql]") {
+TEST_CASE("pg: ORDER BY, LIMIT and OFFSET are parsed, a negative count is PostgreSQL's 2201W / 2201X", "[pg_sql]") {
   const Statement s = bound("SELECT * FROM t ORDER BY a DESC, b ASC, c NULLS LAST LIMIT 3 OFFSET 2");
   CHECK(s.more().order_by == std::vector<std::pair<std::string, bool>>{{"a", true}, {"b", false}, {"c", false}});
   CHECK(s.limit == 3);
@@ -184,7 +184,7 @@ TEST_CASE("pg: the four locking clauses, NOWAIT and SKIP LOCKED map to ReadLock 
   CHECK(e.message() == "FOR SHARE is not allowed with aggregate functions");
 }
 
-TEST_CASE("pg: SELECT DISTINCT and GROUP BY without an aggregate group by their columns; ORDER BY outside DISTINCT's list is 42P10, "
+TEST_CASE("pg: SELECT DISTINCT and GROUP BY without an aggregate group by their columns, ORDER BY outside DISTINCT's list is 42P10, "
           "FOR UPDATE with it 0A000",
           "[pg_sql][group]") {
   const sql::Prepared p = pg::prepare("SELECT DISTINCT a, b FROM t ORDER BY b DESC LIMIT 2");
@@ -212,7 +212,7 @@ TEST_CASE("pg: a select list's expressions and aliased columns are computed colu
   CHECK(refused("SELECT a + 1 AS n FROM t ORDER BY n") == "ORDER BY a computed column");
 }
 
-TEST_CASE("pg: a SELECT without FROM is one row of its expressions, named as PostgreSQL names them; a column there is 42703",
+TEST_CASE("pg: a SELECT without FROM is one row of its expressions, named as PostgreSQL names them, a column there is 42703",
           "[pg_sql]") {
   const sql::Prepared p = pg::prepare("SELECT 1 + $1, coalesce(NULL, 2), '7'::bigint, 3 AS n");
   CHECK(p.statement.table.empty());
@@ -304,7 +304,7 @@ TEST_CASE("pg: functions, CASE, ILIKE, ANY, IS DISTINCT FROM and other construct
 
 // --- Literals and parameters -------------------------------------------------------------------
 
-TEST_CASE("pg: literals are integers (BIGINT's range), strings and true/false as 1/0; a decimal is 0A000", "[pg_sql]") {
+TEST_CASE("pg: literals are integers (BIGINT's range), strings and true/false as 1/0, a decimal is 0A000", "[pg_sql]") {
   const Statement s = bound("SELECT * FROM t WHERE a = 'it''s' AND b = E'a\\nb' AND c = -42 AND d = 9223372036854775807 "
                             "AND e = -9223372036854775808 AND f = true AND g = FALSE AND h = ''");
   REQUIRE(s.where.size() == 8);
@@ -362,7 +362,7 @@ TEST_CASE("pg: a $n used twice is 0A000, $0 is 42P02 and a number left unused 42
   CHECK(refused("SELECT * FROM t WHERE a = $1001") == "more than 1000 parameters in a statement");
 }
 
-TEST_CASE("pg: bind with the wrong number of arguments is a usage error; a CREATE TABLE does not bind", "[pg_sql]") {
+TEST_CASE("pg: bind with the wrong number of arguments is a usage error, a CREATE TABLE does not bind", "[pg_sql]") {
   const sql::Prepared p = pg::prepare("SELECT * FROM t WHERE k = $1");
   CHECK_THROWS_AS(sql::bind(p, {}), sim::UsageError);
   CHECK_THROWS_AS(sql::bind(pg::prepare("CREATE TABLE t (id serial PRIMARY KEY)"), {}), sim::UsageError);
@@ -370,7 +370,7 @@ TEST_CASE("pg: bind with the wrong number of arguments is a usage error; a CREAT
 
 // --- INSERT ----------------------------------------------------------------------------------------
 
-TEST_CASE("pg: INSERT gives its first row in values and the rest in more_rows; DEFAULT leaves a column out", "[pg_sql]") {
+TEST_CASE("pg: INSERT gives its first row in values and the rest in more_rows, DEFAULT leaves a column out", "[pg_sql]") {
   const sql::Prepared p = pg::prepare("INSERT INTO t (a, b) VALUES (1, DEFAULT), ($1, -3), (2 * 3, 'x'::text), (true, false)");
   CHECK(p.statement.kind == Statement::Kind::insert);
   CHECK(p.statement.on_duplicate == OnDuplicate::error);
@@ -384,7 +384,7 @@ TEST_CASE("pg: INSERT gives its first row in values and the rest in more_rows; D
         std::vector<db::Values>{{{"a", Value{"k"}}, {"b", num(-3)}}, {{"a", num(6)}, {"b", Value{"x"}}}, {{"a", num(1)}, {"b", num(0)}}});
 }
 
-TEST_CASE("pg: INSERT without a column list, INSERT ... SELECT and DEFAULT VALUES are 0A000; NULL is a value", "[pg_sql]") {
+TEST_CASE("pg: INSERT without a column list, INSERT ... SELECT and DEFAULT VALUES are 0A000, NULL is a value", "[pg_sql]") {
   CHECK(refused("INSERT INTO t VALUES (1, 2)") == "INSERT without a column list");
   CHECK(refused("INSERT INTO t (a) SELECT a FROM u") == "INSERT ... SELECT");
   CHECK(refused("INSERT INTO t DEFAULT VALUES") == "INSERT ... DEFAULT VALUES");
@@ -407,7 +407,7 @@ TEST_CASE("pg: an INSERT's columns and values must match, each column once, as P
   CHECK(e.message() == "column \"a\" specified more than once");
 }
 
-TEST_CASE("pg: ON CONFLICT DO NOTHING ignores the duplicate; its target is conflict_target", "[pg_sql]") {
+TEST_CASE("pg: ON CONFLICT DO NOTHING ignores the duplicate, its target is conflict_target", "[pg_sql]") {
   Statement s = bound("INSERT INTO t (k) VALUES ($1) ON CONFLICT DO NOTHING", {Value{"a"}});
   CHECK(s.on_duplicate == OnDuplicate::ignore);
   CHECK(s.more().conflict_target.empty());
@@ -458,7 +458,7 @@ TEST_CASE("pg: RETURNING lists its columns, or * for all", "[pg_sql]") {
 
 // --- UPDATE, DELETE ------------------------------------------------------------------------------
 
-TEST_CASE("pg: UPDATE of literals and $n sets values; one computed value puts every assignment in assign", "[pg_sql]") {
+TEST_CASE("pg: UPDATE of literals and $n sets values, one computed value puts every assignment in assign", "[pg_sql]") {
   Statement s = bound("UPDATE t SET a = 1, b = $1 WHERE id = $2", {Value{"x"}, num(3)});
   CHECK(s.kind == Statement::Kind::update);
   CHECK(s.values == db::Values{{"a", num(1)}, {"b", Value{"x"}}});
@@ -518,7 +518,7 @@ TEST_CASE("pg: each advisory-lock function maps to its op, xact and shared, its 
   CHECK(all.statement.values.empty());
 }
 
-TEST_CASE("pg: an advisory key is a literal or a $n bound to values[\"key\"]; the two-key form is 0A000", "[pg_sql]") {
+TEST_CASE("pg: an advisory key is a literal or a $n bound to values[\"key\"], the two-key form is 0A000", "[pg_sql]") {
   const sql::Prepared p = pg::prepare("SELECT pg_try_advisory_xact_lock($1::bigint) AS locked");
   REQUIRE(p.params.size() == 1);
   CHECK(p.params[0].in == In::values);
@@ -534,7 +534,7 @@ TEST_CASE("pg: an advisory key is a literal or a $n bound to values[\"key\"]; th
 
 // --- Transactions and settings ---------------------------------------------------------------------
 
-TEST_CASE("pg: BEGIN and START TRANSACTION begin, naming a level when they give one; COMMIT, END, ROLLBACK, ABORT end",
+TEST_CASE("pg: BEGIN and START TRANSACTION begin, naming a level when they give one, COMMIT, END, ROLLBACK, ABORT end",
           "[pg_sql]") {
   Statement s = bound("BEGIN");
   CHECK(s.kind == Statement::Kind::begin);
@@ -555,7 +555,7 @@ TEST_CASE("pg: BEGIN and START TRANSACTION begin, naming a level when they give 
   CHECK(refused("COMMIT AND CHAIN") == "COMMIT AND CHAIN");
 }
 
-TEST_CASE("pg: SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] name their savepoint; PREPARE TRANSACTION is 0A000",
+TEST_CASE("pg: SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] name their savepoint, PREPARE TRANSACTION is 0A000",
           "[pg_sql]") {
   using Op = db::Savepoint::Op;
   const Statement set = bound("SAVEPOINT before_insert");
@@ -571,7 +571,7 @@ TEST_CASE("pg: SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] name t
         "0A000 PREPARE TRANSACTION is not modelled (docs/sql.md, PostgreSQL) at position 0");
 }
 
-TEST_CASE("pg: SET TRANSACTION sets the next transaction's level; SET SESSION CHARACTERISTICS and "
+TEST_CASE("pg: SET TRANSACTION sets the next transaction's level, SET SESSION CHARACTERISTICS and "
           "default_transaction_isolation the session's",
           "[pg_sql]") {
   Statement s = bound("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
@@ -654,7 +654,7 @@ TEST_CASE("pg: CREATE TABLE with a serial id and a UNIQUE column makes it the un
   CHECK_FALSE(p.statement.written);  // a table, not a statement
 }
 
-TEST_CASE("pg: a table's UNIQUE (col) constraint, named or not, is its key; id's type says whether it is auto-increment",
+TEST_CASE("pg: a table's UNIQUE (col) constraint, named or not, is its key, id's type says whether it is auto-increment",
           "[pg_sql]") {
   sql::Prepared p = pg::prepare("CREATE TABLE t (k text, id bigint GENERATED ALWAYS AS IDENTITY, v int DEFAULT '7', "
                                 "PRIMARY KEY (id), CONSTRAINT uk_k UNIQUE (k))");

@@ -71,7 +71,7 @@ TEST_CASE("each message sent is a point offering nothing, or a pause of each len
   CHECK(s.received == std::vector<std::pair<std::string, sim::Time>>{{"m1", at_ms(1)}, {"m2", at_ms(11)}, {"m3", at_ms(21)}});
 }
 
-TEST_CASE("a pause placed before a send holds the message; one placed after it lets the message go first") {
+TEST_CASE("a pause placed before a send holds the message, one placed after it lets the message go first") {
   SECTION("before the second message, the 500 ms length") {
     Sender s({0, 3});  // options: 1 = 100 ms before, 2 = 100 ms after, 3 = 500 ms before, 4 = 500 ms after
     s.run(one_pause(s));

@@ -92,7 +92,7 @@ TEST_CASE("a forward clock step on the Redis node expires the key early") {
   CHECK(granted == std::vector<bool>{true, true});  // 2 s into a 10 s TTL, a second holder
 }
 
-TEST_CASE("plain DEL by a former holder removes the current holder's key; compare-and-delete does not") {
+TEST_CASE("plain DEL by a former holder removes the current holder's key, compare-and-delete does not") {
   Cluster c;
   auto& app = c.node("app-1");
   auto& redis = c.redis("redis-1");
@@ -284,7 +284,7 @@ TEST_CASE("the Redisson hash lock re-enters for its owner, renews only for its o
   CHECK(replies[8].is_nil());
 }
 
-TEST_CASE("INCR reads a value as Redis does and refuses to wrap; SET NX XX is a syntax error; PEXPIRE 0 deletes") {
+TEST_CASE("INCR reads a value as Redis does and refuses to wrap, SET NX XX is a syntax error, PEXPIRE 0 deletes") {
   // Pins conformance/redis-scripts/incr-edge-values, set-nx-xx-syntax-error and pexpire-zero-deletes.
   Cluster c;
   auto& app = c.node("app-1");

@@ -134,7 +134,7 @@ TEST_CASE("UPDATE's computed assignments run left to right, each seeing the ones
   });
 }
 
-TEST_CASE("NULL is stored where a column may hold it and refused with 1048 where it is NOT NULL; comparisons skip it, "
+TEST_CASE("NULL is stored where a column may hold it and refused with 1048 where it is NOT NULL, comparisons skip it, "
           "IS NULL finds it, COUNT(col) leaves it out and ORDER BY puts it first",
           "[sql][null]") {
   run_parsing([&] {
@@ -409,7 +409,7 @@ TEST_CASE("a table whose id is not AUTO_INCREMENT needs an id on every INSERT (1
   });
 }
 
-TEST_CASE("READ UNCOMMITTED reads another transaction's uncommitted change; READ COMMITTED does not", "[sql]") {
+TEST_CASE("READ UNCOMMITTED reads another transaction's uncommitted change, READ COMMITTED does not", "[sql]") {
   run_parsing([&] {
     // Hermitage G1a (conformance hermitage-g1a-read-uncommitted, hermitage-g1a-read-committed).
     Fixture f;

@@ -114,7 +114,7 @@ TEST_CASE("SELECT maps each condition, in order, with its operator and value", "
   CHECK(describe(sql::bind(p, {"y"})) == describe(want));
 }
 
-TEST_CASE("SELECT 1 keeps its number, what each row found reads as; SELECT * and column lists keep none", "[sql]") {
+TEST_CASE("SELECT 1 keeps its number, what each row found reads as, SELECT * and column lists keep none", "[sql]") {
   CHECK(sql::prepare("SELECT 1 FROM t WHERE k = ?").constant == std::optional<std::int64_t>{1});
   CHECK(sql::prepare("SELECT 7 FROM t").constant == std::optional<std::int64_t>{7});
   CHECK_FALSE(sql::prepare("SELECT * FROM t").constant.has_value());
@@ -139,14 +139,14 @@ TEST_CASE("FOR UPDATE takes an exclusive lock", "[sql]") {
   CHECK(bound("select id from t for update").lock == ReadLock::update);
 }
 
-TEST_CASE("LOCK IN SHARE MODE takes a shared lock; MySQL 8.0's FOR SHARE is refused with 1064, as MariaDB 10.11 refuses it", "[sql]") {
+TEST_CASE("LOCK IN SHARE MODE takes a shared lock, MySQL 8.0's FOR SHARE is refused with 1064, as MariaDB 10.11 refuses it", "[sql]") {
   CHECK(bound("SELECT id FROM t WHERE k = 1 LOCK IN SHARE MODE").lock == ReadLock::share);
   CHECK(error_of("SELECT id FROM t WHERE k = 1 FOR SHARE").expected() ==
         "UPDATE (FOR SHARE is MySQL 8.0's; MariaDB 10.11 writes LOCK IN SHARE MODE)");
   CHECK(error_of("SELECT id FROM t FOR NOTHING").expected() == "UPDATE");
 }
 
-TEST_CASE("keywords are case-insensitive; names keep their case and lose their backquotes", "[sql]") {
+TEST_CASE("keywords are case-insensitive, names keep their case and lose their backquotes", "[sql]") {
   const sql::Prepared p = sql::prepare("sElEcT `Open_Id`, `select` FrOm `T_Account` wHeRe `Key` = 1 AnD Device = 2");
   CHECK(p.columns == std::vector<std::string>{"Open_Id", "select"});
   CHECK(p.statement.table == "T_Account");
@@ -156,7 +156,7 @@ TEST_CASE("keywords are case-insensitive; names keep their case and lose their b
   CHECK(bound("SELECT * FROM `a``b`").table == "a`b");
 }
 
-TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list without GROUP BY, named as MariaDB names them; other functions are refused",
+TEST_CASE("COUNT, MAX, MIN and SUM stand alone in a select list without GROUP BY, named as MariaDB names them, other functions are refused",
           "[sql]") {
   const sql::Prepared p = sql::prepare("SELECT COUNT(*) FROM t WHERE k = ? FOR UPDATE");
   CHECK(p.statement.count_rows);
@@ -189,7 +189,7 @@ TEST_CASE("a select list's expressions and aliased columns are computed columns,
   CHECK(error_of("SELECT k, n AS k FROM t").expected() == "a column of another name (two are named k: give one an alias)");
 }
 
-TEST_CASE("SELECT DISTINCT and GROUP BY alone group by their columns without an aggregate; DISTINCT * and ORDER BY outside the list are refused",
+TEST_CASE("SELECT DISTINCT and GROUP BY alone group by their columns without an aggregate, DISTINCT * and ORDER BY outside the list are refused",
           "[sql][group]") {
   const sql::Prepared p = sql::prepare("SELECT DISTINCT k, v FROM t WHERE v > 1 ORDER BY k DESC LIMIT 3");
   CHECK(p.statement.count_rows);
@@ -264,7 +264,7 @@ TEST_CASE("nesting past 32 levels, or parentheses past 64, is one clear error", 
 
 // --- Literals and parameters -----------------------------------------------------------------
 
-TEST_CASE("a string literal takes '' and backslash escapes; an integer may be negative", "[sql]") {
+TEST_CASE("a string literal takes '' and backslash escapes, an integer may be negative", "[sql]") {
   const Statement s = bound(R"(SELECT * FROM t WHERE a = 'it''s' AND b = 'it\'s' AND c = 'a\nb\\c' AND d = -42 AND e = '')");
   REQUIRE(s.where.size() == 5);
   CHECK(s.where[0].value == Value{"it's"});
@@ -330,7 +330,7 @@ TEST_CASE("bind with the wrong number of arguments is a usage error naming the s
 
 // --- INSERT, REPLACE ---------------------------------------------------------------------------
 
-TEST_CASE("INSERT sets each listed column to its value; a duplicate key is an error", "[sql]") {
+TEST_CASE("INSERT sets each listed column to its value, a duplicate key is an error", "[sql]") {
   const Statement s = bound("INSERT INTO t_account (open_id, device, version) VALUES (?, ?, 1)", {"o", "d"});
   CHECK(describe(s) == describe({.kind = Statement::Kind::insert,
                                  .table = "t_account",
@@ -466,7 +466,7 @@ TEST_CASE("DELETE removes the rows where its conditions hold", "[sql]") {
   CHECK(bound("DELETE FROM t").kind == Statement::Kind::remove);
 }
 
-TEST_CASE("BEGIN and START TRANSACTION begin; COMMIT and ROLLBACK end, with or without WORK", "[sql]") {
+TEST_CASE("BEGIN and START TRANSACTION begin, COMMIT and ROLLBACK end, with or without WORK", "[sql]") {
   CHECK(bound("BEGIN").kind == Statement::Kind::begin);
   CHECK(bound("begin work;").kind == Statement::Kind::begin);
   CHECK(bound("START TRANSACTION").kind == Statement::Kind::begin);
@@ -529,7 +529,7 @@ TEST_CASE("CREATE TABLE with a UNIQUE KEY makes that column the table's unique k
   CHECK(p.params.empty());
 }
 
-TEST_CASE("CREATE TABLE with a KEY or an INDEX makes a non-unique key column; an inline UNIQUE a unique one", "[sql]") {
+TEST_CASE("CREATE TABLE with a KEY or an INDEX makes a non-unique key column, an inline UNIQUE a unique one", "[sql]") {
   auto table = [](const std::string& rest) {
     return *sql::prepare("CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) " + rest + ")").create;
   };
@@ -635,7 +635,7 @@ TEST_CASE("a PRIMARY KEY on other columns than id is the table's key index, name
   CHECK(table_of("CREATE TABLE t (id INT PRIMARY KEY, k INT)").has_column("id"));
 }
 
-TEST_CASE("a column without NOT NULL may hold NULL, its default NULL unless it gives another; DEFAULT NULL on a NOT NULL "
+TEST_CASE("a column without NOT NULL may hold NULL, its default NULL unless it gives another, DEFAULT NULL on a NOT NULL "
           "column is refused, as MariaDB's 1067",
           "[sql]") {
   const db::TableSchema t = *sql::prepare("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, a INT, b INT NULL DEFAULT 3, "
@@ -654,7 +654,7 @@ TEST_CASE("a column without NOT NULL may hold NULL, its default NULL unless it g
   CHECK(e.expected() == "a default other than NULL for a NOT NULL column (1067 Invalid default value)");
 }
 
-TEST_CASE("the first secondary index is the key index and the others follow it in order, named as MariaDB names them; "
+TEST_CASE("the first secondary index is the key index and the others follow it in order, named as MariaDB names them, "
           "a repeated name or a 65th index is refused",
           "[sql]") {
   const TableSchema t =
@@ -790,7 +790,7 @@ TEST_CASE("a statement the model does not run names the ones it does", "[sql]") 
           "WHERE, ORDER BY, LIMIT, FOR UPDATE, LOCK IN SHARE MODE or the end of the statement (joins are not modelled)");
 }
 
-TEST_CASE("a trailing ; is taken; anything after the statement is an error", "[sql]") {
+TEST_CASE("a trailing semicolon is taken, anything after the statement is an error", "[sql]") {
   CHECK(bound("SELECT * FROM t;").table == "t");
   CHECK(bound("SELECT * FROM t ; \n").table == "t");
   sql::Error e = error_of("SELECT * FROM t; SELECT * FROM u");
@@ -959,7 +959,7 @@ TEST_CASE("an ALTER TABLE the model does not run is refused with 1064 naming the
   CHECK(std::string(sql::Error::supported()).find("ALTER TABLE ... ADD|DROP INDEX") != std::string::npos);
 }
 
-TEST_CASE("ADD UNIQUE INDEX on a CREATE TABLE without an index makes its column the key column; on duplicates it fails "
+TEST_CASE("ADD UNIQUE INDEX on a CREATE TABLE without an index makes its column the key column, on duplicates it fails "
           "at once naming the smallest",
           "[sql][ddl]") {
   // Pins docs/sql.md, Online ALTER (conformance alter-unique-on-duplicates): on a table holding duplicates it fails
@@ -1015,7 +1015,7 @@ TEST_CASE("ORDER BY, LIMIT and a locking read's NOWAIT or SKIP LOCKED are parsed
   CHECK(error_of("SELECT * FROM t LIMIT -1").expected() == "a row count (a number from 0)");
 }
 
-TEST_CASE("a SELECT records the columns its list reads, which an index holding them answers alone; SELECT * reads whole "
+TEST_CASE("a SELECT records the columns its list reads, which an index holding them answers alone, SELECT * reads whole "
           "rows",
           "[sql]") {
   using Read = std::optional<std::vector<std::string>>;

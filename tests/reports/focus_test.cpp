@@ -185,7 +185,7 @@ TEST_CASE("a page stays small whatever the trial: a key inserted thousands of ti
   CHECK(why.size() < 20000);  // not a list of every insert
 }
 
-TEST_CASE("a story that leaves things out links the trial's whole timeline as JSON beside the page; a story told whole links none") {
+TEST_CASE("a story that leaves things out links the trial's whole timeline as JSON beside the page, a story told whole links none") {
   const Timeline t = busy_trial();
   const std::vector<std::string> fired = {"lease_expiry_violations 1"};
   const auto folder = test::unique_temp_path("locksim-long-story");

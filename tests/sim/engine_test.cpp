@@ -194,7 +194,7 @@ TEST_CASE("work inside one event counts against the event budget, and past it th
   sim::work(1'000'000'000);  // outside a simulation: nothing
 }
 
-TEST_CASE("an interrupt from outside ends the run unfinished, between events and inside work; unraised it changes nothing") {
+TEST_CASE("an interrupt from outside ends the run unfinished, between events and inside work, unraised it changes nothing") {
   std::atomic<bool> interrupt{true};
   auto c = config();
   c.interrupt = &interrupt;
@@ -276,7 +276,7 @@ TEST_CASE("the time budget ends the run before any event beyond it") {
   CHECK(result.liveness_report().find("ticker") != std::string::npos);
 }
 
-TEST_CASE("a process waiting forever with no event left is reported as a deadlock; a daemon is not") {
+TEST_CASE("a process waiting forever with no event left is reported as a deadlock, a daemon is not") {
   SECTION("non-daemon") {
     sim::Mailbox<int> never("never-filled");
     sim::Engine engine(config());

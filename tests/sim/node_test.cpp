@@ -33,7 +33,7 @@ TEST_CASE("a paused node runs nothing during the pause and everything queued aft
   CHECK(handled[3] == std::pair{3, at_ms(200)});
 }
 
-TEST_CASE("a sleep that ends during a pause ends when the pause ends; other nodes carry on") {
+TEST_CASE("a sleep that ends during a pause ends when the pause ends, other nodes carry on") {
   sim::Engine engine(config());
   const auto paused = engine.add_node("paused");
   const auto busy = engine.add_node("busy");
@@ -174,7 +174,7 @@ TEST_CASE("a process crashing its own node is killed at once") {
   CHECK(engine.live_processes() == 0);
 }
 
-TEST_CASE("killing one process unwinds it alone; a process not yet started never runs its body") {
+TEST_CASE("killing one process unwinds it alone, a process not yet started never runs its body") {
   sim::Engine engine(config());
   std::vector<std::string> log;
   const auto victim = engine.spawn(sim::kWorld, "victim", [&] {
