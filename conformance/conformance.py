@@ -208,19 +208,21 @@ def is_alter(sql):
 # Scripts
 
 
-def load_scripts(folder, only):
-    """Every script of the kinds' folders: a script of pg-scripts says `"engine": "postgresql"` in its
-    database, and no other does; a name is a script's in one folder only."""
+def load_folders(folder, kinds, folders, only, check, none):
+    """Every script of the kinds' folders (`folders[kind]` under `folder`), read and checked: an object
+    with a non-empty list of steps, named as its file, a name in one folder only, then `check(doc,
+    kind, path)`, the suite's own checks. `only`: the names (patterns) to keep; `none`: what to say
+    when there is no script. The coordination services' suite loads its scripts the same way."""
     scripts = []
     seen = {}
-    for sub in KINDS:
-        d = os.path.join(folder, FOLDERS[sub])
+    for kind in kinds:
+        d = os.path.join(folder, folders[kind])
         if not os.path.isdir(d):
             continue
-        for name in sorted(os.listdir(d)):
-            if not name.endswith(".json"):
+        for file in sorted(os.listdir(d)):
+            if not file.endswith(".json"):
                 continue
-            path = os.path.join(d, name)
+            path = os.path.join(d, file)
             try:
                 with open(path) as f:
                     doc = json.load(f)
@@ -228,33 +230,14 @@ def load_scripts(folder, only):
                 raise BadInput(f"{path}: {e}")
             if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list) or not doc["steps"]:
                 raise BadInput(f"{path}: a script is an object with a non-empty list of steps")
-            if doc.get("name") != name[:-5]:
-                raise BadInput(f"{path}: its name must be its file name, {name[:-5]!r}")
+            if doc.get("name") != file[:-5]:
+                raise BadInput(f"{path}: its name must be its file name, {file[:-5]!r}")
             if doc["name"] in seen:
                 raise BadInput(f"{path}: {seen[doc['name']]} has the same name: a script's name is unique across "
-                               f"{', '.join(FOLDERS.values())}")
+                               f"{', '.join(folders.values())}")
             seen[doc["name"]] = path
-            database = doc.get("database")
-            engine = database.get("engine") if isinstance(database, dict) else None
-            if sub == "pg" and engine != "postgresql":
-                raise BadInput(f"{path}: /database/engine: a script of {FOLDERS['pg']} runs on PostgreSQL: "
-                               f"expected \"postgresql\"")
-            if sub != "pg" and engine == "postgresql":
-                raise BadInput(f"{path}: /database/engine: a PostgreSQL script belongs in {FOLDERS['pg']}")
-            wait_ms = database.get("lock_wait_timeout_ms") if isinstance(database, dict) else None
-            if sub == "sql" and wait_ms is not None and (not isinstance(wait_ms, (int, float)) or wait_ms <= 0
-                                                         or wait_ms % 1000 != 0):
-                # innodb_lock_wait_timeout is whole seconds: 300 ms would be compared with a 1 s wait.
-                raise BadInput(f"{path}: /database/lock_wait_timeout_ms: MariaDB waits whole seconds "
-                               f"(innodb_lock_wait_timeout): expected a multiple of 1000, got {wait_ms!r}")
-            conf = doc.get("conformance", {})
-            if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids"}:
-                raise BadInput(f"{path}: /conformance: expected an object with interchangeable and ignore_ids")
-            for group in conf.get("interchangeable", []):
-                if not isinstance(group, list) or not all(isinstance(i, int) and 1 <= i <= len(doc["steps"])
-                                                          for i in group):
-                    raise BadInput(f"{path}: /conformance/interchangeable: lists of step numbers")
-            doc["_kind"] = sub
+            check(doc, kind, path)
+            doc["_kind"] = kind
             doc["_path"] = path
             if only and not any(fnmatch.fnmatchcase(doc["name"], o) for o in only):
                 continue
@@ -264,8 +247,37 @@ def load_scripts(folder, only):
         if missing:
             raise BadInput(f"no script named {', '.join(sorted(missing))}")
     if not scripts:
-        raise BadInput(f"{folder}: no scripts")
+        raise BadInput(none)
     return scripts
+
+
+def check_sql_script(doc, sub, path):
+    """A script of pg-scripts says `"engine": "postgresql"` in its database, and no other does."""
+    database = doc.get("database")
+    engine = database.get("engine") if isinstance(database, dict) else None
+    if sub == "pg" and engine != "postgresql":
+        raise BadInput(f"{path}: /database/engine: a script of {FOLDERS['pg']} runs on PostgreSQL: "
+                       f"expected \"postgresql\"")
+    if sub != "pg" and engine == "postgresql":
+        raise BadInput(f"{path}: /database/engine: a PostgreSQL script belongs in {FOLDERS['pg']}")
+    wait_ms = database.get("lock_wait_timeout_ms") if isinstance(database, dict) else None
+    if sub == "sql" and wait_ms is not None and (not isinstance(wait_ms, (int, float)) or wait_ms <= 0
+                                                 or wait_ms % 1000 != 0):
+        # innodb_lock_wait_timeout is whole seconds: 300 ms would be compared with a 1 s wait.
+        raise BadInput(f"{path}: /database/lock_wait_timeout_ms: MariaDB waits whole seconds "
+                       f"(innodb_lock_wait_timeout): expected a multiple of 1000, got {wait_ms!r}")
+    conf = doc.get("conformance", {})
+    if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids"}:
+        raise BadInput(f"{path}: /conformance: expected an object with interchangeable and ignore_ids")
+    for group in conf.get("interchangeable", []):
+        if not isinstance(group, list) or not all(isinstance(i, int) and 1 <= i <= len(doc["steps"])
+                                                  for i in group):
+            raise BadInput(f"{path}: /conformance/interchangeable: lists of step numbers")
+
+
+def load_scripts(folder, only):
+    """Every script of the kinds' folders, each checked by check_sql_script."""
+    return load_folders(folder, KINDS, FOLDERS, only, check_sql_script, f"{folder}: no scripts")
 
 
 def load_explained(path):

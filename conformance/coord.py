@@ -82,7 +82,6 @@ again (unless listed "sometimes"), 2 on bad input.
 """
 
 import ctypes  # noqa: F401  (imported here, not first in a forked child: conformance.die_with_parent)
-import fnmatch
 import importlib.util
 import json
 import logging
@@ -319,45 +318,13 @@ def check_script(doc, kind, path):
 
 def load_scripts(folder, only):
     """Every script of zk-scripts/ and etcd-scripts/, checked; a name is a script's in one folder only."""
-    scripts = []
-    seen = {}
-    for kind in KINDS:
-        d = os.path.join(folder, FOLDERS[kind])
-        if not os.path.isdir(d):
-            continue
-        for file in sorted(os.listdir(d)):
-            if not file.endswith(".json"):
-                continue
-            path = os.path.join(d, file)
-            try:
-                with open(path) as f:
-                    doc = json.load(f)
-            except (OSError, ValueError) as e:
-                raise BadInput(f"{path}: {e}")
-            if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list) or not doc["steps"]:
-                raise BadInput(f"{path}: a script is an object with a non-empty list of steps")
-            if doc.get("name") != file[:-5]:
-                raise BadInput(f"{path}: its name must be its file name, {file[:-5]!r}")
-            if not NAME.fullmatch(doc["name"]) or doc["name"] in (".", "..", "zookeeper"):
-                # The name is a ZooKeeper node's (/zookeeper is the server's own) and a key prefix.
-                raise BadInput(f"{path}: /name: expected letters, digits and _ . + - (and not {doc['name']!r})")
-            if doc["name"] in seen:
-                raise BadInput(f"{path}: {seen[doc['name']]} has the same name: a script's name is unique across "
-                               f"{', '.join(FOLDERS.values())}")
-            seen[doc["name"]] = path
-            check_script(doc, kind, path)
-            doc["_kind"] = kind
-            doc["_path"] = path
-            if only and not any(fnmatch.fnmatchcase(doc["name"], o) for o in only):
-                continue
-            scripts.append(doc)
-    if only:
-        missing = {o for o in only if not any(fnmatch.fnmatchcase(d["name"], o) for d in scripts)}
-        if missing:
-            raise BadInput(f"no script named {', '.join(sorted(missing))}")
-    if not scripts:
-        raise BadInput(f"{folder}: no scripts in {' or '.join(FOLDERS.values())}")
-    return scripts
+    def check(doc, kind, path):
+        # The name is a ZooKeeper node's (/zookeeper is the server's own) and a key prefix.
+        if not NAME.fullmatch(doc["name"]) or doc["name"] in (".", "..", "zookeeper"):
+            raise BadInput(f"{path}: /name: expected letters, digits and _ . + - (and not {doc['name']!r})")
+        check_script(doc, kind, path)
+    return conformance.load_folders(folder, KINDS, FOLDERS, only, check,
+                                    f"{folder}: no scripts in {' or '.join(FOLDERS.values())}")
 
 
 def session_order(script):
