@@ -113,6 +113,7 @@ using detail::kInnoDbCosts;
 using detail::matches;
 using detail::now_if_running;
 using detail::spend;
+using detail::with_clock;
 using detail::order_and_limit;
 using detail::row_values;
 
@@ -2726,6 +2727,11 @@ class InnoDb final : public Database::Model {
   Result execute(SessionId session, const Statement& statement, const StatementTiming& timing) override {
     auto it = sessions.find(session);
     if (it == sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
+    if (!statement.more().clock_args.empty()) {  // UNIX_TIMESTAMP(): the statement's start on the database's clock
+      Statement now = with_clock(statement, timing.wall, timing.wall);
+      if (const auto slot = statement.more().last_insert_id_arg) now.edit().args.at(*slot) = Value{it->second.last_insert_id};
+      return run(it->second, now, timing);
+    }
     if (const auto slot = statement.more().last_insert_id_arg) {  // LAST_INSERT_ID(): the session's, as it is now
       Statement now = statement;
       now.edit().args.at(*slot) = Value{it->second.last_insert_id};

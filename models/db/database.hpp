@@ -269,6 +269,13 @@ struct StatementExtra {
   /// Whether `computed` calls the server (Expr::Kind::session_call: GET_LOCK(), CONNECTION_ID()),
   /// which the engine answers before it evaluates the row.
   bool session_calls = false;
+  /// The database node's clock, read where a statement reads it: MariaDB's UNIX_TIMESTAMP() (the
+  /// statement's start, whole seconds), PostgreSQL's extract(epoch from now())::bigint and its kin
+  /// (now(), CURRENT_TIMESTAMP and transaction_timestamp(): the transaction's start;
+  /// statement_timestamp() and clock_timestamp(): the statement's; rounded to whole seconds by
+  /// the cast). Each is a slot of `args` the engine fills when the statement runs.
+  enum class ClockRead { statement_floor, transaction_rounded, statement_rounded };
+  std::vector<std::pair<std::size_t, ClockRead>> clock_args{};
   /// MariaDB: a SELECT that reads only these columns in its list (none for `SELECT 1` or
   /// `COUNT(*)`), so that an index holding them and its WHERE's and ORDER BY's answers it
   /// alone (a covering index, which the optimizer searches whatever the rows it finds). Unset:
@@ -499,6 +506,9 @@ struct DatabaseConfig {
 /// before the commit the statement makes (COMMIT, or an autocommit statement's own), while
 /// its changes and locks are in place.
 struct StatementTiming {
+  /// The database node's wall clock when the statement starts: what its NOW() reads (the
+  /// simulated epoch is the trial's start). Zero where no server runs the model.
+  sim::Time wall{};
   sim::Duration before{};
   sim::Duration read_to_write{};
   sim::Duration before_commit{};

@@ -547,6 +547,7 @@ class Converter {
       }
       case PG_QUERY__NODE__NODE_TYPE_CAST:
         if (auto folded = folded_cast(n->type_cast)) return Expr{.kind = K::literal, .value = std::move(*folded)};
+        if (auto read = epoch_read(n->type_cast)) return clock_expr(*read, position(n->type_cast->location), context);
         return expr(n->type_cast->arg, context);  // the model's values carry no type
       case PG_QUERY__NODE__NODE_A_EXPR: return a_expr(n->a_expr, context);
       case PG_QUERY__NODE__NODE_BOOL_EXPR: return bool_expr(n->bool_expr, context);
@@ -558,6 +559,15 @@ class Converter {
       case PG_QUERY__NODE__NODE_FUNC_CALL:
         if (context.having)
           if (auto aggregate = aggregate_operand(n)) return std::move(*aggregate);
+        if (const std::string name = catalog_name(n->func_call->funcname, n->func_call->n_funcname);
+            name == "extract" || name == "date_part" || clock_source(n))
+          refuse(location_of(n), name + "() outside extract(epoch from now())::bigint (the model's values are integers and strings; "
+                                        "that cast reads the database's clock in whole seconds)");
+        refuse(location_of(n), construct_name(n));
+      case PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION:
+        if (clock_source(n))
+          refuse(location_of(n), "CURRENT_TIMESTAMP outside extract(epoch from CURRENT_TIMESTAMP)::bigint (the model's values are "
+                                 "integers and strings; that cast reads the database's clock in whole seconds)");
         refuse(location_of(n), construct_name(n));
       case PG_QUERY__NODE__NODE_COALESCE_EXPR: {  // the first of its values that is not NULL
         const std::size_t at = position(n->coalesce_expr->location);
@@ -570,6 +580,67 @@ class Converter {
       }
       default: refuse(location_of(n), construct_name(n));
     }
+  }
+
+  // --- The database's clock ------------------------------------------------------------------
+  //
+  // The model's values are integers and strings, so the clock is read as PostgreSQL gives it to
+  // an integer: extract(epoch from <source>) cast to an integer type, whole seconds rounded
+  // (numeric to bigint rounds halves away from zero). The sources: now(), CURRENT_TIMESTAMP,
+  // LOCALTIMESTAMP and transaction_timestamp() read the transaction's start;
+  // statement_timestamp() and clock_timestamp() the statement's (the model's statement takes no
+  // time of its own before it reads the clock). The simulated epoch is the trial's start.
+
+  using ClockRead = StatementExtra::ClockRead;
+
+  // Which reading a source gives, or nullopt for a node that is no clock.
+  static std::optional<ClockRead> clock_source(const Node* n) {
+    if (n == nullptr) return std::nullopt;
+    if (n->node_case == PG_QUERY__NODE__NODE_SQLVALUE_FUNCTION) {
+      switch (n->sqlvalue_function->op) {
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_CURRENT_TIMESTAMP_N:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP:
+        case PG_QUERY__SQLVALUE_FUNCTION_OP__SVFOP_LOCALTIMESTAMP_N: return ClockRead::transaction_rounded;
+        default: return std::nullopt;
+      }
+    }
+    if (n->node_case != PG_QUERY__NODE__NODE_FUNC_CALL || n->func_call->n_args != 0) return std::nullopt;
+    const std::string name = catalog_name(n->func_call->funcname, n->func_call->n_funcname);
+    if (name == "now" || name == "transaction_timestamp") return ClockRead::transaction_rounded;
+    if (name == "statement_timestamp" || name == "clock_timestamp") return ClockRead::statement_rounded;
+    return std::nullopt;
+  }
+
+  // extract(epoch from <source>) under a cast to an integer type: the reading it is, else nullopt.
+  static std::optional<ClockRead> epoch_read(const PgQuery__TypeCast* cast) {
+    const PgQuery__TypeName* type = cast->type_name;
+    if (type == nullptr || type->n_names == 0) return std::nullopt;
+    const std::string to = str(type->names[type->n_names - 1]);
+    if (to != "int8" && to != "int4" && to != "int2" && to != "bigint" && to != "integer" && to != "int" && to != "smallint")
+      return std::nullopt;
+    const Node* arg = uncast(cast->arg);
+    if (arg == nullptr || arg->node_case != PG_QUERY__NODE__NODE_FUNC_CALL) return std::nullopt;
+    const PgQuery__FuncCall* f = arg->func_call;
+    if (catalog_name(f->funcname, f->n_funcname) != "extract" || f->n_args != 2) return std::nullopt;
+    const Node* field = f->args[0];
+    if (field->node_case != PG_QUERY__NODE__NODE_A_CONST || field->a_const->val_case != PG_QUERY__A__CONST__VAL_SVAL ||
+        text_of(field->a_const->sval->sval) != "epoch")
+      return std::nullopt;
+    return clock_source(f->args[1]);
+  }
+
+  // A clock reading's slot of `args`, one per kind of reading in the statement.
+  Expr clock_expr(ClockRead read, std::size_t at, const Context& context) {
+    if (context.constant || context.indexed)
+      refuse(at, "the database's clock in an INSERT's VALUES (insert the row, then set its time with an UPDATE), a computed value "
+                 "or an index's WHERE");
+    for (const auto& [slot, r] : s().more().clock_args)
+      if (r == read) return Expr{.kind = Expr::Kind::param, .param = slot};
+    const std::size_t slot = s().more().args.size();
+    s().edit().clock_args.emplace_back(slot, read);
+    s().edit().args.emplace_back(std::int64_t{0});  // the clock's reading when the statement runs
+    return Expr{.kind = Expr::Kind::param, .param = slot};
   }
 
   // A `$n` inside an expression: its value goes to StatementExtra::args when bound.

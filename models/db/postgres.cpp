@@ -71,6 +71,7 @@ using detail::kPostgresCosts;
 using detail::matches;
 using detail::now_if_running;
 using detail::spend;
+using detail::with_clock;
 using detail::order_and_limit;
 using SessionId = Database::SessionId;
 using Xid = std::uint64_t;
@@ -188,6 +189,7 @@ struct Txn {
   std::vector<Undo> undo;
   std::set<LockKey> held;  // keys it holds an xact lock on
   std::vector<SavepointMark> savepoints{};  // oldest first
+  sim::Time wall_start{};  // the database's clock when it began: its now()
 };
 
 struct SessionState {
@@ -205,6 +207,7 @@ struct SessionState {
   std::list<Waiter>::iterator waiter{};
   std::vector<LockWait> waits;  // the current statement's
   sim::Time statement_start{};
+  sim::Time statement_wall{};  // the database's clock when the statement started: statement_timestamp()
   std::uint64_t statement_snapshot = 0;
 };
 
@@ -315,7 +318,12 @@ class Postgres final : public Database::Model {
   Result execute(SessionId session, const Statement& statement, const StatementTiming& timing) override {
     auto it = sessions_.find(session);
     if (it == sessions_.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
-    Result out = run(it->second, statement, timing);
+    SessionState& s = it->second;
+    s.statement_wall = timing.wall;
+    // now(): the transaction's start, or this statement's, which begins one.
+    Result out = statement.more().clock_args.empty()
+                     ? run(s, statement, timing)
+                     : run(s, with_clock(statement, timing.wall, s.txn ? s.txn->wall_start : timing.wall), timing);
     if (out.ok() && out.applied == sim::kNever) out.applied = now_if_running();
     return out;
   }
@@ -877,6 +885,7 @@ class Postgres final : public Database::Model {
     Txn& txn = *s.txn;
     txn.xid = next_xid_++;
     txn.explicit_ = explicit_;
+    txn.wall_start = s.statement_wall;
     txn.isolation = s.next_isolation.value_or(s.isolation);
     s.next_isolation.reset();
     open_xids_.insert(txn.xid);

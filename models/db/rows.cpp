@@ -346,6 +346,18 @@ void add_computed(const Statement& s, std::vector<Row>& rows) {
   }
 }
 
+Statement with_clock(const Statement& s, sim::Time statement, sim::Time transaction) {
+  using Read = StatementExtra::ClockRead;
+  Statement out = s;
+  for (const auto& [slot, read] : s.more().clock_args) {
+    const sim::Time at = read == Read::transaction_rounded ? transaction : statement;
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(at.time_since_epoch()).count();
+    const std::int64_t seconds = read == Read::statement_floor ? micros / 1'000'000 : (micros + 500'000) / 1'000'000;
+    out.edit().args.at(slot) = Value{seconds};
+  }
+  return out;
+}
+
 sim::Time now_if_running() {
   const sim::Engine* e = sim::Engine::current();
   return e == nullptr ? sim::kNever : e->now();

@@ -81,6 +81,12 @@ std::string aggregate_name(const StatementExtra& e, Engine engine);
 
 /// The simulated time, where the statement runs in a simulation (a test may run it alone).
 sim::Time now_if_running();
+
+/// `s` with its clock slots (StatementExtra::clock_args) filled: the database's clock in whole
+/// seconds at `statement` (the statement's start) or `transaction` (its transaction's), cut as
+/// each reading is (MariaDB's UNIX_TIMESTAMP() drops the fraction, PostgreSQL's cast rounds it,
+/// halves away from zero). `s` itself when it reads no clock.
+Statement with_clock(const Statement& s, sim::Time statement, sim::Time transaction);
 /// Server time passes in the statement's process; nothing at all when there is none.
 void spend(sim::Duration d);
 

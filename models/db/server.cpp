@@ -98,7 +98,8 @@ void Server::serve(Session& session) {
     }
     const sim::Time start = sim::now();
     const Statement& statement = *job.message.statement;
-    const StatementTiming timing = service_time(statement, !database_.in_transaction(session.db), stream);
+    StatementTiming timing = service_time(statement, !database_.in_transaction(session.db), stream);
+    timing.wall = node_.clock().now();
     Result result = database_.execute(session.db, statement, timing);
     if (logging_) {
       std::vector<Row> rows = std::move(result.rows);

@@ -319,6 +319,9 @@ class Parser {
       return v;
     }
     if (accept("NULL")) return Null{};
+    if (is("UNIX_TIMESTAMP"))
+      fail("a value (a number, a 'string' or ?; UNIX_TIMESTAMP() is read in a SELECT, an UPDATE's SET and a WHERE: insert the "
+           "row, then set its time with an UPDATE)");
     fail(kValue);
   }
 
@@ -442,6 +445,7 @@ class Parser {
     if (having_)
       if (auto aggregate = aggregate_operand()) return std::move(*aggregate);
     if (is("LAST_INSERT_ID") && next_is_symbol("(")) return last_insert_id();
+    if (is("UNIX_TIMESTAMP") && next_is_symbol("(")) return unix_timestamp();
     if (accept_symbol("(")) {
       Expr e = expression();
       expect_symbol(")");
@@ -485,6 +489,10 @@ class Parser {
       return grown(std::move(e));
     }
     const std::size_t at = token_.position;
+    if (const char* temporal = temporal_named(); temporal != nullptr && (is("CURRENT_TIMESTAMP") || next_is_symbol("(")))
+      fail_at(at, std::string("a value (") + temporal +
+                      " is a DATETIME, and the model's values are integers and strings: UNIX_TIMESTAMP() reads the database's clock in "
+                      "whole seconds)");
     std::string column = name("a value, a column or (");
     if (is_symbol("(")) fail_at(at, "a value, a column or ( (functions such as " + column + "() are not modelled yet)");
     if (accept_symbol(".")) {  // t.col: the one table a statement reads
@@ -527,6 +535,31 @@ class Parser {
     return grown(std::move(e));
   }
 
+  // UNIX_TIMESTAMP(): the database's clock at the statement's start, in whole seconds (the
+  // simulated epoch is the trial's start); a slot of `args` the engine fills when the statement
+  // runs (StatementExtra::clock_args), the same for every reading in the statement.
+  Expr unix_timestamp() {
+    const std::size_t at = token_.position;
+    advance();
+    advance();
+    if (!accept_symbol(")")) fail_at(at, "UNIX_TIMESTAMP() without an argument (the model has no DATETIME values to convert)");
+    using Read = StatementExtra::ClockRead;
+    Statement& s = out_.statement;
+    for (const auto& [slot, read] : s.more().clock_args)
+      if (read == Read::statement_floor) return Expr{.kind = Expr::Kind::param, .param = slot};
+    const std::size_t slot = s.more().args.size();
+    s.edit().clock_args.emplace_back(slot, Read::statement_floor);
+    s.edit().args.emplace_back(std::int64_t{0});  // the clock's reading when the statement runs
+    return Expr{.kind = Expr::Kind::param, .param = slot};
+  }
+  // MariaDB's functions of DATETIME values, which the model does not have; null for another name.
+  const char* temporal_named() const {
+    for (const char* name : {"NOW", "CURRENT_TIMESTAMP", "SYSDATE", "UTC_TIMESTAMP", "LOCALTIMESTAMP", "CURDATE", "TIMESTAMPADD",
+                             "DATE_ADD", "DATE_SUB", "TIMESTAMPDIFF", "FROM_UNIXTIME"})
+      if (is(name)) return name;
+    return nullptr;
+  }
+
   // LAST_INSERT_ID(): the session's last AUTO_INCREMENT id, put in its `args` slot when the
   // statement runs (StatementExtra::last_insert_id_arg). LAST_INSERT_ID(expr): expr, whose
   // value becomes the session's; only as the whole value of an assignment (assignments()).
@@ -550,8 +583,13 @@ class Parser {
   }
   static constexpr const char* kSetterAlone =
       "LAST_INSERT_ID() (LAST_INSERT_ID(expr) is modelled as the whole value of one assignment: c = LAST_INSERT_ID(expr))";
-  bool reads_last_insert_id(const Expr& e) const {
-    return e.kind == Expr::Kind::param && out_.statement.more().last_insert_id_arg == e.param;
+  // Whether `e` is a slot the engine fills when the statement runs (LAST_INSERT_ID(), the clock's
+  // readings), not a `?` bind() fills: it stays an expression, never a condition or a value.
+  bool reads_engine_slot(const Expr& e) const {
+    if (e.kind != Expr::Kind::param) return false;
+    const StatementExtra& extra = out_.statement.more();
+    return extra.last_insert_id_arg == e.param ||
+           std::any_of(extra.clock_args.begin(), extra.clock_args.end(), [&](const auto& c) { return c.first == e.param; });
   }
 
   // A `?` inside an expression: its value goes to StatementExtra::args when bound.
@@ -601,7 +639,7 @@ class Parser {
     std::vector<Expr> terms;
     split_and(expression(), terms);
     for (Expr& term : terms) {
-      if (auto c = simple_condition(term); c && !reads_last_insert_id(term.args[1])) {
+      if (auto c = simple_condition(term); c && !reads_engine_slot(term.args[1])) {
         check_count(s.where.size(), "conditions");
         if (term.args[1].kind == Expr::Kind::param)
           out_.params[param_index(term.args[1].param)] = Param{.in = Param::In::where, .where_index = s.where.size()};
@@ -663,7 +701,7 @@ class Parser {
     } while (accept_symbol(","));
     const auto simple = [&](const std::pair<std::string, Expr>& a) {
       const Expr& e = a.second;
-      if (e.kind == Expr::Kind::literal || (e.kind == Expr::Kind::param && !reads_last_insert_id(e))) return true;
+      if (e.kind == Expr::Kind::literal || (e.kind == Expr::Kind::param && !reads_engine_slot(e))) return true;
       // ON DUPLICATE KEY UPDATE c = VALUES(c) of a column the INSERT lists: the value bind() copies
       // (of a multi-row INSERT, each row's own: computed as the row meets its duplicate).
       return in == Param::In::on_update && e.kind == Expr::Kind::inserted && e.column == a.first &&

@@ -465,3 +465,37 @@ TEST_CASE("on the MariaDB engine, an index database.tables adds to a table that 
               {"trials", 1}};
   CHECK(run(doc).strategies.size() == 1);
 }
+
+namespace {
+json at(json s, int ms) {
+  s["at_ms"] = ms;
+  return s;
+}
+std::vector<std::vector<locksim::reports::Cell>> one(std::int64_t n) { return {{n}}; }
+}  // namespace
+
+TEST_CASE("PostgreSQL: extract(epoch from now())::bigint is the transaction's start on the database's clock, clock_timestamp()'s the "
+          "statement's, rounded to whole seconds") {
+  const auto r = run(pg({at(step("s1", "BEGIN"), 1400), at(step("s1", "SELECT extract(epoch from now())::bigint AS t"), 2600),
+                         step("s1", "SELECT extract(epoch from clock_timestamp())::bigint AS t"),
+                         step("s1", "SELECT extract(epoch from CURRENT_TIMESTAMP)::int AS t"), step("s1", "COMMIT"),
+                         at(step("s2", "SELECT extract(epoch from now())::bigint AS t"), 4600),
+                         at(step("s2", "UPDATE t SET v = extract(epoch from statement_timestamp())::bigint + 5 WHERE k = 'a'"), 5000),
+                         step("s2", "SELECT v FROM t WHERE k = 'a'")},
+                        kUnique, json::array({{{"k", "a"}, {"v", 0}}})));
+  CHECK(step_of(r, 2).rows == one(1));  // BEGIN at 1.4 s
+  CHECK(step_of(r, 3).rows == one(3));  // 2.6 s and a little
+  CHECK(step_of(r, 4).rows == one(1));
+  CHECK(step_of(r, 6).rows == one(5));  // a transaction of its own: 4.6 s
+  CHECK(step_of(r, 8).rows == one(10));
+}
+
+TEST_CASE("PostgreSQL: now() outside extract(epoch from ...)::bigint is refused as 0A000, naming the form the model reads") {
+  for (const char* sql : {"SELECT now()", "UPDATE t SET v = 1 WHERE v < extract(epoch from now())", "SELECT CURRENT_TIMESTAMP",
+                          "SELECT clock_timestamp() + interval '1 second'"}) {
+    INFO(sql);
+    const std::string why = test::refusal(pg({step("s1", sql)}).dump());
+    CHECK(why.find("0A000") != std::string::npos);
+    CHECK(why.find("extract(epoch from") != std::string::npos);
+  }
+}

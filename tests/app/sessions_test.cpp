@@ -356,3 +356,32 @@ TEST_CASE("a deadlock is explained from the locks each side held and the one it 
   CHECK(why.find("s1, holding X on t.PRIMARY (1)") != std::string::npos);
   CHECK(why.find("s2, holding X on t.PRIMARY (2)") != std::string::npos);
 }
+
+namespace {
+json at(json s, int ms) {
+  s["at_ms"] = ms;
+  return s;
+}
+std::vector<std::vector<locksim::reports::Cell>> one(std::int64_t n) { return {{n}}; }
+}  // namespace
+
+TEST_CASE("UNIX_TIMESTAMP() is the database's clock at the statement's start in whole seconds, and a step of db-1's clock moves it") {
+  json doc = sessions({step("s1", "INSERT INTO t (k, v) VALUES ('a', 0)"),
+                       at(step("s1", "UPDATE t SET v = UNIX_TIMESTAMP() + 10 WHERE k = 'a'"), 2600),
+                       at(step("s1", "SELECT v FROM t WHERE k = 'a'"), 2700),
+                       at(step("s2", "UPDATE t SET v = 0 WHERE k = 'a' AND v <= UNIX_TIMESTAMP()"), 4000),
+                       at(step("s2", "SELECT UNIX_TIMESTAMP() AS now"), 6000)});
+  doc["faults"] = {{"clock_steps", {{{"node", "db-1"}, {"at_ms", 5000}, {"step_ms", 30000}}}}};
+  const auto r = run(doc);
+  CHECK(step_of(r, 3).rows == one(12));  // 2.6 s: 2 whole seconds, plus 10
+  CHECK(step_of(r, 4).affected == 0);    // 4 s: the lease to 12 s still runs
+  CHECK(step_of(r, 5).rows == one(36));  // 6 s, and db-1's clock 30 s ahead since 5 s
+}
+
+TEST_CASE("NOW() and the DATETIME functions are refused at load, pointing at UNIX_TIMESTAMP()") {
+  for (const char* sql : {"SELECT NOW()", "UPDATE t SET v = 1 WHERE v < CURRENT_TIMESTAMP", "SELECT DATE_ADD(NOW(), INTERVAL 1 SECOND)",
+                          "SELECT UNIX_TIMESTAMP(NOW())", "INSERT INTO t (k, v) VALUES ('a', UNIX_TIMESTAMP())"}) {
+    INFO(sql);
+    CHECK(refusal(sessions({step("s1", sql)})).find("UNIX_TIMESTAMP()") != std::string::npos);
+  }
+}

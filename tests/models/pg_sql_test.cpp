@@ -288,7 +288,8 @@ TEST_CASE("pg: an expression past 32 levels is 0A000, as the MariaDB front end b
 
 TEST_CASE("pg: functions, CASE, ILIKE, ANY, IS DISTINCT FROM and other constructs are 0A000 naming them", "[pg_sql]") {
   CHECK(refused("SELECT * FROM t WHERE lower(a) = 'x'") == "a function call lower()");
-  CHECK(refused("SELECT * FROM t WHERE a = now()") == "a function call now()");
+  // The clock, outside the one form the model reads it in, names that form.
+  CHECK(refused("SELECT * FROM t WHERE a = now()").starts_with("now() outside extract(epoch from now())::bigint"));
   CHECK(refused("SELECT * FROM t WHERE CASE WHEN a THEN 1 END = 1") == "CASE");
   CHECK(refused("SELECT * FROM t WHERE a ILIKE 'x'") == "ILIKE");
   CHECK(refused("SELECT * FROM t WHERE a LIKE 'x' ESCAPE '!'") == "LIKE ... ESCAPE");
@@ -296,7 +297,8 @@ TEST_CASE("pg: functions, CASE, ILIKE, ANY, IS DISTINCT FROM and other construct
   CHECK(refused("SELECT * FROM t WHERE a = GREATEST(b, 1)") == "GREATEST or LEAST");
   CHECK(refused("SELECT * FROM t WHERE a IS DISTINCT FROM 1") == "IS [NOT] DISTINCT FROM");
   CHECK(refused("SELECT * FROM t WHERE a || 'x' = 'y'") == "the operator ||");
-  CHECK(refused("SELECT * FROM t WHERE a = CURRENT_TIMESTAMP") == "CURRENT_TIMESTAMP, CURRENT_USER and the like");
+  CHECK(refused("SELECT * FROM t WHERE a = CURRENT_TIMESTAMP").starts_with("CURRENT_TIMESTAMP outside extract(epoch from"));
+  CHECK(refused("SELECT * FROM t WHERE a = CURRENT_USER") == "CURRENT_TIMESTAMP, CURRENT_USER and the like");
   const pg::Error e = error_of("SELECT * FROM t WHERE a = 1 AND foo(b) = 2");
   CHECK(e.position() == 32);
   CHECK(std::string(e.what()) == "0A000 a function call foo() is not modelled (docs/sql.md, PostgreSQL) at position 32");
