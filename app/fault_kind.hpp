@@ -17,7 +17,7 @@
 namespace locksim {
 
 /// The nodes a fault may name in a scenario: "app-1" .. "app-N", "db-1", "redis-3",
-/// "redis-1-replica", "sentinel", "zk-1", "etcd-1", "mq-1", "remote-1", "clients".
+/// "redis-1-replica", "sentinel", "zk-1", "etcd-1", "consul-1", "mq-1", "remote-1", "clients".
 struct NodeNames {
   int app_servers = 1;
   std::vector<std::string> sessions{};  // the sessions workload's client nodes

@@ -257,7 +257,7 @@ ScenarioRun start_run(const Scenario& s) {
     run.folds[k].result.name = choice.shown();
     run.folds[k].result.description = choice.entry().info.description;
     const models::strategies::Needs needs = models::strategies::needs(choice.entry(), choice.params);
-    run.folds[k].result.family = needs.redis ? "Redis" : needs.zookeeper || needs.etcd ? "ZooKeeper / etcd" : "database";
+    run.folds[k].result.family = needs.redis ? "Redis" : needs.zookeeper || needs.etcd || needs.consul ? "ZooKeeper / etcd" : "database";
     run.folds[k].result.params = choice.params;
     if (s.kind != nullptr) s.kind->describe(choice, run.folds[k].result);
     for (const Expectation& e : s.expect)

@@ -127,6 +127,7 @@ bool param_value_ok(const models::strategies::ParamInfo& info, const json& v) {
   if (info.kind == models::strategies::ParamKind::flag && v.is_boolean()) return true;
   if (!v.is_number()) return false;
   const double x = v.get<double>();
+  if ((info.at_least && x < *info.at_least) || (info.at_most && x > *info.at_most)) return false;
   switch (info.kind) {
     case models::strategies::ParamKind::duration_ms: return x >= 0 && x <= limits::max_ms;
     case models::strategies::ParamKind::count: return x >= 0 && x <= 1e6 && x == std::floor(x);
@@ -137,6 +138,8 @@ bool param_value_ok(const models::strategies::ParamInfo& info, const json& v) {
 }
 
 std::string expected_value(const models::strategies::ParamInfo& info) {
+  if (info.kind == models::strategies::ParamKind::duration_ms && (info.at_least || info.at_most))
+    return fmt::format("a duration in ms from {} to {}", info.at_least.value_or(0), info.at_most.value_or(limits::max_ms));
   switch (info.kind) {
     case models::strategies::ParamKind::duration_ms: return fmt::format("a duration in ms from 0 to {}", limits::max_ms);
     case models::strategies::ParamKind::count: return "a whole number from 0 to 1000000";

@@ -247,7 +247,7 @@ reports::Timeline::Bar bar(const models::checkers::LockMonitor& locks, const mod
   // once, and a hold lost under it is gone by then: its lease at the service ends there too.
   if ((why == HoldEnd::released || why == HoldEnd::lost) && r.lease_until != sim::kNever && r.lease_until > until)
     b.lease_to_s = seconds(until);
-  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd", "postgresql", "mariadb", "lease"};
+  static constexpr const char* kServices[] = {"redis", "redlock", "zookeeper", "etcd", "postgresql", "mariadb", "lease", "consul"};
   b.service = kServices[static_cast<int>(r.service)];
   if (r.deleted_by) b.deleted_by = who_of(locks.records()[*r.deleted_by].who);
   if (r.removed) b.removed = who_of(locks.records()[*r.removed].who);

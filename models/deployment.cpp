@@ -114,6 +114,11 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
     services_.etcd = etcd_.get();
     services_.etcd_session_ttl = config.coordination.etcd_session_ttl;
   }
+  if (needs.consul) {
+    consul_ = std::make_unique<consul::Server>(net, add_node("consul-1"));
+    consul_->start();
+    services_.consul = consul_.get();
+  }
   if (needs.remote) {
     remote_ = std::make_unique<RemoteService>(net, add_node("remote-1"), config.remote);
     services_.remote = remote_.get();
@@ -127,6 +132,7 @@ std::uint64_t Deployment::memory_held() const {
   if (replica_) held += replica_->keyspace().bytes_held() + queued_bytes(replica_->queued());
   if (zookeeper_) held += queued_bytes(zookeeper_->queued());
   if (etcd_) held += queued_bytes(etcd_->queued());
+  if (consul_) held += queued_bytes(consul_->queued());
   return held;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/app/remote.hpp"
+#include "models/coord/consul.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
 #include "models/db/server.hpp"
@@ -54,7 +55,7 @@ struct RedisSetup {
   std::vector<std::pair<std::string, std::string>> keys{};
 };
 
-/// ZooKeeper and etcd, for strategies that use them.
+/// ZooKeeper, etcd and Consul, for strategies that use them.
 struct CoordinationSetup {
   zk::ServerConfig zookeeper;
   zk::ClientConfig zookeeper_client;
@@ -137,6 +138,7 @@ class Deployment {
   std::vector<std::unique_ptr<redis::Client>> redis_clients_;
   std::unique_ptr<zk::Server> zookeeper_;
   std::unique_ptr<etcd::Server> etcd_;
+  std::unique_ptr<consul::Server> consul_;
   std::unique_ptr<RemoteService> remote_;
   strategies::Services services_;
 };

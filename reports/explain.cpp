@@ -41,10 +41,11 @@ std::string band_words(const Timeline::Band& b) {
 }
 
 // How the service ended a hold on its own, in words: a Redis key's TTL, a ZooKeeper session
-// taking its lock node with it, an etcd lease taking its key.
+// taking its lock node with it, an etcd lease taking its key, a Consul session its key.
 std::string lost_words(const Timeline::Bar& b) {
   if (b.service == "zookeeper") return "its ZooKeeper session expired at the service, and its lock node with it";
   if (b.service == "etcd") return "its etcd lease expired at the service, and its key with it";
+  if (b.service == "consul") return "its Consul session was invalidated at the service (no renewal for twice its TTL, or its node down), and its key released";
   if (b.service == "postgresql") return "its PostgreSQL session or transaction ended, and the advisory lock with it";
   if (b.service == "mariadb") return "its MariaDB connection closed, and the GET_LOCK lock with it";
   if (b.service == "lease") return "its lease ran out by its own clock";
@@ -66,6 +67,8 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   } else {
     const std::string what = b.service == "zookeeper" ? fmt::format("ZooKeeper session expired at {}, and its lock node under {} went with it", at(lost), lock)
                              : b.service == "etcd"    ? fmt::format("etcd lease expired at {}, and its key under {} went with it", at(lost), lock)
+                             : b.service == "consul"
+                                 ? fmt::format("Consul session was invalidated at {}, and {} was released with it", at(lost), lock)
                              : b.service == "postgresql"
                                  ? fmt::format("PostgreSQL session or transaction ended by {}, and its {} went with it", at(lost), lock)
                              : b.service == "mariadb"
@@ -130,6 +133,10 @@ std::string granted_words(const Timeline& t, const Timeline::Bar& b, const std::
     const std::string revision = created_number(t, b, "(created at revision ");
     return fmt::format("its key under {}{} has the lowest create revision: it holds the lock", lock,
                        revision.empty() ? "" : fmt::format(", created at revision {},", revision));
+  }
+  if (b.service == "consul") {
+    const std::string index = created_number(t, b, "(lock index ");
+    return fmt::format("Consul granted {} to its session{}: it holds the lock", lock, index.empty() ? "" : fmt::format(" (lock index {})", index));
   }
   if (b.service == "redlock") return fmt::format("SET {} NX PX granted on a majority of the Redis instances: it holds the lock", lock);
   if (b.service == "redis") return fmt::format("SET {} NX granted: it holds the lock", lock);
@@ -250,6 +257,7 @@ std::string duplicate_story(const Timeline& t) {
     } else if (lost_at(*hold) >= 0 && lost_at(*hold) < m.at_s) {
       const char* lost = hold->service == "zookeeper" ? "its ZooKeeper session had expired"
                          : hold->service == "etcd"    ? "its etcd lease had expired"
+                         : hold->service == "consul"  ? "its Consul session had been invalidated"
                                                       : "its lease had run out";
       out += fmt::format(" {} inserted believing it held {}, but {} at {}", lane, lock, lost, at(lost_at(*hold)));
       if (const auto* band = band_at(t, m.who.node, lost_at(*hold))) out += fmt::format(" while its node was {}", band_words(*band));
@@ -468,8 +476,8 @@ std::string ended_words(const Timeline::Bar& b) {
     case End::deleted: out = fmt::format("deleted by {} at {} (wrong unlock)", b.deleted_by.text, at); break;
     case End::session_expired:
     case End::lease_expired:
-      out = fmt::format("{}{} ({})", b.end == End::lease_expired ? "lease expired" : "session expired",
-                        b.service_to_s >= 0 ? " at " + at : "", b.end == End::lease_expired ? "etcd" : "ZooKeeper");
+      out = fmt::format("{}{} ({})", b.end == End::lease_expired ? "lease expired" : b.service == "consul" ? "session invalidated" : "session expired",
+                        b.service_to_s >= 0 ? " at " + at : "", b.end == End::lease_expired ? "etcd" : b.service == "consul" ? "Consul" : "ZooKeeper");
       break;
     case End::lost:
       out = b.service == "postgresql" ? "ended with its session or transaction"
@@ -514,6 +522,8 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
       end = fmt::format("{}: unlocked {}; its own lock was still there and went", holder, lock);
     else if (!b.removed.empty())
       end = fmt::format("{}: DEL {} removed {}'s lock, not its own (a wrong unlock)", holder, lock, b.removed.lane);
+    else if (b.end == Timeline::End::session_expired && b.service == "consul")
+      end = fmt::format("{}: its Consul session had been invalidated and {} released; it let go", holder, lock);
     else if (b.end == Timeline::End::session_expired)
       end = fmt::format("{}: its ZooKeeper session had expired and its lock node with it; it let go of {}", holder, lock);
     else if (b.end == Timeline::End::lease_expired)
@@ -926,7 +936,10 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
       rows.push_back(std::move(del));
       rows.push_back({lost_at(b), lane, "lock deleted by " + b.deleted_by.lane, full, "#d02020"});
     } else if (lost_at(b) >= 0) {
-      const std::string what = b.service == "zookeeper" ? "session expired" : b.service == "etcd" ? "lease expired" : "lease ran out";
+      const std::string what = b.service == "zookeeper" ? "session expired"
+                               : b.service == "etcd"    ? "lease expired"
+                               : b.service == "consul"  ? "session invalidated"
+                                                        : "lease ran out";
       rows.push_back({lost_at(b), lane, what + ": " + lock, row_of(b) + ": " + lost_words(b), "#d08020"});
     }
     if (!b.renewals_s.empty())

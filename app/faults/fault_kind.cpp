@@ -36,11 +36,11 @@ std::string NodeNames::read(const Reader& r, const std::string& key) const {
     const int n = std::stoi(digits);
     return n >= 1 && n <= max;
   };
-  for (const char* fixed : {"clients", "db-1", "mq-1", "remote-1", "sentinel", "redis-1-replica", "zk-1", "etcd-1"})
+  for (const char* fixed : {"clients", "db-1", "mq-1", "remote-1", "sentinel", "redis-1-replica", "zk-1", "etcd-1", "consul-1"})
     if (name == fixed) return name;
   if (numbered("app-", app_servers) || numbered("redis-", 99)) return name;
   if (std::find(sessions.begin(), sessions.end(), name) != sessions.end()) return name;
-  r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, mq-1, remote-1, clients{}, "
+  r.fail(fmt::format("a node: app-1 .. app-{}, db-1, redis-N, redis-1-replica, sentinel, zk-1, etcd-1, consul-1, mq-1, remote-1, clients{}, "
                      "got {}",
                      app_servers, sessions.empty() ? "" : fmt::format(" or a session ({})", fmt::join(sessions, ", ")),
                      quote_value(name)),

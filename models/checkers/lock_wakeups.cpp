@@ -8,7 +8,7 @@ namespace {
 class LockWakeups : public Checker {
  public:
   std::vector<MetricInfo> metrics() const override {
-    return {{.name = "lock_wakeups", .unit = "wake-ups", .meaning = "watch events that woke lock waiters (the herd effect)"}};
+    return {{.name = "lock_wakeups", .unit = "wake-ups", .meaning = "watch events (and Consul's blocking reads) that woke lock waiters (the herd effect)"}};
   }
   void check(const Trial& trial, Findings& out) const override {
     if (trial.operations != nullptr) out.set("lock_wakeups", static_cast<double>(trial.lock_wakeups));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "models/coord/consul.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
 #include "models/redis/redlock.hpp"
@@ -145,7 +146,7 @@ void LockMonitor::release(std::size_t index) {
   } else if (r.service == LockService::lease) {
     r.end = HoldEnd::expired;  // by its holder's clock, stepped or drifting since: when is not known
   } else if (r.service == LockService::zookeeper || r.service == LockService::etcd || r.service == LockService::pg_advisory ||
-             r.service == LockService::mariadb_user_lock) {
+             r.service == LockService::mariadb_user_lock || r.service == LockService::consul) {
     r.end = HoldEnd::session_lost;
     if (r.ended && r.ended() <= now) r.service_until = r.ended();
   } else {
@@ -220,6 +221,14 @@ bool LockObservations::etcd_has(const std::string& key) const {
 
 sim::Time LockObservations::zookeeper_removed_at(const std::string& path) const {
   return servers_.zookeeper != nullptr ? servers_.zookeeper->removed_at(path) : sim::kNever;
+}
+
+bool LockObservations::consul_holds(const std::string& key, std::uint64_t session) const {
+  return servers_.consul != nullptr && servers_.consul->holds(key, session);
+}
+
+sim::Time LockObservations::consul_invalidated_at(std::uint64_t session) const {
+  return servers_.consul != nullptr ? servers_.consul->invalidated_at(session) : sim::kNever;
 }
 
 sim::Time LockObservations::etcd_removed_at(const std::string& key) const {

@@ -43,6 +43,9 @@ class Server;
 namespace models::etcd {
 class Server;
 }
+namespace models::consul {
+class Server;
+}
 
 namespace models::checkers {
 
@@ -106,8 +109,9 @@ using EndedPeek = std::function<sim::Time()>;
 /// The service a hold was taken at, which says how the service ends a hold on its own
 /// (pg_advisory: PostgreSQL's advisory lock, ended with its session or transaction;
 /// mariadb_user_lock: GET_LOCK's, ended with its connection; lease: one the strategy keeps
-/// anywhere, a row's `lock_until` say, granted until its holder's own clock reads its end).
-enum class LockService { redis, redlock, zookeeper, etcd, pg_advisory, mariadb_user_lock, lease };
+/// anywhere, a row's `lock_until` say, granted until its holder's own clock reads its end;
+/// consul: a key acquired by a Consul session, ended with the session).
+enum class LockService { redis, redlock, zookeeper, etcd, pg_advisory, mariadb_user_lock, lease, consul };
 
 /// Why a hold ended, as far as the holder and the service tell: the holder let go while the
 /// service still granted it (released), or the service had ended it first (expired, deleted
@@ -171,6 +175,7 @@ struct LockServers {
   const redis::Sentinel* sentinel = nullptr;        // picks the master, when there is one
   const zk::Server* zookeeper = nullptr;
   const etcd::Server* etcd = nullptr;
+  const consul::Server* consul = nullptr;
 };
 
 /// What one trial's lock clients report, read by the runner and the checkers once the run
@@ -206,6 +211,9 @@ class LockObservations {
   /// When ZooKeeper removed znode `path` / etcd deleted `key` (kNever: not, or no such server).
   sim::Time zookeeper_removed_at(const std::string& path) const;
   sim::Time etcd_removed_at(const std::string& key) const;
+  /// Whether Consul's `key` is held by `session` now, and when that session was invalidated.
+  bool consul_holds(const std::string& key, std::uint64_t session) const;
+  sim::Time consul_invalidated_at(std::uint64_t session) const;
 
   // What the lock clients write.
   LockMonitor& locks() { return locks_; }

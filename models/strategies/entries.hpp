@@ -36,6 +36,8 @@ Entry zookeeper_recipe();
 Entry zookeeper_herd();
 Entry fencing_token();
 Entry etcd_lease_revision();
+Entry consul_lock();
+Entry consul_lock_index();
 Entry request_token();
 Entry rate_limit();
 Entry lock_plus_unique_index();

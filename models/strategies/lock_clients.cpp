@@ -168,6 +168,26 @@ std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Durat
       mutex->token());
 }
 
+std::optional<LockGuard> LockClients::consul(const std::string& key, const consul::LockOptions& options, sim::Duration wait) {
+  TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
+  auto lock = std::make_shared<consul::Lock>(env_.consul(worker_), key, value_, options);
+  const bool held = lock->lock(wait);
+  if (lock->wakeups() > 0) env_.observed_.count_wakeups(lock->wakeups());
+  if (!held) return std::nullopt;
+  checkers::LockObservations* seen = &env_.observed_;
+  const std::uint64_t session = lock->session();
+  checkers::Hold hold = seen->locks().acquired(
+      key, who_, [seen, key, session] { return seen->consul_holds(key, session); }, std::nullopt, checkers::LockService::consul,
+      [seen, session] { return seen->consul_invalidated_at(session); });
+  return guard(
+      std::move(hold),
+      [lock](checkers::Hold& h) {
+        h.release();
+        lock->unlock();
+      },
+      static_cast<std::int64_t>(lock->token()));
+}
+
 std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string& key) {
   TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   try {

@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 
+#include "models/coord/consul_lock.hpp"
 #include "models/coord/zk_lock.hpp"
 #include "models/db/server.hpp"
 #include "models/redis/redlock.hpp"
@@ -109,6 +110,11 @@ class LockClients {
   /// etcd's concurrency.Mutex under `prefix` on the worker's session lease, waiting at most
   /// `wait`; a lease found expired is replaced once. The key's create revision is the token.
   std::optional<LockGuard> etcd(const std::string& prefix, sim::Duration wait);
+  /// Consul's api.Lock on `key` with its own session (`options`: its TTL, lock-delay and
+  /// behavior), waiting at most `wait`. The key's LockIndex is the token. The checkers see the
+  /// hold while the session holds the key: an invalidated session (the holder paused past twice
+  /// the TTL, its node down) ends it, and the key stays refused for the lock-delay.
+  std::optional<LockGuard> consul(const std::string& key, const consul::LockOptions& options, sim::Duration wait);
   /// A row in the lock table (unique key: busy) inserted on `c`, deleted by the unlock.
   /// No expiry, and no checker hold: nothing can take the lock while the row is there.
   std::optional<LockGuard> table(db::Connection& c, const std::string& key);

@@ -152,7 +152,7 @@ void read_uses(lua_State* L, const std::string& file, Uses& u) {
   lua_pushstring(L, "uses");
   const int t = lua_rawget(L, -2);
   if (t != LUA_TNIL) {
-    constexpr const char* kExpected = "expected `uses` to be a list of: redis, redlock, zookeeper, etcd, remote, lock_table, fences";
+    constexpr const char* kExpected = "expected `uses` to be a list of: redis, redlock, zookeeper, etcd, consul, remote, lock_table, fences";
     if (t != LUA_TTABLE) throw ScriptError(fmt::format("{}: {}", file, kExpected));
     const lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, -1));
     for (lua_Integer i = 1; i <= n; ++i) {
@@ -162,6 +162,7 @@ void read_uses(lua_State* L, const std::string& file, Uses& u) {
       else if (name == "redlock") u.redis = u.redlock = true;
       else if (name == "zookeeper") u.zookeeper = true;
       else if (name == "etcd") u.etcd = true;
+      else if (name == "consul") u.consul = true;
       else if (name == "remote") u.remote = true;
       else if (name == "lock_table") u.lock_table = true;
       else if (name == "fences") u.fences = true;
@@ -240,6 +241,7 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   if (uses.redlock) info.needs.redis_instances = 5;
   info.needs.zookeeper = uses.zookeeper;
   info.needs.etcd = uses.etcd;
+  info.needs.consul = uses.consul;
   info.needs.remote = uses.remote;
   const auto add_table = [&](db::TableSchema table) {
     if (std::none_of(info.needs.tables.begin(), info.needs.tables.end(), [&](const auto& t) { return t.name == table.name; }))

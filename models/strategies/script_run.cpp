@@ -259,6 +259,9 @@ int api(lua_State* L) {
     } catch (const zk::KeeperError& e) {
       push_error(L, "keeper", e.what());
       results = -1;
+    } catch (const consul::Error& e) {
+      push_error(L, "consul", e.what());
+      results = -1;
     } catch (...) {  // sim::Killed, an explorer's divergence: thrown again once Lua has unwound
       inv->fatal = std::current_exception();
       lua_pushlightuserdata(L, &fatal_sentinel);
@@ -561,6 +564,7 @@ class ScriptStrategy : public Strategy {
                     {"redlock", api<lock_redlock>},
                     {"zookeeper", api<lock_zookeeper>},
                     {"etcd", api<lock_etcd>},
+                    {"consul", api<lock_consul>},
                     {"table", api<lock_table>},
                     {"pg_advisory", api<lock_pg_advisory>},
                     {"get_lock", api<lock_get_lock>},
@@ -935,6 +939,23 @@ class ScriptStrategy : public Strategy {
     const std::string prefix = arg_text(L, 1, "locks.etcd: the prefix");
     check_options(L, 2, "locks.etcd");
     return push_lock(L, inv, inv.strategy->clients(inv).etcd(prefix, ms(opt_number(L, 2, "wait_ms").value_or(0))));
+  }
+  // locks.consul(key [, opts]): api.Lock with a session of its own.
+  static int lock_consul(lua_State* L, Invocation& inv) {
+    const std::string key = arg_text(L, 1, "locks.consul: the key");
+    check_options(L, 2, "locks.consul");
+    consul::LockOptions o;
+    if (auto ttl = opt_number(L, 2, "ttl_ms")) o.session.ttl = ms(*ttl);
+    if (auto delay = opt_number(L, 2, "lock_delay_ms")) o.session.lock_delay = ms(*delay);
+    if (lua_type(L, 2) == LUA_TTABLE) {
+      lua_pushstring(L, "behavior");
+      const int t = lua_rawget(L, 2);
+      const std::string name = t == LUA_TNIL ? "release" : t == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      lua_pop(L, 1);
+      if (name != "release" && name != "delete") throw Misuse{"option behavior: expected \"release\" or \"delete\""};
+      o.session.behavior = name == "delete" ? consul::Behavior::del : consul::Behavior::release;
+    }
+    return push_lock(L, inv, inv.strategy->clients(inv).consul(key, o, ms(opt_number(L, 2, "wait_ms").value_or(0))));
   }
   static int lock_table(lua_State* L, Invocation& inv) {
     const std::string key = arg_text(L, 1, "locks.table: the key");

@@ -112,6 +112,7 @@ Uses uses_in(std::string_view text) {
   u.redis = u.redlock || field("locks", {"redis", "redisson"}) || field("redis", {"call", "script"}) || called("hold");
   u.zookeeper = field("locks", {"zookeeper"});
   u.etcd = field("locks", {"etcd"});
+  u.consul = field("locks", {"consul"});
   u.remote = field("remote", {"create"});
   u.lock_table = field("locks", {"table"}) || named("t_lock");
   u.fences = named("t_fence");

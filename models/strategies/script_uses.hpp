@@ -10,7 +10,7 @@ namespace models::strategies {
 // rules in one pass, linear in the text: comments do not count, and a call spelled inside a string
 // is no call (a table's name inside one, in the SQL, is).
 struct Uses {
-  bool redis = false, redlock = false, zookeeper = false, etcd = false, remote = false, lock_table = false, fences = false;
+  bool redis = false, redlock = false, zookeeper = false, etcd = false, consul = false, remote = false, lock_table = false, fences = false;
 };
 
 /// What `text` (a script's source) calls and names.

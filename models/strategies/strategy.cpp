@@ -26,7 +26,8 @@ const db::sql::Prepared kInsertFence = db::sql::prepare("INSERT IGNORE INTO t_fe
 const db::sql::Prepared kRaiseFence = db::sql::prepare("UPDATE t_fence SET token = ? WHERE lock_key = ? AND token < ?");
 
 checkers::LockServers lock_servers(const Services& services) {
-  checkers::LockServers servers{.sentinel = services.sentinel, .zookeeper = services.zookeeper, .etcd = services.etcd};
+  checkers::LockServers servers{
+      .sentinel = services.sentinel, .zookeeper = services.zookeeper, .etcd = services.etcd, .consul = services.consul};
   servers.redis_nodes.assign(services.redis_nodes.begin(), services.redis_nodes.end());
   return servers;
 }
@@ -66,6 +67,11 @@ etcd::Client& Env::etcd(const Worker& worker) {
   EtcdSession& session = etcd_sessions_[{index(worker), worker.index}];
   if (!session.client) session.client = std::make_unique<etcd::Client>(*services_.network, worker.server.node(), *services_.etcd);
   return *session.client;
+}
+
+consul::Client Env::consul(const Worker& worker) const {
+  if (services_.consul == nullptr) throw sim::UsageError("strategies::Env: this world has no Consul");
+  return consul::Client(*services_.network, worker.server.node(), *services_.consul);
 }
 
 std::int64_t Env::etcd_session(const Worker& worker, bool renew) {
@@ -222,6 +228,8 @@ Response Strategy::handle(const Request& request, Worker& worker) {
     }
   } catch (const sim::Timeout&) {
     return Response{ErrorKind::timeout};  // a lock service call timed out
+  } catch (const consul::Error&) {
+    return Response{ErrorKind::session_expired};  // the lock's session was invalidated while it waited
   } catch (const zk::KeeperError& e) {
     // The session expired mid-call, or the lock node went with it (Curator's LOST): named as such.
     if (e.code() == zk::Code::session_expired || e.code() == zk::Code::no_node) return Response{ErrorKind::session_expired};

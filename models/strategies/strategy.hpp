@@ -22,6 +22,7 @@
 #include "models/db/server.hpp"
 #include "models/workloads/batch/batch.hpp"
 #include "models/checkers/locks.hpp"
+#include "models/coord/consul.hpp"
 #include "models/coord/etcd.hpp"
 #include "models/coord/zookeeper.hpp"
 #include "models/redis/client.hpp"
@@ -52,6 +53,9 @@ struct ParamInfo {
   double value;  // the default
   std::string meaning;
   ParamKind kind = ParamKind::duration_ms;
+  /// Narrower bounds than the kind's, where the service sets them (Consul's TTL, 10 s .. 24 h).
+  std::optional<double> at_least{};
+  std::optional<double> at_most{};
 };
 
 /// What the world must hold for a strategy.
@@ -61,6 +65,7 @@ struct Needs {
   int redis_instances = 1;  // unless the scenario says how many
   bool zookeeper = false;
   bool etcd = false;
+  bool consul = false;
   std::vector<db::TableSchema> tables{};  // besides the accounts table
   bool remote = false;                    // another service the handler calls
   /// The accounts table as the strategy defines it (a script's CREATE TABLE t_account); none:
@@ -120,6 +125,7 @@ struct Services {
   zk::ClientConfig zookeeper_client{};
   etcd::Server* etcd = nullptr;
   sim::Duration etcd_session_ttl = std::chrono::seconds(60);  // concurrency.NewSession's default
+  consul::Server* consul = nullptr;
   RemoteService* remote = nullptr;
   Network* network = nullptr;
 };
@@ -147,6 +153,8 @@ class Env {
   /// old one expired: its session is Done).
   etcd::Client& etcd(const Worker& worker);
   std::int64_t etcd_session(const Worker& worker, bool renew = false);
+  /// A Consul client on the worker's node (each lock makes its own session, as api.Lock does).
+  consul::Client consul(const Worker& worker) const;
   /// Asks the remote service to create its record for account `id`; throws sim::Timeout.
   void remote_create(const Worker& worker, std::int64_t id, sim::Duration timeout);
 

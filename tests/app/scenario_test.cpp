@@ -119,6 +119,11 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
             .starts_with("/strategies/1: expected a strategy name"));
   CHECK(refusal(R"({"name": "x", "strategies": [{"name": "redis-set-nx-ex-drop", "params": {"ttl_ms": -1}}]})") ==
         "/strategies/0/params/ttl_ms: expected a duration in ms from 0 to 1000000000000");
+  // Consul's bounds: a session TTL from 10 s to 24 h, a lock-delay of at most 60 s.
+  CHECK(refusal(R"({"name": "x", "strategies": [{"name": "consul-lock", "params": {"ttl_ms": 5000}}]})") ==
+        "/strategies/0/params/ttl_ms: expected a duration in ms from 10000 to 86400000");
+  CHECK(refusal(R"({"name": "x", "strategies": [{"name": "consul-lock", "params": {"lock_delay_ms": 61000}}]})") ==
+        "/strategies/0/params/lock_delay_ms: expected a duration in ms from 0 to 60000");
   CHECK(refusal(R"({"name": "x", "expect": {"unique-index": {"duplicate_rows": "few"}}})")
             .starts_with("/expect/unique-index/duplicate_rows: expected a comparison"));
   CHECK(refusal(R"({"name": "x", "database": {"read": {"uniform_ms": [5, 1]}}})")

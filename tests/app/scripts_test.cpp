@@ -671,3 +671,32 @@ TEST_CASE("a text bound on PostgreSQL with a NUL byte or bytes that are not UTF-
   TempScript mariadb(script("INSERT INTO t_account (open_id, device) VALUES (?, ?)", "'a\\0b'", "ok"));
   CHECK(total(run(mariadb), "script_errors") == 0);
 }
+
+TEST_CASE("locks.consul serializes the callers of one key through Consul sessions, and the checkers see each hold") {
+  const std::string guarded = R"lua(
+  if #db.query("SELECT id FROM t_account WHERE open_id = ?", req.open_id) == 0 then
+    work()
+    db.exec("INSERT INTO t_account (open_id, device) VALUES (?, ?)", req.open_id, req.device)
+  end
+)lua";
+  TempScript locked(std::string(kHeader) + "function bind(req)\n  local lock = locks.consul('locks/' .. req.open_id, {wait_ms = 4000})\n" +
+                    "  if not lock then return 'lock_busy' end\n  assert(lock.token > 0)\n" + guarded + "  lock:release()\nend\n");
+  const auto a = run(locked);
+  CHECK(total(a, "script_errors") == 0);
+  CHECK(total(a, "duplicate_rows") == 0);
+  CHECK(total(a, "overlapping_holders") == 0);
+  CHECK(total(a, "max_concurrent_holders") == 1);
+}
+
+TEST_CASE("locks.consul refuses a TTL the server refuses, a behavior it does not know, and names the key's option") {
+  const auto errors_of = [](const std::string& body) {
+    TempScript script(std::string(kHeader) + "function bind(req)\n" + body + "\nend\n");
+    return total(run(script), "script_errors");
+  };
+  CHECK(errors_of("locks.consul('k', {ttl_ms = 5000})") > 0);  // Invalid Session TTL
+  CHECK(errors_of("locks.consul('k', {behavior = 'forget'})") > 0);
+  CHECK(errors_of("locks.consul('k', {lock_delay_ms = -1})") > 0);
+  CHECK(errors_of("local ok, e = pcall(locks.consul, 'k', {ttl_ms = 5000})\n"
+                  "assert(not ok and e.code == 'consul' and e.message:find('Invalid Session TTL'))") == 0);
+  CHECK(errors_of("local l = locks.consul('k', {ttl_ms = 10000, behavior = 'delete'})\nif l then l:release() end") == 0);
+}

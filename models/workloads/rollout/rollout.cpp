@@ -63,6 +63,7 @@ strategies::Needs needs(const Plan& plan) {
     out.redis_instances = std::max(out.redis_instances, n.redis_instances);
     out.zookeeper = out.zookeeper || n.zookeeper;
     out.etcd = out.etcd || n.etcd;
+    out.consul = out.consul || n.consul;
     out.remote = out.remote || n.remote;
     for (const auto& table : n.tables)
       if (std::none_of(out.tables.begin(), out.tables.end(), [&](const db::TableSchema& t) { return t.name == table.name; }))
