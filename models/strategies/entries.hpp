@@ -34,6 +34,7 @@ Entry redisson_watchdog();
 Entry redlock();
 Entry zookeeper_recipe();
 Entry zookeeper_herd();
+Entry zookeeper_recipe_checked();
 Entry fencing_token();
 Entry etcd_lease_revision();
 Entry consul_lock();

@@ -15,7 +15,7 @@ const std::vector<Entry>& registry() {
       etcd_lease_revision(),   request_token(),         rate_limit(),             lock_plus_unique_index(),
       create_inside_txn(),     create_then_txn(),
       publish_then_mark(),     mark_then_publish(),     cas_mark_then_publish(),
-      sessions_script(),       consul_lock(),           consul_lock_index(),
+      sessions_script(),       consul_lock(),           consul_lock_index(),      zookeeper_recipe_checked(),
   };
   return all;
 }
