@@ -31,9 +31,9 @@ class ConsulLock : public Strategy {
 };
 
 std::vector<ParamInfo> consul_params() {
-  return {{"ttl_ms", 15000, "the session's TTL (the server invalidates it after twice this without a renewal)",
+  return {{"ttl_ms", 15000, "the session's TTL, 10 s to 24 h: the server invalidates it after twice this without a renewal",
            ParamKind::duration_ms, 10000, 86400000},
-          {"lock_delay_ms", 15000, "how long the key is refused to everyone after the session is invalidated",
+          {"lock_delay_ms", 15000, "how long, at most 60 s, the key is refused to everyone once its session is invalidated",
            ParamKind::duration_ms, 0, 60000},
           {"wait_ms", 60000, "give up waiting for the lock after this"}};
 }

@@ -565,6 +565,7 @@ class ScriptStrategy : public Strategy {
                     {"zookeeper", api<lock_zookeeper>},
                     {"etcd", api<lock_etcd>},
                     {"consul", api<lock_consul>},
+                    {"zookeeper_state", api<zookeeper_state>},
                     {"table", api<lock_table>},
                     {"pg_advisory", api<lock_pg_advisory>},
                     {"get_lock", api<lock_get_lock>},
@@ -939,6 +940,15 @@ class ScriptStrategy : public Strategy {
     const std::string prefix = arg_text(L, 1, "locks.etcd: the prefix");
     check_options(L, 2, "locks.etcd");
     return push_lock(L, inv, inv.strategy->clients(inv).etcd(prefix, ms(opt_number(L, 2, "wait_ms").value_or(0))));
+  }
+  // locks.zookeeper_state(): the worker's ZooKeeper client's connection state as Curator names it
+  // ("CONNECTED", "SUSPENDED", "RECONNECTED", "LOST") and its session id, for a holder that
+  // follows Curator's advice before it writes.
+  static int zookeeper_state(lua_State* L, Invocation& inv) {
+    const zk::Client& client = inv.strategy->env_.zookeeper(*inv.worker);
+    lua_pushstring(L, zk::to_string(client.state()));
+    lua_pushinteger(L, static_cast<lua_Integer>(client.session()));
+    return 2;
   }
   // locks.consul(key [, opts]): api.Lock with a session of its own.
   static int lock_consul(lua_State* L, Invocation& inv) {

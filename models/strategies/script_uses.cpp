@@ -110,7 +110,7 @@ Uses uses_in(std::string_view text) {
   Uses u;
   u.redlock = field("locks", {"redlock"});
   u.redis = u.redlock || field("locks", {"redis", "redisson"}) || field("redis", {"call", "script"}) || called("hold");
-  u.zookeeper = field("locks", {"zookeeper"});
+  u.zookeeper = field("locks", {"zookeeper", "zookeeper_state"});
   u.etcd = field("locks", {"etcd"});
   u.consul = field("locks", {"consul"});
   u.remote = field("remote", {"create"});

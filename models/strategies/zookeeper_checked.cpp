@@ -26,22 +26,23 @@ class ZookeeperChecked : public Strategy {
     if (!lock) return ErrorKind::lock_busy;
     const zk::Client& client = env_.zookeeper(w);
     const zk::SessionId session = client.session();
-    db::Connection c = connect(r, w);
-    if (c.execute(kFind, {open_id(r)}).rows.empty()) {
-      sim::sleep_for(env_.work(w));
-      const zk::ConnectionState state = client.state();
-      const bool trusted = client.session() == session &&
-                           (state == zk::ConnectionState::connected || state == zk::ConnectionState::reconnected);
-      if (!trusted) {
-        lock->unlock();
-        return ErrorKind::session_expired;
+    bool trusted = true;
+    {
+      db::Connection c = connect(r, w);
+      if (c.execute(kFind, {open_id(r)}).rows.empty()) {
+        sim::sleep_for(env_.work(w));
+        const zk::ConnectionState state = client.state();
+        trusted = client.session() == session &&
+                  (state == zk::ConnectionState::connected || state == zk::ConnectionState::reconnected);
+        if (trusted) {
+          lock->hold().step();
+          c.execute(kInsert, {open_id(r), device(r)});
+          lock->hold().wrote();
+        }
       }
-      lock->hold().step();
-      c.execute(kInsert, {open_id(r), device(r)});
-      lock->hold().wrote();
-    }
+    }  // the connection goes back to the pool before the unlock
     lock->unlock();
-    return ErrorKind::none;
+    return trusted ? ErrorKind::none : ErrorKind::session_expired;
   }
 };
 
