@@ -29,7 +29,7 @@ inline constexpr std::array<TimePart, 7> kTimeParts = {{
     {"pool", &models::TimeSpent::pool, "time waiting for a pooled database connection"},
     {"db_lock", &models::TimeSpent::db_lock, "time its statements waited for row and gap locks in the database"},
     {"lock_service", &models::TimeSpent::lock_service,
-     "time acquiring locks (Redis, Redisson, Redlock, ZooKeeper, etcd, the lock table, a local mutex), retry loops included"},
+     "time acquiring locks (Redis, Redisson, Redlock, ZooKeeper, etcd, Consul, the lock table, a local mutex), retry loops included"},
     {"timed_out", &models::TimeSpent::timed_out, "time in attempts the client timed out on, whatever they were doing"},
     {"backoff", &models::TimeSpent::backoff, "time the client slept between attempts"},
     {"service_network", &models::TimeSpent::service_network,

@@ -393,7 +393,7 @@ std::string time_table(const RunResults& r, const std::vector<std::string>& part
   return "## Where time goes\n\n"
          "Mean milliseconds per successful logical operation, first attempt to the answer: waiting in an app server's "
          "accept *queue*, for a database *pool* connection, for row and gap locks in the database (*db lock*), acquiring "
-         "locks at a *lock service* (retry loops, Redlock, ZooKeeper, etcd, the lock table, a local mutex), in attempts "
+         "locks at a *lock service* (retry loops, Redlock, ZooKeeper, etcd, Consul, the lock table, a local mutex), in attempts "
          "that *timed out* (where that time went is unknown to the client), in *backoff* between attempts, and the rest "
          "(*service network*: handler work, statements and commands served, network, pauses). The parts sum to the mean "
          "latency. Failed operations (an error, or every attempt failed) are counted apart and left out of the parts and "
