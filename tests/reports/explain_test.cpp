@@ -520,6 +520,26 @@ TEST_CASE("a ZooKeeper or etcd holder is told with the number its lock node or k
   }
 }
 
+TEST_CASE("a Consul holder is told with its key's lock index, and the paused one's end as its session invalidated") {
+  auto s = locksim::load_scenario(locksim::scenario_path("consul-lock-delay"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1});
+  for (const auto& strategy : results.strategies) {
+    CAPTURE(strategy.name);
+    std::string told;
+    for (const std::string& line : locksim::reports::narrate(strategy.timeline)) told += line + "\n";
+    INFO(told);
+    // Each grant with the lock index its holder's own GET answered: 1 for the paused holder; 2
+    // for the next where the story follows both (the 5 s delays, whose findings involve both;
+    // the safe trial of the 15 s delay follows the first operation's calls only).
+    CHECK(told.find("Consul granted locks/openid:0 to its session (lock index 1): it holds the lock") != std::string::npos);
+    if (strategy.name.ends_with("delay-5s"))
+      CHECK(told.find("Consul granted locks/openid:0 to its session (lock index 2): it holds the lock") != std::string::npos);
+    CHECK(told.find("its Consul session was invalidated at the service") != std::string::npos);
+    CHECK(told.find("its Consul session had been invalidated and locks/openid:0 released; it let go") != std::string::npos);
+  }
+}
+
 TEST_CASE("a statement longer than a lane is wrapped onto more lines, not cut, and its row is taller") {
   Timeline t;
   t.end_s = 1;
