@@ -2727,17 +2727,13 @@ class InnoDb final : public Database::Model {
   Result execute(SessionId session, const Statement& statement, const StatementTiming& timing) override {
     auto it = sessions.find(session);
     if (it == sessions.end()) throw sim::UsageError("models::db: no session " + std::to_string(session));
-    if (!statement.more().clock_args.empty()) {  // UNIX_TIMESTAMP(): the statement's start on the database's clock
-      Statement now = with_clock(statement, timing.wall, timing.wall);
-      if (const auto slot = statement.more().last_insert_id_arg) now.edit().args.at(*slot) = Value{it->second.last_insert_id};
-      return run(it->second, now, timing);
-    }
-    if (const auto slot = statement.more().last_insert_id_arg) {  // LAST_INSERT_ID(): the session's, as it is now
-      Statement now = statement;
-      now.edit().args.at(*slot) = Value{it->second.last_insert_id};
-      return run(it->second, now, timing);
-    }
-    return run(it->second, statement, timing);
+    // The slots the engine fills as the statement runs: UNIX_TIMESTAMP(), the statement's start on
+    // the database's clock; LAST_INSERT_ID(), the session's, as it is now.
+    const StatementExtra& extra = statement.more();
+    if (extra.clock_args.empty() && !extra.last_insert_id_arg) return run(it->second, statement, timing);
+    Statement now = with_clock(statement, timing.wall, timing.wall);
+    if (const auto slot = extra.last_insert_id_arg) now.edit().args.at(*slot) = Value{it->second.last_insert_id};
+    return run(it->second, now, timing);
   }
 
   void close(SessionId session) override {

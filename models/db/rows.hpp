@@ -85,7 +85,7 @@ sim::Time now_if_running();
 /// `s` with its clock slots (StatementExtra::clock_args) filled: the database's clock in whole
 /// seconds at `statement` (the statement's start) or `transaction` (its transaction's), cut as
 /// each reading is (MariaDB's UNIX_TIMESTAMP() drops the fraction, PostgreSQL's cast rounds it,
-/// halves away from zero). `s` itself when it reads no clock.
+/// halves away from zero).
 Statement with_clock(const Statement& s, sim::Time statement, sim::Time transaction);
 /// Server time passes in the statement's process; nothing at all when there is none.
 void spend(sim::Duration d);
