@@ -113,7 +113,7 @@ std::vector<json> exemplars() {
       {"gc_pauses", {{"nodes", {"app-1"}}}},
       {"pauses", {{{"node", "app-1"}, {"length_ms", 10}}}},
       {"crashes", {{{"node", "redis-1"}}}},
-      {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 10}}}},
+      {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 10}, {"one_way", true}}}},
       {"clock_steps", {{{"node", "redis-1"}, {"step_ms", 10}}}},
       {"latency_spikes", {{{"node", "app-1"}, {"length_ms", 10}}, {{"between", {"app-1", "db-1"}}, {"length_ms", 10}}}},
       {"explore",

@@ -1,5 +1,6 @@
-// "partitions": every link between two sides cut at a set time for a set length; messages
-// across are lost ("drop") or held until it heals ("hold").
+// "partitions": every link between two sides cut at a set time for a set length (or only the
+// links from side_a to side_b: "one_way"); messages across are lost ("drop") or held until it
+// heals ("hold").
 
 #include "app/fault_kind.hpp"
 #include "models/faults/partitions.hpp"
@@ -14,6 +15,7 @@ struct Partition {
   sim::Duration length{};
   std::vector<std::string> side_a{}, side_b{};
   models::PartitionMode mode = models::PartitionWindow{}.mode;
+  bool one_way = false;
 };
 
 class Partitions : public Fault {
@@ -23,7 +25,7 @@ class Partitions : public Fault {
   void inject(const models::FaultSurface& surface) const override {
     std::vector<models::PartitionWindow> windows;
     for (const auto& p : partitions) {
-      models::PartitionWindow w{.at = p.at, .length = p.length, .mode = p.mode};
+      models::PartitionWindow w{.at = p.at, .length = p.length, .mode = p.mode, .one_way = p.one_way};
       for (const auto& name : p.side_a)
         if (models::Node* n = surface.find(name)) w.side_a.push_back(n->id());
       for (const auto& name : p.side_b)
@@ -46,7 +48,8 @@ class Partitions : public Fault {
                       {"length_ms", to_ms(p.length)},
                       {"side_a", p.side_a},
                       {"side_b", p.side_b},
-                      {"mode", name_of(kModes, p.mode)}});
+                      {"mode", name_of(kModes, p.mode)},
+                      {"one_way", p.one_way}});
     return list;
   }
 };
@@ -55,17 +58,18 @@ class PartitionsKind : public FaultKind {
  public:
   const char* key() const override { return "partitions"; }
   const char* meaning() const override {
-    return "every link between two sides cut at a set time for a set length; messages across are lost (drop) or held until "
-           "it heals (hold)";
+    return "every link between two sides (or from one side to the other) cut at a set time for a set length; messages across "
+           "are lost (drop) or held until it heals (hold)";
   }
   std::shared_ptr<const Fault> load(const Reader& list, const NodeNames& names) const override {
     auto out = std::make_shared<Partitions>();
     each_entry(list, [&](const Reader& p) {
-      p.only({"at_ms", "length_ms", "side_a", "side_b", "mode"});
+      p.only({"at_ms", "length_ms", "side_a", "side_b", "mode", "one_way"});
       Partition w{sim::Time{} + p.millis("at_ms", {}), length(p)};
       w.side_a = names.read_list(p, "side_a");
       w.side_b = names.read_list(p, "side_b");
       w.mode = p.pick("mode", w.mode, kModes);
+      w.one_way = p.boolean("one_way", w.one_way);
       out->partitions.push_back(std::move(w));
     });
     return out;

@@ -135,6 +135,8 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
         "/faults/crashes/0/at_ms: expected a number from 0 to 1000000000000, got -5");
   CHECK(refusal(R"({"name": "x", "faults": {"partitions": [{"at_ms": 0, "length_ms": 5, "side_a": ["app-1"]}]}})") ==
         "/faults/partitions/0/side_b: expected a non-empty list of nodes");
+  CHECK(refusal(R"({"name": "x", "faults": {"partitions": [{"length_ms": 5, "side_a": ["app-1"], "side_b": ["db-1"], "one_way": 1}]}})")
+            .starts_with("/faults/partitions/0/one_way: expected true or false"));
   CHECK(refusal(R"({"name": "x", "clients": {"arrival": {"kind": "listed", "times_ms": [5, 1]}}})") ==
         "/clients/arrival/times_ms/1: expected times in ms, from 0 to 1000000000000 and in order");
   CHECK(refusal(R"({"name": "x", "strategies": ["publish-then-mark"]})") ==
