@@ -94,7 +94,10 @@ void load_lua_workload(const Reader& w, const Reader& top, Scenario& s) {
   try {
     s.lua_workload = models::workloads::load_workload(file, text, params, read_engine(top));
   } catch (const models::lua::ScriptError& e) {
-    throw InputError(e.what());
+    // The scenario's params ran with the script's top level (its rows are built from them), so
+    // a failure there may be theirs: name them too.
+    if (params.empty()) throw InputError(e.what());
+    throw InputError(fmt::format("{}: {}: the workload script failed with these params: {}", shown(w.file()), shown(w.where("params")), e.what()));
   }
   s.workload_file = given;
   s.workload = s.lua_workload->name;

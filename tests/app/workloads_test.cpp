@@ -178,6 +178,18 @@ TEST_CASE("a workload's parameters come from the scenario, and its first rows fo
   CHECK_THAT(refusal(doc), Catch::Contains("no parameter 'begin' (its params: start)"));
 }
 
+TEST_CASE("a parameter that makes a workload's top level run out of memory is refused naming the scenario's params and the script") {
+  TempLua workload(counter_workload("local rows_for = {}\nfor i = 1, params.start do rows_for[i] = 'row ' .. i end\n"));
+  TempLua sql(strategy_for(workload.name(), kIncrementInSql));
+  json doc = world(workload, {&sql});
+  doc["workload"]["params"] = {{"start", 10}};
+  CHECK(refusal(doc) == "");
+  doc["workload"]["params"] = {{"start", 1e8}};
+  const std::string why = refusal(doc);
+  CHECK_THAT(why, Catch::Contains(": /workload/params: the workload script failed with these params: " + workload.path));
+  CHECK_THAT(why, Catch::Contains("not enough memory"));
+}
+
 TEST_CASE("request fields are drawn per submission: a retry and a double submit send the same request") {
   TempLua file(counter_workload());
   std::ifstream in(file.path);
