@@ -59,7 +59,13 @@ std::string lease_story(const Timeline& t, const Timeline::Bar& b) {
   const Timeline::Who& holder = b.holder;
   const double lost = lost_at(b);
   std::string out;
-  if (!b.deleted_by.empty()) {
+  if (!b.deleted_by.empty() && b.service == "etcd") {
+    out = fmt::format("The Unlock of {} (its reply lost, retried in the background) at {} deleted the key of {} under {}: "
+                      "Unlock deletes the key by its name, the prefix and the session's lease, the same for every lock that "
+                      "session takes (a wrong unlock; a delete guarded by the create revision it locked with would have removed "
+                      "nothing). {} still believed it held the lock (until {}).",
+                      b.deleted_by.text, at(lost), holder.text, lock, holder.lane, at(b.to_s));
+  } else if (!b.deleted_by.empty()) {
     out = fmt::format("{}'s DEL at {} removed {}'s lock on {}: {} no longer held that lock, and a plain DEL removes whoever's "
                       "lock is there (a wrong unlock; a compare-and-delete of its own value would have removed nothing). {} still "
                       "believed it held the lock (until {}).",
@@ -251,8 +257,8 @@ std::string duplicate_story(const Timeline& t) {
     }
     const std::string& lock = hold->lock;
     if (!hold->deleted_by.empty() && lost_at(*hold) < m.at_s) {
-      out += fmt::format(" {} inserted believing it held {}, but {}'s DEL had removed its lock at {}", lane, lock,
-                         hold->deleted_by.lane, at(lost_at(*hold)));
+      out += fmt::format(" {} inserted believing it held {}, but {}'s {} had removed its lock at {}", lane, lock,
+                         hold->deleted_by.lane, wrong_unlock_words(*hold), at(lost_at(*hold)));
       out += ": it went on still believing it held the lock, and inserted what another holder had inserted.";
     } else if (lost_at(*hold) >= 0 && lost_at(*hold) < m.at_s) {
       const char* lost = hold->service == "zookeeper" ? "its ZooKeeper session had expired"
@@ -460,6 +466,8 @@ std::string undone_words(const Timeline::Statement& st) {
   return fmt::format("{} ({} row change{})", st.undone, st.undone_rows, st.undone_rows == 1 ? "" : "s");
 }
 
+const char* wrong_unlock_words(const Timeline::Bar& b) { return b.service == "etcd" ? "retried Unlock" : "DEL"; }
+
 double lost_at(const Timeline::Bar& b) {
   if (b.service_to_s >= 0) return b.service_to_s;
   return b.lease_to_s >= 0 && b.lease_to_s < b.to_s ? b.lease_to_s : -1;
@@ -488,7 +496,8 @@ std::string ended_words(const Timeline::Bar& b) {
   }
   if (!b.renewals_s.empty())
     out += fmt::format("{}renewed {} time{}", out.empty() ? "" : ", ", b.renewals_s.size(), b.renewals_s.size() == 1 ? "" : "s");
-  if (!b.removed.empty()) out += fmt::format("{}its DEL removed {}'s lock (wrong unlock)", out.empty() ? "" : "; ", b.removed.text);
+  if (!b.removed.empty())
+    out += fmt::format("{}its {} removed {}'s lock (wrong unlock)", out.empty() ? "" : "; ", wrong_unlock_words(b), b.removed.text);
   return out;
 }
 
@@ -513,15 +522,16 @@ std::vector<std::pair<double, std::string>> event_lines(const Timeline& t) {
       lines.emplace_back(b.renewals_s.back(), fmt::format("{}: the watchdog renewed the lease on {} {} times in all", holder, lock,
                                                           b.renewals_s.size()));
     if (!b.deleted_by.empty())
-      lines.emplace_back(lost_at(b), fmt::format("{}: DEL {} removed {}'s lock (a wrong unlock); {} still believes it holds it",
-                                                 b.deleted_by.lane, lock, b.holder.lane, b.holder.lane));
+      lines.emplace_back(lost_at(b), fmt::format("{}: {} of {} removed the lock of {} (a wrong unlock), which still believes it holds it",
+                                                 b.deleted_by.text, wrong_unlock_words(b), lock, b.holder.text));
     else if (lost_at(b) >= 0)  // only a lease that ran out while its holder still held on
       lines.emplace_back(lost_at(b), fmt::format("{}: {}", row_of(b), lost_words(b)));
     std::string end = fmt::format("{} stopped believing it holds it", row_of(b));
     if (b.end == Timeline::End::released)
       end = fmt::format("{}: unlocked {}; its own lock was still there and went", holder, lock);
     else if (!b.removed.empty())
-      end = fmt::format("{}: DEL {} removed {}'s lock, not its own (a wrong unlock)", holder, lock, b.removed.lane);
+      end = fmt::format("{}: {} of {} removed {}'s lock, not its own (a wrong unlock)", holder, wrong_unlock_words(b), lock,
+                        b.removed.lane);
     else if (b.end == Timeline::End::session_expired && b.service == "consul")
       end = fmt::format("{}: its Consul session had been invalidated and {} released; it let go", holder, lock);
     else if (b.end == Timeline::End::session_expired)
@@ -930,8 +940,9 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     rows.push_back({b.from_s, lane, "acquired " + lock, row_of(b) + " acquired", "#3060c0"});
     if (!b.deleted_by.empty()) {
       // The wrong unlock: the DEL in the deleter's lane, pointing at the holder it robbed.
-      const std::string full = fmt::format("{}'s DEL removed {}'s lock on {} (a wrong unlock)", b.deleted_by.lane, lane, lock);
-      Row del{lost_at(b), b.deleted_by.lane, "WRONG UNLOCK: DEL " + lock, full, "#d02020", {lane}};
+      const std::string full =
+          fmt::format("{}'s {} removed {}'s lock on {} (a wrong unlock)", b.deleted_by.lane, wrong_unlock_words(b), lane, lock);
+      Row del{lost_at(b), b.deleted_by.lane, fmt::format("WRONG UNLOCK: {} {}", wrong_unlock_words(b), lock), full, "#d02020", {lane}};
       del.removes = true;
       rows.push_back(std::move(del));
       rows.push_back({lost_at(b), lane, "lock deleted by " + b.deleted_by.lane, full, "#d02020"});

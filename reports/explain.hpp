@@ -35,6 +35,10 @@ std::string undone_words(const Timeline::Statement& st);
 /// DEL removed it); < 0: the service granted it as long as the holder believed.
 double lost_at(const Timeline::Bar& b);
 
+/// The unlock that removed another holder's lock, as the lock's service has it: "DEL" (Redis),
+/// "retried Unlock" (etcd: an Unlock whose reply was lost, sent again, deletes by the key's name).
+const char* wrong_unlock_words(const Timeline::Bar& b);
+
 /// How a hold ended, in words: "released", "expired at t=10.600 s", "deleted by app-1 worker 3
 /// at t=5.900 s (wrong unlock)", "session expired at t=... (ZooKeeper)", "node crashed", with
 /// ", renewed 3 times" and "; its DEL removed ...'s lock (wrong unlock)"; empty: still held.

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "reports/explain.hpp"
 #include "reports/focus.hpp"
 #include "reports/html.hpp"
 #include "reports/report_folder.hpp"
@@ -330,8 +331,8 @@ std::string timeline_script(const Timeline& t, const std::string& name, const st
   }
   for (std::size_t i = 0; i < t.bars.size(); ++i)  // who removed the lock, beside the mark
     if (!t.bars[i].deleted_by.empty())
-      body += fmt::format("set label {} 'DEL by {}' at {:.6f}, {:.2f} font ',8' tc rgb '#d02020' noenhanced\n", ++n,
-                          escape(t.bars[i].deleted_by.lane), t.bars[i].service_to_s,
+      body += fmt::format("set label {} '{} by {}' at {:.6f}, {:.2f} font ',8' tc rgb '#d02020' noenhanced\n", ++n,
+                          wrong_unlock_words(t.bars[i]), escape(t.bars[i].deleted_by.lane), t.bars[i].service_to_s,
                           static_cast<double>(i) + 0.45);
   body += fmt::format("plot '{0}.dat' index 1 using 2:($1+0.28):2:3:($1+0.2):($1+0.36) with boxxyerror fs solid 0.3 "
                       "lc rgb '#999999' title 'lease at the service (to its real end)', "

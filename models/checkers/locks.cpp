@@ -104,14 +104,24 @@ void LockMonitor::unlocking_blindly(std::size_t index) {
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const Record& other = records_[i];
     if (i != index && other.lock == mine.lock && other.until == sim::kNever && other.granted()) {
-      ++wrong_unlocks_;
-      records_[index].removed = i;
-      Record& victim = records_[i];
-      victim.deleted_by = index;
-      victim.service_until = sim::now();
+      removes(index, i);
       return;
     }
   }
+}
+
+void LockMonitor::unlocking_again(std::size_t index, std::size_t victim) {
+  depends_on_everything();
+  const Record& other = records_[victim];
+  if (victim != index && other.until == sim::kNever && other.granted()) removes(index, victim);
+}
+
+void LockMonitor::removes(std::size_t index, std::size_t i) {
+  ++wrong_unlocks_;
+  records_[index].removed = i;
+  Record& victim = records_[i];
+  victim.deleted_by = index;
+  victim.service_until = sim::now();
 }
 
 void LockMonitor::release(std::size_t index) {
@@ -229,6 +239,11 @@ bool LockObservations::consul_holds(const std::string& key, std::uint64_t sessio
 
 sim::Time LockObservations::consul_invalidated_at(std::uint64_t session) const {
   return servers_.consul != nullptr ? servers_.consul->invalidated_at(session) : sim::kNever;
+}
+
+void LockObservations::etcd_unlock_retried(const std::string& key, std::size_t index) {
+  const auto it = etcd_holds_.find(key);
+  if (it != etcd_holds_.end()) locks_.unlocking_again(index, it->second);
 }
 
 sim::Time LockObservations::etcd_removed_at(const std::string& key) const {

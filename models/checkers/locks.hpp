@@ -127,6 +127,10 @@ class LockMonitor {
                 LockService service = LockService::redis, EndedPeek ended = {});
   /// The hold at `index` had its lease renewed now for `lease` more (a watchdog's PEXPIRE).
   void renewed(std::size_t index, sim::Duration lease);
+  /// The hold at `index`, let go already, deletes its lock again by the lock's name (an etcd
+  /// Unlock retried after its reply was lost): a wrong unlock if that name now stands for
+  /// `victim`, a later hold the service still grants.
+  void unlocking_again(std::size_t index, std::size_t victim);
 
   /// The findings once the run is over; holds still believed end at `end`.
   LockFindings findings(sim::Time end) const;
@@ -159,6 +163,8 @@ class LockMonitor {
   void wrote(std::size_t index);
   void rejected(std::size_t) { ++stale_rejected_; }
   void unlocking_blindly(std::size_t index);
+  /// Hold `index`'s unlock removes `victim`'s lock.
+  void removes(std::size_t index, std::size_t victim);
   void release(std::size_t index);
 
   std::vector<Record> records_;  // in acquire order
@@ -224,6 +230,10 @@ class LockObservations {
   void count_commands_of(const redis::Redlock& redlock) { redlocks_.push_back(&redlock); }
   void note_script_error(std::string message) { script_errors_.push_back(std::move(message)); }
   void note_script_stopped() { script_stopped_ = true; }
+  /// Hold `index` holds etcd key `key` from now on (each session's lock under one prefix has one key).
+  void etcd_held(const std::string& key, std::size_t index) { etcd_holds_[key] = index; }
+  /// Hold `index` retries its Unlock of etcd key `key` now, deleting the key by its name.
+  void etcd_unlock_retried(const std::string& key, std::size_t index);
 
  private:
   LockServers servers_;
@@ -234,6 +244,7 @@ class LockObservations {
   std::vector<const redis::Redlock*> redlocks_;
   std::vector<std::string> script_errors_;
   bool script_stopped_ = false;
+  std::map<std::string, std::size_t> etcd_holds_;  // etcd key -> the latest hold of it
 };
 
 }  // namespace models::checkers

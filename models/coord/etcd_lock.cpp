@@ -34,10 +34,28 @@ bool Mutex::lock(std::optional<sim::Duration> wait) {
   }
 }
 
-void Mutex::unlock() {
+void Mutex::unlock(Unlock how) {
   if (revision_ == 0) return;
-  client_.del(key_);
+  if (how == Unlock::by_name)
+    client_.del(key_);
+  else
+    client_.txn({still_owner()}, {{Operation::Kind::del, key_}});
   revision_ = 0;
+}
+
+void retry_unlock_in_background(std::shared_ptr<Mutex> mutex, Mutex::Unlock how, sim::Duration every, int tries,
+                                std::function<void()> before_each) {
+  sim::spawn("etcd.unlock-retry", [mutex = std::move(mutex), how, every, tries, before_each = std::move(before_each)] {
+    for (int i = 0; i < tries; ++i) {
+      mutex->client().node().clock().sleep_for(every);
+      if (before_each) before_each();
+      try {
+        mutex->unlock(how);
+        return;
+      } catch (const sim::Timeout&) {
+      }
+    }
+  });
 }
 
 }  // namespace models::etcd

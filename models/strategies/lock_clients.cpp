@@ -146,7 +146,7 @@ std::optional<LockGuard> LockClients::zookeeper(const std::string& path, zk::Loc
       static_cast<std::int64_t>(mutex->token()));
 }
 
-std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Duration wait) {
+std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Duration wait, const EtcdUnlockOptions& unlock) {
   TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
   etcd::Client& client = env_.etcd(worker_);
   auto mutex = std::make_shared<etcd::Mutex>(client, env_.etcd_session(worker_), prefix);
@@ -159,11 +159,22 @@ std::optional<LockGuard> LockClients::etcd(const std::string& prefix, sim::Durat
   checkers::Hold hold = seen->locks().acquired(
       prefix, who_, [seen, key = mutex->key()] { return seen->etcd_has(key); }, std::nullopt, checkers::LockService::etcd,
       [seen, key = mutex->key()] { return seen->etcd_removed_at(key); });
+  seen->etcd_held(mutex->key(), hold.index());
   return guard(
       std::move(hold),
-      [mutex](checkers::Hold& h) {
+      [mutex, unlock, seen](checkers::Hold& h) {
+        const std::size_t index = h.index();
         h.release();
-        mutex->unlock();
+        try {
+          mutex->unlock(unlock.how);
+        } catch (const sim::Timeout&) {
+          if (!unlock.retry) throw;
+          // A retry by name deletes whatever key of that name is there: the session's next lock, if it came first.
+          std::function<void()> before_each;
+          if (unlock.how == etcd::Mutex::Unlock::by_name)
+            before_each = [seen, index, key = mutex->key()] { seen->etcd_unlock_retried(key, index); };
+          etcd::retry_unlock_in_background(mutex, unlock.how, *unlock.retry, unlock.retries, std::move(before_each));
+        }
       },
       mutex->token());
 }

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "models/coord/consul_lock.hpp"
+#include "models/coord/etcd_lock.hpp"
 #include "models/coord/zk_lock.hpp"
 #include "models/db/server.hpp"
 #include "models/redis/redlock.hpp"
@@ -67,6 +68,15 @@ struct PgAdvisoryOptions {
   bool try_only = false;  // pg_try_advisory_lock: busy is an answer, not a wait
 };
 
+/// How an etcd Mutex is released, and what its caller does when the Unlock's reply is lost.
+struct EtcdUnlockOptions {
+  etcd::Mutex::Unlock how = etcd::Mutex::Unlock::by_name;
+  /// After an Unlock that got no reply, retry it in the background this often, at most
+  /// `retries` times (none: the lost reply is the attempt's error, as Unlock returns it).
+  std::optional<sim::Duration> retry{};
+  int retries = 10;
+};
+
 /// A mutex per key inside one process (one app node), as `synchronized` in one JVM: FIFO
 /// hand-over to waiters.
 class KeyedMutex {
@@ -109,7 +119,9 @@ class LockClients {
   std::optional<LockGuard> zookeeper(const std::string& path, zk::LockRecipe recipe, sim::Duration wait);
   /// etcd's concurrency.Mutex under `prefix` on the worker's session lease, waiting at most
   /// `wait`; a lease found expired is replaced once. The key's create revision is the token.
-  std::optional<LockGuard> etcd(const std::string& prefix, sim::Duration wait);
+  /// The unlock deletes the key as `unlock` says, and retries it as `unlock` says when its reply
+  /// is lost; the session stays the worker's, so a retry can delete its next lock's key.
+  std::optional<LockGuard> etcd(const std::string& prefix, sim::Duration wait, const EtcdUnlockOptions& unlock = {});
   /// Consul's api.Lock on `key` with its own session (`options`: its TTL, lock-delay and
   /// behavior), waiting at most `wait`. The key's LockIndex is the token. The checkers see the
   /// hold while the session holds the key: an invalidated session (the holder paused past twice

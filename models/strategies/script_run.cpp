@@ -11,11 +11,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -792,15 +794,17 @@ class ScriptStrategy : public Strategy {
     const auto want = [&](int args, const char* shape) {
       if (n - 1 != args) throw Misuse{fmt::format("redis.call: {} takes {}", name, shape)};
     };
-    const auto integer = [&](int i) -> std::int64_t {
+    const auto integer = [&](int i, bool signed_ = false) -> std::int64_t {
+      const std::int64_t least = signed_ ? std::numeric_limits<std::int64_t>::min() : 0;
       const db::Value v = arg_value(L, i, i - 1);
-      if (const auto* x = std::get_if<std::int64_t>(&v); x != nullptr && *x >= 0) return *x;
+      if (const auto* x = std::get_if<std::int64_t>(&v); x != nullptr && *x >= least) return *x;
       if (const auto* s = std::get_if<std::string>(&v)) {
         char* end = nullptr;
+        errno = 0;
         const long long x = std::strtoll(s->c_str(), &end, 10);
-        if (!s->empty() && *end == '\0' && x >= 0) return x;
+        if (!s->empty() && *end == '\0' && errno == 0 && x >= least) return x;
       }
-      throw Misuse{fmt::format("redis.call: {}: argument {}: expected a whole number of at least 0", name, i - 1)};
+      throw Misuse{fmt::format("redis.call: {}: argument {}: expected a whole number{}", name, i - 1, signed_ ? "" : " of at least 0")};
     };
     if (name == "GET") {
       want(1, "a key");
@@ -820,7 +824,8 @@ class ScriptStrategy : public Strategy {
     }
     if (name == "PEXPIRE" || name == "EXPIRE") {
       want(2, "a key and a time");
-      const std::int64_t t = integer(3);
+      // 0 or a negative time deletes the key at once, as on Redis.
+      const std::int64_t t = std::max<std::int64_t>(integer(3, true), 0);
       const sim::Duration ttl = script_ms(name == "EXPIRE" ? static_cast<double>(t) * 1000.0 : static_cast<double>(t), "redis.call: " + name);
       return push_reply(L, send(inv, redis::Command::pexpire(arg_text(L, 2, "the key"), ttl)));
     }
@@ -939,7 +944,18 @@ class ScriptStrategy : public Strategy {
   static int lock_etcd(lua_State* L, Invocation& inv) {
     const std::string prefix = arg_text(L, 1, "locks.etcd: the prefix");
     check_options(L, 2, "locks.etcd");
-    return push_lock(L, inv, inv.strategy->clients(inv).etcd(prefix, ms(opt_number(L, 2, "wait_ms").value_or(0))));
+    EtcdUnlockOptions unlock;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+      lua_pushstring(L, "unlock");
+      const int t = lua_rawget(L, 2);
+      const std::string how = t == LUA_TNIL ? "by_name" : t == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      lua_pop(L, 1);
+      if (how != "by_name" && how != "if_owner")
+        throw Misuse{"locks.etcd: option unlock: expected \"by_name\" (Mutex.Unlock, the default) or \"if_owner\""};
+      if (how == "if_owner") unlock.how = etcd::Mutex::Unlock::if_owner;
+    }
+    if (auto every = opt_number(L, 2, "unlock_retry_ms")) unlock.retry = script_ms(*every, "locks.etcd: option unlock_retry_ms", true);
+    return push_lock(L, inv, inv.strategy->clients(inv).etcd(prefix, ms(opt_number(L, 2, "wait_ms").value_or(0)), unlock));
   }
   // locks.zookeeper_state(): the worker's ZooKeeper client's connection state as Curator names it
   // ("CONNECTED", "SUSPENDED", "RECONNECTED", "LOST") and its session id, for a holder that

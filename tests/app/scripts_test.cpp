@@ -327,6 +327,18 @@ TEST_CASE("a duration a script gives is checked as a scenario file's: NaN, 1e300
   }
 }
 
+TEST_CASE("redis.call's PEXPIRE and EXPIRE with 0 or a negative time delete the key, as Redis 7 does") {
+  TempScript script(std::string(kHeader) + "uses = {'redis'}\nfunction bind(req)\n"
+                    "  local id = req.client .. '.' .. req.op .. '.' .. req.attempt\n  local a, b = 'a' .. id, 'b' .. id  -- a key no other worker touches\n"
+                    "  redis.call('SET', a, '1')\n  assert(redis.call('PEXPIRE', a, -5) == 1)\n  assert(redis.call('GET', a) == nil)\n"
+                    "  redis.call('SET', b, '1')\n  assert(redis.call('EXPIRE', b, 0) == 1)\n  assert(redis.call('GET', b) == nil)\n"
+                    "  assert(redis.call('PEXPIRE', b, -1) == 0)\nend\n");
+  const auto r = run(script);
+  INFO((r.examples.empty() ? std::string() : r.examples.front()));
+  CHECK(total(r, "script_errors") == 0);
+  CHECK(r.figures.at("redis_ops_per_op") >= 7);
+}
+
 TEST_CASE("a script's error text reaches the terminal as one line, its control bytes escaped") {
   TempScript script(std::string(kHeader) + "function bind(req)\n  error('red \\27[31m\\nsecond line\\r')\nend\n");
   const auto r = run(script);
@@ -686,6 +698,18 @@ TEST_CASE("locks.consul serializes the callers of one key through Consul session
   CHECK(total(a, "duplicate_rows") == 0);
   CHECK(total(a, "overlapping_holders") == 0);
   CHECK(total(a, "max_concurrent_holders") == 1);
+}
+
+TEST_CASE("locks.etcd refuses an unlock it does not know and a retry interval of 0") {
+  const auto errors_of = [](const std::string& body) {
+    TempScript script(std::string(kHeader) + "function bind(req)\n" + body + "\nend\n");
+    return total(run(script), "script_errors");
+  };
+  CHECK(errors_of("locks.etcd('k/', {unlock = 'forget'})") > 0);
+  CHECK(errors_of("locks.etcd('k/', {unlock_retry_ms = 0})") > 0);
+  CHECK(errors_of("local ok, e = pcall(locks.etcd, 'k/', {unlock = 'forget'})\n"
+                  "assert(not ok and tostring(e):find('expected \"by_name\"'))") == 0);
+  CHECK(errors_of("local l = locks.etcd('k/', {unlock = 'if_owner', unlock_retry_ms = 500})\nif l then l:release() end") == 0);
 }
 
 TEST_CASE("locks.consul refuses a TTL the server refuses, a behavior it does not know, and names the key's option") {

@@ -177,3 +177,56 @@ TEST_CASE("an etcd transaction's writes share one revision, and a lease's revoca
   CHECK(after_empty == after_txn);
   CHECK(after_revoke == after_txn + 1);
 }
+
+namespace {
+// Session A locks, its Unlock's reply is lost, A locks again on the same session, and the
+// first Unlock is retried in the background a second later. Whether A's second lock survives
+// the retry, and whether session B gets the lock while A believes it holds it.
+struct StaleUnlock {
+  bool second_lock_kept = false;
+  bool b_locked_beside_a = false;
+};
+StaleUnlock retry_stale_unlock(models::etcd::Mutex::Unlock how) {
+  Etcd e;
+  StaleUnlock out;
+  bool a_holds = false;
+  e.app1.spawn("session-a", [&] {
+    const auto lease = e.a.grant(60s);
+    auto first = std::make_shared<models::etcd::Mutex>(e.a, lease, "locks/job/");
+    REQUIRE(first->lock());
+    e.net.partition(e.node.id(), e.app1.id());  // the Unlock commits; its reply is lost
+    CHECK_THROWS_AS(first->unlock(how), sim::Timeout);
+    e.net.heal(e.node.id(), e.app1.id());
+    models::etcd::retry_unlock_in_background(first, how, 1s, 3);
+    models::etcd::Mutex second(e.a, lease, "locks/job/");
+    REQUIRE(second.lock());
+    CHECK(second.key() == first->key());  // one name for every lock of the session
+    a_holds = true;
+    sim::sleep_for(3s);
+    const models::etcd::KeyValue* kv = e.server.find(second.key());
+    out.second_lock_kept = kv != nullptr && kv->create_revision == second.token();
+    a_holds = false;
+    second.unlock();
+  });
+  e.app2.spawn("session-b", [&] {
+    sim::sleep_until(at_ms(7000));  // after A's second lock, before A lets it go
+    const auto lease = e.b.grant(60s);
+    models::etcd::Mutex lock(e.b, lease, "locks/job/");
+    if (lock.lock(500ms)) out.b_locked_beside_a = a_holds;
+  });
+  REQUIRE(e.engine.run().ok());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a retried etcd Unlock whose reply was lost deletes the session's next lock by its name, letting another session in") {
+  const StaleUnlock r = retry_stale_unlock(models::etcd::Mutex::Unlock::by_name);
+  CHECK_FALSE(r.second_lock_kept);
+  CHECK(r.b_locked_beside_a);
+}
+
+TEST_CASE("a retried etcd Unlock guarded by the lock's create revision leaves the session's next lock alone") {
+  const StaleUnlock r = retry_stale_unlock(models::etcd::Mutex::Unlock::if_owner);
+  CHECK(r.second_lock_kept);
+  CHECK_FALSE(r.b_locked_beside_a);
+}

@@ -108,6 +108,29 @@ TEST_CASE("a hold whose lease ran out before its holder let go ends as expired, 
   CHECK(r.until == at_ms(7000));
 }
 
+TEST_CASE("an unlock retried by the lock's name is a wrong unlock only while the name stands for a later hold the service grants") {
+  LockMonitor m;
+  bool b_granted = true;
+  run_alone([&] {
+    Hold a = m.acquired("locks/1/", "a", [] { return false; });
+    const std::size_t a_index = a.index();
+    a.release();
+    Hold b = m.acquired("locks/1/", "b", [&] { return b_granted; });
+    sim::sleep_for(1s);
+    m.unlocking_again(a_index, a_index);  // its own name, nobody else's: nothing
+    m.unlocking_again(a_index, b.index());
+    b_granted = false;
+    sim::sleep_for(1s);
+    m.unlocking_again(a_index, b.index());  // b's lock is gone already: no second count
+    b.release();
+  });
+  CHECK(m.findings(at_ms(2000)).wrong_unlocks == 1);
+  CHECK(m.records()[0].removed == std::optional<std::size_t>{1});
+  CHECK(m.records()[1].deleted_by == std::optional<std::size_t>{0});
+  CHECK(m.records()[1].end == HoldEnd::deleted);
+  CHECK(m.records()[1].service_until == at_ms(1000));
+}
+
 TEST_CASE("a blind DEL that removes another holder's lock ends that hold at the DEL, deleted by the unlocker") {
   LockMonitor m;
   bool b_granted = true;

@@ -185,7 +185,8 @@ TEST_CASE("a DEL that removed another holder's lock ends that holder's lease at 
 
   const std::string story = joined(locksim::reports::narrate(t));
   CHECK(story.find("app-1 worker 4 -> redis-1: DEL lock:openid:0 -> (integer) 1") != std::string::npos);
-  CHECK(story.find("DEL lock:openid:0 removed app-2") != std::string::npos);
+  CHECK(story.find("DEL of lock:openid:0 removed app-2") != std::string::npos);
+  CHECK(story.find("DEL of lock:openid:0 removed the lock of app-2 worker 4") != std::string::npos);
   CHECK(story.find("SET lock:openid:0 NX granted") != std::string::npos);
   const std::string why = joined(locksim::reports::explain(t, {"wrong_unlocks 1"}));
   CHECK(why.find("'s DEL at t=5.9") != std::string::npos);
