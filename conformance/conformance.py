@@ -12,8 +12,13 @@ A script is a scenario file of the sessions workload (docs/scenario.md) with one
   "conformance": {
     "interchangeable": [[4, 6]],   # steps whose outcomes compare as a multiset: the server picks
                                    # which session gets which (the deadlock victim)
-    "ignore_ids": true             # insert ids and the id column are left out of the comparison
+    "ignore_ids": true,            # insert ids and the id column are left out of the comparison
+    "repeat": 20                   # a race: runs 20 times on each side (the model with seeds 1-20)
   }
+
+A race script (`repeat`) agrees when every outcome the server gave is one the model gave too; how
+often each came is printed beside it and never fails the suite, since the server's rates move with the
+machine's load. `--repeat N` prints those rates for any script.
 
 A table's final rows compare in id order, or sorted where the table has no id (a primary key on other
 columns).
@@ -66,6 +71,7 @@ PG_BIN = "/usr/lib/postgresql/15/bin"           # Debian's postgresql-15: initdb
 REEXEC = "LOCKSIM_CONFORMANCE_INTERPRETER"       # set when this script has started itself again elsewhere
 MODEL_WAIT_MS = 50      # a step of the model that waited this long for a lock has waited
 STEP_LIMIT_S = 20       # no statement or command may take longer
+MAX_RACE_RUNS = 100     # a race script's runs on each side, at most
 START_LIMIT_S = 30      # server start-up
 SCRIPT_LIMIT_S = 60     # one script on the real server
 
@@ -267,8 +273,11 @@ def check_sql_script(doc, sub, path):
         raise BadInput(f"{path}: /database/lock_wait_timeout_ms: MariaDB waits whole seconds "
                        f"(innodb_lock_wait_timeout): expected a multiple of 1000, got {wait_ms!r}")
     conf = doc.get("conformance", {})
-    if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids"}:
-        raise BadInput(f"{path}: /conformance: expected an object with interchangeable and ignore_ids")
+    if not isinstance(conf, dict) or set(conf) - {"interchangeable", "ignore_ids", "repeat"}:
+        raise BadInput(f"{path}: /conformance: expected an object with interchangeable, ignore_ids and repeat")
+    repeat = conf.get("repeat", 2)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 2 <= repeat <= MAX_RACE_RUNS:
+        raise BadInput(f"{path}: /conformance/repeat: expected a number of runs from 2 to {MAX_RACE_RUNS}, got {repeat!r}")
     for group in conf.get("interchangeable", []):
         if not isinstance(group, list) or not all(isinstance(i, int) and 1 <= i <= len(doc["steps"])
                                                   for i in group):
@@ -1289,6 +1298,28 @@ def compare(script, model, real):
     return "agree"
 
 
+def race_verdict(script, model_runs, real_runs):
+    """A race script's verdict: "agree" when each outcome the server gave is one some model run gave
+    (compared as one run is: interchangeable steps as a multiset), with both sides' tallies; else the
+    first server outcome no model run gave, against the model's commonest."""
+    for real in real_runs:
+        if not any(compare(script, model, real) == "agree" for model in model_runs):
+            commonest = max(model_runs, key=lambda m: sum(compare(script, m, other) == "agree" for other in model_runs))
+            return compare(script, commonest, real) + " (an outcome none of the model's runs gave)"
+    def kinds(runs):
+        classes = []
+        for run in runs:
+            for c in classes:
+                if compare(script, c[0], run) == "agree":
+                    c.append(run)
+                    break
+            else:
+                classes.append([run])
+        return len(classes)
+    return (f"agree (a race, {len(real_runs)} runs a side: the server gave {kinds(real_runs)} outcome"
+            f"{'s' if kinds(real_runs) != 1 else ''}, each one of the model's {kinds(model_runs)})")
+
+
 def tally(outcomes):
     """How often each outcome (its steps' and tables' text) came, most frequent first."""
     counts = {}
@@ -1336,7 +1367,7 @@ def judge(name, verdict, explained):
     """A script's line in the report, and what it counts as: "agree"; "stale" (it agrees, yet the list
     of explained divergences has it without "sometimes": the list must say what is true); "explained"
     (it diverges as the list says); "unexplained". The coordination services' suite judges the same way."""
-    if verdict == "agree":
+    if verdict.startswith("agree"):  # "agree", or a race's "agree (...)"
         if name in explained and not explained[name].startswith("sometimes"):
             return verdict + " (listed in docs/conformance.md as diverging: take it off the list)", "stale"
         return verdict, "agree"
@@ -1436,7 +1467,7 @@ def main():
             if not a.real_only:
                 try:
                     model = (model_redis(a.redis_driver, script, root) if kind == "redis"
-                             else model_sql(a.locksim, script, root, 1 if a.repeat else None))
+                             else model_sql(a.locksim, script, root, 1 if a.repeat or "repeat" in script.get("conformance", {}) else None))
                 except BadInput as e:
                     print(f"conformance: {e}", file=sys.stderr)
                     return 2
@@ -1455,6 +1486,27 @@ def main():
                         break
                 print_rates(script, a.repeat, model_runs, real_runs)
                 ran += 1
+                continue
+            runs = script.get("conformance", {}).get("repeat")
+            if runs and not a.real_only and kind != "redis" and kind not in skipped:
+                model_runs = [model[:2]] + [model_sql(a.locksim, script, root, seed)[:2] for seed in range(2, runs + 1)]
+                real_side = real_sql if kind == "sql" else real_pg
+                try:
+                    real_runs = [real_side(servers[kind], script, n, a.locksim, root, model[2]) for _ in range(runs)]
+                except Exception as e:
+                    print(f"{name}: failed on the server: {type(e).__name__}: {e}", flush=True)
+                    failed = True
+                    continue
+                if a.verbose:
+                    print_rates(script, runs, model_runs, real_runs)
+                text, outcome = judge(name, race_verdict(script, model_runs, real_runs), explained)
+                compared += 1
+                if outcome in ("agree", "stale"):
+                    agree += 1
+                    agree_of[kind] += 1
+                failed = failed or outcome == "stale"
+                unexplained += outcome == "unexplained"
+                print(f"{name}: {text}", flush=True)
                 continue
             if kind in skipped:
                 if a.real_only:
