@@ -271,6 +271,7 @@ struct Lock {
   Entry at{};
   std::optional<Entry> lo{}, hi{};  // nullopt: the infimum (lo), the supremum (hi)
   bool granted = false;
+  std::optional<Entry> purged{};  // a gap lock the purge of this entry handed on (InnoDb::purge_race)
   std::optional<sim::Promise<Code>> wake{};  // while waiting: ok when granted, deadlock for a victim
   std::uint64_t seq = 0;  // its place in its queue: later requests have larger ones
 };
@@ -850,6 +851,7 @@ class InnoDb final : public Database::Model {
     if (l.insert_intention) w.entry = gap_text(index, after(t, index, l.at), keyed);
     else if (l.record) w.entry = entry_text(index, l.at, keyed);
     else w.entry = gap_text(index, l.hi, keyed);
+    if (l.purged) w.entry += " (from its lock on the purged " + entry_text(index, *l.purged, keyed) + ")";
     w.mode = mode_text(l);
     return w;
   }
@@ -1106,6 +1108,7 @@ class InnoDb final : public Database::Model {
       Table& t = *h.where.table;
       Lock gap = gap_lock(h.exclusive, before(t, h.where.index, h.where.entry), after(t, h.where.index, h.where.entry));
       gap.txn = h.txn->id;
+      gap.purged = h.where.entry;
       if (holds(t, h.where.index, gap)) continue;
       gap.granted = true;
       t.locks[h.where.index].add(std::move(gap));
