@@ -30,6 +30,7 @@
 #include "reports/search.hpp"
 #include "reports/explain.hpp"
 #include "reports/focus.hpp"
+#include "reports/history.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"
 #include "app/serve.hpp"
@@ -125,7 +126,22 @@ struct RunOptions {
   bool no_expect = false;  // a live variation: the scenario's expectations are not judged
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::optional<double> time_s;  // wall seconds at most
+  std::string history;           // --history FILE: the first trial's client-visible history, Jepsen's form
 };
+
+// --history FILE: the format its name ends in; one strategy's trial only.
+locksim::reports::HistoryFormat history_format(const std::string& file, const locksim::Scenario& s) {
+  const auto ends = [&](std::string_view tail) { return file.size() > tail.size() && file.ends_with(tail); };
+  if (!ends(".edn") && !ends(".json"))
+    throw locksim::InputError(fmt::format("--history {}: expected a file name ending in .edn or .json", locksim::shown(file)));
+  if (s.strategies.size() != 1) {
+    std::vector<std::string> names;
+    for (const auto& st : s.strategies) names.push_back(st.shown());
+    throw locksim::InputError(fmt::format("--history writes one strategy's trial: name it with --strategy ({} runs {})", s.name,
+                                          fmt::join(names, ", ")));
+  }
+  return ends(".edn") ? locksim::reports::HistoryFormat::edn : locksim::reports::HistoryFormat::json;
+}
 
 // A progress line on stderr, redrawn in place, only when stderr is a terminal.
 class Progress {
@@ -330,6 +346,7 @@ int run(const RunOptions& o) {
   if (o.trials) s.trials = *o.trials;
   if (o.seed) s.seed = *o.seed;
   if (o.no_expect) s.expect.clear();
+  const auto history = o.history.empty() ? std::nullopt : std::optional(history_format(o.history, s));
   if (o.print_config) {
     fmt::print("{}\n", locksim::effective_config(s).dump(2));
     return 0;
@@ -365,6 +382,13 @@ int run(const RunOptions& o) {
   if (!locksim::cluster::leader()) return 0;  // its trials went to rank 0, which reports
   const std::string json = locksim::reports::to_json(results);
   const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
+  if (history) {
+    const auto& t = results.strategies.front().timeline;
+    locksim::reports::write_atomically(o.history, locksim::reports::history_text(t, *history));
+    if (!o.json)
+      fmt::print("history of {} (seed {}): {} operations{} in {}\n", results.strategies.front().name, t.seed, t.history.size(),
+                 t.history_left_out > 0 ? fmt::format(", the first of {}", t.history.size() + t.history_left_out) : "", o.history);
+  }
   if (o.json) {
     fmt::print("{}", json);
   } else {
@@ -553,6 +577,8 @@ int dispatch(int argc, char** argv) {
   run_cmd->add_option("--strategy-file", run_scripts, kScriptHelp);
   run_cmd->add_option("--workload-file", run_workload, kWorkloadHelp);
   run_cmd->add_flag("--json", run_options.json, "print results.json instead of the table");
+  run_cmd->add_option("--history", run_options.history,
+                      "write the first trial's client-visible history to FILE.edn or FILE.json, in Jepsen's form (one strategy)");
   run_cmd->add_flag("--print-config", run_options.print_config,
                     "print the scenario with every value in effect, defaults included, and exit");
   run_cmd->add_flag("--check-determinism", run_options.check_determinism, "run every trial twice and compare trace hashes");

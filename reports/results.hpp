@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -58,6 +59,10 @@ struct HeldLock {
 };
 /// A held lock in a few words: "X on t.PRIMARY (2)", "FOR UPDATE on t row (2)".
 std::string held_words(const HeldLock& lock);
+
+/// A value in a table cell: a number, a string or NULL (nullptr), as the database holds it.
+using Cell = std::variant<std::int64_t, std::string, std::nullptr_t>;
+std::string to_text(const Cell& cell);  // 5, 'a', NULL
 
 /// One trial drawn as a picture: who believed they held which lock when (with the lease the
 /// service granted, where known), nodes paused or down, and the duplicate inserts.
@@ -176,15 +181,28 @@ struct Timeline {
   static constexpr std::size_t kMostKept = 2000;
   std::uint64_t bands_left_out = 0;
   std::uint64_t operations = 0;  // the trial's client operations, all of them
+  /// One operation of the trial's client-visible history, as Jepsen's histories have it: its
+  /// invocation and its completion (`run --history` writes them, reports/history.hpp).
+  struct Operation {
+    enum class Type { ok, fail, info };
+    std::uint32_t client = 0;  // a client's number; a session's place in the script
+    std::string f;             // what it does: "bind", the Lua workload's name, "sql"
+    std::vector<std::pair<std::string, Cell>> value{};   // what it asked: its request's fields, its statement
+    double invoked_s = 0;
+    double completed_s = -1;   // < 0: it had not completed when the trial ended
+    Type type = Type::info;    // ok; fail: it did not take effect; info: it may have
+    std::string error{};       // fail, info: why ("duplicate_key", "1213", "timeout", "unfinished")
+    std::vector<std::pair<std::string, Cell>> result{};  // ok: what it returned (a statement's rows, affected)
+  };
+  std::vector<Operation> history{};  // in the order they were invoked; the first kHistoryKept
+  std::uint64_t history_left_out = 0;
+  static constexpr std::size_t kHistoryKept = 100'000;
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };
 
 /// A count with its thousands grouped: 1204 -> "1,204".
 std::string grouped(std::uint64_t n);
 
-/// A value in a table cell: a number, a string or NULL (nullptr), as the database holds it.
-using Cell = std::variant<std::int64_t, std::string, std::nullptr_t>;
-std::string to_text(const Cell& cell);  // 5, 'a', NULL
 
 /// One step of the sessions workload, as its first trial ran it, and what it came to over
 /// every trial.

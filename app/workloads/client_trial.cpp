@@ -16,6 +16,49 @@ namespace locksim {
 
 namespace strategies = models::strategies;
 
+namespace {
+
+reports::Cell cell(const models::db::Value& v) {
+  if (models::db::is_null(v)) return nullptr;
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  return std::get<std::string>(v);
+}
+
+// The client-visible history: each logical operation from its start to its end as its client saw
+// it (its retries inside), in the order they started: ok; fail where no attempt may have taken
+// effect (each failed with an answer); info where one timed out. An operation still under way when
+// the trial ended has no record, and is left out.
+std::vector<reports::Timeline::Operation> history(const Scenario& s, std::uint64_t seed, const std::vector<models::OperationRecord>& ops) {
+  std::vector<const models::OperationRecord*> started;
+  for (const auto& op : ops) started.push_back(&op);
+  std::stable_sort(started.begin(), started.end(), [](const auto* a, const auto* b) { return a->start < b->start; });
+  if (started.size() > reports::Timeline::kHistoryKept) started.resize(reports::Timeline::kHistoryKept);
+  std::vector<reports::Timeline::Operation> out;
+  for (const auto* op : started) {
+    reports::Timeline::Operation h;
+    h.client = op->client;
+    h.invoked_s = seconds(op->start);
+    h.completed_s = seconds(op->end);
+    if (s.lua_workload) {
+      h.f = s.lua_workload->name;
+      for (auto& [name, value] : s.lua_workload->draw(seed, op->operation, op->value, op->client, op->key)) h.value.emplace_back(name, cell(value));
+    } else {
+      h.f = s.operation;
+      h.value = {{"key", static_cast<std::int64_t>(op->key)}, {"value", static_cast<std::int64_t>(op->value)}};
+    }
+    if (op->outcome == models::Outcome::ok) {
+      h.type = reports::Timeline::Operation::Type::ok;
+    } else {
+      h.type = op->time.timed_out > sim::Duration{} ? reports::Timeline::Operation::Type::info : reports::Timeline::Operation::Type::fail;
+      h.error = op->last_code.empty() ? models::to_string(op->last_error) : op->last_code;
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace
+
 TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s, const StrategyChoice& choice, std::uint64_t seed,
                               TraceKept kept, sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) {
   const strategies::Entry& entry = choice.entry();
@@ -99,6 +142,8 @@ TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s,
     out.timeline = timeline(deployment.engine(), env.observed().locks(), duplicated, deployment.statements(), deployment.calls(), seed,
                             deployment.database().engine(), s.lua_workload ? &asked : nullptr);
     out.timeline.operations = out.operations;
+    out.timeline.history = history(s, seed, operations);
+    out.timeline.history_left_out = out.operations > out.timeline.history.size() ? out.operations - out.timeline.history.size() : 0;
   }
   return out;
 }

@@ -97,6 +97,49 @@ reports::TableResult table_result(const models::sessions::TableContents& t) {
 
 // The sessions workload's trial: the script on its sessions, then the tables as they are.
 // `in_full`: keep every step's record and the tables (the first trial's, for the report).
+// The client-visible history of a script: each issued step an operation of its session's process
+// (the sessions numbered in the order the script first uses them), ok with its rows or the rows
+// it changed, fail with its error (the server answered: the statement took no effect), info where
+// the trial ended before its answer.
+std::vector<reports::Timeline::Operation> history(const std::vector<reports::StepResult>& steps) {
+  std::vector<std::string> sessions;
+  std::vector<reports::Timeline::Operation> out;
+  for (const auto& step : steps) {
+    if (step.issued_ms < 0) continue;
+    auto at = std::find(sessions.begin(), sessions.end(), step.session);
+    if (at == sessions.end()) at = sessions.insert(at, step.session);
+    reports::Timeline::Operation op;
+    op.client = static_cast<std::uint32_t>(at - sessions.begin());
+    op.f = "sql";
+    op.value = {{"session", step.session}, {"sql", step.sql}};
+    op.invoked_s = step.issued_ms / 1000;
+    if (step.finished_ms < 0) {
+      op.error = "unfinished";
+    } else if (!step.code.empty()) {
+      op.completed_s = step.finished_ms / 1000;
+      op.type = reports::Timeline::Operation::Type::fail;
+      op.error = step.code;
+    } else {
+      op.completed_s = step.finished_ms / 1000;
+      op.type = reports::Timeline::Operation::Type::ok;
+      op.result = op.value;
+      if (!step.columns.empty()) {
+        std::string rows;
+        for (const auto& row : step.rows) {
+          std::string cells;
+          for (const auto& c : row) cells += (cells.empty() ? "" : ", ") + reports::to_text(c);
+          rows += (rows.empty() ? "(" : ", (") + cells + ")";
+        }
+        op.result.emplace_back("rows", rows);
+      } else {
+        op.result.emplace_back("affected", step.affected);
+      }
+    }
+    out.push_back(std::move(op));
+  }
+  return out;
+}
+
 TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, bool in_full) {
   models::sessions::Deployment deployment(std::move(engine), s.deployment, s.script);
   inject_faults(s, deployment.fault_surface());
@@ -128,6 +171,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
     out.timeline.statements = involved_statements(deployment.statements(), {}, true, deployment.database().engine());
     for (const auto& r : records) out.steps.push_back(step_result(r, deployment.database().engine()));
     for (const auto& t : tables) out.tables.push_back(table_result(t));
+    out.timeline.history = history(out.steps);
   }
   return out;
 }

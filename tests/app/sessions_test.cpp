@@ -403,3 +403,21 @@ TEST_CASE("when the purge of a committed delete comes first, the story shows eac
   }
   CHECK(deadlocked);
 }
+
+TEST_CASE("a script's history is its issued steps, each its session's operation: ok with its rows, fail with the server's error") {
+  TempScenario file(sessions({step("s1", "INSERT INTO t (k) VALUES ('a')"), step("s2", "INSERT INTO t (k) VALUES ('a')"),
+                              step("s1", "SELECT k FROM t")}).dump());
+  const locksim::Scenario s = locksim::load_scenario(file.path);
+  const auto h = locksim::run_trial(s, s.strategies.front(), s.seed, locksim::TraceKept::timeline).timeline.history;
+  using Type = locksim::reports::Timeline::Operation::Type;
+  REQUIRE(h.size() == 3);
+  CHECK(h[0].client == 0);
+  CHECK(h[1].client == 1);
+  CHECK(h[2].client == 0);
+  CHECK(h[0].type == Type::ok);
+  CHECK(h[1].type == Type::fail);
+  CHECK(h[1].error == "1062");
+  CHECK(h[2].type == Type::ok);
+  REQUIRE(!h[2].result.empty());
+  CHECK(h[2].result.back() == std::pair<std::string, locksim::reports::Cell>{"rows", std::string("('a')")});
+}
