@@ -129,18 +129,31 @@ struct RunOptions {
   std::string history;           // --history FILE: the first trial's client-visible history, Jepsen's form
 };
 
-// --history FILE: the format its name ends in; one strategy's trial only.
-locksim::reports::HistoryFormat history_format(const std::string& file, const locksim::Scenario& s) {
+// --history FILE: the format its name ends in.
+locksim::reports::HistoryFormat history_format(const std::string& file) {
   const auto ends = [&](std::string_view tail) { return file.size() > tail.size() && file.ends_with(tail); };
   if (!ends(".edn") && !ends(".json"))
     throw locksim::InputError(fmt::format("--history {}: expected a file name ending in .edn or .json", locksim::shown(file)));
+  return ends(".edn") ? locksim::reports::HistoryFormat::edn : locksim::reports::HistoryFormat::json;
+}
+// run's: one strategy's trial only.
+locksim::reports::HistoryFormat history_format(const std::string& file, const locksim::Scenario& s) {
+  const locksim::reports::HistoryFormat format = history_format(file);
   if (s.strategies.size() != 1) {
     std::vector<std::string> names;
     for (const auto& st : s.strategies) names.push_back(st.shown());
     throw locksim::InputError(fmt::format("--history writes one strategy's trial: name it with --strategy ({} runs {})", s.name,
                                           fmt::join(names, ", ")));
   }
-  return ends(".edn") ? locksim::reports::HistoryFormat::edn : locksim::reports::HistoryFormat::json;
+  return format;
+}
+
+// Writes a trial's history where --history asked, and says so.
+void write_history(const std::string& file, locksim::reports::HistoryFormat format, const locksim::reports::Timeline& t,
+                   const std::string& strategy) {
+  locksim::reports::write_atomically(file, locksim::reports::history_text(t, format));
+  fmt::print("history of {} (seed {}): {} operations{} in {}\n", strategy, t.seed, t.history.size(),
+             t.history_left_out > 0 ? fmt::format(", the first of {}", t.history.size() + t.history_left_out) : "", file);
 }
 
 // A progress line on stderr, redrawn in place, only when stderr is a terminal.
@@ -210,8 +223,10 @@ struct ExploreCommand {
 // `claim`: the verdict of the search that found it, for the page.
 // `property`: the checker the search looked for, which a long trial's story centres on.
 // `time_s` (> 0): the replay ends there, unfinished, and the story is left to `locksim replay`.
+// `history_file`: where --history writes the trial's history (none: nowhere).
 int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk = false, const std::string& claim = "",
-                const std::string& property = "", double time_s = 0) {
+                const std::string& property = "", double time_s = 0, const std::string& history_file = "") {
+  const auto history = history_file.empty() ? std::nullopt : std::optional(history_format(history_file));
   std::optional<locksim::Replay> replayed;
   {
     const locksim::TrialsDeadline deadline(time_s);
@@ -255,6 +270,7 @@ int show_replay(const locksim::Token& token, bool check_determinism, bool shrunk
              locksim::reports::write_replay_report(r.outcome.timeline, r.strategy.shown(), folder, r.fired, heading, meanings, claim,
                                                    property));
   fmt::print("explained: {}/report.html\n", folder);
+  if (history) write_history(history_file, *history, r.outcome.timeline, r.strategy.shown());
   return r.fired.empty() ? 0 : 3;
 }
 
@@ -382,13 +398,10 @@ int run(const RunOptions& o) {
   if (!locksim::cluster::leader()) return 0;  // its trials went to rank 0, which reports
   const std::string json = locksim::reports::to_json(results);
   const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
-  if (history) {
-    const auto& t = results.strategies.front().timeline;
-    locksim::reports::write_atomically(o.history, locksim::reports::history_text(t, *history));
-    if (!o.json)
-      fmt::print("history of {} (seed {}): {} operations{} in {}\n", results.strategies.front().name, t.seed, t.history.size(),
-                 t.history_left_out > 0 ? fmt::format(", the first of {}", t.history.size() + t.history_left_out) : "", o.history);
-  }
+  if (history && o.json)
+    locksim::reports::write_atomically(o.history, locksim::reports::history_text(results.strategies.front().timeline, *history));
+  else if (history)
+    write_history(o.history, *history, results.strategies.front().timeline, results.strategies.front().name);
   if (o.json) {
     fmt::print("{}", json);
   } else {
@@ -644,6 +657,8 @@ int dispatch(int argc, char** argv) {
   auto* replay_cmd = app.add_subcommand("replay", "re-run a trial from its token, narrated, and draw its timeline");
   replay_cmd->add_option("token", replay_token, "the token `explore` printed")->required();
   replay_cmd->add_flag("--check-determinism", replay_check, "run it twice and compare trace hashes");
+  std::string replay_history;
+  replay_cmd->add_option("--history", replay_history, "write the trial's client-visible history to FILE.edn or FILE.json, in Jepsen's form");
 
   locksim::ServeOptions serve_options;
   auto* serve_cmd = app.add_subcommand("serve", "the workbench in the browser: run, step through and branch trials (docs/workbench.md)");
@@ -708,7 +723,7 @@ int dispatch(int argc, char** argv) {
   if (*run_cmd) return run(run_options);
   if (*sweep_cmd) return sweep(sweep_options);
   if (*explore_cmd) return explore(explore_options);
-  if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check);
+  if (*replay_cmd) return show_replay(locksim::parse_token(replay_token), replay_check, false, "", "", 0, replay_history);
   if (*serve_cmd)
     return locksim::serve(serve_options, [](const std::string& url) {
       fmt::print("locksim serve: {}  (Ctrl-C stops it)\n", url);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <map>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace locksim::reports {
@@ -33,19 +33,31 @@ const char* type_name(const Entry& e) {
   return "info";
 }
 
-// The history's lines in the order they happened; each client's process renumbered after an :info.
+// The history's lines in the order they happened. Jepsen's process runs one operation at a time,
+// and one that saw :info never runs another; a client of locksim may have several under way
+// (arrivals do not wait for answers). So each operation takes the lowest process that is free
+// when it is invoked, and a process whose operation ended in :info is not taken again.
 std::vector<Entry> entries(const Timeline& t) {
-  std::uint64_t clients = 1;
-  for (const auto& op : t.history) clients = std::max<std::uint64_t>(clients, std::uint64_t{op.client} + 1);
-  std::map<std::uint32_t, std::uint64_t> crashed;  // a client's processes that saw an :info
+  std::vector<const Timeline::Operation*> ops;
+  for (const auto& op : t.history) ops.push_back(&op);
+  std::stable_sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->invoked_s < b->invoked_s; });
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  std::vector<double> free_from;  // by process: when its operation completed; kNever: busy for good
   std::vector<Entry> out;
-  for (const auto& op : t.history) {
-    const std::uint64_t process = op.client + crashed[op.client] * clients;
-    out.push_back({&op, true, op.invoked_s, process});
-    out.push_back({&op, false, op.completed_s >= 0 ? op.completed_s : t.end_s, process});
-    if (op.type == Timeline::Operation::Type::info) ++crashed[op.client];
+  for (const auto* op : ops) {
+    const double completed = op->completed_s >= 0 ? op->completed_s : t.end_s;
+    std::size_t process = 0;
+    while (process < free_from.size() && free_from[process] > op->invoked_s) ++process;
+    if (process == free_from.size()) free_from.push_back(0);
+    free_from[process] = op->type == Timeline::Operation::Type::info ? kNever : completed;
+    out.push_back({op, true, op->invoked_s, process});
+    out.push_back({op, false, completed, process});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.at_s < b.at_s; });
+  // A completion at the instant another operation is invoked comes first: the process it frees
+  // may be the one invoking.
+  std::stable_sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+    return a.at_s < b.at_s || (a.at_s == b.at_s && !a.invoke && b.invoke);
+  });
   return out;
 }
 
@@ -99,6 +111,7 @@ std::string history_text(const Timeline& t, HistoryFormat format) {
       j["f"] = e.op->f;
       j["value"] = e.invoke || e.op->result.empty() ? fields_json(e.op->value) : fields_json(e.op->result);
       j["process"] = e.process;
+      j["client"] = e.op->client;
       j["time"] = nanoseconds(e.at_s);
       if (!e.invoke && !e.op->error.empty()) j["error"] = e.op->error;
       out += (i == 0 ? "\n" : ",\n") + j.dump();
@@ -108,8 +121,8 @@ std::string history_text(const Timeline& t, HistoryFormat format) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const Entry& e = lines[i];
     const Fields& value = e.invoke || e.op->result.empty() ? e.op->value : e.op->result;
-    out += fmt::format("{{:index {}, :type :{}, :f {}, :value {}, :process {}, :time {}", i, type_name(e), edn_keyword(e.op->f),
-                       edn_fields(value), e.process, nanoseconds(e.at_s));
+    out += fmt::format("{{:index {}, :type :{}, :f {}, :value {}, :process {}, :time {}, :client {}", i, type_name(e),
+                       edn_keyword(e.op->f), edn_fields(value), e.process, nanoseconds(e.at_s), e.op->client);
     if (!e.invoke && !e.op->error.empty()) out += ", :error " + edn_string(e.op->error);
     out += "}\n";
   }

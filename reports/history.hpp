@@ -12,9 +12,10 @@ namespace locksim::reports {
 
 enum class HistoryFormat { edn, json };
 
-/// A process that saw an :info may never invoke again (its operation may still be running):
-/// the client's next operation is a new process, its number plus the number of clients, as
-/// Jepsen numbers a crashed worker's successor.
+/// Each line is a map with :index, :type, :f, :value, :process, :time and :client (the client or
+/// session the operation is of), and :error on a :fail or :info. A process runs one operation at
+/// a time and never another after an :info (its operation may still be running): each
+/// operation takes the lowest process free when it is invoked.
 std::string history_text(const Timeline& t, HistoryFormat format);
 
 }  // namespace locksim::reports

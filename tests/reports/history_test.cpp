@@ -36,27 +36,35 @@ std::vector<std::string> lines(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a history lists invocations and completions in time order, and a process that saw :info never invokes again") {
+TEST_CASE("a history lists invocations and completions in time order, each process one operation at a time, none after an :info") {
   Timeline t;
   t.end_s = 5;
-  t.history = {op(0, 0.001, 0.004, Type::ok), op(1, 0.002, 0.003, Type::info, "timeout"), op(1, 0.005, 0.006, Type::fail, "duplicate_key")};
+  // Client 0 has two operations under way at once (an arrival does not wait for the answer).
+  t.history = {op(0, 0.001, 0.004, Type::ok), op(1, 0.002, 0.003, Type::info, "timeout"), op(0, 0.0025, 0.007, Type::ok),
+               op(1, 0.004, 0.006, Type::fail, "duplicate_key")};
   const auto edn = lines(locksim::reports::history_text(t, locksim::reports::HistoryFormat::edn));
-  REQUIRE(edn.size() == 6);
-  CHECK(edn[0] == "{:index 0, :type :invoke, :f :bind, :value {:key 0, :device \"d\\\"1\"}, :process 0, :time 1000000}");
-  CHECK(edn[1] == "{:index 1, :type :invoke, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 1, :time 2000000}");
-  CHECK(edn[2] == "{:index 2, :type :info, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 1, :time 3000000, :error \"timeout\"}");
-  CHECK(edn[3] == "{:index 3, :type :ok, :f :bind, :value {:key 0, :device \"d\\\"1\"}, :process 0, :time 4000000}");
-  // Client 1's next operation is process 1 + 2 (two clients): its first may still be running.
-  CHECK(edn[4] == "{:index 4, :type :invoke, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 3, :time 5000000}");
-  CHECK(edn[5] == "{:index 5, :type :fail, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 3, :time 6000000, :error \"duplicate_key\"}");
+  REQUIRE(edn.size() == 8);
+  CHECK(edn[0] == "{:index 0, :type :invoke, :f :bind, :value {:key 0, :device \"d\\\"1\"}, :process 0, :time 1000000, :client 0}");
+  CHECK(edn[1] == "{:index 1, :type :invoke, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 1, :time 2000000, :client 1}");
+  CHECK(edn[2] == "{:index 2, :type :invoke, :f :bind, :value {:key 0, :device \"d\\\"1\"}, :process 2, :time 2500000, :client 0}");
+  CHECK(edn[3] ==
+        "{:index 3, :type :info, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 1, :time 3000000, :client 1, :error \"timeout\"}");
+  // At 4 ms process 0's operation completes and, at the same instant, client 1's next takes
+  // process 0: process 1 saw :info and runs nothing more.
+  CHECK(edn[4] == "{:index 4, :type :ok, :f :bind, :value {:key 0, :device \"d\\\"1\"}, :process 0, :time 4000000, :client 0}");
+  CHECK(edn[5] == "{:index 5, :type :invoke, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 0, :time 4000000, :client 1}");
+  CHECK(edn[6] == "{:index 6, :type :fail, :f :bind, :value {:key 1, :device \"d\\\"1\"}, :process 0, :time 6000000, :client 1, "
+                  ":error \"duplicate_key\"}");
+  CHECK(edn[7] == "{:index 7, :type :ok, :f :bind, :value {:key 0, :device \"d\\\"1\"}, :process 2, :time 7000000, :client 0}");
 
   const auto json = nlohmann::json::parse(locksim::reports::history_text(t, locksim::reports::HistoryFormat::json));
-  REQUIRE(json.size() == 6);
-  CHECK(json[2]["type"] == "info");
-  CHECK(json[2]["process"] == 1);
-  CHECK(json[2]["error"] == "timeout");
-  CHECK(json[5]["process"] == 3);
-  CHECK(json[5]["time"] == 6000000);
+  REQUIRE(json.size() == 8);
+  CHECK(json[3]["type"] == "info");
+  CHECK(json[3]["process"] == 1);
+  CHECK(json[3]["error"] == "timeout");
+  CHECK(json[5]["process"] == 0);
+  CHECK(json[5]["client"] == 1);
+  CHECK(json[6]["time"] == 6000000);
   CHECK(json[0]["value"]["device"] == "d\"1");
 }
 
@@ -68,7 +76,8 @@ TEST_CASE("an operation the trial ended before completing ends the history as :i
   t.history = {pending};
   const auto edn = lines(locksim::reports::history_text(t, locksim::reports::HistoryFormat::edn));
   REQUIRE(edn.size() == 2);
-  CHECK(edn[1] == "{:index 1, :type :info, :f :n9lives, :value {:key 0, :device \"d\\\"1\"}, :process 0, :time 2000000000, :error \"unfinished\"}");
+  CHECK(edn[1] == "{:index 1, :type :info, :f :n9lives, :value {:key 0, :device \"d\\\"1\"}, :process 0, :time 2000000000, :client 0, "
+                  ":error \"unfinished\"}");
 }
 
 TEST_CASE("a trial's history holds each finished operation once, each completion as its client saw the operation end") {
