@@ -1376,6 +1376,29 @@ def judge(name, verdict, explained):
     return verdict + " (unexplained)", "unexplained"
 
 
+class Verdicts:
+    """The scripts judged so far: how many agree (each kind's too), how many diverge unexplained, and
+    whether the list of explained divergences has gone stale. The coordination services' suite keeps
+    one too."""
+
+    def __init__(self, kinds, explained):
+        self.explained = explained
+        self.agree_of = dict.fromkeys(kinds, 0)
+        self.agree = self.compared = self.unexplained = 0
+        self.stale = False
+
+    def add(self, name, kind, verdict):
+        """Judges one script's verdict (judge), counts it and prints its line."""
+        text, outcome = judge(name, verdict, self.explained)
+        self.compared += 1
+        if outcome in ("agree", "stale"):
+            self.agree += 1
+            self.agree_of[kind] += 1
+        self.stale = self.stale or outcome == "stale"
+        self.unexplained += outcome == "unexplained"
+        print(f"{name}: {text}", flush=True)
+
+
 def main():
     ap = Parser(description="locksim's conformance suite: the model against real servers")
     ap.add_argument("locksim", nargs="?", help="the locksim binary (may be left out with --real-only)")
@@ -1448,8 +1471,8 @@ def main():
     root = tempfile.mkdtemp(prefix="locksim-conformance-")
     servers = {}
     count = {k: sum(s["_kind"] == k for s in scripts) for k in KINDS}
-    agree_of = dict.fromkeys(KINDS, 0)
-    agree = compared = unexplained = ran = 0
+    verdicts = Verdicts(KINDS, explained)
+    ran = 0
     failed = False
     t0 = time.monotonic()
     try:
@@ -1499,14 +1522,7 @@ def main():
                     continue
                 if a.verbose:
                     print_rates(script, runs, model_runs, real_runs)
-                text, outcome = judge(name, race_verdict(script, model_runs, real_runs), explained)
-                compared += 1
-                if outcome in ("agree", "stale"):
-                    agree += 1
-                    agree_of[kind] += 1
-                failed = failed or outcome == "stale"
-                unexplained += outcome == "unexplained"
-                print(f"{name}: {text}", flush=True)
+                verdicts.add(name, kind, race_verdict(script, model_runs, real_runs))
                 continue
             if kind in skipped:
                 if a.real_only:
@@ -1543,14 +1559,7 @@ def main():
                     print(f"  {name} step {i}: model {m} | server {r}")
                 for t in model[1]:
                     print(f"  {name} {t}: model {model[1][t]} | server {real[1].get(t)}")
-            text, outcome = judge(name, compare(script, model, real), explained)
-            compared += 1
-            if outcome in ("agree", "stale"):
-                agree += 1
-                agree_of[kind] += 1
-            failed = failed or outcome == "stale"
-            unexplained += outcome == "unexplained"
-            print(f"{name}: {text}", flush=True)
+            verdicts.add(name, kind, compare(script, model, real))
     except Exception as e:
         print(f"conformance: the real side failed: {type(e).__name__}: {e}", file=sys.stderr)
         failed = True
@@ -1562,6 +1571,8 @@ def main():
         if any(s["_kind"] == kind for s in scripts):
             print(f"conformance: the real side of the {kind} scripts was skipped ({why})"
                   + ("" if a.real_only else "; the model ran them"))
+    failed = failed or verdicts.stale
+    unexplained = verdicts.unexplained
     if unexplained:
         print(f"conformance: {unexplained} unexplained divergence{'s' if unexplained != 1 else ''}: fix the model or "
               f"list them in docs/conformance.md with the reason")
@@ -1573,10 +1584,10 @@ def main():
         print(f"conformance: real side only: {ran} of {len(scripts)} scripts ran"
               + by_engine({k: f"{count[k]}" for k in KINDS if count[k]}))
         return 1 if failed or ran < len(scripts) else 0
-    last = (f"conformance: {agree} of {len(scripts)} scripts agree"
-            + by_engine({k: f"{agree_of[k]} of {count[k]}" for k in KINDS if count[k]}))
-    if compared < len(scripts) and not failed:
-        last += f"; {len(scripts) - compared} not compared (the real side was skipped)"
+    last = (f"conformance: {verdicts.agree} of {len(scripts)} scripts agree"
+            + by_engine({k: f"{verdicts.agree_of[k]} of {count[k]}" for k in KINDS if count[k]}))
+    if verdicts.compared < len(scripts) and not failed:
+        last += f"; {len(scripts) - verdicts.compared} not compared (the real side was skipped)"
     print(last)
     return 1 if failed or unexplained else 0
 

@@ -1082,8 +1082,8 @@ def main():
     root = tempfile.mkdtemp(prefix="locksim-coord-")
     servers = {}
     count = {k: sum(s["_kind"] == k for s in scripts) for k in KINDS}
-    agree_of = dict.fromkeys(KINDS, 0)
-    agree = compared = unexplained = ran = 0
+    verdicts = conformance.Verdicts(KINDS, explained)
+    ran = 0
     failed = False
     t0 = time.monotonic()
     try:
@@ -1142,14 +1142,7 @@ def main():
                     print(f"  {name} step {i}: model {m} | server {r}")
                 for t in model[1]:
                     print(f"  {name} {t}: model {model[1][t]} | server {real[1].get(t)}")
-            text, outcome = conformance.judge(name, conformance.compare(script, model, real), explained)
-            compared += 1
-            if outcome in ("agree", "stale"):
-                agree += 1
-                agree_of[kind] += 1
-            failed = failed or outcome == "stale"
-            unexplained += outcome == "unexplained"
-            print(f"{name}: {text}", flush=True)
+            verdicts.add(name, kind, conformance.compare(script, model, real))
     except Exception as e:
         print(f"conformance: the real side failed: {type(e).__name__}: {e}", file=sys.stderr)
         failed = True
@@ -1161,6 +1154,8 @@ def main():
         if count[kind]:
             print(f"conformance: the real side of the {SERVICES[kind]} scripts was skipped ({why})"
                   + ("" if a.real_only else "; the model ran them"))
+    failed = failed or verdicts.stale
+    unexplained = verdicts.unexplained
     if unexplained:
         print(f"conformance: {unexplained} unexplained divergence{'s' if unexplained != 1 else ''}: fix the model or "
               f"list them in docs/conformance.md with the reason")
@@ -1169,10 +1164,10 @@ def main():
         print(f"conformance: real side only: {ran} of {len(scripts)} scripts ran"
               + by_service({k: f"{count[k]}" for k in KINDS if count[k]}))
         return 1 if failed or ran < len(scripts) else 0
-    last = (f"conformance: {agree} of {len(scripts)} scripts agree"
-            + by_service({k: f"{agree_of[k]} of {count[k]}" for k in KINDS if count[k]}))
-    if compared < len(scripts) and not failed:
-        last += f"; {len(scripts) - compared} not compared (the real side was skipped)"
+    last = (f"conformance: {verdicts.agree} of {len(scripts)} scripts agree"
+            + by_service({k: f"{verdicts.agree_of[k]} of {count[k]}" for k in KINDS if count[k]}))
+    if verdicts.compared < len(scripts) and not failed:
+        last += f"; {len(scripts) - verdicts.compared} not compared (the real side was skipped)"
     print(last)
     return 1 if failed or unexplained else 0
 
