@@ -9,7 +9,7 @@
 //   {"sleep_ms": 400}                                                  time passes
 //   {"kill": true}                                                     kill -9 of the Redis process
 //   {"restart": true}                                                  the process starts again
-// Commands: GET, SET key value [NX] [XX] [PX ms], DEL, PEXPIRE key ms (0 or less deletes), PTTL, INCR, and the lock
+// Commands: GET, SET key value [NX] [XX] [PX ms], DEL, PEXPIRE key ms and EXPIRE key s (0 or less deletes), PTTL, INCR, and the lock
 // scripts CAS_DEL key value (compare-and-delete) and CAS_PEXPIRE key value ms.
 // Prints {"steps": [outcome, ...], "keys": "<the live keys and values as sorted JSON>"}; an
 // outcome is "OK", "nil", "(integer) N", a JSON string, or "error". Bad input: one line, exit 2.
@@ -82,7 +82,7 @@ Command parse_command(const json& words, const std::string& where) {
     if (w.size() != n) throw BadInput(fmt::format("{}: {} takes {} arguments", where, op, n - 1));
   };
   const auto ms = [&](std::size_t i) { return sim::Duration(std::chrono::milliseconds(milliseconds(w[i], where))); };
-  // PEXPIRE takes any integer: 0 or less deletes the key, as on Redis.
+  // PEXPIRE and EXPIRE take any integer: 0 or less deletes the key, as on Redis.
   const auto expire_ms = [&](std::size_t i) {
     const std::string text = w[i].starts_with('-') ? w[i].substr(1) : w[i];
     if (text == "0") return sim::Duration::zero();
@@ -94,6 +94,7 @@ Command parse_command(const json& words, const std::string& where) {
   if (op == "PTTL") return want(2), Command::pttl(w[1]);
   if (op == "INCR") return want(2), Command::incr(w[1]);
   if (op == "PEXPIRE") return want(3), Command::pexpire(w[1], expire_ms(2));
+  if (op == "EXPIRE") return want(3), Command::pexpire(w[1], expire_ms(2) * 1000);
   if (op == "CAS_DEL") return want(3), Command::cas_del(w[1], w[2]);
   if (op == "CAS_PEXPIRE") return want(4), Command::cas_pexpire(w[1], w[2], ms(3));
   if (op == "SET") {
@@ -108,7 +109,7 @@ Command parse_command(const json& words, const std::string& where) {
     }
     return c;
   }
-  throw BadInput(fmt::format("{}: command '{}' (supported: GET, SET, DEL, PEXPIRE, PTTL, INCR, CAS_DEL, CAS_PEXPIRE)", where, w[0]));
+  throw BadInput(fmt::format("{}: command '{}' (supported: GET, SET, DEL, PEXPIRE, EXPIRE, PTTL, INCR, CAS_DEL, CAS_PEXPIRE)", where, w[0]));
 }
 
 std::string outcome(const Reply& r) {
