@@ -26,6 +26,7 @@
 #include "app/metrics.hpp"
 #include "app/ordered_work.hpp"
 #include "app/trial.hpp"
+#include "models/db/database.hpp"
 #include "models/faults/placement.hpp"
 #include "reports/report.hpp"
 
@@ -179,7 +180,10 @@ sim::Chooser chooser_of(const Token& t, std::vector<Asked>* asked) {
     const std::uint64_t v = it == state->deviations.end() || it->second >= n ? 0 : it->second;
     if (asked != nullptr) {
       const sim::Engine& engine = *sim::Engine::current();
-      asked->push_back({stream, v, seconds(engine.now()), n, stream == "sim.ties" ? engine.tied() : std::vector<std::string>{}});
+      std::vector<std::string> labels;  // what each option is, where the stream says
+      if (stream == "sim.ties") labels = engine.tied();
+      if (stream == models::db::kPurgeStream) labels = {"the woken waiters first", "InnoDB's purge first"};
+      asked->push_back({stream, v, seconds(engine.now()), n, std::move(labels)});
     }
     return v;
   };
@@ -220,6 +224,8 @@ std::string describe_schedule(const std::string& text, const std::vector<Asked>*
         const Asked* a = asked != nullptr && choice < asked->size() ? &(*asked)[choice] : nullptr;
         if (a != nullptr && timeline != nullptr && a->stream == models::kPlacementStream && a->option != 0)
           placed.push_back(placed_words(a->at_s, *timeline));
+        else if (a != nullptr && a->stream == models::db::kPurgeStream && option == 1)
+          choices.push_back(fmt::format("choice {} (t={:.3f} s): InnoDB's purge runs before the waiters a commit woke", choice, a->at_s));
         else if (a != nullptr)
           choices.push_back(fmt::format("choice {} (t={:.3f} s) takes option {}", choice, a->at_s, option));
         else

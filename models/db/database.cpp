@@ -1085,8 +1085,8 @@ class InnoDb final : public Database::Model {
   // waiters to insert the key each hold the gap the other inserts into, and one of them is a
   // deadlock's victim), or the woken waiters, which run before the entry goes (one inserts, the
   // other waits for it and meets a duplicate). MariaDB 10.11 gives both (conformance
-  // delete-commit-unique, docs/conformance.md); so does the model, as a choice (stream
-  // "innodb.purge"; the waiters first is the default an explorer departs from).
+  // delete-commit-unique, docs/conformance.md); so does the model, as a choice (kPurgeStream;
+  // the waiters first is the default an explorer departs from).
   void purge_race(const std::vector<Purged>& purged) {
     struct Heir {
       Txn* txn;
@@ -1103,7 +1103,7 @@ class InnoDb final : public Database::Model {
         heirs.push_back({t->second, p, l->exclusive});
       }
     sim::Engine* engine = sim::Engine::current();
-    if (heirs.empty() || engine == nullptr || engine->stream("innodb.purge").pick(2) == 0) return;
+    if (heirs.empty() || engine == nullptr || engine->stream(kPurgeStream).pick(2) == 0) return;
     for (const Heir& h : heirs) {
       Table& t = *h.where.table;
       Lock gap = gap_lock(h.exclusive, before(t, h.where.index, h.where.entry), after(t, h.where.index, h.where.entry));

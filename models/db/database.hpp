@@ -488,6 +488,11 @@ struct RowRecord {
   RowOrigin origin;
 };
 
+/// The choice stream of InnoDB's purge race (InnoDb::purge_race): once a delete commits while
+/// other transactions wait on its entries, option 0 runs the woken waiters first, option 1 the
+/// purge, which hands their locks on the removed entries to the gaps they leave.
+inline constexpr const char* kPurgeStream = "innodb.purge";
+
 struct DatabaseConfig {
   Engine engine = Engine::mariadb;
   /// innodb_lock_wait_timeout on MariaDB; on PostgreSQL its lock_timeout, where zero (its

@@ -454,3 +454,20 @@ TEST_CASE("a trial under way when its deadline passes ends unfinished, where its
   CHECK_THROWS_AS(locksim::replay(t), sim::Interrupted);
   CHECK(deadline.passed());
 }
+
+TEST_CASE("a dfs search reaches the deadlock of InnoDB's purge race, and the replay's title names the purge") {
+  locksim::ExploreOptions o;
+  o.scenario = "delete-commit-unique-key";
+  o.strategy = "sessions";
+  o.property = "deadlocks";
+  o.mode = "dfs";
+  o.bound = 1;
+  o.budget = 1000;
+  o.time_s = 600;
+  o.shrink = false;
+  const auto f = locksim::explore(o);
+  REQUIRE(f.found);
+  const auto r = locksim::replay(f.token);
+  CHECK(r.outcome.counts.at("deadlocks") == 1);
+  CHECK_THAT(r.outcome.timeline.schedule, Catch::Contains("InnoDB's purge runs before the waiters a commit woke"));
+}
