@@ -15,6 +15,7 @@
 #include <limits>
 #include <list>
 #include <map>
+#include <memory>
 #include <array>
 #include <set>
 #include <span>
@@ -271,7 +272,7 @@ struct Lock {
   Entry at{};
   std::optional<Entry> lo{}, hi{};  // nullopt: the infimum (lo), the supremum (hi)
   bool granted = false;
-  std::optional<Entry> purged{};  // a gap lock the purge of this entry handed on (InnoDb::purge_race)
+  std::shared_ptr<const Entry> purged{};  // a gap lock the purge of this entry handed on (InnoDb::purge_race); rare, so a pointer
   std::optional<sim::Promise<Code>> wake{};  // while waiting: ok when granted, deadlock for a victim
   std::uint64_t seq = 0;  // its place in its queue: later requests have larger ones
 };
@@ -1108,7 +1109,7 @@ class InnoDb final : public Database::Model {
       Table& t = *h.where.table;
       Lock gap = gap_lock(h.exclusive, before(t, h.where.index, h.where.entry), after(t, h.where.index, h.where.entry));
       gap.txn = h.txn->id;
-      gap.purged = h.where.entry;
+      gap.purged = std::make_shared<const Entry>(h.where.entry);
       if (holds(t, h.where.index, gap)) continue;
       gap.granted = true;
       t.locks[h.where.index].add(std::move(gap));
