@@ -148,12 +148,13 @@ locksim::reports::HistoryFormat history_format(const std::string& file, const lo
   return format;
 }
 
-// Writes a trial's history where --history asked, and says so.
+// Writes a trial's history where --history asked, and says so unless `quiet` (stdout is JSON).
 void write_history(const std::string& file, locksim::reports::HistoryFormat format, const locksim::reports::Timeline& t,
-                   const std::string& strategy) {
+                   const std::string& strategy, bool quiet = false) {
   locksim::reports::write_atomically(file, locksim::reports::history_text(t, format));
-  fmt::print("history of {} (seed {}): {} operations{} in {}\n", strategy, t.seed, t.history.size(),
-             t.history_left_out > 0 ? fmt::format(", the first of {}", t.history.size() + t.history_left_out) : "", file);
+  if (!quiet)
+    fmt::print("history of {} (seed {}): {} operations{} in {}\n", strategy, t.seed, t.history.size(),
+               t.history_left_out > 0 ? fmt::format(", the first of {}", t.history.size() + t.history_left_out) : "", file);
 }
 
 // A progress line on stderr, redrawn in place, only when stderr is a terminal.
@@ -398,10 +399,7 @@ int run(const RunOptions& o) {
   if (!locksim::cluster::leader()) return 0;  // its trials went to rank 0, which reports
   const std::string json = locksim::reports::to_json(results);
   const auto report = locksim::reports::write_report(results, "reports/out/" + s.name);
-  if (history && o.json)
-    locksim::reports::write_atomically(o.history, locksim::reports::history_text(results.strategies.front().timeline, *history));
-  else if (history)
-    write_history(o.history, *history, results.strategies.front().timeline, results.strategies.front().name);
+  if (history) write_history(o.history, *history, results.strategies.front().timeline, results.strategies.front().name, o.json);
   if (o.json) {
     fmt::print("{}", json);
   } else {

@@ -170,6 +170,12 @@ void add_involved_messages(reports::Timeline& t, const models::CallLog& log, con
 
 }  // namespace
 
+reports::Cell cell_of(const models::db::Value& v) {
+  if (models::db::is_null(v)) return nullptr;
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  return std::get<std::string>(v);
+}
+
 reports::LockWait lock_wait(const models::db::LockWait& w) {
   return {w.mode, w.table, w.index, w.entry, w.behind, std::chrono::duration<double, std::milli>(w.waited).count()};
 }

@@ -29,6 +29,8 @@ reports::Timeline::Who who_of_process(const std::string& node, const std::string
 
 /// A statement's lock wait, as reports keep it.
 reports::LockWait lock_wait(const models::db::LockWait& w);
+/// A database value as a report's cell: a number, a string or NULL.
+reports::Cell cell_of(const models::db::Value& v);
 /// What a failed statement undid: "statement", "transaction"; "" for nothing.
 const char* undone_name(models::db::Undone undone);
 

@@ -1316,8 +1316,9 @@ def race_verdict(script, model_runs, real_runs):
             else:
                 classes.append([run])
         return len(classes)
-    return (f"agree (a race, {len(real_runs)} runs a side: the server gave {kinds(real_runs)} outcome"
-            f"{'s' if kinds(real_runs) != 1 else ''}, each one of the model's {kinds(model_runs)})")
+    server, model = kinds(real_runs), kinds(model_runs)
+    return (f"agree (a race, {len(real_runs)} runs a side: the server gave {server} outcome"
+            f"{'s' if server != 1 else ''}, each one of the model's {model})")
 
 
 def tally(outcomes):

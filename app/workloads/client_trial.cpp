@@ -18,12 +18,6 @@ namespace strategies = models::strategies;
 
 namespace {
 
-reports::Cell cell(const models::db::Value& v) {
-  if (models::db::is_null(v)) return nullptr;
-  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
-  return std::get<std::string>(v);
-}
-
 // The client-visible history: each logical operation from its start to its end as its client saw
 // it (its retries inside), in the order they started: ok; fail where no attempt may have taken
 // effect (each failed with an answer); info where one timed out. An operation still under way when
@@ -41,7 +35,7 @@ std::vector<reports::Timeline::Operation> history(const Scenario& s, std::uint64
     h.completed_s = seconds(op->end);
     if (s.lua_workload) {
       h.f = s.lua_workload->name;
-      for (auto& [name, value] : s.lua_workload->draw(seed, op->operation, op->value, op->client, op->key)) h.value.emplace_back(name, cell(value));
+      for (auto& [name, value] : s.lua_workload->draw(seed, op->operation, op->value, op->client, op->key)) h.value.emplace_back(name, cell_of(value));
     } else {
       h.f = s.operation;
       h.value = {{"key", static_cast<std::int64_t>(op->key)}, {"value", static_cast<std::int64_t>(op->value)}};

@@ -19,12 +19,6 @@
 namespace locksim {
 namespace {
 
-reports::Cell cell(const models::db::Value& v) {
-  if (models::db::is_null(v)) return nullptr;
-  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
-  return std::get<std::string>(v);
-}
-
 // The error as the engine's server names it: MySQL's number, PostgreSQL's SQLSTATE.
 std::string error_code(const models::db::Result& r, models::db::Engine engine) {
   return engine == models::db::Engine::postgresql ? models::db::sqlstate(r.code) : std::to_string(static_cast<int>(r.code));
@@ -50,7 +44,7 @@ reports::StepResult step_result(const models::sessions::StepRecord& r, models::d
   out.columns = r.columns;
   for (const auto& row : r.rows) {
     std::vector<reports::Cell> cells;
-    for (const auto& v : row) cells.push_back(cell(v));
+    for (const auto& v : row) cells.push_back(cell_of(v));
     out.rows.push_back(std::move(cells));
   }
   out.affected = res.affected;
@@ -81,7 +75,7 @@ reports::TableResult table_result(const models::sessions::TableContents& t) {
     joined.clear();
     for (const auto& column : t.columns) {
       const std::optional<models::db::Value> v = row.row.values.find(column);
-      cells.push_back(v ? cell(*v) : reports::Cell{row.row.id});
+      cells.push_back(v ? cell_of(*v) : reports::Cell{row.row.id});
       if (&column != &t.columns.front()) joined += ',';
       joined += std::visit([](const auto& v) {
         if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;

@@ -1044,7 +1044,8 @@ class InnoDb final : public Database::Model {
 
   void commit(Txn& txn) {
     ++commits;
-    std::vector<Purged> purged = entries_going(txn);
+    // Only another open transaction can hold a lock the purge would hand on.
+    std::vector<Purged> purged = txns.size() > 1 ? entries_going(txn) : std::vector<Purged>{};
     for (const Undo& u : txn.undo)
       for (Version& v : u.table->rows.at(u.id)->versions())
         if (v.txn == txn.id && v.commit == 0) v.commit = commits;
@@ -1063,10 +1064,8 @@ class InnoDb final : public Database::Model {
     Entry entry;
   };
   std::vector<Purged> entries_going(const Txn& txn) const {
-    std::vector<Purged> out;
-    std::set<std::pair<const Table*, std::int64_t>> seen;  // membership only: the order is the undo log's
+    std::vector<Purged> out;  // a row written twice is listed twice: purge_race hands a lock on once
     for (const Undo& u : txn.undo) {
-      if (!seen.insert({u.table, u.id}).second) continue;
       Table& t = *u.table;
       const RowData& row = *t.rows.at(u.id);
       const Version* now = current(row);
