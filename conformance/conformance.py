@@ -1412,7 +1412,7 @@ def main():
     sides.add_argument("--model-only", action="store_true")
     sides.add_argument("--real-only", action="store_true",
                        help="run the real side alone and print every step's outcome there (writing a script)")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print both sides' outcomes of every step")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print both sides' outcomes of every step (the model's alone under --model-only)")
     ap.add_argument("--repeat", type=int, metavar="N",
                     help="run each SQL script N times on each side (the model's trials with seeds 1 to N) and print "
                          "how often each outcome came, instead of comparing one run (a race's rates)")
@@ -1530,6 +1530,11 @@ def main():
                     print(f"{name}: real side skipped", flush=True)
                 else:
                     print(f"{name}: model ran ({len(model[0])} steps); real side skipped", flush=True)
+                    if a.verbose and model:
+                        for i, m in enumerate(model[0], 1):
+                            print(f"  {name} step {i}: model {m}")
+                        for t in model[1]:
+                            print(f"  {name} {t}: model {model[1][t]}")
                 continue
             began = time.monotonic()
             try:
