@@ -124,6 +124,8 @@ void check_columns(const models::db::Expr& e, const Check& check) {
 
 }  // namespace
 
+const Names<models::db::Engine>& engine_names() { return kEngines; }
+
 models::db::Engine read_engine(const Reader& top) {
   if (!top.has("database")) return models::db::Engine::mariadb;
   const Reader database = top.child("database");
@@ -244,10 +246,9 @@ void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std
   }
 }
 
-models::sessions::Script load_steps(const Reader& top, const Reader& workload) {
+models::sessions::Script load_steps(const Reader& top) {
   const models::db::Engine engine = read_engine(top);
   models::sessions::Script script;
-  script.settle = workload.millis("settle_ms", script.settle, 0.001);
   top.declare("steps", {{"type", "array"}, {"minItems", 1}, {"maxItems", 10'000}});
   // Required with this workload only.
   const json is_sessions = {{"const", "sessions"}};

@@ -21,6 +21,8 @@ struct StrategyChoice;
 /// database.engine: "mariadb" (the default) or "postgresql", which also says in which dialect
 /// the file's SQL is written.
 models::db::Engine read_engine(const Reader& top);
+/// The engines by the names scenario files give them.
+const Names<models::db::Engine>& engine_names();
 
 /// database.tables, database.rows and database.legacy into `setup` (the legacy rule, its rows
 /// made as each trial loads them, after the listed ones); `ddl` gets each CREATE TABLE as written.
@@ -32,8 +34,8 @@ void load_tables(const Reader& database, models::DatabaseSetup& setup, std::vect
 /// counts what it holds), before loading more of them than the budget holds.
 void check_rows(const Reader& top, const models::DatabaseSetup& setup, const std::vector<StrategyChoice>& strategies,
                 std::uint64_t memory_budget_mb);
-/// The sessions workload: the top-level "steps" and the workload's "settle_ms".
-models::sessions::Script load_steps(const Reader& top, const Reader& workload);
+/// The sessions workload's steps: the top-level "steps".
+models::sessions::Script load_steps(const Reader& top);
 
 /// Each step's table is one of the scenario's, and the columns it names are the table's.
 void check_steps(const Reader& top, const models::sessions::Script& script, const models::DatabaseSetup& setup);

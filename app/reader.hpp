@@ -52,16 +52,13 @@ class Reader {
   }
 
   /// Fails on any key not in `known`.
-  void only(std::initializer_list<const char*> known) const {
-    if (recorder_ != nullptr) recorder_->keys(where(), std::vector<std::string>(known.begin(), known.end()));
+  void only(std::initializer_list<const char*> known) const { only(std::vector<std::string>(known.begin(), known.end())); }
+  void only(const std::vector<std::string>& known) const {
+    if (recorder_ != nullptr) recorder_->keys(where(), known);
     if (!j_.is_object()) fail("an object");
-    for (const auto& [key, value] : j_.items()) {
-      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
-        std::string list;
-        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail("one of the keys " + list + " (unknown key)", key);
-      }
-    }
+    for (const auto& [key, value] : j_.items())
+      if (std::find(known.begin(), known.end(), key) == known.end())
+        fail(fmt::format("one of the keys {} (unknown key)", fmt::join(known, ", ")), key);
   }
   bool has(const std::string& key) const { return j_.contains(key); }
   /// Fails unless `key` is there; `expected` says what it is for.

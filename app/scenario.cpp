@@ -19,6 +19,7 @@
 #include "app/metrics.hpp"
 #include "app/workload_kind.hpp"
 #include "app/reader.hpp"
+#include "app/scenario_parts.hpp"
 #include "models/workloads/rollout/rollout.hpp"
 #include "models/strategies/script.hpp"
 
@@ -26,30 +27,7 @@ namespace locksim {
 
 using namespace std::chrono_literals;
 
-namespace {
-
-// How scenario files name the models' enumerations.
-namespace names {
-const Names<models::Balance> balance = {
-    {"random", models::Balance::random}, {"round_robin", models::Balance::round_robin}, {"sticky", models::Balance::sticky}};
-const Names<models::db::Isolation> isolation = {{"repeatable_read", models::db::Isolation::repeatable_read},
-                                                {"read_committed", models::db::Isolation::read_committed},
-                                                {"read_uncommitted", models::db::Isolation::read_uncommitted},
-                                                {"serializable", models::db::Isolation::serializable}};
-const Names<models::ArrivalKind> arrival = {{"at_start", models::ArrivalKind::at_start},
-                                            {"fixed", models::ArrivalKind::fixed},
-                                            {"poisson", models::ArrivalKind::poisson},
-                                            {"listed", models::ArrivalKind::listed}};
-const Names<models::Jitter> jitter = {{"none", models::Jitter::none},
-                                      {"full", models::Jitter::full},
-                                      {"equal", models::Jitter::equal},
-                                      {"decorrelated", models::Jitter::decorrelated}};
-const Names<models::redis::Persistence> persistence = {{"none", models::redis::Persistence::none},
-                                                       {"aof_everysec", models::redis::Persistence::aof_everysec},
-                                                       {"aof_always", models::redis::Persistence::aof_always}};
-}  // namespace names
-
-models::ErrorKind error_kind(const Reader& r, const std::string& name, const std::string& key) {
+models::ErrorKind read_error_kind(const Reader& r, const std::string& name, const std::string& key) {
   if (auto kind = locksim::error_kind(name)) return *kind;
   r.fail("an error kind (timeout, rejected, 1062, 1213, 1205, 1467, lock_busy, dropped, fenced, internal, session_expired), "
          "another server error's code (1690, 40001) or a strategy's own answer (seat_taken), got " + quote_value(name), key);
@@ -65,6 +43,8 @@ bool answer_code(const std::string& name) {
                       all([](unsigned char c) { return std::islower(c) != 0 || std::isdigit(c) != 0 || c == '_'; });
   return number || sqlstate || answer;
 }
+
+namespace {
 
 // What parse_expectation() reads, as a pattern for the schema.
 constexpr const char* kComparison = R"(^\s*(>=|<=|>|=|<)\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?(\s+in every trial)?\s*$)";
@@ -149,6 +129,9 @@ std::string expected_value(const models::strategies::ParamInfo& info) {
   return "a number";
 }
 
+}  // namespace
+
+
 // A strategy's parameters: the object `params` (at `at` under `owner`) over `entry`'s defaults.
 models::strategies::Params params_over_defaults(const Reader& owner, const std::string& at, const models::strategies::Entry& entry,
                                                 const std::string& name, const json& params) {
@@ -164,13 +147,20 @@ models::strategies::Params params_over_defaults(const Reader& owner, const std::
   return out;
 }
 
-// The keys a scenario file has at its top level.
+namespace {
+
+// The keys a scenario file has at its top level: its values, its sections, and the keys a
+// workload kind owns there (the sessions' "steps", a rollout).
 const std::vector<std::string>& top_level_keys() {
-  static const std::vector<std::string> keys = {"$schema", "name",       "description", "source",        "lesson",
-                                                "workload", "topology",  "database",    "redis",         "zookeeper",
-                                                "etcd",    "clients",    "faults",      "strategies",    "trials",
-                                                "seed",    "time_budget_s", "event_budget", "expect",      "steps",
-                                                "rollout", "memory_budget_mb"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out = {"$schema"};
+    for (const std::string& key : top_key_names()) out.push_back(key);
+    for (const char* section : {"workload", "topology", "database", "redis", "zookeeper", "etcd", "clients", "faults", "strategies", "expect"})
+      out.push_back(section);
+    for (const WorkloadKind* kind : workload_kinds())
+      for (const std::string& key : kind->top_level_keys()) out.push_back(key);
+    return out;
+  }();
   return keys;
 }
 
@@ -180,7 +170,7 @@ json& spelled_out_strategies(json& doc) {
   const std::string workload =
       doc.contains("workload") && doc["workload"].is_object() && doc["workload"].value("kind", json()).is_string()
           ? doc["workload"]["kind"].get<std::string>()
-          : "account-bind";
+          : workload_kinds().front()->name();
   json& list = doc["strategies"];
   if (list.is_null() || list == "all") {
     list = json::array();
@@ -284,258 +274,14 @@ bool set_strategy_param(json& doc, const std::string& assignment, const std::vec
   return true;
 }
 
-// Scenario names and strategy labels name files and folders of the report.
-constexpr const char* kFileName = "a name of 1 to 100 letters, digits, '-', '_', '+' or '.', not starting with '.'";
+}  // namespace
+
 bool is_file_name(const std::string& name) {
   return !name.empty() && name.size() <= 100 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '+' ||
            c == '.';
   });
 }
-
-// --- Rollouts ---------------------------------------------------------------------
-
-sim::Duration seconds_of(double s) { return std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(s)); }
-
-// A strategy a plan deploys, by name, with its parameters ("params") over the registry's defaults.
-models::rollout::Deploy deploy_of(const Reader& r, const std::string& key) {
-  models::rollout::Deploy d{r.string(key, "")};
-  const models::strategies::Entry* entry = models::strategies::find(d.strategy);
-  if (entry == nullptr || entry->workload != std::string("account-bind"))
-    r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(d.strategy), key);
-  r.declare("params", {{"type", "object"}});
-  r.declare_names("params", "<param>");
-  r.declare("params/<param>", {{"type", {"number", "boolean"}}});
-  d.params = params_over_defaults(r, "params", *entry, d.strategy, r.has("params") ? r.raw().at("params") : json::object());
-  return d;
-}
-
-// The scenario's "rollout": the table, the code and the cleanup job every plan starts from.
-models::rollout::Plan rollout_base(const Reader& top, sim::Duration time_budget) {
-  models::rollout::Plan plan;
-  const Reader r = top.child("rollout");
-  r.only({"running", "index", "index_name", "duration_s", "cleanup"});
-  r.require("duration_s", "\"duration_s\": when the rollout's last phase ends");
-  const double budget_s = std::chrono::duration<double>(time_budget).count();
-  plan.duration = seconds_of(r.number("duration_s", 0, 1, 1e6));
-  // A statement the plan runs near its end may take as long again (the DBA's client waits
-  // that long), within the trial.
-  if (2 * plan.duration >= time_budget)
-    r.fail(fmt::format("a duration under half the trial's time budget ({:g} s, time_budget_s)", budget_s), "duration_s");
-  plan.running.strategy = r.string("running", plan.running.strategy);
-  const models::strategies::Entry* running = models::strategies::find(plan.running.strategy);
-  if (running == nullptr || running->workload != std::string("account-bind"))
-    r.fail("a strategy of the account-bind workload (see `locksim list`), got " + quote_value(plan.running.strategy), "running");
-  plan.running.params = params_over_defaults(r, "running", *running, plan.running.strategy, json::object());
-  plan.table.key_index = r.choice("index", "plain", {"none", "plain"}) == "none" ? models::db::KeyIndex::none
-                                                                                : models::db::KeyIndex::non_unique;
-  plan.table.index_name = r.string("index_name", "idx_open_id");
-  if (!is_file_name(plan.table.index_name)) r.fail(std::string(kFileName) + ", got " + quote_value(plan.table.index_name), "index_name");
-  if (r.has("cleanup")) {
-    const Reader c = r.child("cleanup");
-    c.only({"interval_s", "keys_per_run"});
-    plan.cleanup.interval = seconds_of(c.number("interval_s", 60, 0.001, 1e6));
-    plan.cleanup.keys_per_run = static_cast<std::uint64_t>(c.integer("keys_per_run", 1000, 1, 1'000'000));
-  }
-  return plan;
-}
-
-// A plan's steps ("rollout": [...]) over the scenario's base, as a strategy of its own.
-std::shared_ptr<const models::rollout::Plan> load_plan(const Reader& item, const models::rollout::Plan& base) {
-  auto plan = std::make_shared<models::rollout::Plan>(base);
-  item.each("rollout", [&](const Reader& st) {
-    st.only({"at_s", "deploy", "params", "rolling_s", "drain_s", "job", "keys_per_run", "interval_s", "sql", "retry_s"});
-    st.require("at_s", "\"at_s\": when the step is taken, in seconds from the start");
-    models::rollout::Step step;
-    step.at = seconds_of(st.number("at_s", 0, 0, 1e6));
-    if (step.at >= plan->duration) st.fail("a time before the rollout's end (rollout.duration_s)", "at_s");
-    if (!plan->steps.empty() && step.at < plan->steps.back().at) st.fail("steps in time order", "at_s");
-    const int actions = (st.has("deploy") ? 1 : 0) + (st.has("job") ? 1 : 0) + (st.has("sql") ? 1 : 0);
-    if (actions != 1) st.fail("one of \"deploy\" (a strategy), \"job\" (\"start\" or \"stop\") or \"sql\" (a statement)");
-    if ((st.has("params") || st.has("rolling_s") || st.has("drain_s")) && !st.has("deploy"))
-      st.fail("\"params\", \"rolling_s\" and \"drain_s\" only with \"deploy\"");
-    if (st.has("retry_s") && !st.has("sql")) st.fail("\"retry_s\" only with \"sql\"", "retry_s");
-    if ((st.has("keys_per_run") || st.has("interval_s")) && !st.has("job"))
-      st.fail("\"keys_per_run\" and \"interval_s\" only with \"job\"");
-    if (st.has("deploy")) {
-      models::rollout::Deploy d = deploy_of(st, "deploy");
-      d.rolling = seconds_of(st.number("rolling_s", 0, 0, 1e6));
-      d.drain = seconds_of(st.number("drain_s", 0, 0, 1e6));
-      if (d.drain > sim::Duration{} && d.rolling == sim::Duration{})
-        st.fail("\"rolling_s\" above 0 with \"drain_s\": servers are drained one at a time", "drain_s");
-      step.action = std::move(d);
-    } else if (st.has("job")) {
-      const std::string job = st.string("job", "");
-      st.declare("job", {{"type", "string"}, {"enum", {"start", "stop"}}});
-      if (job != "start" && job != "stop") st.fail("\"start\" or \"stop\", got " + quote_value(job), "job");
-      models::rollout::Job action{job == "start"};
-      if (st.has("keys_per_run") || st.has("interval_s")) {
-        if (!action.start) st.fail("\"keys_per_run\" and \"interval_s\" only when the job starts");
-        action.settings = plan->cleanup;  // what the step leaves out is the scenario's
-        if (st.has("interval_s")) action.settings->interval = seconds_of(st.number("interval_s", 0.001, 1e6));
-        if (st.has("keys_per_run")) action.settings->keys_per_run = static_cast<std::uint64_t>(st.integer("keys_per_run", 1, 1'000'000));
-      }
-      step.action = action;
-    } else {
-      const std::string text = st.string("sql", "");
-      models::rollout::Sql sql;
-      try {
-        sql.statement = models::db::sql::prepare(text);
-      } catch (const models::db::sql::Error& e) {
-        st.fail(std::string("a statement the model runs: ") + e.what(), "sql");
-      }
-      const models::db::Statement& statement = sql.statement.statement;
-      if (sql.statement.create || !sql.statement.params.empty())
-        st.fail("a statement on " + plan->table.name + " without ? parameters (a CREATE TABLE goes in database.tables)", "sql");
-      using K = models::db::Statement::Kind;
-      const bool on_table = statement.kind != K::begin && statement.kind != K::commit && statement.kind != K::rollback &&
-                            statement.kind != K::set_isolation;
-      if (!on_table || statement.table != plan->table.name)
-        st.fail("a statement on " + plan->table.name + ", the table the rollout acts on", "sql");
-      if (statement.kind == K::add_index && (statement.column != plan->table.key_column || statement.more().index_def))
-        st.fail("an index on " + plan->table.key_column + ", the one column of " + plan->table.name + " the model indexes", "sql");
-      sql.retry = seconds_of(st.number("retry_s", 0, 0, 1e6));
-      step.action = std::move(sql);
-    }
-    plan->steps.push_back(std::move(step));
-  });
-  return plan;
-}
-
-// A plan as a strategy of the account-bind workload.
-std::shared_ptr<const models::strategies::Entry> plan_entry(std::shared_ptr<const models::rollout::Plan> plan) {
-  auto entry = std::make_shared<models::strategies::Entry>();
-  entry->info.name = "rollout";
-  std::string steps;
-  for (const auto& step : plan->steps)
-    steps += fmt::format("{}at {:g} s: {}", steps.empty() ? "" : "; ", std::chrono::duration<double>(step.at).count(), step.text());
-  entry->info.description = fmt::format("a rollout from {}: {}", plan->running.strategy, steps.empty() ? "no step" : steps);
-  entry->info.source = "sources/003 sections 3.3 and 5.3 (the rollout of the production case)";
-  entry->info.risks = "duplicates created while the fix rolls out; a unique index that cannot be built";
-  entry->info.needs = models::rollout::needs(*plan);
-  entry->make = [plan](models::strategies::Env& env, const models::strategies::Params&) {
-    return std::make_unique<models::rollout::Rollout>(env, plan);
-  };
-  return entry;
-}
-
-// A rate for a duration or a number of operations.
-void load_rate(const Reader& t, models::Traffic& traffic) {
-  if (!t.has("rate_per_s"))
-    t.fail("a \"rate_per_s\": operations per second arriving from the whole population (or \"kind\": \"listed\" with times_ms)");
-  traffic.rate_per_s = t.number("rate_per_s", 1e-6, 1e6);
-  if (t.has("duration_s") == t.has("operations"))
-    t.fail("either \"duration_s\" (arrivals for this long) or \"operations\" (this many arrivals)");
-  double expected = 0;
-  if (t.has("operations")) {
-    traffic.operations = static_cast<std::uint64_t>(t.integer("operations", 1, limits::max_operations));
-    expected = static_cast<double>(traffic.operations);
-  } else {
-    const double seconds = t.number("duration_s", 1e-6, limits::max_ms / 1000);
-    traffic.duration = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(seconds));
-    expected = seconds * traffic.rate_per_s;
-    if (expected > static_cast<double>(limits::max_operations))
-      t.fail(fmt::format("at most {} operations a trial: rate_per_s x duration_s is {:g}", limits::max_operations, expected),
-             "duration_s");
-  }
-}
-
-// clients.traffic: the whole population's arrivals.
-//   {"kind": "poisson" | "constant", "rate_per_s": 200, "duration_s": 60 | "operations": 10000,
-//    "start_ms": 0, "keys": {"kind": "fresh" | "uniform" | "zipf", "count": 1000, "exponent": 1.1},
-//    "double_submit": {"probability": 0.01, "delay": {...}}}
-//   or {"kind": "listed", "times_ms": [0, 5, 5, 900], ...}: one operation at each time.
-models::Traffic load_traffic(const Reader& t) {
-  t.only({"kind", "rate_per_s", "duration_s", "operations", "times_ms", "start_ms", "keys", "double_submit", "only"});
-  models::Traffic traffic;
-  const Names<models::Traffic::Kind> kinds = {{"poisson", models::Traffic::Kind::poisson},
-                                              {"constant", models::Traffic::Kind::constant},
-                                              {"listed", models::Traffic::Kind::listed}};
-  traffic.kind = t.pick("kind", traffic.kind, kinds);
-  const json listed = {{"properties", {{"kind", {{"const", "listed"}}}}}, {"required", {"kind"}}};
-  t.declare("", {{"if", listed}, {"then", {{"required", {"times_ms"}}}}, {"else", {{"required", {"rate_per_s"}}}}});
-  t.declare("rate_per_s", {{"type", "number"}, {"minimum", 1e-6}, {"maximum", 1e6}});
-  t.declare("duration_s", {{"type", "number"}, {"minimum", 1e-6}, {"maximum", limits::max_ms / 1000}});
-  t.declare("operations", {{"type", "integer"}, {"minimum", 1}, {"maximum", limits::max_operations}});
-  if (traffic.kind == models::Traffic::Kind::listed) {
-    for (const char* rated : {"rate_per_s", "duration_s", "operations"})
-      if (t.has(rated)) t.fail("no rate, duration or operation count with listed times (the times say them)", rated);
-    traffic.times = t.times("times_ms", "when each operation of listed traffic arrives", static_cast<std::size_t>(limits::max_operations));
-  } else if (t.has("times_ms")) {
-    t.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
-  } else {
-    load_rate(t, traffic);
-  }
-  traffic.start = t.millis("start_ms", traffic.start);
-  if (t.has("keys")) {
-    const Reader k = t.child("keys");
-    k.only({"kind", "count", "exponent"});
-    k.declare("", {{"if", {{"properties", {{"kind", {{"enum", {"uniform", "zipf"}}}}}}, {"required", {"kind"}}}},
-                   {"then", {{"required", {"count"}}}}});
-    const Names<models::KeyChoice> choices = {
-        {"fresh", models::KeyChoice::fresh}, {"uniform", models::KeyChoice::uniform}, {"zipf", models::KeyChoice::zipf}};
-    traffic.keys = k.pick("kind", traffic.keys, choices);
-    if (traffic.keys == models::KeyChoice::fresh && (k.has("count") || k.has("exponent")))
-      k.fail("no count or exponent for fresh keys (a new key each)");
-    if (traffic.keys != models::KeyChoice::fresh) {
-      if (!k.has("count")) k.fail("a \"count\" of keys to choose from");
-      traffic.key_count = static_cast<std::uint64_t>(k.integer("count", 1, limits::max_operations));
-    }
-    if (traffic.keys == models::KeyChoice::zipf) traffic.zipf_exponent = k.number("exponent", 1, 0, 10);
-    else if (k.has("exponent")) k.fail("an exponent only for zipf keys", "exponent");
-  }
-  if (t.has("double_submit")) {
-    const Reader d = t.child("double_submit");
-    d.only({"probability", "delay"});
-    d.require("probability", "a \"probability\" that a user submits the same request twice");
-    traffic.double_submit = d.number("probability", 0, 0, 1);
-    traffic.double_submit_delay = d.distribution("delay", traffic.double_submit_delay);
-  }
-  // Ranges of operation numbers, ascending and apart: [[0, 99], [120, 120]].
-  t.declare("only", {{"type", "array"},
-                     {"minItems", 1},
-                     {"items", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}, {"minItems", 2}, {"maxItems", 2}}}});
-  if (t.has("only")) {
-    const Reader o = t.child("only");
-    const char* expected = "a list of [first, last] ranges of operation numbers, ascending and apart: [[0, 99], [120, 120]]";
-    if (!o.raw().is_array() || o.raw().empty() || o.raw().size() > static_cast<std::size_t>(limits::max_operations)) o.fail(expected);
-    std::int64_t after = -1;  // the last number of the range before
-    for (std::size_t i = 0; i < o.raw().size(); ++i) {
-      const json& r = o.raw().at(i);
-      const auto number = [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < 2 * limits::max_operations; };
-      if (!r.is_array() || r.size() != 2 || !number(r[0]) || !number(r[1]) || r[0].get<std::int64_t>() > r[1].get<std::int64_t>() ||
-          r[0].get<std::int64_t>() <= after)
-        o.item(i).fail(expected);
-      after = r[1].get<std::int64_t>();
-      traffic.only.emplace_back(r[0].get<std::uint64_t>(), r[1].get<std::uint64_t>());
-    }
-  }
-  return traffic;
-}
-
-json traffic_json(const models::Traffic& t) {
-  using Kind = models::Traffic::Kind;
-  json out = {{"kind", t.kind == Kind::poisson ? "poisson" : t.kind == Kind::constant ? "constant" : "listed"}, {"start_ms", to_ms(t.start)}};
-  if (t.kind == Kind::listed) {
-    out["times_ms"] = json::array();
-    for (sim::Duration at : t.times) out["times_ms"].push_back(to_ms(at));
-  } else {
-    out["rate_per_s"] = t.rate_per_s;
-    if (t.operations != 0) out["operations"] = t.operations;
-    else out["duration_s"] = std::chrono::duration<double>(t.duration).count();
-  }
-  out["keys"] = {{"kind", models::to_string(t.keys)}};
-  if (t.keys != models::KeyChoice::fresh) out["keys"]["count"] = t.key_count;
-  if (t.keys == models::KeyChoice::zipf) out["keys"]["exponent"] = t.zipf_exponent;
-  out["double_submit"] = {{"probability", t.double_submit}, {"delay", distribution_json(t.double_submit_delay)}};
-  if (!t.only.empty()) {
-    out["only"] = json::array();
-    for (const auto& [first, last] : t.only) out["only"].push_back({first, last});
-  }
-  return out;
-}
-
-}  // namespace
 
 // A script's text, bounded as a scenario file is.
 std::string read_script(const std::string& path) {
@@ -751,123 +497,6 @@ void narrow_strategies(Scenario& s, const std::vector<std::string>& names) {
                             others.size() == 1 ? "is" : "are");
 }
 
-json effective_config(const Scenario& s) {
-  const models::DeploymentConfig& d = s.deployment;
-  json doc = json::object();
-  doc["name"] = s.name;
-  if (!s.description.empty()) doc["description"] = s.description;
-  if (!s.source.empty()) doc["source"] = s.source;
-  if (!s.lesson.empty()) doc["lesson"] = s.lesson;
-  s.kind->effective(s, doc);
-  doc["topology"] = {{"app_servers", d.app_servers},
-                     {"workers", d.server.workers},
-                     {"accept_queue", d.server.accept_queue},
-                     {"balance", name_of(names::balance, d.balance)},
-                     {"client_latency", distribution_json(d.client_link.latency)},
-                     {"internal_latency", distribution_json(d.internal_link.latency)},
-                     {"app_work", distribution_json(s.app_work)},
-                     {"remote_service", distribution_json(d.remote.service)}};
-  doc["database"] = {{"engine", models::db::to_string(d.database.server.database.engine)},
-                     {"isolation", name_of(names::isolation, d.database.server.isolation)},
-                     {"pool_size", d.database.pool.size},
-                     {"read", distribution_json(d.database.server.read_service)},
-                     {"write", distribution_json(d.database.server.write_service)},
-                     {"commit", distribution_json(d.database.server.commit_service)},
-                     {"row", distribution_json(d.database.server.row_service)},
-                     {"lock_wait_timeout_ms", to_ms(d.database.server.database.lock_wait_timeout)},
-                     {"statement_timeout_ms", to_ms(d.database.pool.statement_timeout)}};
-  doc["database"]["index_build_us_per_row"] = std::chrono::duration<double, std::micro>(d.database.server.database.index_build_per_row).count();
-  doc["database"].update(tables_json(d.database, s.tables_sql));
-  const auto& r = d.redis;
-  doc["redis"] = {{"persistence", name_of(names::persistence, r.server.persistence)},
-                  {"failover", r.failover},
-                  {"down_after_ms", to_ms(r.sentinel.down_after)},
-                  {"replication_lag", distribution_json(r.server.replication_lag)},
-                  {"client_timeout_ms", to_ms(r.client_timeout)}};
-  if (r.instances) doc["redis"]["instances"] = *r.instances;  // else as many as the strategy needs
-  doc["zookeeper"] = {{"tick_ms", to_ms(d.coordination.zookeeper.tick_time)},
-                      {"session_timeout_ms", to_ms(d.coordination.zookeeper_client.session_timeout)}};
-  doc["etcd"] = {{"session_ttl_ms", to_ms(d.coordination.etcd_session_ttl)}};
-  const auto& c = d.clients;
-  json arrival = {{"kind", name_of(names::arrival, c.arrival.kind)},
-                  {"start_ms", to_ms(c.arrival.start)},
-                  {"spread_ms", to_ms(c.arrival.spread)},
-                  {"interval_ms", to_ms(c.arrival.interval)}};
-  if (c.arrival.kind == models::ArrivalKind::listed) {
-    arrival["times_ms"] = json::array();
-    for (const auto t : c.arrival.times) arrival["times_ms"].push_back(to_ms(t));
-  }
-  json retry_on = json::array();
-  for (const auto kind : c.retry.retry_on) retry_on.push_back(error_name(kind));
-  for (const auto& code : c.retry.retry_on_codes) retry_on.push_back(code);
-  doc["clients"] = c.traffic ? json{{"traffic", traffic_json(*c.traffic)}}
-                             : json{{"count", c.clients}, {"operations", c.operations_per_client}, {"keys", c.keys}, {"arrival", arrival}};
-  doc["clients"].update(json{
-                    {"timeout_ms", to_ms(c.retry.attempt_timeout)},
-                    {"max_attempts", c.retry.max_attempts},
-                    {"backoff",
-                     {{"base_ms", to_ms(c.retry.backoff.base)},
-                      {"cap_ms", to_ms(c.retry.backoff.cap)},
-                      {"jitter", name_of(names::jitter, c.retry.backoff.jitter)}}},
-                    {"retry_on", retry_on}});
-  json faults = json::object();
-  for (const auto& f : s.faults) faults[f.kind->key()] = f.faults->effective();
-  doc["faults"] = faults;
-  json strategies = json::array();
-  for (const auto& choice : s.strategies) {
-    if (choice.rollout) {
-      json steps = json::array();
-      for (const models::rollout::Step& step : choice.rollout->steps) {
-        json one = {{"at_s", std::chrono::duration<double>(step.at).count()}};
-        if (const auto* d = std::get_if<models::rollout::Deploy>(&step.action)) {
-          one["deploy"] = d->strategy;
-          one["params"] = d->params;
-          one["rolling_s"] = std::chrono::duration<double>(d->rolling).count();
-          one["drain_s"] = std::chrono::duration<double>(d->drain).count();
-        } else if (const auto* j = std::get_if<models::rollout::Job>(&step.action)) {
-          one["job"] = j->start ? "start" : "stop";
-          if (j->settings) {
-            one["keys_per_run"] = j->settings->keys_per_run;
-            one["interval_s"] = std::chrono::duration<double>(j->settings->interval).count();
-          }
-        } else {
-          const auto& sql = std::get<models::rollout::Sql>(step.action);
-          one["sql"] = sql.statement.text;
-          one["retry_s"] = std::chrono::duration<double>(sql.retry).count();
-        }
-        steps.push_back(std::move(one));
-      }
-      strategies.push_back({{"as", choice.label}, {"rollout", steps}});
-      continue;
-    }
-    json one = choice.script ? json{{"script", choice.script_file}} : json{{"name", choice.name}};
-    if (!choice.label.empty()) one["as"] = choice.label;
-    one["params"] = choice.params;
-    strategies.push_back(std::move(one));
-  }
-  doc["strategies"] = strategies;
-  if (s.rollout) {
-    const models::rollout::Plan& r = *s.rollout;
-    doc["rollout"] = {{"running", r.running.strategy},
-                      {"index", r.table.key_index == models::db::KeyIndex::none ? "none" : "plain"},
-                      {"index_name", r.table.index_name},
-                      {"duration_s", std::chrono::duration<double>(r.duration).count()},
-                      {"cleanup",
-                       {{"interval_s", std::chrono::duration<double>(r.cleanup.interval).count()},
-                        {"keys_per_run", r.cleanup.keys_per_run}}}};
-  }
-  doc["trials"] = s.trials;
-  doc["seed"] = s.seed;
-  doc["time_budget_s"] = std::chrono::duration<double>(s.time_budget).count();
-  doc["event_budget"] = s.event_budget;
-  doc["memory_budget_mb"] = s.memory_budget_mb;
-  json expect = json::object();
-  for (const auto& e : s.expect)
-    expect[e.strategy][e.metric] = fmt::format("{} {:g}{}", e.op, e.value, e.every_trial ? " in every trial" : "");
-  if (!expect.empty()) doc["expect"] = expect;
-  return doc;
-}
-
 const models::strategies::Entry& StrategyChoice::entry() const {
   if (script) return *script;
   const models::strategies::Entry* e = models::strategies::find(name);
@@ -1003,6 +632,25 @@ void check_stacks(const Reader& top, const Scenario& s) {
 
 }  // namespace
 
+namespace {
+
+// Fails on a key of `r` that another workload kind than `kind` owns (`owned`: a kind's keys),
+// naming that kind (`message`: "{} only for the {} workload", the key and the kind).
+template <class Owned>
+void refuse_others_keys(const Reader& r, const WorkloadKind* kind, Owned&& owned, const char* message) {
+  const std::vector<std::string> own = owned(kind);
+  for (const auto& [key, value] : r.raw().items()) {
+    if (std::find(own.begin(), own.end(), key) != own.end()) continue;
+    for (const WorkloadKind* other : workload_kinds()) {
+      const std::vector<std::string> theirs = owned(other);
+      if (std::find(theirs.begin(), theirs.end(), key) != theirs.end())
+        r.fail(fmt::format(fmt::runtime(message), key, other->name()), key);
+    }
+  }
+}
+
+}  // namespace
+
 Scenario load_document(json doc, const std::string& path, const std::vector<std::string>& narrowed, SchemaRecorder* recorder) {
   if (const std::string bad = invalid_text(doc, ""); !bad.empty())
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
@@ -1021,18 +669,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
                            "scenario runs)",
                            fmt::join(top_level_keys(), ", ")),
                key);
-  top.require("name", "a \"name\"");
-  s.name = top.string("name", "");
-  if (!is_file_name(s.name)) top.fail(std::string(kFileName) + " (it names the report folder), got " + quote_value(s.name), "name");
-  s.description = top.string("description", "");
-  s.source = top.string("source", "");
-  s.lesson = top.string("lesson", "");
-  s.trials = static_cast<int>(top.integer("trials", s.trials, 1, 10'000'000));
-  s.seed = static_cast<std::uint64_t>(top.integer("seed", static_cast<std::int64_t>(s.seed), 0, std::numeric_limits<std::int64_t>::max()));
-  s.time_budget = std::chrono::duration_cast<sim::Duration>(
-      std::chrono::duration<double>(top.number("time_budget_s", std::chrono::duration<double>(s.time_budget).count(), 1, 1e7)));
-  s.event_budget = static_cast<std::uint64_t>(top.integer("event_budget", static_cast<std::int64_t>(s.event_budget), 1000, 1'000'000'000));
-  s.memory_budget_mb = static_cast<std::uint64_t>(top.integer("memory_budget_mb", static_cast<std::int64_t>(s.memory_budget_mb), 1, 1'000'000));
+  read_top_keys(top, s);
 
   // The workload: its kind reads its keys (app/workloads/).
   const json none;
@@ -1050,152 +687,21 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     const Reader w = top.child("workload");
     const std::vector<std::string> names = workload_kind_names();
     top.declare("workload", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"enum", names}}}});
-    w.only({"kind", "operation", "tasks", "poll_interval_ms", "poll_jitter", "batch_size", "consumers_per_node", "task_work",
-            "reap_after_ms", "horizon_ms", "settle_ms"});
+    // Every kind's keys; a key of another kind than the one named is refused naming its kind.
+    std::vector<std::string> known = {"kind"};
+    for (const WorkloadKind* k : kinds)
+      for (const std::string& key : key_names(k->keys()))
+        if (std::find(known.begin(), known.end(), key) == known.end()) known.push_back(key);
+    w.only(known);
     s.workload = w.choice("kind", names.front(), names);
     s.kind = *std::find_if(kinds.begin(), kinds.end(), [&](const WorkloadKind* k) { return k->name() == s.workload; });
+    refuse_others_keys(w, s.kind, [](const WorkloadKind* k) { return key_names(k->keys()); }, "{} only for the {} workload");
+    read_keys(w, s.kind->keys(), s);
     s.kind->load(&w, top, s);
   }
+  refuse_others_keys(top, s.kind, [](const WorkloadKind* k) { return k->top_level_keys(); }, "\"{}\" only with the {} workload");
+  load_sections(top, s);
   models::DeploymentConfig& d = s.deployment;
-  if (top.has("topology")) {
-    const Reader t = top.child("topology");
-    t.only({"app_servers", "workers", "accept_queue", "balance", "client_latency", "internal_latency", "app_work",
-            "remote_service"});
-    s.app_work = t.distribution("app_work", s.app_work);
-    d.remote.service = t.distribution("remote_service", d.remote.service);
-    d.app_servers = static_cast<int>(t.integer("app_servers", d.app_servers, 1, 1000));
-    d.server.workers = static_cast<int>(t.integer("workers", d.server.workers, 1, 100'000));
-    d.server.accept_queue = static_cast<std::size_t>(t.integer("accept_queue", static_cast<std::int64_t>(d.server.accept_queue), 1, 10'000'000));
-    d.balance = t.pick("balance", d.balance, names::balance);
-    d.client_link.latency = t.distribution("client_latency", d.client_link.latency);
-    d.internal_link.latency = t.distribution("internal_latency", d.internal_link.latency);
-  }
-  if (top.has("database")) {
-    const Reader r = top.child("database");
-    r.only({"engine", "isolation", "pool_size", "read", "write", "commit", "row", "lock_wait_timeout_ms", "statement_timeout_ms",
-            "index_build_us_per_row", "tables", "rows", "legacy"});
-    auto& db = d.database;
-    db.server.database.engine = read_engine(top);
-    if (db.server.database.engine == models::db::Engine::postgresql) {
-      // PostgreSQL's defaults: READ COMMITTED, and no lock_timeout.
-      db.server.isolation = models::db::Isolation::read_committed;
-      db.server.database.lock_wait_timeout = sim::Duration::zero();
-    }
-    db.server.isolation = r.pick("isolation", db.server.isolation, names::isolation);
-    db.pool.size = static_cast<std::size_t>(r.integer("pool_size", static_cast<std::int64_t>(db.pool.size), 1, 100'000));
-    db.server.read_service = r.distribution("read", db.server.read_service);
-    db.server.write_service = r.distribution("write", db.server.write_service);
-    db.server.commit_service = r.distribution("commit", db.server.commit_service);
-    db.server.row_service = r.distribution("row", db.server.row_service);
-    db.server.database.lock_wait_timeout = r.millis("lock_wait_timeout_ms", db.server.database.lock_wait_timeout,
-                                                    db.server.database.engine == models::db::Engine::postgresql ? 0 : 1);
-    db.pool.statement_timeout = r.millis("statement_timeout_ms", db.pool.statement_timeout, 1);
-    // An online ADD INDEX's build, per row of the table (docs/sql.md, "Online ALTER").
-    const double build_us = r.number("index_build_us_per_row", std::chrono::duration<double, std::micro>(db.server.database.index_build_per_row).count(), 0, 1e6);
-    db.server.database.index_build_per_row = std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double, std::micro>(build_us));
-    load_tables(r, db, s.tables_sql);
-  }
-  if (top.has("steps") && s.workload != "sessions") top.fail("\"steps\" only with \"workload\": \"sessions\"", "steps");
-  if (top.has("clients")) {
-    const Reader c = top.child("clients");
-    c.only({"count", "operations", "keys", "arrival", "traffic", "timeout_ms", "max_attempts", "backoff", "retry_on"});
-    auto& clients = d.clients;
-    if (c.has("traffic")) {
-      for (const char* per_client : {"count", "operations", "keys", "arrival"})
-        if (c.has(per_client))
-          c.fail(fmt::format("either traffic (the whole population's arrivals) or count, operations, keys and arrival (each "
-                             "client's), not both: {} is a client's",
-                             per_client),
-                 per_client);
-      clients.traffic = load_traffic(c.child("traffic"));
-    }
-    clients.clients = static_cast<int>(c.integer("count", clients.clients, 1, limits::max_clients));
-    clients.operations_per_client = static_cast<int>(c.integer("operations", clients.operations_per_client, 1, limits::max_operations));
-    clients.keys = static_cast<std::uint64_t>(c.integer("keys", static_cast<std::int64_t>(clients.keys), 0, std::numeric_limits<std::int64_t>::max()));
-    clients.retry.attempt_timeout = c.millis("timeout_ms", clients.retry.attempt_timeout, 0.001);
-    clients.retry.max_attempts = static_cast<int>(c.integer("max_attempts", clients.retry.max_attempts, 1, 1000));
-    if (c.has("arrival")) {
-      const Reader a = c.child("arrival");
-      a.only({"kind", "start_ms", "spread_ms", "interval_ms", "times_ms"});
-      a.declare("", {{"if", {{"properties", {{"kind", {{"const", "listed"}}}}}, {"required", {"kind"}}}},
-                     {"then", {{"required", {"times_ms"}}}}});
-      auto& arrival = clients.arrival;
-      arrival.kind = a.pick("kind", arrival.kind, names::arrival);
-      if (arrival.kind == models::ArrivalKind::listed) {
-        // "times_ms": [0, 5600, 9000]: each client's operations at these times, in order.
-        arrival.times = a.times("times_ms", "each client's operations, for a listed arrival", static_cast<std::size_t>(limits::max_operations));
-        if (c.has("operations") && clients.operations_per_client != static_cast<int>(arrival.times.size()))
-          c.fail("as many operations as listed arrival times", "operations");
-        clients.operations_per_client = static_cast<int>(arrival.times.size());
-      } else if (a.has("times_ms")) {
-        a.fail("times_ms only with \"kind\": \"listed\"", "times_ms");
-      }
-      arrival.start = a.millis("start_ms", arrival.start);
-      arrival.spread = a.millis("spread_ms", arrival.spread);
-      arrival.interval = a.millis("interval_ms", arrival.interval, 0.001);
-    }
-    if (c.has("backoff")) {
-      const Reader b = c.child("backoff");
-      b.only({"base_ms", "cap_ms", "jitter"});
-      auto& backoff = clients.retry.backoff;
-      backoff.base = b.millis("base_ms", backoff.base);
-      backoff.cap = b.millis("cap_ms", backoff.cap);
-      if (backoff.cap < backoff.base)
-        b.fail(fmt::format("a cap no smaller than the base ({} ms)", to_ms(backoff.base)), "cap_ms");
-      backoff.jitter = b.pick("jitter", backoff.jitter, names::jitter);
-    }
-    if (c.has("retry_on")) {
-      json defaults = json::array();
-      for (models::ErrorKind kind : clients.retry.retry_on) defaults.push_back(models::to_string(kind));
-      c.declare("retry_on", {{"type", "array"}, {"items", {{"type", "string"}}}, {"default", defaults}});
-      const json& list = c.raw().at("retry_on");
-      if (!list.is_array()) c.fail("a list of error kinds", "retry_on");
-      clients.retry.retry_on.clear();
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        if (!list[i].is_string()) c.fail("an error kind", "retry_on/" + std::to_string(i));
-        const std::string name = list[i].get<std::string>();
-        if (!locksim::error_kind(name) && answer_code(name))
-          clients.retry.retry_on_codes.push_back(name);
-        else
-          clients.retry.retry_on.push_back(error_kind(c, name, "retry_on/" + std::to_string(i)));
-      }
-    }
-  }
-  if (static_cast<std::int64_t>(d.app_servers) * d.server.workers > limits::max_clients)
-    top.fail(fmt::format("at most {} workers in all (topology.app_servers x topology.workers), got {} x {}", limits::max_clients,
-                         d.app_servers, d.server.workers),
-             "topology");
-  if (static_cast<std::int64_t>(d.app_servers) * s.batch.consumers_per_node > limits::max_clients)
-    top.fail(fmt::format("at most {} consumers in all (topology.app_servers x workload.consumers_per_node), got {} x {}",
-                         limits::max_clients, d.app_servers, s.batch.consumers_per_node),
-             "workload");
-  if (!d.clients.traffic && static_cast<std::int64_t>(d.clients.clients) * d.clients.operations_per_client > limits::max_operations)
-    top.fail(fmt::format("at most {} operations a trial (clients.count x clients.operations), got {} x {}", limits::max_operations,
-                         d.clients.clients, d.clients.operations_per_client),
-             "clients");
-  if (top.has("redis")) {
-    const Reader r = top.child("redis");
-    r.only({"instances", "persistence", "failover", "down_after_ms", "replication_lag", "client_timeout_ms"});
-    auto& redis = d.redis;
-    if (r.has("instances")) redis.instances = static_cast<int>(r.integer("instances", 1, 99));
-    redis.server.persistence = r.pick("persistence", redis.server.persistence, names::persistence);
-    redis.failover = r.boolean("failover", redis.failover);
-    redis.sentinel.down_after = r.millis("down_after_ms", redis.sentinel.down_after, 1);
-    redis.server.replication_lag = r.distribution("replication_lag", redis.server.replication_lag);
-    redis.client_timeout = r.millis("client_timeout_ms", redis.client_timeout, 0.001);
-  }
-  if (top.has("zookeeper")) {
-    const Reader z = top.child("zookeeper");
-    z.only({"tick_ms", "session_timeout_ms"});
-    d.coordination.zookeeper.tick_time = z.millis("tick_ms", d.coordination.zookeeper.tick_time, 1);
-    d.coordination.zookeeper_client.session_timeout =
-        z.millis("session_timeout_ms", d.coordination.zookeeper_client.session_timeout, 1);
-  }
-  if (top.has("etcd")) {
-    const Reader e = top.child("etcd");
-    e.only({"session_ttl_ms"});
-    d.coordination.etcd_session_ttl = e.millis("session_ttl_ms", d.coordination.etcd_session_ttl, 1);
-  }
   top.declare("faults", {{"type", "object"}, {"default", json::object()}});
   if (top.has("faults")) {
     const Reader f = top.child("faults");
@@ -1209,7 +715,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
         for (const FaultKind* k : fault_kinds()) list += (list.empty() ? "" : ", ") + std::string(k->key());
         f.fail("one of the keys " + list + " (unknown key)", key);
       }
-    const NodeNames nodes{d.app_servers, s.workload == "sessions" ? s.script.sessions() : std::vector<std::string>{}};
+    const NodeNames nodes{d.app_servers, s.kind->node_names(s)};
     for (const FaultKind* kind : fault_kinds())
       if (f.has(kind->key())) s.faults.push_back({kind, kind->load(f.child(kind->key()), nodes)});
   }
@@ -1217,7 +723,6 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   // A rollout's plans are strategies of their own, over the scenario's "rollout".
   std::optional<models::rollout::Plan> rollout;
   if (top.has("rollout")) {
-    if (s.workload != "account-bind") top.fail("\"rollout\" only with the account-bind workload", "rollout");
     // A plan's SQL steps are MariaDB's online ALTER TABLE, which the PostgreSQL engine does not run.
     if (d.database.server.database.engine != models::db::Engine::mariadb)
       top.fail("\"rollout\" only on the MariaDB engine (its steps are MariaDB's online ALTER TABLE)", "rollout");
@@ -1309,20 +814,21 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
 
   check_rows(top, d.database, s.strategies, s.memory_budget_mb);
   check_stacks(top, s);
-  if (s.workload == "sessions") check_steps(top, s.script, d.database);
+  s.kind->check_scenario(top, s);
   if (top.has("expect")) {
     const Reader e = top.child("expect");
     top.declare("expect", {{"type", "object"}});
     if (!e.raw().is_object()) e.fail("an object: strategy -> {metric: comparison}");
-    // A strategy's comparisons; the sessions workload's may stand at the top (a comparison).
+    // A strategy's comparisons; those of a workload with steps of its own may stand at the top.
     e.declare_names("", "<strategy>");
     e.declare("<strategy>", {{"type", {"object", "string"}}, {"if", {{"type", "string"}}}, {"then", {{"pattern", kComparison}}}});
     e.declare_names("<strategy>", "<metric>");
     e.declare("<strategy>/<metric>", {{"type", "string"}, {"pattern", kComparison}});
-    // The sessions workload runs one script: its expectations may be written without it.
-    const bool flat = s.workload == "sessions" && !e.raw().contains("sessions");
+    // A workload that runs steps of its own (the sessions') has one strategy, named as the kind:
+    // its expectations may be written without it.
+    const bool flat = s.kind->steps(s) != nullptr && !e.raw().contains(s.kind->name());
     if (flat)
-      for (const auto& [metric, comparison] : e.raw().items()) s.expect.push_back(parse_expectation(e, "sessions", metric));
+      for (const auto& [metric, comparison] : e.raw().items()) s.expect.push_back(parse_expectation(e, s.kind->name(), metric));
     for (const auto& [strategy, metrics] : e.raw().items()) {
       if (flat) break;
       if (std::none_of(s.strategies.begin(), s.strategies.end(), [&](const auto& c) { return c.shown() == strategy; }))
@@ -1335,8 +841,8 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
   for (const Expectation& x : s.expect)
     if (x.metric.starts_with("steps.") || x.metric.starts_with("rows.")) {
       const Reader e = top.child("expect");
-      check_session_metric(x.strategy == "sessions" && !e.raw().contains("sessions") ? e : e.child(x.strategy), x.metric,
-                           s.workload == "sessions" ? &s.script : nullptr, d.database);
+      const bool flat = s.kind->steps(s) != nullptr && x.strategy == s.kind->name() && !e.raw().contains(x.strategy);
+      check_session_metric(flat ? e : e.child(x.strategy), x.metric, s.kind->steps(s), d.database);
     }
   narrow_strategies(s, narrowed);
   return s;

@@ -4,13 +4,15 @@
 // with every value in effect), how it runs one trial of a strategy, and the metrics its own
 // checkers count (models/workloads/<kind>/). The loader, the runner and the metrics' registry go
 // through the kinds and know none of them by name; adding one is its file, one line in
-// app/workloads/workload_kind.cpp, its rows in docs/scenario.md, and its test.
+// app/workloads/workload_kind.cpp, its rows in docs/scenario.md, and its test. A kind declares
+// each of its keys once (app/keys.hpp).
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
+#include "app/keys.hpp"
 #include "app/reader.hpp"
 #include "app/runner.hpp"
 #include "models/checkers/checker.hpp"
@@ -26,12 +28,24 @@ class WorkloadKind {
   virtual const char* name() const = 0;
   /// Whether a scenario's "workload" object (absent: null) is this kind's.
   virtual bool claims(const json& workload) const;
-  /// Reads its keys of the scenario's "workload" (null: the scenario has none) into `s`; throws
-  /// InputError (file, JSON path, what was expected).
+  /// Its keys of the scenario's "workload" object, beside "kind": the loader reads them (and
+  /// refuses them under another kind), the effective configuration writes them.
+  virtual const Keys<Scenario>& keys() const;
+  /// The keys of the document's top level it owns ("steps"), which another kind's scenario may
+  /// not have.
+  virtual std::vector<std::string> top_level_keys() const { return {}; }
+  /// What else it reads of the document (null: the scenario has no "workload"), after its keys;
+  /// throws InputError (file, JSON path, what was expected).
   virtual void load(const Reader* workload, const Reader& top, Scenario& s) const = 0;
-  /// The scenario's "workload" with every value in effect (and what else of the document the
-  /// kind owns: the sessions' steps).
-  virtual void effective(const Scenario& s, json& doc) const = 0;
+  /// Checks of the whole scenario once its strategies are read (steps against the tables).
+  virtual void check_scenario(const Reader&, const Scenario&) const {}
+  /// What else of the effective configuration it owns beyond its keys (the sessions' steps).
+  virtual void effective(const Scenario&, json&) const {}
+  /// The nodes of its own a fault may name beside the app servers (the sessions).
+  virtual std::vector<std::string> node_names(const Scenario&) const { return {}; }
+  /// The steps a scenario of this kind runs, when it runs its own (the sessions workload's: one
+  /// strategy, named as the kind, whose expectations may stand at the top of "expect").
+  virtual const models::sessions::Script* steps(const Scenario&) const { return nullptr; }
   /// One trial of `choice`, a strategy of this kind.
   virtual TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                                  sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const = 0;

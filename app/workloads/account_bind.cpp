@@ -18,12 +18,13 @@ namespace account_bind = models::workloads::account_bind;
 class AccountBind : public WorkloadKind, public ClientWorkload {
  public:
   const char* name() const override { return "account-bind"; }
-  void load(const Reader* w, const Reader&, Scenario& s) const override {
-    if (w == nullptr) return;
-    s.operation = w->choice("operation", s.operation, {"bind", "rebind"});
-    if (w->raw().size() > (w->has("operation") ? 2u : 1u)) w->fail("only \"kind\" and \"operation\" for the account-bind workload");
+  const Keys<Scenario>& keys() const override {
+    static const Keys<Scenario> keys = {keys::choice<Scenario>("operation", [](auto& s) -> auto& { return s.operation; }, {"bind", "rebind"})};
+    return keys;
   }
-  void effective(const Scenario& s, json& doc) const override { doc["workload"] = {{"kind", name()}, {"operation", s.operation}}; }
+  // A rollout's table, code and cleanup job: its plans are strategies of this workload.
+  std::vector<std::string> top_level_keys() const override { return {"rollout"}; }
+  void load(const Reader*, const Reader&, Scenario&) const override {}
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                          sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_client_trial(*this, s, choice, seed, kept, std::move(tie_break), std::move(chooser), footprints);

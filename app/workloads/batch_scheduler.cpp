@@ -44,31 +44,22 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
 class BatchScheduler : public WorkloadKind {
  public:
   const char* name() const override { return "batch-scheduler"; }
-  void load(const Reader* w, const Reader&, Scenario& s) const override {
-    if (w->has("settle_ms")) w->fail("settle_ms only for the sessions workload", "settle_ms");
-    if (w->has("operation")) w->fail("operation only for the account-bind workload", "operation");
-    auto& b = s.batch;
-    b.tasks = static_cast<int>(w->integer("tasks", b.tasks, 1, 1'000'000));
-    b.poll_interval = w->millis("poll_interval_ms", b.poll_interval, 0.001);
-    b.poll_jitter = w->distribution("poll_jitter", b.poll_jitter);
-    b.batch_size = static_cast<std::size_t>(w->integer("batch_size", static_cast<std::int64_t>(b.batch_size), 1, 1'000'000));
-    b.consumers_per_node = static_cast<int>(w->integer("consumers_per_node", b.consumers_per_node, 1, 10'000));
-    b.task_work = w->distribution("task_work", b.task_work);
-    b.reap_after = w->millis("reap_after_ms", b.reap_after, 0.001);
-    b.horizon = w->millis("horizon_ms", b.horizon, 0.001);
+  const Keys<Scenario>& keys() const override {
+    using namespace keys;
+    using S = Scenario;
+    static const Keys<S> keys = {
+        integer<S>("tasks", [](auto& s) -> auto& { return s.batch.tasks; }, 1, 1'000'000),
+        millis<S>("poll_interval_ms", [](auto& s) -> auto& { return s.batch.poll_interval; }, 0.001),
+        distribution<S>("poll_jitter", [](auto& s) -> auto& { return s.batch.poll_jitter; }),
+        integer<S>("batch_size", [](auto& s) -> auto& { return s.batch.batch_size; }, 1, 1'000'000),
+        integer<S>("consumers_per_node", [](auto& s) -> auto& { return s.batch.consumers_per_node; }, 1, 10'000),
+        distribution<S>("task_work", [](auto& s) -> auto& { return s.batch.task_work; }),
+        millis<S>("reap_after_ms", [](auto& s) -> auto& { return s.batch.reap_after; }, 0.001),
+        millis<S>("horizon_ms", [](auto& s) -> auto& { return s.batch.horizon; }, 0.001),
+    };
+    return keys;
   }
-  void effective(const Scenario& s, json& doc) const override {
-    const auto& b = s.batch;
-    doc["workload"] = {{"kind", name()},
-                       {"tasks", b.tasks},
-                       {"poll_interval_ms", to_ms(b.poll_interval)},
-                       {"poll_jitter", distribution_json(b.poll_jitter)},
-                       {"batch_size", b.batch_size},
-                       {"consumers_per_node", b.consumers_per_node},
-                       {"task_work", distribution_json(b.task_work)},
-                       {"reap_after_ms", to_ms(b.reap_after)},
-                       {"horizon_ms", to_ms(b.horizon)}};
-  }
+  void load(const Reader*, const Reader&, Scenario&) const override {}
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uint64_t seed, TraceKept kept,
                          sim::TieBreak tie_break, sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_batch_trial(s, choice.entry(), choice,

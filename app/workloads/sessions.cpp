@@ -173,15 +173,21 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
 class Sessions : public WorkloadKind {
  public:
   const char* name() const override { return "sessions"; }
-  void load(const Reader* w, const Reader& top, Scenario& s) const override {
-    if (w->has("operation")) w->fail("operation only for the account-bind workload", "operation");
-    if (w->raw().size() > (w->has("settle_ms") ? 2u : 1u)) w->fail("only \"kind\" and \"settle_ms\" for the sessions workload");
-    s.script = load_steps(top, *w);
+  // How long a blocked step is given before the next.
+  const Keys<Scenario>& keys() const override {
+    static const Keys<Scenario> keys = {keys::millis<Scenario>("settle_ms", [](auto& s) -> auto& { return s.script.settle; }, 0.001)};
+    return keys;
   }
-  void effective(const Scenario& s, json& doc) const override {
-    doc["workload"] = {{"kind", name()}, {"settle_ms", to_ms(s.script.settle)}};
-    doc["steps"] = steps_json(s.script);
+  std::vector<std::string> top_level_keys() const override { return {"steps"}; }
+  void load(const Reader*, const Reader& top, Scenario& s) const override {
+    const sim::Duration settle = s.script.settle;
+    s.script = load_steps(top);
+    s.script.settle = settle;
   }
+  void check_scenario(const Reader& top, const Scenario& s) const override { check_steps(top, s.script, s.deployment.database); }
+  void effective(const Scenario& s, json& doc) const override { doc["steps"] = steps_json(s.script); }
+  std::vector<std::string> node_names(const Scenario& s) const override { return s.script.sessions(); }
+  const models::sessions::Script* steps(const Scenario& s) const override { return &s.script; }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice&, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
                          sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser), footprints), kept == TraceKept::timeline);

@@ -10,7 +10,12 @@ const WorkloadKind& lua_workload();
 bool WorkloadKind::claims(const json& workload) const {
   if (workload.is_null()) return false;
   // A workload written in Lua is named by its "script", not by a kind.
-  return workload.is_object() && !workload.contains("script") && workload.value("kind", json("account-bind")) == name();
+  return workload.is_object() && !workload.contains("script") && workload.value("kind", json(workload_kinds().front()->name())) == name();
+}
+
+const Keys<Scenario>& WorkloadKind::keys() const {
+  static const Keys<Scenario> none;
+  return none;
 }
 
 const std::vector<const WorkloadKind*>& workload_kinds() {

@@ -154,6 +154,20 @@ TEST_CASE("a scenario file with mistakes is refused in one line naming the JSON 
         "/faults/pauses/1/at_ms: expected each key once in an object, got it twice");
 }
 
+TEST_CASE("a key one workload kind owns is refused under another, naming the kind that owns it") {
+  CHECK(refusal(R"({"name": "x", "workload": {"kind": "account-bind", "tasks": 5}})") ==
+        "/workload/tasks: expected tasks only for the batch-scheduler workload");
+  CHECK(refusal(R"({"name": "x", "workload": {"kind": "batch-scheduler", "settle_ms": 5}})") ==
+        "/workload/settle_ms: expected settle_ms only for the sessions workload");
+  CHECK(refusal(R"({"name": "x", "workload": "batch-scheduler", "steps": []})") ==
+        "/steps: expected \"steps\" only with the sessions workload");
+  CHECK(refusal(R"({"name": "x", "workload": "sessions", "steps": [{"session": "a", "sql": "BEGIN"}], "rollout": {}})") ==
+        "/rollout: expected \"rollout\" only with the account-bind workload");
+  // A key no kind has: every kind's keys are listed.
+  CHECK(refusal(R"({"name": "x", "workload": {"kind": "sessions", "bogus": 1}})")
+            .starts_with("/workload/bogus: expected one of the keys kind, operation, tasks,"));
+}
+
 TEST_CASE("durations beyond the limit are refused before they are converted, not wrapped to about zero") {
   CHECK(refusal(R"({"name": "x", "topology": {"internal_latency": {"one_of_ms": [1e13]}}})")
             .starts_with("/topology/internal_latency/one_of_ms: expected a list of 1 to 16 durations in ms, each from 0 to"));
