@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/explore.hpp"
+#include "app/search/explore.hpp"
 
 namespace locksim::check {
 

@@ -21,11 +21,10 @@
 #include <stop_token>
 #include <thread>
 
-#include "app/cluster.hpp"
+#include "app/exec/executor.hpp"
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
-#include "app/ordered_work.hpp"
-#include "app/outcome_codec.hpp"
+#include "app/exec/outcome_codec.hpp"
 #include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 #include "models/checkers/checker.hpp"
@@ -68,26 +67,29 @@ struct StrategyFold {
     return *info;
   }
 
-  void add(std::uint64_t trial, std::uint64_t seed, TrialOutcome&& o, double wall_s) {
+  // The first trial in which a finding fired, its findings in the order findings() tells
+  // them; a later trial in which a Lua workload's own finding fired replaces one in which only
+  // a built-in one did, since the workload's check is what its scenario asks about.
+  void note_violation(std::uint64_t trial, const TrialOutcome& o) {
     reports::StrategyResult& r = result;
-    // The first trial in which a finding fired, its findings in the order findings() tells
-    // them; a later trial in which a Lua workload's own finding fired replaces one in which only
-    // a built-in one did, since the workload's check is what its scenario asks about.
     const auto own = [](const std::vector<std::string>& fired) {
       return !fired.empty() && workload_finding(fired.front().substr(0, fired.front().find(' ')));
     };
-    const bool first_is_own = r.first_violation && own(r.first_violation->fired);
-    if (!first_is_own) {
-      std::vector<std::pair<std::size_t, std::string>> ranked;
-      for (const auto& [name, v] : o.counts)
-        if (const MetricInfo& info = metric(name); info.finding && v > info.fires_above)
-          ranked.emplace_back(finding_rank(name), fmt::format("{} {:g}", name, v));
-      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::vector<std::string> fired;
-      for (auto& [rank, text] : ranked) fired.push_back(std::move(text));
-      if (!fired.empty() && (!r.first_violation || own(fired)))
-        r.first_violation = reports::StrategyResult::FirstViolation{trial, std::move(fired), trial == 0 ? o.timeline : reports::Timeline{}};
-    }
+    if (r.first_violation && own(r.first_violation->fired)) return;
+    std::vector<std::pair<std::size_t, std::string>> ranked;
+    for (const auto& [name, v] : o.counts)
+      if (const MetricInfo& info = metric(name); info.finding && v > info.fires_above)
+        ranked.emplace_back(finding_rank(name), fmt::format("{} {:g}", name, v));
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> fired;
+    for (auto& [rank, text] : ranked) fired.push_back(std::move(text));
+    if (!fired.empty() && (!r.first_violation || own(fired)))
+      r.first_violation = reports::StrategyResult::FirstViolation{trial, std::move(fired), trial == 0 ? o.timeline : reports::Timeline{}};
+  }
+
+  void add(std::uint64_t trial, std::uint64_t seed, TrialOutcome&& o, double wall_s) {
+    reports::StrategyResult& r = result;
+    note_violation(trial, o);
     if (trial == 0) {
       r.first_trace_hash = o.trace_hash;
       r.timeline = std::move(o.timeline);
@@ -302,23 +304,102 @@ reports::RunResults finish_run(ScenarioRun&& run) {
 
 }  // namespace
 
-std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*>& scenarios, const RunControl& control,
-                                               const std::function<void(std::size_t, const reports::RunResults&)>& scenario_done) {
-  const auto started = std::chrono::steady_clock::now();
+namespace {
+
+// Several scenarios' runs as one queue of items: item `first_item[k] + i` is scenario k's item
+// i, its trial i / strategies of strategy i % strategies.
+struct Batch {
   std::vector<ScenarioRun> runs;
   std::vector<std::size_t> first_item;  // the queue's first item of each scenario
   std::size_t items = 0;
-  std::vector<std::optional<reports::RunResults>> finished(scenarios.size());
-  for (const Scenario* s : scenarios) {
-    runs.push_back(start_run(*s));
-    first_item.push_back(items);
-    items += runs.back().items;
+
+  explicit Batch(const std::vector<const Scenario*>& scenarios) {
+    for (const Scenario* s : scenarios) {
+      runs.push_back(start_run(*s));
+      first_item.push_back(items);
+      items += runs.back().items;
+    }
   }
-  // Item `first_item[k] + i` is scenario k's item i: its trial i / strategies of strategy i % strategies.
-  const auto locate = [&](std::size_t item) {
+
+  // The scenario of `item`, and its item there.
+  std::pair<std::size_t, std::size_t> locate(std::size_t item) const {
     const auto k = static_cast<std::size_t>(std::upper_bound(first_item.begin(), first_item.end(), item) - first_item.begin()) - 1;
     return std::pair{k, item - first_item[k]};
-  };
+  }
+
+  // What every rank must agree the work is.
+  std::string fingerprint() const {
+    std::string out = fmt::format("run_scenarios {}", items);
+    for (const ScenarioRun& run : runs)
+      out += fmt::format(" {}:{:016x}:{}:{}:{}", run.s->name, run.s->hash, run.s->seed, run.s->trials, run.s->strategies.size());
+    return out;
+  }
+};
+
+// The deadline reaching the trials under way: a watchdog raises a flag at it, which each
+// trial's engine reads (InterruptTrials). Only the leader's: another rank's answer is an
+// outcome, never a trial cut short.
+class Watchdog {
+ public:
+  explicit Watchdog(const RunControl& control)
+      : on_(control.interrupt_at && exec::leader()), interrupt_(on_ && std::chrono::steady_clock::now() >= *control.interrupt_at) {
+    if (on_ && !interrupt_)
+      thread_ = std::jthread([this, at = *control.interrupt_at](std::stop_token over) {
+        std::mutex m;
+        std::condition_variable_any cv;
+        std::unique_lock lock(m);
+        cv.wait_until(lock, over, at, [] { return false; });
+        if (!over.stop_requested()) interrupt_ = true;
+      });
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // What a trial reads (none: it runs to its end).
+  std::atomic<bool>* flag() { return on_ ? &interrupt_ : nullptr; }
+  // Stopped and joined: no trial runs any more.
+  void stop() { thread_ = {}; }
+
+ private:
+  bool on_;
+  std::atomic<bool> interrupt_;
+  std::jthread thread_;
+};
+
+Finished run_item(const Batch& batch, std::size_t item, std::atomic<bool>* interrupt) {
+  const auto [k, i] = batch.locate(item);
+  const Scenario& s = *batch.runs[k].s;
+  const std::size_t strategies = s.strategies.size();
+  const auto trial = i / strategies;
+  const auto trial_started = std::chrono::steady_clock::now();
+  const InterruptTrials scope(interrupt);
+  try {
+    Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
+    f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
+    return f;
+  } catch (const sim::Interrupted&) {
+    return Finished{.outcome = {}, .wall_s = 0, .interrupted = true};
+  }
+}
+
+// Each strategy's first violating trial past the first, once more with its timeline.
+void draw_first_violations(const std::vector<const Scenario*>& scenarios, std::vector<std::optional<reports::RunResults>>& finished) {
+  for (std::size_t k = 0; k < finished.size(); ++k) {
+    if (!finished[k]) continue;
+    const Scenario& s = *scenarios[k];
+    for (std::size_t i = 0; i < finished[k]->strategies.size(); ++i)
+      if (auto& v = finished[k]->strategies[i].first_violation; v && v->trial > 0)
+        v->timeline = run_trial(s, s.strategies[i], s.seed + v->trial, TraceKept::timeline).timeline;
+  }
+}
+
+}  // namespace
+
+std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*>& scenarios, const RunControl& control,
+                                               const std::function<void(std::size_t, const reports::RunResults&)>& scenario_done) {
+  const auto started = std::chrono::steady_clock::now();
+  Batch batch(scenarios);
+  std::vector<std::optional<reports::RunResults>> finished(scenarios.size());
   std::optional<std::chrono::steady_clock::time_point> stopped_at;
   auto stop = [&]() {
     if (!control.stop()) return false;
@@ -326,99 +407,53 @@ std::vector<reports::RunResults> run_scenarios(const std::vector<const Scenario*
     return true;
   };
   const int jobs = std::max(1, control.jobs);
-  // The deadline reaching the trials under way: a watchdog raises `interrupt` at it, which
-  // each trial's engine reads (InterruptTrials). Only the leader's: another rank's answer is
-  // an outcome, never a trial cut short.
-  const bool interruptible = control.interrupt_at && cluster::leader();
-  std::atomic<bool> interrupt{interruptible && std::chrono::steady_clock::now() >= *control.interrupt_at};
-  std::jthread watchdog;
-  if (interruptible && !interrupt)
-    watchdog = std::jthread([&interrupt, at = *control.interrupt_at](std::stop_token over) {
-      std::mutex m;
-      std::condition_variable_any cv;
-      std::unique_lock lock(m);
-      cv.wait_until(lock, over, at, [] { return false; });
-      if (!over.stop_requested()) interrupt = true;
-    });
-  const auto run_item = [&](std::size_t item) {
-    const auto [k, i] = locate(item);
-    const Scenario& s = *runs[k].s;
-    const std::size_t strategies = s.strategies.size();
-    const auto trial = i / strategies;
-    const auto trial_started = std::chrono::steady_clock::now();
-    const InterruptTrials scope(interruptible ? &interrupt : nullptr);
-    try {
-      Finished f{run_trial(s, s.strategies[i % strategies], s.seed + trial, trial == 0 ? TraceKept::timeline : TraceKept::hash)};
-      f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - trial_started).count();
-      return f;
-    } catch (const sim::Interrupted&) {
-      return Finished{.outcome = {}, .wall_s = 0, .interrupted = true};
-    }
-  };
-  // Under mpirun: the leader hands items to the other ranks too, and folds their answers with
-  // its own threads' results; another rank runs the items it is handed, and returns.
-  const auto fingerprint = [&] {
-    std::string out = fmt::format("run_scenarios {}", items);
-    for (const ScenarioRun& run : runs)
-      out += fmt::format(" {}:{:016x}:{}:{}:{}", run.s->name, run.s->hash, run.s->seed, run.s->trials, run.s->strategies.size());
-    return out;
-  };
-  if (!cluster::leader()) {
-    cluster::serve(fingerprint(), jobs, [&](std::uint64_t item, const std::string&) {
-      const Finished f = run_item(item);
+  Watchdog watchdog(control);
+  // With other ranks: the leader hands them items too, and folds their answers with its own
+  // threads' results; another rank runs the items it is handed, and returns.
+  if (!exec::leader()) {
+    exec::serve(batch.fingerprint(), jobs, [&](std::uint64_t item, const std::string&) {
+      const Finished f = run_item(batch, item, watchdog.flag());
       return fmt::format("{:a}\n", f.wall_s) + encode(f.outcome);
     });
     return std::vector<reports::RunResults>(scenarios.size());
   }
-  std::optional<cluster::Workers> workers;
-  if (cluster::distributed()) workers.emplace(fingerprint(), 4);  // a trial takes a millisecond or more
-  const int threads = jobs + (workers ? workers->threads() : 0);
+  exec::Ranks ranks(batch.fingerprint(), 4);  // a trial takes a millisecond or more
+  const int threads = jobs + ranks.threads();
   OrderedWork<Finished> work(
-      items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(threads) + 64,
+      batch.items, control.window > 0 ? control.window : 4 * static_cast<std::size_t>(threads) + 64,
       [&](std::size_t item, Finished&& f) {
-        const auto [k, i] = locate(item);
-        ScenarioRun& run = runs[k];
+        const auto [k, i] = batch.locate(item);
+        ScenarioRun& run = batch.runs[k];
         const std::size_t strategies = run.s->strategies.size();
         run.folds[i % strategies].add(i / strategies, run.s->seed, std::move(f.outcome), f.wall_s);
-        if (control.progress) control.progress(item + 1, items);
+        if (control.progress) control.progress(item + 1, batch.items);
         if (++run.folded == run.items) {
           finished[k] = finish_run(std::move(run));
           if (scenario_done) scenario_done(k, *finished[k]);
         }
       },
       control.stop ? std::function<bool()>(stop) : std::function<bool()>());
-  std::function<void()> lead;
-  if (workers)
-    lead = [&] {
-      lead_workers<Finished>(work, *workers, [](std::uint64_t) { return std::string(); }, [](std::uint64_t, std::string&& answer) {
-        const auto newline = answer.find('\n');
-        return Finished{decode_outcome(answer.substr(newline + 1)), std::strtod(answer.c_str(), nullptr)};
-      });
-    };
-  work.run(
-      jobs,
+  ranks.run<Finished>(
+      work, jobs,
       [&](std::size_t item) -> std::optional<Finished> {
-        Finished f = run_item(item);
+        Finished f = run_item(batch, item, watchdog.flag());
         if (f.interrupted) return std::nullopt;  // dropped: the results stop before it
         return f;
       },
-      lead);
-  watchdog = {};  // stopped and joined: no trial runs any more
-  if (control.draw_first_violation)  // each strategy's first violating trial past the first, once more with its timeline
-    for (std::size_t k = 0; k < runs.size(); ++k) {
-      if (!finished[k]) continue;
-      const Scenario& s = *scenarios[k];
-      for (std::size_t i = 0; i < finished[k]->strategies.size(); ++i)
-        if (auto& v = finished[k]->strategies[i].first_violation; v && v->trial > 0)
-          v->timeline = run_trial(s, s.strategies[i], s.seed + v->trial, TraceKept::timeline).timeline;
-    }
+      [](std::uint64_t) { return std::string(); },
+      [](std::uint64_t, std::string&& answer) {
+        const auto newline = answer.find('\n');
+        return Finished{decode_outcome(answer.substr(newline + 1)), std::strtod(answer.c_str(), nullptr)};
+      });
+  watchdog.stop();
+  if (control.draw_first_violation) draw_first_violations(scenarios, finished);
   std::vector<reports::RunResults> out;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
+  for (std::size_t k = 0; k < batch.runs.size(); ++k) {
     if (finished[k]) {
       out.push_back(std::move(*finished[k]));
       continue;
     }
-    out.push_back(finish_run(std::move(runs[k])));  // the deadline came before its last trial
+    out.push_back(finish_run(std::move(batch.runs[k])));  // the deadline came before its last trial
     out.back().stopped = "time";
     out.back().stopped_after_s =
         std::chrono::duration<double>(stopped_at.value_or(std::chrono::steady_clock::now()) - started).count();

@@ -52,7 +52,7 @@ struct RunControl {
   std::function<bool()> stop = {};
   /// From this instant the trials under way are interrupted too (the same --time): each ends
   /// at once, unfinished, and the results are those of the trials folded before the first one
-  /// cut short. None: the trials under way finish. (Under mpirun, the leader's own trials.)
+  /// cut short. None: the trials under way finish. (Over several ranks, app/exec/: the leader's own trials.)
   std::optional<std::chrono::steady_clock::time_point> interrupt_at{};
   /// `progress(trials done, trials)` as trials are folded.
   std::function<void(std::size_t, std::size_t)> progress = {};
@@ -60,7 +60,7 @@ struct RunControl {
   /// wait to be folded whatever the trials' run times (0: 4 * jobs + 64).
   std::size_t window = 0;
   /// Keep each strategy's first violating trial's timeline for the report: the first trial's
-  /// is at hand; a later one is run once more, alone, after the run (the leader's, under mpirun).
+  /// is at hand; a later one is run once more, alone, after the run (the leader's, over several ranks).
   bool draw_first_violation = false;
 };
 

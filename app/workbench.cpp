@@ -11,7 +11,7 @@
 #include <semaphore>
 #include <set>
 
-#include "app/explore.hpp"
+#include "app/search/explore.hpp"
 #include "app/input.hpp"
 #include "app/metrics.hpp"
 #include "app/runner.hpp"

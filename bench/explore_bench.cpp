@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "app/explore.hpp"
+#include "app/search/explore.hpp"
 #include "app/scenario.hpp"
 
 #ifndef LOCKSIM_BIN

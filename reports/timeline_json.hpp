@@ -1,7 +1,7 @@
 #pragma once
 // A trial's Timeline as JSON: what a report writes beside its page for a story that leaves
 // things out (every hold, pause, insert, statement and call the trial's timeline holds), and
-// what carries a trial's outcome between ranks (app/outcome_codec.cpp). Names, not numbers, for
+// what carries a trial's outcome between ranks (app/exec/outcome_codec.cpp). Names, not numbers, for
 // how a hold ended and what a statement was.
 
 #include <nlohmann/json.hpp>

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "app/deadline.hpp"
-#include "app/explore.hpp"
+#include "app/search/explore.hpp"
 #include "app/scenario.hpp"
 #include "sim/errors.hpp"
 #include "reports/explain.hpp"

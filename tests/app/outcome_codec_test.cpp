@@ -1,11 +1,11 @@
-// A trial's outcome sent from another MPI rank (app/outcome_codec.hpp): what the leader
+// A trial's outcome sent from another MPI rank (app/exec/outcome_codec.hpp): what the leader
 // decodes is what the trial produced, every figure exact, so its fold is a local run's.
 
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
 
-#include "app/outcome_codec.hpp"
+#include "app/exec/outcome_codec.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 

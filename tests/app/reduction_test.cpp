@@ -1,4 +1,4 @@
-// dfs's reduction (sim/footprints.hpp, app/explore.cpp): skipping the reorderings that only
+// dfs's reduction (sim/footprints.hpp, app/search/explore.cpp): skipping the reorderings that only
 // swap independent steps changes how many schedules run, never what the search can find. Each
 // case runs the plain and the reduced search over the whole space within the bound and compares
 // the sets of outcomes (every metric of a run) they reached.
@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "app/explore.hpp"
+#include "app/search/explore.hpp"
 
 namespace {
 struct Searched {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/ordered_work.hpp"
+#include "app/exec/ordered_work.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "app/explore.hpp"
+#include "app/search/explore.hpp"
 #include "app/runner.hpp"
 #include "app/scenario.hpp"
 #include "app/workbench.hpp"

@@ -7,7 +7,7 @@
 //
 // It is the one pool of the runner's trials and of the searches' runs: the caller's threads
 // run items, and under mpirun the caller's own thread hands items to the other ranks
-// (lead_workers) and folds their answers with its threads' results.
+// (app/exec/executor.hpp) and folds their answers with its threads' results.
 
 #include <algorithm>
 #include <cassert>
@@ -21,8 +21,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include "app/cluster.hpp"
 
 namespace locksim {
 
@@ -179,24 +177,5 @@ class OrderedWork {
   bool stopped_ = false;
   std::exception_ptr failure_;
 };
-
-/// The caller's part of `work.run` under mpirun: hands items to the other ranks' `workers`, with
-/// `request(item)` (what a rank needs beyond the item's number), and makes each answer a result
-/// with `decode(item, bytes)`, folded as the local threads' are. Returns once the work is over
-/// and no answer is awaited.
-template <class Result>
-void lead_workers(OrderedWork<Result>& work, cluster::Workers& workers, const std::function<std::string(std::uint64_t)>& request,
-                  const std::function<Result(std::uint64_t, std::string&&)>& decode) {
-  using Take = typename OrderedWork<Result>::Take;
-  cluster::lead(
-      workers,
-      [&](std::uint64_t& item) {
-        std::size_t taken = 0;
-        const Take next = work.try_take(taken);
-        item = taken;
-        return next == Take::item ? cluster::Next::item : next == Take::wait ? cluster::Next::wait : cluster::Next::over;
-      },
-      request, [&](std::uint64_t item, std::string&& answer) { work.done(item, decode(item, std::move(answer))); });
-}
 
 }  // namespace locksim

@@ -14,7 +14,8 @@
 #include <tuple>
 
 #include "app/deadline.hpp"
-#include "app/explore.hpp"
+#include "app/search/replay.hpp"
+#include "app/search/shrink.hpp"
 #include "app/fault_kind.hpp"
 #include "app/trial.hpp"
 #include "sim/errors.hpp"
@@ -114,6 +115,40 @@ std::vector<int> smaller(int n) {
   return out;
 }
 
+// Listed times: each one left out in turn.
+void fewer_times(const Token& t, const json& times, const std::string& path, std::vector<Token>& out) {
+  for (std::size_t i = 0; times.is_array() && times.size() > 1 && i < times.size(); ++i) {
+    json fewer = times;
+    fewer.erase(i);
+    out.push_back(with_set(t, path, fewer));
+  }
+}
+
+// The population's traffic: a shorter horizon first (arrivals are drawn in order, so the
+// ones before it arrive as they did), then fewer arrivals.
+void traffic_candidates(const Token& t, const json& traffic, const RunSize& size, std::vector<Token>& out) {
+  if (traffic.is_object() && traffic.contains("duration_s") && traffic.at("duration_s").is_number())
+    for (double share : {0.5, 0.75, 0.875})
+      out.push_back(with_set(t, "clients.traffic.duration_s", traffic.at("duration_s").get<double>() * share));
+  if (traffic.is_object() && traffic.contains("operations") && traffic.at("operations").is_number_integer())
+    for (int ops : smaller(traffic.at("operations").get<int>())) out.push_back(with_set(t, "clients.traffic.operations", ops));
+  if (traffic.is_object() && traffic.contains("times_ms")) fewer_times(t, traffic.at("times_ms"), "clients.traffic.times_ms", out);
+  // Then the operations sent, by delta debugging over their numbers: each half left out,
+  // then each quarter, ... down to single operations (at most 64 parts while many are left).
+  Ranges sent;
+  if (traffic.is_object() && traffic.contains("only"))
+    for (const json& r : traffic.at("only")) sent.emplace_back(r.at(0).get<std::uint64_t>(), r.at(1).get<std::uint64_t>());
+  else if (size.clients > 0)
+    sent.emplace_back(0, static_cast<std::uint64_t>(size.clients) - 1);
+  const std::uint64_t n = count(sent);
+  for (std::uint64_t parts = 2; n > 1 && parts <= std::min<std::uint64_t>(n, 64) * 2; parts *= 2) {
+    const std::uint64_t p = std::min(parts, n), chunk = (n + p - 1) / p;
+    for (std::uint64_t from = 0; from < n; from += chunk)
+      out.push_back(with_set(t, "clients.traffic.only", ranges_json(without(sent, from, std::min(n, from + chunk)))));
+    if (p == n) break;
+  }
+}
+
 // The candidates one step smaller than `t`, in the order they are tried: whole parts of
 // the run first (clients, operations, faults), then shorter pauses, then simpler choices.
 std::vector<Token> candidates(const Token& t, const json& doc, const RunSize& size) {
@@ -122,43 +157,13 @@ std::vector<Token> candidates(const Token& t, const json& doc, const RunSize& si
   const json workload = doc.value("workload", json::object());
   const bool has_clients = !workload.is_object() || workload.value("kind", "account-bind") == "account-bind";
   const json clients = doc.value("clients", json::object());
-  // Listed times: each one left out in turn.
-  const auto fewer_times = [&](const json& times, const std::string& path) {
-    for (std::size_t i = 0; times.is_array() && times.size() > 1 && i < times.size(); ++i) {
-      json fewer = times;
-      fewer.erase(i);
-      out.push_back(with_set(t, path, fewer));
-    }
-  };
   if (has_clients && clients.is_object() && clients.contains("traffic")) {
-    // The population's traffic: a shorter horizon first (arrivals are drawn in order, so the
-    // ones before it arrive as they did), then fewer arrivals.
-    const json traffic = clients.at("traffic");
-    if (traffic.is_object() && traffic.contains("duration_s") && traffic.at("duration_s").is_number())
-      for (double share : {0.5, 0.75, 0.875})
-        out.push_back(with_set(t, "clients.traffic.duration_s", traffic.at("duration_s").get<double>() * share));
-    if (traffic.is_object() && traffic.contains("operations") && traffic.at("operations").is_number_integer())
-      for (int ops : smaller(traffic.at("operations").get<int>())) out.push_back(with_set(t, "clients.traffic.operations", ops));
-    if (traffic.is_object() && traffic.contains("times_ms")) fewer_times(traffic.at("times_ms"), "clients.traffic.times_ms");
-    // Then the operations sent, by delta debugging over their numbers: each half left out,
-    // then each quarter, ... down to single operations (at most 64 parts while many are left).
-    Ranges sent;
-    if (traffic.is_object() && traffic.contains("only"))
-      for (const json& r : traffic.at("only")) sent.emplace_back(r.at(0).get<std::uint64_t>(), r.at(1).get<std::uint64_t>());
-    else if (size.clients > 0)
-      sent.emplace_back(0, static_cast<std::uint64_t>(size.clients) - 1);
-    const std::uint64_t n = count(sent);
-    for (std::uint64_t parts = 2; n > 1 && parts <= std::min<std::uint64_t>(n, 64) * 2; parts *= 2) {
-      const std::uint64_t p = std::min(parts, n), chunk = (n + p - 1) / p;
-      for (std::uint64_t from = 0; from < n; from += chunk)
-        out.push_back(with_set(t, "clients.traffic.only", ranges_json(without(sent, from, std::min(n, from + chunk)))));
-      if (p == n) break;
-    }
+    traffic_candidates(t, clients.at("traffic"), size, out);
   } else if (has_clients) {
     for (int c : smaller(clients.value("count", 10))) out.push_back(with_set(t, "clients.count", c));
     const json arrival = clients.value("arrival", json::object());
     if (arrival.value("kind", "") == "listed" && arrival.contains("times_ms")) {
-      fewer_times(arrival.at("times_ms"), "clients.arrival.times_ms");
+      fewer_times(t, arrival.at("times_ms"), "clients.arrival.times_ms", out);
     } else {
       for (int ops : smaller(clients.value("operations", 1))) out.push_back(with_set(t, "clients.operations", ops));
     }
@@ -195,6 +200,21 @@ std::vector<Token> candidates(const Token& t, const json& doc, const RunSize& si
     out.push_back(c);
   }
   return out;
+}
+
+// Operations are numbered as they arrive, so those a traffic run sent (`sent`) are the first of
+// `only`'s numbers: the rest (past the horizon) go, and `only` counts what is sent.
+void trim_only(Token& candidate, Scenario& s, std::uint64_t sent) {
+  const json doc = json::parse(s.resolved);
+  const json& traffic = doc.at("clients").at("traffic");
+  if (!traffic.contains("only")) return;
+  Ranges only;
+  for (const json& range : traffic.at("only")) only.emplace_back(range.at(0).get<std::uint64_t>(), range.at(1).get<std::uint64_t>());
+  if (sent > 0 && count(only) > sent) {
+    candidate = with_set(candidate, "clients.traffic.only", ranges_json(without(only, sent, count(only))));
+    s = load_scenario(scenario_path(candidate.scenario), candidate.sets, {candidate.strategy});
+    candidate.scenario_hash = s.hash;
+  }
 }
 
 std::string first_metric(const std::vector<std::string>& fired) {
@@ -269,19 +289,7 @@ Shrunk shrink(const Token& found, const std::string& property, int budget, doubl
       if (!size.no_larger_than(r.after) || size == r.after) continue;
       if (size.traffic) {
         size.clients = static_cast<int>(outcome.operations);  // what it sent
-        // Operations are numbered as they arrive, so those sent are the first of `only`'s
-        // numbers: the rest (past the horizon) go, and `only` counts what is sent.
-        const json doc = json::parse(s.resolved);
-        const json& traffic = doc.at("clients").at("traffic");
-        if (traffic.contains("only")) {
-          Ranges only;
-          for (const json& range : traffic.at("only")) only.emplace_back(range.at(0).get<std::uint64_t>(), range.at(1).get<std::uint64_t>());
-          if (outcome.operations > 0 && count(only) > outcome.operations) {
-            candidate = with_set(candidate, "clients.traffic.only", ranges_json(without(only, outcome.operations, count(only))));
-            s = load_scenario(scenario_path(candidate.scenario), candidate.sets, {candidate.strategy});
-            candidate.scenario_hash = s.hash;
-          }
-        }
+        trim_only(candidate, s, outcome.operations);
       }
       r.token = candidate;
       r.after = size;

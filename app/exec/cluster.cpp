@@ -1,4 +1,4 @@
-#include "app/cluster.hpp"
+#include "app/exec/cluster.hpp"
 
 #include <fmt/format.h>
 #include <mpi.h>

@@ -1,4 +1,4 @@
-#include "app/outcome_codec.hpp"
+#include "app/exec/outcome_codec.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #pragma once
 // A trial's outcome as bytes, for a rank of a cluster run to send to the leader
-// (app/cluster.hpp): decode(encode(o)) holds everything o holds, every number exactly, so the
+// (app/exec/cluster.hpp): decode(encode(o)) holds everything o holds, every number exactly, so the
 // leader folds the same figures as if the trial had run in its own process.
 
 #include <string>

@@ -1,0 +1,279 @@
+// The dfs search: bounded exhaustive search, by re-execution, over the tree of a run's
+// enumerable choices (app/search/explore.hpp), with the reduction that skips reorderings of
+// independent steps.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/fault_kind.hpp"
+#include "app/search/runs.hpp"
+#include "models/faults/placement.hpp"
+#include "sim/footprints.hpp"
+
+namespace locksim::search {
+
+namespace {
+
+// The stream of the engine's tie choices (sim::Engine's ties_).
+constexpr std::string_view kTieStream = "sim.ties";
+
+// A dfs run: the deviations it takes, and what it asked and found.
+struct DfsNode {
+  Deviations deviations;               // choice -> option, each != 0
+  std::vector<std::uint32_t> options;  // how many options each choice of its run offered
+  std::vector<std::uint8_t> placing;   // by choice: 1 where it places a fault (faults.explore)
+  // With the reduction: the (choice, option) reorderings past its deviations that only commute
+  // independent steps of its run; the runs they would spawn are equivalent to runs explored.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> equivalent;
+  std::uint64_t events = 0;
+  std::vector<std::string> fired;
+  std::size_t expected_choices = 0;  // how many its parent's run asked (room kept for as many)
+
+  // Its deviations that reorder or pick a delay: what the bound counts.
+  int reorderings() const {
+    return static_cast<int>(std::count_if(deviations.begin(), deviations.end(), [&](const auto& d) { return placing[d.first] == 0; }));
+  }
+  int placed() const { return static_cast<int>(deviations.size()) - reorderings(); }
+};
+
+// Whether the reduction applies to a strategy: a Lua script's state is shared by every app
+// server's steps without a message, which no footprint shows.
+bool reducible(const Scenario& s, const StrategyChoice& choice) { return choice.script == nullptr && !s.lua_workload; }
+
+// Whether the run `f` took at tie `tie`, picking its first event, is equivalent to the run that
+// picks its event `i` instead and otherwise its defaults: that event e ran later in `f`, and it
+// commutes back to the tie. So it is independent of every step between the tie and it (the
+// window), and so are the steps it started at that instant; and no later tie of `f` held both
+// an event e scheduled and one the window scheduled, whose order (by sequence number) the swap
+// would turn round.
+// `ties_of[q]`: the ties (after q) whose events include one step q scheduled.
+bool commutes_back(const sim::Footprints& f, std::size_t tie, std::size_t i, const std::vector<std::uint32_t>& step_of,
+                   const std::vector<std::vector<std::uint32_t>>& ties_of) {
+  constexpr std::uint32_t kNone = sim::Footprints::kNone;
+  const sim::Footprints::Tie& t = f.ties[tie];
+  const std::uint64_t seq = t.ready[i];
+  if (seq >= step_of.size() || step_of[seq] == kNone || step_of[seq] < t.at) return false;  // it never ran: a stale wake-up, say
+  const std::uint32_t q = step_of[seq];
+  for (std::uint32_t w = t.at; w < q; ++w)
+    if (f.dependent(w, q)) return false;
+  const auto creator = [&](std::uint32_t step) { return f.steps[step].seq < f.creator.size() ? f.creator[f.steps[step].seq] : kNone; };
+  for (std::uint32_t r = q + 1; r < f.steps.size() && f.steps[r].at == f.steps[q].at; ++r) {
+    std::uint32_t c = creator(r);
+    while (c != kNone && c > q) c = creator(c);
+    if (c != q) continue;  // not started by e
+    for (std::uint32_t w = t.at; w < q; ++w)
+      if (f.dependent(w, r)) return false;
+  }
+  for (const std::uint32_t later : ties_of[q])
+    for (const std::uint64_t x : f.ties[later].ready) {
+      const std::uint32_t c = x < f.creator.size() ? f.creator[x] : kNone;
+      if (c != kNone && c >= t.at && c < q) return false;
+    }
+  return true;
+}
+
+// The reorderings of `node`'s run, at its tie choices from `from` on, that commute_back().
+void find_equivalent(const sim::Footprints& f, const std::vector<std::uint32_t>& tie_choices, std::size_t from, DfsNode& node) {
+  if (tie_choices.size() != f.ties.size())
+    throw std::logic_error(fmt::format("dfs: {} ties chosen, {} recorded: the footprints do not match the run", tie_choices.size(),
+                                       f.ties.size()));
+  std::vector<std::uint32_t> step_of;  // by sequence number
+  for (std::uint32_t q = 0; q < f.steps.size(); ++q) {
+    if (step_of.size() <= f.steps[q].seq) step_of.resize(f.steps[q].seq + 1, sim::Footprints::kNone);
+    step_of[f.steps[q].seq] = q;
+  }
+  std::vector<std::vector<std::uint32_t>> ties_of(f.steps.size());
+  for (std::uint32_t k = 0; k < f.ties.size(); ++k)
+    for (const std::uint64_t x : f.ties[k].ready)
+      if (const std::uint32_t c = x < f.creator.size() ? f.creator[x] : sim::Footprints::kNone;
+          c != sim::Footprints::kNone && f.ties[k].at > c && (ties_of[c].empty() || ties_of[c].back() != k))
+        ties_of[c].push_back(k);
+  for (std::size_t k = 0; k < f.ties.size(); ++k) {
+    if (tie_choices[k] < from) continue;
+    for (std::size_t i = 1; i < f.ties[k].ready.size(); ++i)
+      if (commutes_back(f, k, i, step_of, ties_of)) node.equivalent.emplace_back(tie_choices[k], static_cast<std::uint32_t>(i));
+  }
+}
+
+// Runs `node` under its deviations: the options each choice offered, its events, its findings.
+void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, DfsNode& node) {
+  std::size_t asked = 0;
+  std::vector<std::uint32_t> tie_choices;  // the choice index of each tie, in order
+  // A run asks about as many choices as its parent's did: room for them at once.
+  tie_choices.reserve(node.expected_choices);
+  node.options.reserve(node.expected_choices);
+  node.placing.reserve(node.expected_choices);
+  auto next_deviation = node.deviations.begin();  // choices come in order, and so do deviations
+  const sim::Chooser chooser = [&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
+    const std::size_t at = asked++;
+    std::uint64_t v = 0;
+    if (next_deviation != node.deviations.end() && next_deviation->first == at) v = (next_deviation++)->second;
+    if (v >= n)
+      throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
+                                         "run is not a function of its choices",
+                                         at, stream, n));
+    node.options.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::numeric_limits<std::uint32_t>::max())));
+    const std::string_view name = stream;
+    node.placing.push_back(name == models::kPlacementStream ? 1 : 0);
+    if (name == kTieStream) tie_choices.push_back(static_cast<std::uint32_t>(at));
+    return v;
+  };
+  const bool reduce = o.reduction && reducible(s, choice);
+  sim::Footprints footprints;
+  const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser, reduce ? &footprints : nullptr);
+  if (reduce)
+    find_equivalent(footprints, tie_choices, node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1, node);
+  node.events = outcome.events;
+  node.fired = fired_checkers(outcome, o.property);
+  if (o.each_run) o.each_run(outcome.counts);
+}
+
+// A dfs run's answer from another rank: what run_dfs_node() found.
+std::string dfs_answer(const DfsNode& node) {
+  return nlohmann::json{{"options", node.options},
+                        {"placing", node.placing},
+                        {"equivalent", node.equivalent},
+                        {"events", node.events},
+                        {"fired", node.fired}}
+      .dump();
+}
+void read_dfs_answer(const std::string& answer, DfsNode& node) {
+  const nlohmann::json j = nlohmann::json::parse(answer);
+  j.at("options").get_to(node.options);
+  j.at("placing").get_to(node.placing);
+  j.at("equivalent").get_to(node.equivalent);
+  j.at("events").get_to(node.events);
+  j.at("fired").get_to(node.fired);
+}
+
+// The level below `level`: each run spawns the runs that add one deviation past its last one,
+// at each choice its run asked, with each other option, skipping the reorderings the reduction
+// found equivalent (counted in `f`).
+std::vector<DfsNode> level_below(const std::vector<DfsNode>& level, const ExploreOptions& o, Finding& f) {
+  std::vector<DfsNode> below;
+  for (const DfsNode& node : level) {
+    const std::size_t from = node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1;
+    const bool may_reorder = node.reorderings() < o.bound;
+    std::size_t skip = 0;  // node.equivalent, in (choice, option) order
+    for (std::size_t at = from; at < node.options.size(); ++at) {
+      if (node.placing[at] == 0 && !may_reorder) continue;
+      for (std::uint32_t option = 1; option < node.options[at]; ++option) {
+        while (skip < node.equivalent.size() && node.equivalent[skip] < std::pair<std::uint32_t, std::uint32_t>(at, option)) ++skip;
+        if (skip < node.equivalent.size() && node.equivalent[skip] == std::pair<std::uint32_t, std::uint32_t>(at, option)) {
+          ++f.equivalent_skipped;
+          continue;
+        }
+        below.emplace_back();
+        below.back().deviations = node.deviations;
+        below.back().deviations[at] = option;
+        below.back().expected_choices = node.options.size();
+      }
+    }
+  }
+  return below;
+}
+
+// The level's first `ran` runs counted in `f`; the first that fired kept in `found`.
+void count_level(const std::vector<DfsNode>& level, std::uint64_t ran, Finding& f, std::optional<DfsNode>& found) {
+  for (std::uint64_t i = 0; i < ran; ++i) {
+    const DfsNode& n = level[i];
+    f.events += n.events;
+    f.choice_points = std::max<std::uint64_t>(f.choice_points, n.options.size());
+    f.placement_points =
+        std::max<std::uint64_t>(f.placement_points, static_cast<std::uint64_t>(std::count(n.placing.begin(), n.placing.end(), 1)));
+    if (n.fired.empty()) continue;
+    ++f.firing_runs;
+    if (!found) found = n;
+  }
+}
+
+// How wide the bound is, from the default run's choices.
+double estimated_schedules(const DfsNode& first, const ExploreOptions& o, const Scenario& s) {
+  std::vector<std::uint32_t> reorder, place;
+  for (std::size_t at = 0; at < first.options.size(); ++at) (first.placing[at] ? place : reorder).push_back(first.options[at]);
+  int placeable = 0;
+  for (const auto& fault : s.faults) placeable += fault.faults->placed_text().empty() ? 0 : fault.faults->count();
+  return schedules_within(reorder, o.bound) * schedules_within(place, placeable);
+}
+
+// A rank's share of a dfs search: the runs the leader hands out, each named by its deviations.
+void serve_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice) {
+  exec::serve(search_fingerprint(o, s, choice, 0, 0), o.jobs, [&](std::uint64_t, const std::string& request) {
+    DfsNode node;
+    node.deviations = Schedule::parse(request).deviations;
+    run_dfs_node(o, s, choice, node);
+    return dfs_answer(node);
+  });
+}
+
+}  // namespace
+
+// Bounded exhaustive search over the tree of enumerable choices, by re-execution, level by
+// level: first the default run, then every run with one choice off its default, then two.
+// A run with deviations D spawns the runs that add one deviation past D's last one, at each
+// choice its own run asked, with each other option: a reordering (or a delay from a set) while
+// D has fewer than `bound` of them, a fault placement (faults.explore) while the scenario's
+// budget has one left, which the run's own choices already say. So every schedule within the
+// bound runs exactly once, and when a level spawns none the space is covered.
+// A level's runs are independent and run on `jobs` threads (and other ranks); they are
+// numbered in a fixed order (their parents' order, then the choice, then the option), so the
+// finding is the one with the fewest deviations, and among those the first in that order,
+// whatever `jobs` and ranks. With `count_all` the search goes on past the first finding and
+// counts every run that fires.
+Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
+  if (!exec::leader()) {
+    serve_dfs(o, s, choice);
+    return {};
+  }
+  exec::Ranks ranks(search_fingerprint(o, s, choice, 0, 0), kSearchAhead);
+  Finding f;
+  for (const auto& fault : s.faults) f.placed += fault.faults->placed_text();
+  f.reduced = o.reduction && reducible(s, choice);
+  std::vector<DfsNode> level(1);
+  std::optional<DfsNode> found;
+  for (;;) {
+    const std::uint64_t limit = std::min<std::uint64_t>(level.size(), static_cast<std::uint64_t>(o.budget) - f.runs);
+    // Counting, a run that fires is no reason to stop: the search takes it as a miss.
+    const auto stops = [&](const DfsNode& n) { return !n.fired.empty() && !o.count_all; };
+    const RemoteRuns remote{ranks, [&](std::uint64_t i) { return Schedule::dfs(level[i].deviations).text(); },
+                            [&](std::uint64_t i, std::string&& answer) {
+                              read_dfs_answer(answer, level[i]);
+                              return stops(level[i]);
+                            }};
+    const FirstHit hit = first_hit(
+        o.jobs, limit, [&] { return seconds_since(started) > o.time_s; },
+        [&](std::uint64_t i) {
+          run_dfs_node(o, s, choice, level[i]);
+          return stops(level[i]);
+        },
+        remote);
+    count_level(level, hit.ran, f, found);
+    f.runs += hit.ran;
+    if (f.runs == 1 && hit.ran == 1) f.estimated_schedules = estimated_schedules(level.front(), o, s);  // the default run
+    if (hit.hit || (found && !o.count_all)) break;
+    if (hit.ran < level.size()) break;  // out of budget or time: not covered
+    std::vector<DfsNode> below = level_below(level, o, f);
+    if (below.empty()) {
+      f.exhausted = true;
+      break;
+    }
+    level = std::move(below);
+  }
+  if (found) {
+    f.found = true;
+    f.fired = found->fired;
+    f.token = Token{LOCKSIM_ENGINE_VERSION, o.scenario, s.hash, o.sets, choice.shown(), s.seed, Schedule::dfs(found->deviations).text()};
+  }
+  f.wall_s = seconds_since(started);
+  return f;
+}
+
+}  // namespace locksim::search
