@@ -91,7 +91,7 @@ std::string to_string(const Value& value);
 
 enum class KeyIndex { none, non_unique, unique };
 
-/// Which server a database imitates: MariaDB's InnoDB (models/db/database.cpp, the default)
+/// Which server a database imitates: MariaDB's InnoDB (models/db/innodb/, the default)
 /// or PostgreSQL 15 (models/db/postgres.cpp). Each is its own model of locks and versions over
 /// the same tables, rows, statements and results.
 enum class Engine { mariadb, postgresql };

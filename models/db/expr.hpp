@@ -53,7 +53,7 @@ struct Expr {
     session_call,  // call(args...): the session's or the server's value, not the row's
   } kind = Kind::literal;
   enum class Op { eq, ne, lt, le, gt, ge, add, sub, mul, div, mod } op = Op::eq;
-  /// session_call: MariaDB's user locks (models/db/user_locks.hpp) and CONNECTION_ID(). Their
+  /// session_call: MariaDB's user locks (models/db/innodb/user_locks.hpp) and CONNECTION_ID(). Their
   /// values depend on the server, not the row: the engine runs each call, in the order written,
   /// and puts its answer in its place before the expression is evaluated (evaluate() refuses one).
   enum class Call { get_lock, release_lock, release_all_locks, is_free_lock, is_used_lock, connection_id } call = Call::get_lock;

@@ -2,7 +2,7 @@
 // What both database engines do alike with rows, whatever their locks and versions: a WHERE
 // evaluated on a row, ORDER BY and LIMIT on the rows found, a new row's values over its
 // table's defaults, an UPDATE's computed assignments, and what a stored row costs the memory
-// budget. Internal to models/db (models/db/database.cpp, models/db/postgres.cpp).
+// budget. Internal to models/db (models/db/innodb/, models/db/postgres.cpp).
 
 #include <cstdint>
 #include <map>
@@ -110,7 +110,7 @@ struct RowCosts {
 };
 /// InnoDB's model: a version of 24 bytes (the first inline in its row); the rest of the row (16
 /// bytes) and its slot in the table's B-tree, and its index entry's 24 bytes and slot, with the
-/// B-trees' room to grow (models/db/database.cpp; `locksim_bench memory` measures the total).
+/// B-trees' room to grow (models/db/innodb/types.hpp; `locksim_bench memory` measures the total).
 constexpr RowCosts kInnoDbCosts{24, 72};
 /// PostgreSQL's model: a tuple in its row's vector; the row's node in a std::map and its
 /// index entry's node in a std::set.

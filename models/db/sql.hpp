@@ -7,7 +7,7 @@
 //   SELECT cols | * | 1 FROM t [WHERE expr] [FOR UPDATE | LOCK IN SHARE MODE]
 //   SELECT expr [[AS] name], ... [FROM DUAL], without a table: its expressions may also call
 //     GET_LOCK(name, seconds), RELEASE_LOCK(name), RELEASE_ALL_LOCKS(), IS_FREE_LOCK(name),
-//     IS_USED_LOCK(name) and CONNECTION_ID() (models/db/user_locks.hpp)
+//     IS_USED_LOCK(name) and CONNECTION_ID() (models/db/innodb/user_locks.hpp)
 //   INSERT [IGNORE] [INTO] t (cols) VALUES (v, ...) [, (v, ...) ...] [ON DUPLICATE KEY UPDATE c = expr, ...]
 //   INSERT [IGNORE] [INTO] t SET c = v, ... [ON DUPLICATE KEY UPDATE c = expr, ...]
 //   REPLACE [INTO] t (cols) VALUES (v, ...) [, (v, ...) ...]

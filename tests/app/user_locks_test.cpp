@@ -1,4 +1,4 @@
-// MariaDB's user locks (GET_LOCK and its family, models/db/user_locks.hpp) and the sessions
+// MariaDB's user locks (GET_LOCK and its family, models/db/innodb/user_locks.hpp) and the sessions
 // workload's disconnect step, run as a user writes them. Each test pins a behaviour that a
 // conformance script (conformance/sql-scripts/user-lock-*.json) checks on MariaDB 10.11.
 

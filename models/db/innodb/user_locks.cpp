@@ -1,4 +1,4 @@
-#include "models/db/user_locks.hpp"
+#include "models/db/innodb/user_locks.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,134 @@
+// InnoDB's model: the lock system: whether a lock is held, the queues' grants, the lock
+// requests a search makes, and what locks and waits are shown as (InnoDB's lock0lock).
+
+#include "models/db/innodb/innodb.hpp"
+
+namespace models::db::innodb {
+
+bool InnoDb::holds(const Table& t, int index, const Lock& want) const {
+  const auto covers = [&](const Lock& l) {
+    if (l.txn != want.txn || !l.granted || l.insert_intention != want.insert_intention) return false;
+    if (want.exclusive && !l.exclusive) return false;
+    if (want.record && !(l.record && l.at == want.at)) return false;
+    if (want.gap && !(l.gap && l.lo == want.lo && l.hi == want.hi)) return false;
+    if (want.insert_intention && l.at != want.at) return false;
+    return true;
+  };
+  if (want.record || want.insert_intention) {  // only a lock on the same entry can cover it
+    const auto& here = t.locks[index].on(want.at);
+    return std::any_of(here.begin(), here.end(), [&](const Lock* l) { return covers(*l); });
+  }
+  return std::any_of(t.locks[index].begin(), t.locks[index].end(), covers);
+}
+
+void InnoDb::regrant(LockQueue& queue) {
+  for (Lock& l : queue) {
+    if (l.granted || must_wait(queue, l)) continue;
+    l.granted = true;
+    if (auto t = txns.find(l.txn); t != txns.end() && t->second->waiting == &l) t->second->waiting = nullptr;
+    if (l.wake) {
+      l.wake->set_value(Code::ok);
+      l.wake.reset();
+    }
+  }
+}
+
+void InnoDb::release_locks(Txn& txn) {
+  for (auto& [name, t] : tables)
+    for (auto& queue : t.locks) {
+      if (queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(queue);
+    }
+}
+
+// Where a lock or request is and its mode, as Result::waits and the lock table show it.
+LockWait InnoDb::place_of(const Table& t, int index, const Lock& l) const {
+  LockWait w;
+  w.table = t.schema.name;
+  if (index == kAutoInc) {
+    w.entry = "table lock";
+    w.mode = "AUTO-INC";
+    return w;
+  }
+  w.index = index == kPrimary ? "PRIMARY" : index_name(t, index);
+  const bool keyed = index == kKey && t.schema.clustered_key;
+  if (l.insert_intention) w.entry = gap_text(index, after(t, index, l.at), keyed);
+  else if (l.record) w.entry = entry_text(index, l.at, keyed);
+  else w.entry = gap_text(index, l.hi, keyed);
+  if (l.purged) w.entry += " (from its lock on the purged " + entry_text(index, *l.purged, keyed) + ")";
+  w.mode = mode_text(l);
+  return w;
+}
+
+// What a lock wait is shown as in Result::waits: its place, and whom it waits behind.
+LockWait InnoDb::describe(const Table& t, int index, const Lock& req) const {
+  LockWait w = place_of(t, index, req);
+  for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
+  return w;
+}
+
+std::vector<HeldLock> InnoDb::locks(std::size_t most) const {
+  std::vector<HeldLock> out;
+  user_locks_.list(out, most);
+  for (const auto& [name, t] : tables)
+    for (std::size_t index = 0; index < t.locks.size(); ++index)
+      for (const Lock& l : t.locks[index]) {
+        if (!l.granted || l.insert_intention) continue;
+        if (out.size() == most) return out;
+        const LockWait w = place_of(t, static_cast<int>(index), l);
+        out.push_back({who(l.txn), w.table, w.index, w.entry, w.mode});
+      }
+  return out;
+}
+
+// When an entry goes (the insert that made it rolled back), the locks on it pass to the
+// gap it leaves and gaps that ended at it reach over it, as InnoDB's lock_rec_inherit_to_gap
+// gives them to the next entry. The owner's own record lock (its insert's) just goes.
+void InnoDb::inherit_to_gap(Table& t, int index, const Entry& gone, TxnId owner) {
+  const std::optional<Entry> lo = before(t, index, gone), hi = after(t, index, gone);
+  t.locks[index].erase_if([&](const Lock& l) { return l.txn == owner && l.granted && l.record && !l.gap && l.at == gone; });
+  for (Lock& l : t.locks[index]) {
+    if (l.insert_intention) continue;
+    if (l.record && l.at == gone) {
+      if (!l.gap) l.lo = lo;  // a next-key lock keeps the gap it had below
+      l.record = false;
+      l.gap = true;
+      l.hi = hi;
+    } else if (l.gap) {
+      if (l.lo == gone) l.lo = lo;
+      if (l.hi == gone) l.hi = hi;
+    }
+  }
+  regrant(t.locks[index]);
+}
+
+Lock InnoDb::record_lock(const Entry& at, bool exclusive, bool next_key, std::optional<Entry> lo) {
+  Lock l;
+  l.exclusive = exclusive;
+  l.record = true;
+  l.at = at;
+  if (next_key) {
+    l.gap = true;
+    l.lo = std::move(lo);
+    l.hi = at;
+  }
+  return l;
+}
+
+Lock InnoDb::gap_lock(bool exclusive, std::optional<Entry> lo, std::optional<Entry> hi) {
+  Lock l;
+  l.exclusive = exclusive;
+  l.gap = true;
+  l.lo = std::move(lo);
+  l.hi = std::move(hi);
+  return l;
+}
+
+Lock InnoDb::insert_intention(const Entry& at) {
+  Lock l;
+  l.exclusive = true;
+  l.insert_intention = true;
+  l.at = at;
+  return l;
+}
+
+}  // namespace models::db::innodb
