@@ -32,4 +32,18 @@ std::vector<SessionId> Postgres::cycle_from(SessionId start) const {
   dfs(dfs, start);
   return found;
 }
+
+// The wait deadlock_timeout long looks for a cycle of waits through its session once; where it
+// finds one, the session leaves the queue for `key` and fails with 40P01.
+void Postgres::check_deadlock(SessionState& s, const LockKey& key, std::size_t wait_index, sim::Time started, sim::Time now) {
+  std::vector<SessionId> cycle = cycle_from(s.id);
+  if (cycle.empty()) return;
+  ++stats_.deadlocks;
+  std::vector<std::string> names;
+  for (SessionId c : cycle) names.push_back(sessions_.at(c).who);
+  dequeue(s, key, wait_index, started, now);
+  wake_waiters(key);
+  throw Failure{Code::deadlock, "deadlock detected", std::move(names)};
+}
+
 }  // namespace models::db::postgres

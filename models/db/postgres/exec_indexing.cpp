@@ -136,4 +136,19 @@ Arbiters arbiters(const Table& t, const Statement& st) {
   if (!any) throw Failure{Code::no_conflict_index, "there is no unique or exclusion constraint matching the ON CONFLICT specification"};
   return out;
 }
+
+// Each unique index, the arbiters first (PostgreSQL's speculative insertion checks them
+// before it inserts, the others as it does): which one (kIdIndex, kKeyIndex, or the place of
+// a further index) and whether it arbitrates.
+std::vector<std::pair<int, bool>> probes_of(const Table& t, const Arbiters& arbiter) {
+  std::vector<std::pair<int, bool>> probes;
+  for (const bool arbitrates : {true, false}) {
+    if (arbiter.id == arbitrates) probes.emplace_back(kIdIndex, arbitrates);
+    if (unique(t) && arbiter.key == arbitrates) probes.emplace_back(kKeyIndex, arbitrates);
+    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
+      if (t.schema.indexes[i].unique && arbiter.indexes[i] == arbitrates) probes.emplace_back(static_cast<int>(i), arbitrates);
+  }
+  return probes;
+}
+
 }  // namespace models::db::postgres

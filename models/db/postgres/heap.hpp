@@ -70,6 +70,11 @@ std::optional<std::string> missing_column(const TableSchema& schema, const Index
 std::uint64_t entry_bytes(const IndexEntry& e);
 bool any_live(const Table& t, std::size_t i, const std::vector<Value>& key, std::int64_t except = 0);
 std::vector<std::int64_t> live_with_key(const Table& t, const Value& key);
+// An entry of a further index added or taken away, `bytes` the memory budget's count.
+void add_entry(Table& t, std::size_t i, IndexEntry e, std::uint64_t& bytes);
+void erase_entry(Table& t, std::size_t i, const IndexEntry& e, std::uint64_t& bytes);
+// CREATE [UNIQUE] INDEX (index.cpp).
+Result create_index(Table& t, const Statement& st, std::uint64_t& bytes);
 
 template <class Row>  // Values, or a stored row's RowValues
 std::optional<Value> key_of(const Table& t, const Row& v) {
@@ -104,6 +109,13 @@ std::optional<std::vector<Value>> key_in(const Table& t, std::size_t i, const Ro
     key.push_back(v.at(column));
   }
   return key;
+}
+
+// The entries a version (of row `id`) has in the further indexes.
+template <class Row>
+void add_index_entries(Table& t, std::int64_t id, const Row& v, std::uint64_t& bytes) {
+  for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
+    if (auto key = key_in(t, i, v)) add_entry(t, i, IndexEntry{std::move(*key), id}, bytes);
 }
 
 // --- What a snapshot sees (heapam_visibility.cpp) ----------------------------------------

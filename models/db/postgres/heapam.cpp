@@ -31,8 +31,8 @@ std::vector<std::pair<std::int64_t, std::size_t>> Postgres::scan(SessionState& s
     // What the read covers: the row or key it looked up through an index, else the table
     // (PostgreSQL's sequential scan locks the relation).
     const bool indexed = named != st.where.end() && (named->column == "id" || t.schema.key_index != KeyIndex::none);
-    if (!indexed) ssi_read(s, ReadKey{&t, ReadKey::By::table, {}});
-    else ssi_read(s, ReadKey{&t, named->column == "id" ? ReadKey::By::id : ReadKey::By::key, named->value});
+    if (!indexed) ssi_.read(s.txn->xid, ReadKey{&t, ReadKey::By::table, {}});
+    else ssi_.read(s.txn->xid, ReadKey{&t, named->column == "id" ? ReadKey::By::id : ReadKey::By::key, named->value});
   }
   if (named != st.where.end() && named->column == "id") {
     if (const auto* id = std::get_if<std::int64_t>(&named->value); id != nullptr)
@@ -116,4 +116,5 @@ std::vector<Row> Postgres::select(SessionState& s, Table& t, const Statement& st
   order_and_limit(st, Engine::postgresql, out);
   return out;
 }
+
 }  // namespace models::db::postgres

@@ -59,8 +59,9 @@ std::uint64_t Postgres::snapshot(SessionState& s) {
   if (per_statement(txn)) return s.statement_snapshot;
   if (!txn.snapshot) {
     txn.snapshot = commits_;
-    if (serializable(txn)) ssi_[txn.xid].snapshot = commits_;
+    if (serializable(txn)) ssi_.begin(txn.xid, commits_);
   }
   return *txn.snapshot;
 }
+
 }  // namespace models::db::postgres

@@ -49,13 +49,13 @@ std::uint64_t entry_bytes(const IndexEntry& e) {
   return bytes;
 }
 
-void Postgres::add_entry(Table& t, std::size_t i, IndexEntry e) {
-  const std::uint64_t bytes = entry_bytes(e);
-  if (t.index_entries[i].insert(std::move(e)).second) bytes_ += bytes;
+void add_entry(Table& t, std::size_t i, IndexEntry e, std::uint64_t& bytes) {
+  const std::uint64_t size = entry_bytes(e);
+  if (t.index_entries[i].insert(std::move(e)).second) bytes += size;
 }
 
-void Postgres::erase_entry(Table& t, std::size_t i, const IndexEntry& e) {
-  if (t.index_entries[i].erase(e) != 0) bytes_ -= entry_bytes(e);
+void erase_entry(Table& t, std::size_t i, const IndexEntry& e, std::uint64_t& bytes) {
+  if (t.index_entries[i].erase(e) != 0) bytes -= entry_bytes(e);
 }
 
 // Whether a row other than `except` has a version holding `key` in index `i` that a dirty
@@ -85,7 +85,7 @@ std::vector<std::int64_t> live_with_key(const Table& t, const Value& key) {
 
 // CREATE [UNIQUE] INDEX on the key column, or a further index (on several columns, or
 // partial), built at once. A unique one fails with 23505 where two live rows hold one key.
-Result Postgres::create_index(Table& t, const Statement& st) {
+Result create_index(Table& t, const Statement& st, std::uint64_t& bytes) {
   const auto named = [&](const std::string& name) {
     return name == t.schema.index_name || std::any_of(t.schema.indexes.begin(), t.schema.indexes.end(),
                                                       [&](const IndexDef& x) { return x.name == name; });
@@ -107,12 +107,12 @@ Result Postgres::create_index(Table& t, const Statement& st) {
     sim::work(t.rows.size());
     for (const auto& [id, row] : t.rows)
       for (const Tuple& v : row.versions)
-        if (auto key = key_in(t, i, v.values)) add_entry(t, i, IndexEntry{std::move(*key), id});
+        if (auto key = key_in(t, i, v.values)) add_entry(t, i, IndexEntry{std::move(*key), id}, bytes);
     for (const auto& [id, row] : t.rows) {
       const Tuple& latest = row.versions.back();
       if (latest.xmax != 0 && latest.xmax_commit != 0) continue;
       if (const auto key = key_in(t, i, latest.values); key && any_live(t, i, *key, id)) {
-        for (const IndexEntry& e : t.index_entries[i]) bytes_ -= entry_bytes(e);
+        for (const IndexEntry& e : t.index_entries[i]) bytes -= entry_bytes(e);
         t.schema.indexes.pop_back();
         t.index_entries.pop_back();
         return Result{.code = Code::duplicate_key, .message = "could not create unique index \"" + st.index + "\""};
@@ -140,4 +140,5 @@ Result Postgres::create_index(Table& t, const Statement& st) {
   t.schema.index_name = st.index;
   return {};
 }
+
 }  // namespace models::db::postgres

@@ -84,12 +84,7 @@ Postgres::Got Postgres::acquire(SessionState& s, const LockKey& key, Mode mode, 
   for (;;) {
     const std::vector<SessionId> behind = blockers(key, s.id, mode, seq);
     if (behind.empty()) {
-      if (waited) {
-        LockState& state = locks_.at(key);
-        state.waiters.erase(s.waiter);
-        s.waiting_on.reset();
-        s.waits[wait_index].waited = sim::now() - started;
-      }
+      if (waited) dequeue(s, key, wait_index, started, sim::now());
       if (hold) take(s, key, mode, xact);
       if (waited) wake_waiters(key);  // those behind it look again
       return waited ? Got::after_wait : Got::at_once;
@@ -103,60 +98,67 @@ Postgres::Got Postgres::acquire(SessionState& s, const LockKey& key, Mode mode, 
       waited = true;
       started = sim::now();
       seq = ++wait_seq_;
-      LockState& state = locks_[key];
-      s.waiter = state.waiters.insert(state.waiters.end(), Waiter{s.id, mode, seq});
-      s.waiting_on = key;
-      ++stats_.lock_waits;
-      LockWait w;
-      w.table = key.table != nullptr ? key.table->schema.name : "";
-      w.entry = describe(key);
-      w.mode = key.kind == LockKey::Kind::transaction ? "ShareLock" : mode_name(mode);
-      if (key.kind == LockKey::Kind::advisory) w.mode = mode == Mode::update ? "ExclusiveLock" : "ShareLock";
-      for (SessionId b : behind) w.behind.push_back(sessions_.at(b).who);
-      s.waits.push_back(std::move(w));
-      wait_index = s.waits.size() - 1;
+      wait_index = enqueue(s, key, mode, seq, behind);
     }
-    // The earliest of: the deadlock check, lock_timeout, statement_timeout.
-    const sim::Duration deadlock_after = s.deadlock_timeout.value_or(config_.deadlock_timeout);
-    sim::Time until = sim::kNever;
-    if (!deadlock_checked) until = started + deadlock_after;
-    const sim::Duration lock_timeout = s.lock_timeout;
-    if (lock_timeout > sim::Duration::zero()) until = std::min(until, started + lock_timeout);
-    if (s.statement_timeout > sim::Duration::zero()) until = std::min(until, s.statement_start + s.statement_timeout);
     sim::Promise<bool> promise("postgres lock wait");
     sim::Future<bool> woken = promise.get_future();
     s.waiter->wake.emplace(std::move(promise));
-    const bool got = woken.try_get_until(until).has_value();
+    const bool got = woken.try_get_until(wait_deadline(s, started, deadlock_checked)).has_value();
     if (got) continue;  // look again
     s.waiter->wake.reset();
     const sim::Time now = sim::now();
     const auto give_up = [&](Code code, std::string message) {
-      locks_.at(key).waiters.erase(s.waiter);
-      s.waiting_on.reset();
-      s.waits[wait_index].waited = now - started;
+      dequeue(s, key, wait_index, started, now);
       wake_waiters(key);
       throw Failure{code, std::move(message)};
     };
     if (s.statement_timeout > sim::Duration::zero() && now >= s.statement_start + s.statement_timeout)
       give_up(Code::statement_timeout, "canceling statement due to statement timeout");
-    if (lock_timeout > sim::Duration::zero() && now >= started + lock_timeout) {
+    if (s.lock_timeout > sim::Duration::zero() && now >= started + s.lock_timeout) {
       ++stats_.lock_wait_timeouts;
       give_up(Code::lock_wait_timeout, "canceling statement due to lock timeout");
     }
-    if (!deadlock_checked && now >= started + deadlock_after) {
+    if (!deadlock_checked && now >= started + deadlock_timeout(s)) {
       deadlock_checked = true;
-      if (std::vector<SessionId> cycle = cycle_from(s.id); !cycle.empty()) {
-        ++stats_.deadlocks;
-        std::vector<std::string> names;
-        for (SessionId c : cycle) names.push_back(sessions_.at(c).who);
-        locks_.at(key).waiters.erase(s.waiter);
-        s.waiting_on.reset();
-        s.waits[wait_index].waited = now - started;
-        wake_waiters(key);
-        throw Failure{Code::deadlock, "deadlock detected", std::move(names)};
-      }
+      check_deadlock(s, key, wait_index, started, now);
     }
   }
+}
+
+// Queues the session for `key` (it waits behind `behind`), its wait recorded among the
+// statement's: returns the wait's place there.
+std::size_t Postgres::enqueue(SessionState& s, const LockKey& key, Mode mode, std::uint64_t seq, const std::vector<SessionId>& behind) {
+  LockState& state = locks_[key];
+  s.waiter = state.waiters.insert(state.waiters.end(), Waiter{s.id, mode, seq});
+  s.waiting_on = key;
+  ++stats_.lock_waits;
+  LockWait w;
+  w.table = key.table != nullptr ? key.table->schema.name : "";
+  w.entry = describe(key);
+  w.mode = key.kind == LockKey::Kind::transaction ? "ShareLock" : mode_name(mode);
+  if (key.kind == LockKey::Kind::advisory) w.mode = mode == Mode::update ? "ExclusiveLock" : "ShareLock";
+  for (SessionId b : behind) w.behind.push_back(sessions_.at(b).who);
+  s.waits.push_back(std::move(w));
+  return s.waits.size() - 1;
+}
+
+// Leaves the queue for `key`, the wait (at `wait_index`) having lasted from `started` to `now`.
+void Postgres::dequeue(SessionState& s, const LockKey& key, std::size_t wait_index, sim::Time started, sim::Time now) {
+  locks_.at(key).waiters.erase(s.waiter);
+  s.waiting_on.reset();
+  s.waits[wait_index].waited = now - started;
+}
+
+sim::Duration Postgres::deadlock_timeout(const SessionState& s) const { return s.deadlock_timeout.value_or(config_.deadlock_timeout); }
+
+// When a wait that began at `started` looks up: the earliest of the deadlock check (once),
+// lock_timeout, statement_timeout.
+sim::Time Postgres::wait_deadline(const SessionState& s, sim::Time started, bool deadlock_checked) const {
+  sim::Time until = sim::kNever;
+  if (!deadlock_checked) until = started + deadlock_timeout(s);
+  if (s.lock_timeout > sim::Duration::zero()) until = std::min(until, started + s.lock_timeout);
+  if (s.statement_timeout > sim::Duration::zero()) until = std::min(until, s.statement_start + s.statement_timeout);
+  return until;
 }
 
 bool Postgres::holds_lock_on(const SessionState& s, const LockKey& key) const {
@@ -213,4 +215,5 @@ void Postgres::release_session_advisory(SessionState& s, std::optional<LockKey> 
     wake_waiters(key);
   }
 }
+
 }  // namespace models::db::postgres

@@ -50,4 +50,5 @@ Result Postgres::advisory(SessionState& s, const Statement& st) {
   if (try_only) return answer(Value{std::int64_t{got == Got::skipped ? 0 : 1}});
   return answer(Value{std::string()});
 }
+
 }  // namespace models::db::postgres

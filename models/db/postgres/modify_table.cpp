@@ -14,9 +14,9 @@ namespace models::db::postgres {
 
 void Postgres::add_version(SessionState& s, Table& t, std::int64_t id, const Values& columns, const RowOrigin* origin) {
   RowValues values = t.stored(columns);
-  ssi_write(s, t, id, key_of(t, values).value_or(Value{}));
+  if (serializable(*s.txn)) ssi_.write(s.txn->xid, t, id, key_of(t, values).value_or(Value{}));
   if (auto key = key_of(t, values)) t.entries.insert(Entry{*key, id});
-  add_index_entries(t, id, values);
+  add_index_entries(t, id, values, bytes_);
   auto [row, fresh] = t.rows.try_emplace(id);
   bytes_ += kPostgresCosts.of_version(values) + (fresh ? kPostgresCosts.row : 0);
   row->second.versions.push_back(Tuple{s.txn->xid, 0, 0, 0, std::move(values)});
@@ -25,7 +25,7 @@ void Postgres::add_version(SessionState& s, Table& t, std::int64_t id, const Val
 }
 
 void Postgres::mark_deleted(SessionState& s, Table& t, std::int64_t id) {
-  ssi_write(s, t, id, key_of(t, t.rows.at(id).versions.back().values).value_or(Value{}));
+  if (serializable(*s.txn)) ssi_.write(s.txn->xid, t, id, key_of(t, t.rows.at(id).versions.back().values).value_or(Value{}));
   t.rows.at(id).versions.back().xmax = s.txn->xid;
   s.txn->undo.push_back({Undo::Kind::deleted, &t, id});
 }
@@ -75,24 +75,13 @@ void Postgres::insert_one(SessionState& s, Table& t, const Statement& st, const 
     throw Failure{Code::out_of_range, "nextval: reached maximum value of sequence \"" + t.schema.name + "_id_seq\""};
   const std::int64_t id = explicit_id ? *explicit_id : t.next_id++;  // nextval: never rolled back
   values["id"] = Value{id};
-  // Each unique index, the arbiters first (PostgreSQL's speculative insertion checks them
-  // before it inserts, the others as it does): which one (kId, kKey, or the place of a further
-  // index) and whether it arbitrates.
-  constexpr int kId = -2, kKey = -1;
-  const Arbiters arbiter = arbiters(t, st);
-  std::vector<std::pair<int, bool>> probes;
-  for (const bool arbitrates : {true, false}) {
-    if (arbiter.id == arbitrates) probes.emplace_back(kId, arbitrates);
-    if (unique(t) && arbiter.key == arbitrates) probes.emplace_back(kKey, arbitrates);
-    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
-      if (t.schema.indexes[i].unique && arbiter.indexes[i] == arbitrates) probes.emplace_back(static_cast<int>(i), arbitrates);
-  }
+  const std::vector<std::pair<int, bool>> probes = probes_of(t, arbiters(t, st));
   for (;;) {
     bool again = false;
     for (const auto& [which, arbitrates] : probes) {
       std::optional<std::int64_t> dup;
-      if (which == kId || which == kKey) {
-        const std::string column = which == kId ? std::string("id") : t.schema.key_column;
+      if (which == kIdIndex || which == kKeyIndex) {
+        const std::string column = which == kIdIndex ? std::string("id") : t.schema.key_column;
         dup = unique_conflict(s, t, column, values.at(column));
       } else if (const auto key = key_in(t, static_cast<std::size_t>(which), values)) {
         dup = index_conflict(s, t, static_cast<std::size_t>(which), *key);
@@ -101,45 +90,12 @@ void Postgres::insert_one(SessionState& s, Table& t, const Statement& st, const 
       if (!arbitrates) {
         ++stats_.duplicate_keys;
         throw Failure{Code::duplicate_key, which >= 0 ? duplicate_index_message(t.schema.indexes[static_cast<std::size_t>(which)])
-                                                      : duplicate_message(t, which == kId ? "id" : t.schema.key_column)};
+                                                      : duplicate_message(t, which == kIdIndex ? "id" : t.schema.key_column)};
       }
-      const RowChain& row = t.rows.at(*dup);
-      const bool rc = s.txn->isolation == Isolation::read_committed || s.txn->isolation == Isolation::read_uncommitted;
-      if (!rc && !sees(row.versions.back(), s.txn->xid, snapshot(s)))
-        throw Failure{Code::serialization_failure, "could not serialize access due to concurrent update"};
-      if (st.on_duplicate == OnDuplicate::ignore) return;  // DO NOTHING
-      if (touched.count(*dup))
-        throw Failure{Code::cardinality_violation, "ON CONFLICT DO UPDATE command cannot affect row a second time"};
-      // DO UPDATE: lock the row (FOR UPDATE), then update it if DO UPDATE's WHERE holds.
-      const std::size_t seen = newest(row, s.txn->xid);
-      const Got got = acquire(s, LockKey{LockKey::Kind::row, &t, *dup}, Mode::update, true, true, Statement::OnLocked::wait);
-      const RowChain& locked = t.rows.at(*dup);
-      const std::size_t now = newest(locked, s.txn->xid);
-      const Tuple& latest = locked.versions[now];
-      if (got == Got::after_wait && (now != seen || (latest.xmax != 0 && latest.xmax != s.txn->xid && latest.xmax_commit != 0))) {
-        if (!rc) throw Failure{Code::serialization_failure, "could not serialize access due to concurrent update"};
-        again = true;  // the row changed while it waited: the whole insert tries again
+      if (on_conflict(s, t, st, *dup, values, out, touched)) {
+        again = true;
         break;
       }
-      Values next = latest.values.to_values();
-      if (const auto& where = st.more().conflict_where) {
-        bool pass = false;
-        try {
-          pass = holds(*where, Scope{next, st.more().args, &values});
-        } catch (const ExprError& e) {
-          throw Failure{static_cast<Code>(e.code), e.message};
-        }
-        if (!pass) return;
-      }
-      detail::assign(st, next, &values, Engine::postgresql);
-      for (const auto& [c, v] : st.on_update) next[c] = v;
-      detail::check_row(t.schema, Engine::postgresql, next);
-      mark_deleted(s, t, *dup);
-      check_new_version(s, t, next);
-      add_version(s, t, *dup, next, nullptr);
-      touched.insert(*dup);
-      ++out.affected;
-      if (!st.more().returning.empty()) out.rows.push_back(row_of(*dup, t.rows.at(*dup).versions.back().values));
       return;
     }
     if (again) continue;
@@ -150,6 +106,50 @@ void Postgres::insert_one(SessionState& s, Table& t, const Statement& st, const 
   touched.insert(id);
   ++out.affected;
   if (!st.more().returning.empty()) out.rows.push_back(row_of(id, t.rows.at(id).versions.back().values));
+}
+
+// ON CONFLICT on the row `dup` that holds a key of the new row (`values`) in an arbiter: DO
+// NOTHING leaves it; DO UPDATE locks the row (FOR UPDATE), then updates it if DO UPDATE's
+// WHERE holds. Returns whether the whole insert tries again: the row changed while it waited.
+bool Postgres::on_conflict(SessionState& s, Table& t, const Statement& st, std::int64_t dup, const Values& values, Result& out,
+                           std::set<std::int64_t>& touched) {
+  const RowChain& row = t.rows.at(dup);
+  const bool rc = s.txn->isolation == Isolation::read_committed || s.txn->isolation == Isolation::read_uncommitted;
+  if (!rc && !sees(row.versions.back(), s.txn->xid, snapshot(s)))
+    throw Failure{Code::serialization_failure, "could not serialize access due to concurrent update"};
+  if (st.on_duplicate == OnDuplicate::ignore) return false;  // DO NOTHING
+  if (touched.count(dup))
+    throw Failure{Code::cardinality_violation, "ON CONFLICT DO UPDATE command cannot affect row a second time"};
+  // DO UPDATE: lock the row (FOR UPDATE), then update it if DO UPDATE's WHERE holds.
+  const std::size_t seen = newest(row, s.txn->xid);
+  const Got got = acquire(s, LockKey{LockKey::Kind::row, &t, dup}, Mode::update, true, true, Statement::OnLocked::wait);
+  const RowChain& locked = t.rows.at(dup);
+  const std::size_t now = newest(locked, s.txn->xid);
+  const Tuple& latest = locked.versions[now];
+  if (got == Got::after_wait && (now != seen || (latest.xmax != 0 && latest.xmax != s.txn->xid && latest.xmax_commit != 0))) {
+    if (!rc) throw Failure{Code::serialization_failure, "could not serialize access due to concurrent update"};
+    return true;  // the row changed while it waited: the whole insert tries again
+  }
+  Values next = latest.values.to_values();
+  if (const auto& where = st.more().conflict_where) {
+    bool pass = false;
+    try {
+      pass = holds(*where, Scope{next, st.more().args, &values});
+    } catch (const ExprError& e) {
+      throw Failure{static_cast<Code>(e.code), e.message};
+    }
+    if (!pass) return false;
+  }
+  detail::assign(st, next, &values, Engine::postgresql);
+  for (const auto& [c, v] : st.on_update) next[c] = v;
+  detail::check_row(t.schema, Engine::postgresql, next);
+  mark_deleted(s, t, dup);
+  check_new_version(s, t, next);
+  add_version(s, t, dup, next, nullptr);
+  touched.insert(dup);
+  ++out.affected;
+  if (!st.more().returning.empty()) out.rows.push_back(row_of(dup, t.rows.at(dup).versions.back().values));
+  return false;
 }
 
 Result Postgres::insert(SessionState& s, Table& t, const Statement& st) {
@@ -166,4 +166,5 @@ Result Postgres::insert_if_absent(SessionState& s, Table& t, const Statement& st
   spend(timing.read_to_write);
   return insert(s, t, st);
 }
+
 }  // namespace models::db::postgres

@@ -112,7 +112,7 @@ std::int64_t Postgres::load_row(const std::string& name, const Values& given, st
   const sim::Engine* engine = sim::Engine::current();
   origins_.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
   if (key) t.entries.insert(Entry{*key, id});
-  add_index_entries(t, id, row.versions.back().values);
+  add_index_entries(t, id, row.versions.back().values, bytes_);
   return id;
 }
 
@@ -212,7 +212,11 @@ const Table& Postgres::const_table(const std::string& name) const {
   return it->second;
 }
 
+namespace {
+
 sim::Duration ms(std::int64_t n) { return std::chrono::milliseconds(n); }
+
+}  // namespace
 
 Result Postgres::run(SessionState& s, const Statement& st, const StatementTiming& timing) {
   using K = Statement::Kind;
@@ -220,88 +224,25 @@ Result Postgres::run(SessionState& s, const Statement& st, const StatementTiming
   spend(timing.before);
   s.waits.clear();
   s.statement_start = sim::now();
-  if (st.kind == K::commit || st.kind == K::rollback) {
-    if (st.kind == K::commit) spend(timing.before_commit);
-    if (st.kind == K::commit && s.txn && ssi_.count(s.txn->xid)) {
-      const auto& me = ssi_.at(s.txn->xid);
-      if (me.doomed || dangerous(s.txn->xid) || would_endanger(s.txn->xid)) {
-        const auto undone = static_cast<std::int64_t>(s.txn->undo.size());
-        rollback(s);
-        s.aborted = false;
-        return Result{.code = Code::serialization_failure, .message = kSerialization, .undone = Undone::transaction, .undone_rows = undone};
-      }
-    }
-    if (s.txn) (st.kind == K::commit) ? commit(s) : rollback(s);
-    s.aborted = false;
-    return {};
-  }
+  if (st.kind == K::commit || st.kind == K::rollback) return end_block(s, st, timing);
   if (st.kind == K::savepoint) return savepoint(s, st);
   if (s.aborted) return Result{.code = Code::in_failed_transaction, .message = kAborted};
-  if (s.txn && ssi_.count(s.txn->xid) && ssi_.at(s.txn->xid).doomed && st.kind != K::set_isolation) {
+  if (s.txn && ssi_.follows(s.txn->xid) && ssi_.doomed(s.txn->xid) && st.kind != K::set_isolation) {
     const auto undone = static_cast<std::int64_t>(s.txn->undo.size());
     rollback(s);
     s.aborted = true;
     return Result{.code = Code::serialization_failure, .message = kSerialization, .undone = Undone::transaction, .undone_rows = undone};
   }
-  switch (st.kind) {
-    case K::begin:
-      if (!s.txn) begin(s, true);  // inside one: a warning, nothing more
-      else s.txn->explicit_ = true;
-      if (st.next_transaction_only) s.txn->isolation = st.isolation;  // BEGIN ISOLATION LEVEL ...
-      return {};
-    case K::set_isolation: return set_isolation(s, st);
-    case K::set_timeout:
-      if (st.setting == "lock_timeout") s.lock_timeout = ms(st.milliseconds);
-      else if (st.setting == "statement_timeout") s.statement_timeout = ms(st.milliseconds);
-      else if (st.setting == "deadlock_timeout") s.deadlock_timeout = ms(st.milliseconds);
-      else throw sim::UsageError("models::db: no setting '" + st.setting + "'");
-      return {};
-    case K::set_lock_wait_timeout:
-      s.lock_timeout = std::chrono::seconds(st.seconds);
-      return {};
-    default: break;
-  }
+  if (std::optional<Result> done = session_command(s, st)) return std::move(*done);
   const bool autocommit = !s.txn;
   if (autocommit) begin(s, false);
   s.statement_snapshot = commits_;
   if (st.kind != K::add_index) snapshot(s);  // REPEATABLE READ's is taken by its first statement
   Result out;
   try {
-    if (!st.table.empty() && st.kind != K::advisory) detail::refuse_id(table(st.table).schema, Engine::postgresql, st);
-    switch (st.kind) {
-      case K::select: {
-        if (st.table.empty()) {  // SELECT 1 + $1: no table, one row (the statement's snapshot is taken all the same)
-          out.rows = {detail::computed_row(st)};
-          break;
-        }
-        Table& t = table(st.table);
-        out.rows = select(s, t, st);
-        if (st.count_rows) detail::aggregate_rows(st, Engine::postgresql, out.rows);
-        else if (!st.more().computed.empty()) detail::add_computed(st, out.rows);
-        break;
-      }
-      case K::insert: out = insert(s, table(st.table), st); break;
-      case K::insert_if_absent: out = insert_if_absent(s, table(st.table), st, timing); break;
-      case K::update: out = update(s, table(st.table), st, false); break;
-      case K::remove: out = update(s, table(st.table), st, true); break;
-      case K::advisory: out = advisory(s, st); break;
-      case K::add_index: out = create_index(table(st.table), st); break;
-      default: throw sim::UsageError(std::string("models::db: the PostgreSQL engine does not run ") + to_string(st));
-    }
+    out = dispatch(s, st, timing);
   } catch (Failure& f) {
-    out = Result{};
-    out.code = f.code;
-    out.message = std::move(f.message);
-    out.waits = std::move(s.waits);
-    out.deadlock_cycle = std::move(f.cycle);
-    if (autocommit) {
-      out.undone = Undone::transaction;  // its own transaction: all of it is undone
-      out.undone_rows = static_cast<std::int64_t>(s.txn->undo.size());
-      rollback(s);
-    } else {
-      abort_block(s, out);
-    }
-    return out;
+    return failed(s, f, autocommit);
   }
   out.waits = std::move(s.waits);
   out.applied = now_if_running();
@@ -311,6 +252,76 @@ Result Postgres::run(SessionState& s, const Statement& st, const StatementTiming
   }
   return out;
 }
+
+// BEGIN and the session's settings: their result; nullopt for a statement of another kind.
+std::optional<Result> Postgres::session_command(SessionState& s, const Statement& st) {
+  using K = Statement::Kind;
+  switch (st.kind) {
+    case K::begin:
+      if (!s.txn) begin(s, true);  // inside one: a warning, nothing more
+      else s.txn->explicit_ = true;
+      if (st.next_transaction_only) s.txn->isolation = st.isolation;  // BEGIN ISOLATION LEVEL ...
+      return Result{};
+    case K::set_isolation: return set_isolation(s, st);
+    case K::set_timeout:
+      if (st.setting == "lock_timeout") s.lock_timeout = ms(st.milliseconds);
+      else if (st.setting == "statement_timeout") s.statement_timeout = ms(st.milliseconds);
+      else if (st.setting == "deadlock_timeout") s.deadlock_timeout = ms(st.milliseconds);
+      else throw sim::UsageError("models::db: no setting '" + st.setting + "'");
+      return Result{};
+    case K::set_lock_wait_timeout:
+      s.lock_timeout = std::chrono::seconds(st.seconds);
+      return Result{};
+    default: return std::nullopt;
+  }
+}
+
+// A statement on rows, or an advisory lock's, inside the session's transaction. Throws Failure.
+Result Postgres::dispatch(SessionState& s, const Statement& st, const StatementTiming& timing) {
+  using K = Statement::Kind;
+  if (!st.table.empty() && st.kind != K::advisory) detail::refuse_id(table(st.table).schema, Engine::postgresql, st);
+  Result out;
+  switch (st.kind) {
+    case K::select: {
+      if (st.table.empty()) {  // SELECT 1 + $1: no table, one row (the statement's snapshot is taken all the same)
+        out.rows = {detail::computed_row(st)};
+        break;
+      }
+      Table& t = table(st.table);
+      out.rows = select(s, t, st);
+      if (st.count_rows) detail::aggregate_rows(st, Engine::postgresql, out.rows);
+      else if (!st.more().computed.empty()) detail::add_computed(st, out.rows);
+      break;
+    }
+    case K::insert: out = insert(s, table(st.table), st); break;
+    case K::insert_if_absent: out = insert_if_absent(s, table(st.table), st, timing); break;
+    case K::update: out = update(s, table(st.table), st, false); break;
+    case K::remove: out = update(s, table(st.table), st, true); break;
+    case K::advisory: out = advisory(s, st); break;
+    case K::add_index: out = create_index(table(st.table), st, bytes_); break;
+    default: throw sim::UsageError(std::string("models::db: the PostgreSQL engine does not run ") + to_string(st));
+  }
+  return out;
+}
+
+// A statement that failed: its own transaction (autocommit) is undone, or the transaction
+// block it ran in is aborted.
+Result Postgres::failed(SessionState& s, Failure& f, bool autocommit) {
+  Result out;
+  out.code = f.code;
+  out.message = std::move(f.message);
+  out.waits = std::move(s.waits);
+  out.deadlock_cycle = std::move(f.cycle);
+  if (autocommit) {
+    out.undone = Undone::transaction;  // its own transaction: all of it is undone
+    out.undone_rows = static_cast<std::int64_t>(s.txn->undo.size());
+    rollback(s);
+  } else {
+    abort_block(s, out);
+  }
+  return out;
+}
+
 }  // namespace postgres
 
 std::unique_ptr<Database::Model> postgres_model(const DatabaseConfig& config) {

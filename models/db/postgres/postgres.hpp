@@ -101,6 +101,9 @@ struct Arbiters {
 };
 void terms_of(const Expr& e, std::vector<std::string>& out);
 Arbiters arbiters(const Table& t, const Statement& st);
+// The unique indexes an insert checks: the id's, the key column's, a further one by its place.
+inline constexpr int kIdIndex = -2, kKeyIndex = -1;
+std::vector<std::pair<int, bool>> probes_of(const Table& t, const Arbiters& arbiter);
 
 class Postgres final : public Database::Model {
  public:
@@ -123,10 +126,15 @@ class Postgres final : public Database::Model {
   std::uint64_t bytes_held() const override;
   Table& table(const std::string& name);
   const Table& const_table(const std::string& name) const;
-  Result run(SessionState& s, const Statement& st, const StatementTiming& timing);
 
  private:
   enum class Got { at_once, after_wait, skipped };
+
+  // --- A statement's run (postgres.cpp)
+  Result run(SessionState& s, const Statement& st, const StatementTiming& timing);
+  std::optional<Result> session_command(SessionState& s, const Statement& st);
+  Result dispatch(SessionState& s, const Statement& st, const StatementTiming& timing);
+  Result failed(SessionState& s, Failure& f, bool autocommit);
 
   // --- Snapshots (heapam_visibility.cpp)
   bool running(Xid xid) const;
@@ -137,16 +145,6 @@ class Postgres final : public Database::Model {
   std::optional<std::size_t> lock_row(SessionState& s, Table& t, std::int64_t id, std::size_t seen, const Statement& st, Mode mode);
   std::vector<std::pair<std::int64_t, std::size_t>> locked_rows(SessionState& s, Table& t, const Statement& st, Mode mode);
   std::vector<Row> select(SessionState& s, Table& t, const Statement& st);
-
-  // --- The indexes' entries, CREATE INDEX (index.cpp)
-  template <class Row>
-  void add_index_entries(Table& t, std::int64_t id, const Row& v) {
-    for (std::size_t i = 0; i < t.schema.indexes.size(); ++i)
-      if (auto key = key_in(t, i, v)) add_entry(t, i, IndexEntry{std::move(*key), id});
-  }
-  void add_entry(Table& t, std::size_t i, IndexEntry e);
-  void erase_entry(Table& t, std::size_t i, const IndexEntry& e);
-  Result create_index(Table& t, const Statement& st);
 
   // --- An insert's check of the unique indexes (exec_indexing.cpp)
   void wait_for_transaction(SessionState& s, Xid xid);
@@ -159,6 +157,8 @@ class Postgres final : public Database::Model {
   void mark_deleted(SessionState& s, Table& t, std::int64_t id);
   Result update(SessionState& s, Table& t, const Statement& st, bool remove);
   void insert_one(SessionState& s, Table& t, const Statement& st, const Values& given, Result& out, std::set<std::int64_t>& touched);
+  bool on_conflict(SessionState& s, Table& t, const Statement& st, std::int64_t dup, const Values& values, Result& out,
+                   std::set<std::int64_t>& touched);
   Result insert(SessionState& s, Table& t, const Statement& st);
   Result insert_if_absent(SessionState& s, Table& t, const Statement& st, const StatementTiming& timing);
 
@@ -167,21 +167,18 @@ class Postgres final : public Database::Model {
   void wake_waiters(const LockKey& key);
   std::string describe(const LockKey& key) const;
   Got acquire(SessionState& s, const LockKey& key, Mode mode, bool xact, bool hold, Statement::OnLocked on_locked);
+  std::size_t enqueue(SessionState& s, const LockKey& key, Mode mode, std::uint64_t seq, const std::vector<SessionId>& behind);
+  void dequeue(SessionState& s, const LockKey& key, std::size_t wait_index, sim::Time started, sim::Time now);
+  sim::Duration deadlock_timeout(const SessionState& s) const;
+  sim::Time wait_deadline(const SessionState& s, sim::Time started, bool deadlock_checked) const;
   bool holds_lock_on(const SessionState& s, const LockKey& key) const;
   void take(SessionState& s, const LockKey& key, Mode mode, bool xact);
   void release_xact(SessionState& s, Txn& txn);
   void let_go(SessionState& s, const LockKey& key);
   void release_session_advisory(SessionState& s, std::optional<LockKey> only);
   std::vector<SessionId> cycle_from(SessionId start) const;
+  void check_deadlock(SessionState& s, const LockKey& key, std::size_t wait_index, sim::Time started, sim::Time now);
   Result advisory(SessionState& s, const Statement& st);
-
-  // --- Serializable snapshot isolation (predicate.cpp)
-  void depends(Xid reader, Xid writer, Xid self);
-  bool dangerous(Xid pivot, std::optional<Xid> only_in = std::nullopt) const;
-  bool would_endanger(Xid xid);
-  void ssi_read(SessionState& s, ReadKey key);
-  void ssi_write(SessionState& s, const Table& t, std::int64_t id, const Value& key);
-  void ssi_prune();
 
   // --- Transactions (xact.cpp)
   Txn& begin(SessionState& s, bool explicit_);
@@ -194,6 +191,7 @@ class Postgres final : public Database::Model {
   void rollback(SessionState& s);
   void commit(SessionState& s);
   Result set_isolation(SessionState& s, const Statement& st);
+  Result end_block(SessionState& s, const Statement& st, const StatementTiming& timing);
 
   DatabaseConfig config_;
   DatabaseStats stats_;
@@ -206,7 +204,7 @@ class Postgres final : public Database::Model {
   std::uint64_t bytes_ = 0;
   detail::Origins origins_;  // who wrote the rows
   std::uint64_t wait_seq_ = 0;
-  std::map<Xid, Serializable> ssi_;  // the serializable transactions SSI follows
+  Ssi ssi_;  // serializable snapshot isolation
   std::set<Xid> open_xids_;          // transactions running now
 };
 

@@ -3,17 +3,12 @@
 // with 40001 (models/db/postgres/predicate.hpp, postgres.hpp).
 
 #include <algorithm>
-#include <limits>
 
-#include <fmt/format.h>
-
-#include "models/db/postgres/postgres.hpp"
+#include "models/db/postgres/predicate.hpp"
 
 namespace models::db::postgres {
 
 // --- Serializable snapshot isolation -------------------------------------------
-
-bool serializable(const Txn& txn) { return txn.isolation == Isolation::serializable; }
 
 // Whether two serializable transactions overlapped: neither committed before the other's
 // snapshot.
@@ -35,7 +30,7 @@ bool covers(const ReadKey& r, const Table* table, std::int64_t id, const std::ve
 // then looks for a dangerous structure through either. The current statement's transaction
 // `self` fails where it is the structure's pivot or its T_in; otherwise the pivot is doomed:
 // its next statement or its COMMIT fails.
-void Postgres::depends(Xid reader, Xid writer, Xid self) {
+void Ssi::depends(Xid reader, Xid writer, Xid self) {
   if (reader == writer) return;
   if (!ssi_.at(reader).out.insert(writer).second) return;
   ssi_.at(writer).in.insert(reader);
@@ -48,7 +43,7 @@ void Postgres::depends(Xid reader, Xid writer, Xid self) {
 
 // T_in -> pivot -> T_out with T_out committed first (before the pivot and T_in commit; for a
 // read-only T_in, before its snapshot). `only_in`: with that T_in.
-bool Postgres::dangerous(Xid pivot, std::optional<Xid> only_in) const {
+bool Ssi::dangerous(Xid pivot, std::optional<Xid> only_in) const {
   const Serializable& p = ssi_.at(pivot);
   for (Xid o : p.out) {
     const auto out = ssi_.find(o);
@@ -69,9 +64,9 @@ bool Postgres::dangerous(Xid pivot, std::optional<Xid> only_in) const {
 
 // Whether committing `xid` now would complete a dangerous structure whose other members
 // have all committed: it is then the only one left to fail.
-bool Postgres::would_endanger(Xid xid) {
+bool Ssi::would_endanger(Xid xid, std::uint64_t commits) {
   Serializable& me = ssi_.at(xid);
-  me.commit = commits_ + 1;  // as if committed now
+  me.commit = commits + 1;  // as if committed now
   bool found = false;
   for (Xid pivot : me.in)
     if (const auto p = ssi_.find(pivot); p != ssi_.end() && p->second.commit != 0 && dangerous(pivot)) found = true;
@@ -79,42 +74,43 @@ bool Postgres::would_endanger(Xid xid) {
   return found;
 }
 
-void Postgres::ssi_read(SessionState& s, ReadKey key) {
-  Txn& txn = *s.txn;
-  if (!serializable(txn)) return;
-  Serializable& me = ssi_.at(txn.xid);
+void Ssi::read(Xid reader, ReadKey key) {
+  Serializable& me = ssi_.at(reader);
   if (!me.reads.insert(key).second) return;
   for (auto& [xid, other] : ssi_) {
-    if (xid == txn.xid || !concurrent(me, other)) continue;
+    if (xid == reader || !concurrent(me, other)) continue;
     for (std::size_t i = 0; i < other.writes.size(); ++i)
       if (covers(key, other.writes[i].first, other.writes[i].second, {other.written_keys[i]})) {
-        depends(txn.xid, xid, txn.xid);
+        depends(reader, xid, reader);
         break;
       }
   }
 }
 
-void Postgres::ssi_write(SessionState& s, const Table& t, std::int64_t id, const Value& key) {
-  Txn& txn = *s.txn;
-  if (!serializable(txn)) return;
-  Serializable& me = ssi_.at(txn.xid);
+void Ssi::write(Xid writer, const Table& t, std::int64_t id, const Value& key) {
+  Serializable& me = ssi_.at(writer);
   me.wrote = true;
   me.writes.emplace_back(&t, id);
   me.written_keys.push_back(key);
   std::vector<Xid> readers;
   for (const auto& [xid, other] : ssi_) {
-    if (xid == txn.xid || !concurrent(me, other)) continue;
+    if (xid == writer || !concurrent(me, other)) continue;
     if (std::any_of(other.reads.begin(), other.reads.end(), [&](const ReadKey& r) { return covers(r, &t, id, {key}); }))
       readers.push_back(xid);
   }
-  for (Xid r : readers) depends(r, txn.xid, txn.xid);
+  for (Xid r : readers) depends(r, writer, writer);
+}
+
+bool Ssi::fails_commit(Xid xid, std::uint64_t commits) {
+  return ssi_.at(xid).doomed || dangerous(xid) || would_endanger(xid, commits);
 }
 
 // Forgets committed transactions no running serializable one overlaps.
-void Postgres::ssi_prune() {
+void Ssi::prune() {
   std::optional<std::uint64_t> oldest;
   for (const auto& [xid, t] : ssi_)
     if (t.commit == 0) oldest = std::min(oldest.value_or(t.snapshot), t.snapshot);
   std::erase_if(ssi_, [&](const auto& e) { return e.second.commit != 0 && (!oldest || e.second.commit <= *oldest); });
 }
+
 }  // namespace models::db::postgres

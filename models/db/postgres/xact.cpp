@@ -10,6 +10,8 @@
 
 namespace models::db::postgres {
 
+bool serializable(const Txn& txn) { return txn.isolation == Isolation::serializable; }
+
 // --- Transactions ------------------------------------------------------------
 
 Txn& Postgres::begin(SessionState& s, bool explicit_) {
@@ -52,7 +54,7 @@ void Postgres::undo_to(Txn& txn, std::size_t keep) {
       if (!key) continue;
       const bool kept = std::any_of(row->second.versions.begin(), row->second.versions.end(),
                                     [&](const Tuple& v) { return key_in(t, i, v.values) == key; });
-      if (!kept) erase_entry(t, i, IndexEntry{*key, u.id});
+      if (!kept) erase_entry(t, i, IndexEntry{*key, u.id}, bytes_);
     }
     if (row->second.versions.empty()) {
       origins_.drop(row->second.origin);
@@ -139,8 +141,8 @@ void Postgres::abort_block(SessionState& s, Result& out) {
 }
 
 void Postgres::rollback(SessionState& s) {
-  ssi_.erase(s.txn->xid);  // an aborted transaction's reads and dependencies go with it
-  ssi_prune();
+  ssi_.forget(s.txn->xid);  // an aborted transaction's reads and dependencies go with it
+  ssi_.prune();
   undo_all(*s.txn);
   end(s);
   ++stats_.rollbacks;
@@ -149,14 +151,14 @@ void Postgres::rollback(SessionState& s) {
 void Postgres::commit(SessionState& s) {
   Txn& txn = *s.txn;
   ++commits_;
-  if (const auto it = ssi_.find(txn.xid); it != ssi_.end()) it->second.commit = commits_;
+  ssi_.committed(txn.xid, commits_);
   for (const Undo& u : txn.undo)
     for (Tuple& v : u.table->rows.at(u.id).versions) {
       if (v.xmin == txn.xid && v.xmin_commit == 0) v.xmin_commit = commits_;
       if (v.xmax == txn.xid && v.xmax_commit == 0) v.xmax_commit = commits_;
     }
   end(s);
-  ssi_prune();
+  ssi_.prune();
   ++stats_.commits;
 }
 
@@ -176,4 +178,23 @@ Result Postgres::set_isolation(SessionState& s, const Statement& st) {
   }
   return {};
 }
+
+// COMMIT (40001 where SSI fails it: the transaction is rolled back) or ROLLBACK; either ends
+// an aborted block.
+Result Postgres::end_block(SessionState& s, const Statement& st, const StatementTiming& timing) {
+  using K = Statement::Kind;
+  if (st.kind == K::commit) spend(timing.before_commit);
+  if (st.kind == K::commit && s.txn && ssi_.follows(s.txn->xid)) {
+    if (ssi_.fails_commit(s.txn->xid, commits_)) {
+      const auto undone = static_cast<std::int64_t>(s.txn->undo.size());
+      rollback(s);
+      s.aborted = false;
+      return Result{.code = Code::serialization_failure, .message = kSerialization, .undone = Undone::transaction, .undone_rows = undone};
+    }
+  }
+  if (s.txn) (st.kind == K::commit) ? commit(s) : rollback(s);
+  s.aborted = false;
+  return {};
+}
+
 }  // namespace models::db::postgres
