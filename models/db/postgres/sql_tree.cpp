@@ -40,7 +40,12 @@ std::string str(const Node* n) {
 // A qualified name (a function's, a type's) as written: "pg_catalog.count".
 std::string dotted(Node* const* names, std::size_t n) {
   std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += (i == 0 ? "" : ".") + str(names[i]);
+  // Appended piece by piece: GCC 12 takes `"." + str(...)` for an overflowing memcpy at -O3
+  // (its -Warray-bounds false positive, as the top CMakeLists.txt tells of its kin).
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i != 0) out += '.';
+    out += str(names[i]);
+  }
   return out;
 }
 
