@@ -13,7 +13,7 @@
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
 #include "models/db/ddl.hpp"
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 #include "models/db/sql.hpp"
 
 namespace locksim {

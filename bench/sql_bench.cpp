@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/db/database.hpp"
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 #include "models/db/sql.hpp"
 #include "sim/sim.hpp"
 

@@ -1,6 +1,6 @@
 // What both engines share behind models::db::Database (models/db/database.hpp): the names of
 // levels, engines and codes, and Database's calls on the engine's model (InnoDB's in
-// models/db/innodb/, PostgreSQL's in models/db/postgres.cpp).
+// models/db/innodb/, PostgreSQL's in models/db/postgres/).
 
 #include "models/db/database.hpp"
 

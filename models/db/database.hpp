@@ -92,7 +92,7 @@ std::string to_string(const Value& value);
 enum class KeyIndex { none, non_unique, unique };
 
 /// Which server a database imitates: MariaDB's InnoDB (models/db/innodb/, the default)
-/// or PostgreSQL 15 (models/db/postgres.cpp). Each is its own model of locks and versions over
+/// or PostgreSQL 15 (models/db/postgres/). Each is its own model of locks and versions over
 /// the same tables, rows, statements and results.
 enum class Engine { mariadb, postgresql };
 const char* to_string(Engine engine);

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 
 namespace models::db {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // What a database engine's model provides behind models::db::Database: its tables and rows,
 // its sessions and the statements they run. Internal to models/db: InnoDB's
-// (models/db/innodb/) and PostgreSQL's (models/db/postgres.cpp).
+// (models/db/innodb/) and PostgreSQL's (models/db/postgres/).
 
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 // What both database engines do alike with rows, whatever their locks and versions: a WHERE
 // evaluated on a row, ORDER BY and LIMIT on the rows found, a new row's values over its
 // table's defaults, an UPDATE's computed assignments, and what a stored row costs the memory
-// budget. Internal to models/db (models/db/innodb/, models/db/postgres.cpp).
+// budget. Internal to models/db (models/db/innodb/, models/db/postgres/).
 
 #include <cstdint>
 #include <map>

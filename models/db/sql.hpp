@@ -50,7 +50,7 @@
 
 namespace models::db::sql {
 
-/// A statement's bounds, MariaDB's and PostgreSQL's front ends alike (models/db/pg_sql.hpp):
+/// A statement's bounds, MariaDB's and PostgreSQL's front ends alike (models/db/postgres/sql.hpp):
 /// at most kMaxText bytes, and at most kMaxItems columns, values, rows, conditions and
 /// parameters each.
 inline constexpr std::size_t kMaxText = 65536;
@@ -108,7 +108,7 @@ struct Prepared {
 struct Written {
   std::string text;
   std::vector<Param> params;
-  /// PostgreSQL's `$1`, `$2`, ... (models/db/pg_sql.hpp), params[n - 1] being `$n`'s, rather
+  /// PostgreSQL's `$1`, `$2`, ... (models/db/postgres/sql.hpp), params[n - 1] being `$n`'s, rather
   /// than MySQL's `?`s in the order of the text.
   bool numbered = false;
 };

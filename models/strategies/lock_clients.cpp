@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/coord/etcd_lock.hpp"
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 #include "models/strategies/strategy.hpp"
 
 namespace models::strategies {

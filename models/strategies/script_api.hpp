@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "models/db/ddl.hpp"
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 #include "models/db/sql.hpp"
 #include "models/lua/sandbox.hpp"
 #include "sim/process.hpp"

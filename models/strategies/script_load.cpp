@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 #include "models/db/sql.hpp"
 #include "models/lua/sandbox.hpp"
 #include "models/strategies/script_run.hpp"

@@ -1,4 +1,4 @@
-// The PostgreSQL engine (models/db/postgres.cpp), run through the sessions workload as a user
+// The PostgreSQL engine (models/db/postgres/), run through the sessions workload as a user
 // writes it: PostgreSQL's SQL on named sessions. Each test pins a behaviour of PostgreSQL 15 that
 // its manual documents and conformance/pg-scripts checks on a real server, and most of them one
 // where it differs from InnoDB.

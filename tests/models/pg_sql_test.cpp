@@ -1,5 +1,5 @@
 // PostgreSQL's SQL text, parsed by PostgreSQL's own parser (libpg_query) into the database's
-// typed statements (models/db/pg_sql.hpp): every statement form the model runs, the tables it
+// typed statements (models/db/postgres/sql.hpp): every statement form the model runs, the tables it
 // takes, PostgreSQL's 42601 for what its parser rejects and 0A000 for what the model does not run.
 
 #include <catch2/catch.hpp>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "models/db/pg_sql.hpp"
+#include "models/db/postgres/sql.hpp"
 #include "support.hpp"
 
 namespace db = models::db;
