@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "app/scenario_parts.hpp"
+#include "app/trial.hpp"
 #include "models/db/sql.hpp"
 #include "models/strategies/strategy.hpp"
 
@@ -17,7 +18,6 @@ namespace locksim {
 namespace {
 
 sim::Duration seconds_of(double s) { return std::chrono::duration_cast<sim::Duration>(std::chrono::duration<double>(s)); }
-double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A strategy a plan deploys, by name, with its parameters ("params") over the registry's defaults.
 models::rollout::Deploy deploy_of(const Reader& r, const std::string& key) {

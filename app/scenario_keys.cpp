@@ -12,6 +12,7 @@
 #include "app/keys.hpp"
 #include "app/metrics.hpp"
 #include "app/scenario_parts.hpp"
+#include "app/trial.hpp"
 #include "app/workload_kind.hpp"
 
 namespace locksim {
@@ -43,7 +44,6 @@ using namespace keys;
 using S = Scenario;
 const json kLeftOut(json::value_t::discarded);
 
-double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A string at the top; left out of the effective configuration when empty.
 Key<S> text(std::string name, std::string S::*field) {
