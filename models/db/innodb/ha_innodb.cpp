@@ -117,10 +117,8 @@ Result InnoDb::run_on_table(SessionState& s, const Statement& st, const Statemen
   const bool autocommit = !s.txn;
   Txn& txn = autocommit ? begin(s, false) : *s.txn;
   const std::size_t mark = txn.undo.size();
-  txn.waits.clear();
-  txn.statement.on_locked = st.on_locked;
-  txn.statement.generated_id.reset();
-  txn.statement.assigned_id.reset();
+  StatementState statement{.on_locked = st.on_locked};  // the statement's state lives here, while it runs
+  txn.statement = &statement;
   Result out;
   try {
     detail::refuse_id(t.schema, Engine::mariadb, st);
@@ -140,7 +138,7 @@ Result InnoDb::run_on_table(SessionState& s, const Statement& st, const Statemen
     out = Result{};
     out.code = f.code;
     out.message = std::move(f.message);
-    out.waits = std::move(txn.waits);
+    out.waits = std::move(statement.waits);
     if (deadlock_victim(f.code)) {
       out.deadlock_cycle = std::move(f.cycle);
       out.undone = Undone::transaction;  // rolled back whole
@@ -148,6 +146,7 @@ Result InnoDb::run_on_table(SessionState& s, const Statement& st, const Statemen
       s.txn.reset();
       return out;
     }
+    txn.statement = nullptr;
     release_autoinc(txn, t);
     out.undone = Undone::statement;  // 1062 and 1205 roll back the statement only
     out.undone_rows = static_cast<std::int64_t>(txn.undo.size() - mark);
@@ -158,11 +157,12 @@ Result InnoDb::run_on_table(SessionState& s, const Statement& st, const Statemen
     }
     return out;
   }
+  txn.statement = nullptr;
   release_autoinc(txn, t);
-  out.waits = std::move(txn.waits);
+  out.waits = std::move(statement.waits);
   out.applied = now_if_running();
-  if (txn.statement.assigned_id) s.last_insert_id = *txn.statement.assigned_id;
-  else if (txn.statement.generated_id) s.last_insert_id = *txn.statement.generated_id;
+  if (statement.assigned_id) s.last_insert_id = *statement.assigned_id;
+  else if (statement.generated_id) s.last_insert_id = *statement.generated_id;
   if (autocommit) {
     spend(timing.before_commit);
     commit(txn);

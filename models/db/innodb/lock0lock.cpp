@@ -1,11 +1,11 @@
-// InnoDB's model: the lock system: whether a lock is held, the queues' grants, the lock
-// requests a search makes, and what locks and waits are shown as (InnoDB's lock0lock).
+// InnoDB's model: the lock system (lock0lock.hpp): whether a lock is held, the queues' grants,
+// the lock requests a search makes; and what the engine shows of locks and waits.
 
 #include "models/db/innodb/innodb.hpp"
 
 namespace models::db::innodb {
 
-bool InnoDb::holds(const Table& t, int index, const Lock& want) const {
+bool holds(const LockQueue& queue, const Lock& want) {
   const auto covers = [&](const Lock& l) {
     if (l.txn != want.txn || !l.granted || l.insert_intention != want.insert_intention) return false;
     if (want.exclusive && !l.exclusive) return false;
@@ -15,17 +15,17 @@ bool InnoDb::holds(const Table& t, int index, const Lock& want) const {
     return true;
   };
   if (want.record || want.insert_intention) {  // only a lock on the same entry can cover it
-    const auto& here = t.locks[index].on(want.at);
+    const auto& here = queue.on(want.at);
     return std::any_of(here.begin(), here.end(), [&](const Lock* l) { return covers(*l); });
   }
-  return std::any_of(t.locks[index].begin(), t.locks[index].end(), covers);
+  return std::any_of(queue.begin(), queue.end(), covers);
 }
 
-void InnoDb::regrant(LockQueue& queue) {
+void LockSystem::regrant(LockQueue& queue) {
   for (Lock& l : queue) {
     if (l.granted || must_wait(queue, l)) continue;
     l.granted = true;
-    if (auto t = txns.find(l.txn); t != txns.end() && t->second->waiting == &l) t->second->waiting = nullptr;
+    if (auto t = txns_.find(l.txn); t != txns_.end() && t->second->waiting == &l) t->second->waiting = nullptr;
     if (l.wake) {
       l.wake->set_value(Code::ok);
       l.wake.reset();
@@ -33,11 +33,23 @@ void InnoDb::regrant(LockQueue& queue) {
   }
 }
 
-void InnoDb::release_locks(Txn& txn) {
-  for (auto& [name, t] : tables)
-    for (auto& queue : t.locks) {
-      if (queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(queue);
-    }
+void LockSystem::release(const Txn& txn, std::map<std::string, Table>& tables) {
+  const auto release_in = [&](LockQueue& queue) {
+    if (queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(queue);
+  };
+  for (auto& [name, t] : tables) {
+    release_in(t.autoinc_lock);
+    for (LockQueue& queue : t.locks) release_in(queue);
+  }
+}
+
+void LockSystem::release_autoinc(const Txn& txn, Table& t) {
+  if (t.autoinc_lock.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(t.autoinc_lock);
+}
+
+void LockSystem::unlock_record(const Txn& txn, LockQueue& queue, const Entry& at) {
+  queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted && l.record && !l.gap && l.at == at; });
+  regrant(queue);
 }
 
 // Where a lock or request is and its mode, as Result::waits and the lock table show it.
@@ -62,31 +74,37 @@ LockWait InnoDb::place_of(const Table& t, int index, const Lock& l) const {
 // What a lock wait is shown as in Result::waits: its place, and whom it waits behind.
 LockWait InnoDb::describe(const Table& t, int index, const Lock& req) const {
   LockWait w = place_of(t, index, req);
-  for (TxnId b : blockers(t.locks[index], req)) w.behind.push_back(who(b));
+  for (TxnId b : blockers(queue_of(t, index), req)) w.behind.push_back(who(b));
   return w;
 }
 
 std::vector<HeldLock> InnoDb::locks(std::size_t most) const {
   std::vector<HeldLock> out;
   user_locks_.list(out, most);
-  for (const auto& [name, t] : tables)
+  const auto list = [&](const Table& t, int place) {
+    for (const Lock& l : queue_of(t, place)) {
+      if (!l.granted || l.insert_intention) continue;
+      if (out.size() == most) return false;
+      const LockWait w = place_of(t, place, l);
+      out.push_back({who(l.txn), w.table, w.index, w.entry, w.mode});
+    }
+    return true;
+  };
+  for (const auto& [name, t] : tables) {  // a table's table lock, then its index locks
+    if (!list(t, kAutoInc)) return out;
     for (std::size_t index = 0; index < t.locks.size(); ++index)
-      for (const Lock& l : t.locks[index]) {
-        if (!l.granted || l.insert_intention) continue;
-        if (out.size() == most) return out;
-        const LockWait w = place_of(t, static_cast<int>(index), l);
-        out.push_back({who(l.txn), w.table, w.index, w.entry, w.mode});
-      }
+      if (!list(t, static_cast<int>(index))) return out;
+  }
   return out;
 }
 
 // When an entry goes (the insert that made it rolled back), the locks on it pass to the
 // gap it leaves and gaps that ended at it reach over it, as InnoDB's lock_rec_inherit_to_gap
 // gives them to the next entry. The owner's own record lock (its insert's) just goes.
-void InnoDb::inherit_to_gap(Table& t, int index, const Entry& gone, TxnId owner) {
-  const std::optional<Entry> lo = before(t, index, gone), hi = after(t, index, gone);
-  t.locks[index].erase_if([&](const Lock& l) { return l.txn == owner && l.granted && l.record && !l.gap && l.at == gone; });
-  for (Lock& l : t.locks[index]) {
+void LockSystem::inherit_to_gap(LockQueue& queue, const Entry& gone, TxnId owner, const std::optional<Entry>& lo,
+                                const std::optional<Entry>& hi) {
+  queue.erase_if([&](const Lock& l) { return l.txn == owner && l.granted && l.record && !l.gap && l.at == gone; });
+  for (Lock& l : queue) {
     if (l.insert_intention) continue;
     if (l.record && l.at == gone) {
       if (!l.gap) l.lo = lo;  // a next-key lock keeps the gap it had below
@@ -98,10 +116,10 @@ void InnoDb::inherit_to_gap(Table& t, int index, const Entry& gone, TxnId owner)
       if (l.hi == gone) l.hi = hi;
     }
   }
-  regrant(t.locks[index]);
+  regrant(queue);
 }
 
-Lock InnoDb::record_lock(const Entry& at, bool exclusive, bool next_key, std::optional<Entry> lo) {
+Lock record_lock(const Entry& at, bool exclusive, bool next_key, std::optional<Entry> lo) {
   Lock l;
   l.exclusive = exclusive;
   l.record = true;
@@ -114,7 +132,7 @@ Lock InnoDb::record_lock(const Entry& at, bool exclusive, bool next_key, std::op
   return l;
 }
 
-Lock InnoDb::gap_lock(bool exclusive, std::optional<Entry> lo, std::optional<Entry> hi) {
+Lock gap_lock(bool exclusive, std::optional<Entry> lo, std::optional<Entry> hi) {
   Lock l;
   l.exclusive = exclusive;
   l.gap = true;
@@ -123,7 +141,7 @@ Lock InnoDb::gap_lock(bool exclusive, std::optional<Entry> lo, std::optional<Ent
   return l;
 }
 
-Lock InnoDb::insert_intention(const Entry& at) {
+Lock insert_intention(const Entry& at) {
   Lock l;
   l.exclusive = true;
   l.insert_intention = true;

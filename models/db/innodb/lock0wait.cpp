@@ -1,11 +1,12 @@
 // InnoDB's model: lock waits and the deadlock search on the wait-for graph (InnoDB's lock0wait
-// and lock0lock's DeadlockChecker).
+// and lock0lock's DeadlockChecker): the graph is the lock system's (lock0lock.hpp), the wait,
+// the victim and its rollback the engine's.
 
 #include "models/db/innodb/innodb.hpp"
 
 namespace models::db::innodb {
 
-std::vector<TxnId> InnoDb::blockers(const LockQueue& queue, const Lock& req) const {
+std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req) {
   std::set<TxnId> out;
   const auto consider = [&](const Lock& l) {
     const bool ahead = l.seq < req.seq;
@@ -20,19 +21,19 @@ std::vector<TxnId> InnoDb::blockers(const LockQueue& queue, const Lock& req) con
 }
 
 // A cycle through `start` in the wait-for graph: the transactions on it, start first.
-std::vector<Txn*> InnoDb::cycle_from(Txn& start) const {
+std::vector<Txn*> LockSystem::cycle_from(Txn& start) const {
   std::vector<Txn*> path;
   std::set<TxnId> seen;
   std::vector<Txn*> found;
   auto dfs = [&](auto&& self, Txn& t) -> bool {
     path.push_back(&t);
-    for (TxnId b : blockers(t.waiting_table->locks[t.waiting_index], *t.waiting)) {
+    for (TxnId b : blockers(queue_of(*t.waiting_table, t.waiting_index), *t.waiting)) {
       if (b == start.id) {
         found = path;
         return true;
       }
-      auto it = txns.find(b);
-      if (it == txns.end() || it->second->waiting == nullptr || it->second->doomed || !seen.insert(b).second) continue;
+      auto it = txns_.find(b);
+      if (it == txns_.end() || it->second->waiting == nullptr || it->second->doomed || !seen.insert(b).second) continue;
       if (self(self, *it->second)) return true;
     }
     path.pop_back();
@@ -44,7 +45,7 @@ std::vector<Txn*> InnoDb::cycle_from(Txn& start) const {
 
 // Breaks the deadlock, if any, that the request `txn` waits on (on `index`) closes.
 void InnoDb::break_deadlock(Txn& txn, int index) {
-  std::vector<Txn*> cycle = cycle_from(txn);
+  std::vector<Txn*> cycle = lock_sys.cycle_from(txn);
   if (cycle.empty()) return;
   // The victim is the lightest transaction on the cycle, by undo records and lock
   // structs; on a tie the requester, which closed the cycle (MariaDB 10.11's choice:
@@ -56,7 +57,7 @@ void InnoDb::break_deadlock(Txn& txn, int index) {
   for (std::size_t i = 0; i < cycle.size(); ++i) names.push_back(who(cycle[(victim + i) % cycle.size()]->id));
   ++stats_.deadlocks;
   if (victim == 0) {
-    drop_waiting(txn);
+    lock_sys.drop_waiting(txn);
     const auto changes = static_cast<std::int64_t>(txn.undo.size());
     rollback(txn);
     throw deadlock_failure(index, std::move(names), changes);
@@ -68,15 +69,15 @@ void InnoDb::break_deadlock(Txn& txn, int index) {
   other.waiting->wake.reset();
 }
 
-// Requests `want`; blocks the calling process while it must wait, and records the wait
-// in txn.waits. Throws Failure (deadlock: the transaction is already rolled back; lock
-// wait timeout).
+// Requests `want`; blocks the calling process while it must wait, and records the wait in
+// its statement's waits. Throws Failure (deadlock: the transaction is already rolled back;
+// lock wait timeout).
 Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
   want.txn = txn.id;
-  if (holds(t, index, want)) return Got::at_once;
+  LockQueue& queue = queue_of(t, index);
+  if (holds(queue, want)) return Got::at_once;
   const Txn::Kind kind{&t, index << 4 | int(want.exclusive) | int(want.record) << 1 | int(want.gap) << 2 |
                                int(want.insert_intention) << 3};
-  LockQueue& queue = t.locks[index];
   Lock& req = queue.add(std::move(want));
   if (!must_wait(queue, req)) {
     req.granted = true;
@@ -87,10 +88,10 @@ Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
     }
     return Got::at_once;
   }
-  if (txn.statement.on_locked != Statement::OnLocked::wait && req.record) {
+  if (txn.statement->on_locked != Statement::OnLocked::wait && req.record) {
     // NOWAIT fails with 1205 at once, as MariaDB 10.11 does; SKIP LOCKED leaves the row.
     queue.remove(&req);
-    if (txn.statement.on_locked == Statement::OnLocked::skip) return Got::skipped;
+    if (txn.statement->on_locked == Statement::OnLocked::skip) return Got::skipped;
     throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
   }
   ++txn.lock_structs;  // a waiting request is a struct of its own
@@ -99,8 +100,8 @@ Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
   txn.waiting = &req;
   txn.waiting_table = &t;
   txn.waiting_index = index;
-  txn.waits.push_back(describe(t, index, req));
-  const std::size_t wait = txn.waits.size() - 1;
+  txn.statement->waits.push_back(describe(t, index, req));
+  const std::size_t wait = txn.statement->waits.size() - 1;
   const sim::Time started = sim::now();
   break_deadlock(txn, index);
   sim::Promise<Code> promise("innodb lock wait");
@@ -110,14 +111,14 @@ Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
   try {
     outcome = granted.get_for(txn.session->lock_wait_timeout.value_or(config.lock_wait_timeout));
   } catch (const sim::Timeout&) {
-    txn.waits[wait].waited = sim::now() - started;
-    drop_waiting(txn);
+    txn.statement->waits[wait].waited = sim::now() - started;
+    lock_sys.drop_waiting(txn);
     ++stats_.lock_wait_timeouts;
     throw Failure{Code::lock_wait_timeout, kLockWaitTimeoutMessage};
   }
-  txn.waits[wait].waited = sim::now() - started;
+  txn.statement->waits[wait].waited = sim::now() - started;
   if (outcome == Code::deadlock) {
-    drop_waiting(txn);
+    lock_sys.drop_waiting(txn);
     const auto changes = static_cast<std::int64_t>(txn.undo.size());
     std::vector<std::string> cycle = std::move(txn.cycle);
     rollback(txn);
@@ -126,14 +127,14 @@ Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
   txn.waiting = nullptr;
   if (req.insert_intention) {
     queue.remove(&req);
-    regrant(queue);
+    lock_sys.regrant(queue);
   }
   return Got::after_wait;
 }
 
-void InnoDb::drop_waiting(Txn& txn) {
+void LockSystem::drop_waiting(Txn& txn) {
   if (txn.waiting == nullptr) return;
-  LockQueue& queue = txn.waiting_table->locks[txn.waiting_index];
+  LockQueue& queue = queue_of(*txn.waiting_table, txn.waiting_index);
   queue.remove(txn.waiting);
   txn.waiting = nullptr;
   regrant(queue);

@@ -7,7 +7,7 @@ namespace models::db::innodb {
 
 // The values the WHERE holds `column` to: one (`column = v`, an expression of constants, or
 // IS NULL) or a list (`column IN (...)`); none when it holds it to neither.
-std::optional<std::vector<Value>> InnoDb::held_values(const Statement& s, const std::string& column) {
+std::optional<std::vector<Value>> held_values(const Statement& s, const std::string& column) {
   for (const Condition& c : s.where)
     if (c.op == Condition::Op::eq && c.column == column) return std::vector<Value>{c.value};
   if (auto v = folded_point(s, column)) return std::vector<Value>{*v};
@@ -19,7 +19,7 @@ std::optional<std::vector<Value>> InnoDb::held_values(const Statement& s, const 
 // request = ?`), a prefix of its keys; none when it does not fix the first. The first
 // column counts by `column = value` only, unless `folded_first` (then also by an expression
 // of constants, which the path weighs after `id`); a further one by either, or IS NULL.
-std::optional<Key> InnoDb::key_prefix(const std::vector<std::string>& columns, const Statement& s, bool folded_first) {
+std::optional<Key> key_prefix(const std::vector<std::string>& columns, const Statement& s, bool folded_first) {
   Key prefix;
   for (const std::string& column : columns) {
     std::optional<Value> v;
@@ -38,7 +38,7 @@ std::optional<Key> InnoDb::key_prefix(const std::vector<std::string>& columns, c
 }
 
 // `column IS NULL` among the WHERE's terms.
-bool InnoDb::is_null_term(const Statement& s, const std::string& column) {
+bool is_null_term(const Statement& s, const std::string& column) {
   return std::any_of(s.more().filter.begin(), s.more().filter.end(), [&](const Expr& e) {
     return e.kind == Expr::Kind::is_null && !e.negated && e.args[0].kind == Expr::Kind::column && e.args[0].column == column;
   });
@@ -48,7 +48,7 @@ bool InnoDb::is_null_term(const Statement& s, const std::string& column) {
 // values sorted and each once (a value of the other type than the column's never matches a
 // row the index could find). MariaDB's range optimizer makes the same list of both
 // (conformance in-or-equalities-rr).
-std::optional<std::vector<Value>> InnoDb::in_list(const Statement& s, const std::string& column) {
+std::optional<std::vector<Value>> in_list(const Statement& s, const std::string& column) {
   for (const Expr& e : s.more().filter) {
     std::optional<std::vector<Value>> values = listed(e, s, column);
     if (!values) continue;
@@ -60,7 +60,7 @@ std::optional<std::vector<Value>> InnoDb::in_list(const Statement& s, const std:
 }
 
 // The constants `e` holds `column` to, or none when it is not such a list.
-std::optional<std::vector<Value>> InnoDb::listed(const Expr& e, const Statement& s, const std::string& column) {
+std::optional<std::vector<Value>> listed(const Expr& e, const Statement& s, const std::string& column) {
   const auto of_column = [&](const Expr& x) { return x.kind == Expr::Kind::column && x.column == column; };
   std::vector<Value> values;
   if (e.kind == Expr::Kind::in && !e.negated && of_column(e.args[0])) {
@@ -100,7 +100,7 @@ std::optional<std::vector<Value>> InnoDb::listed(const Expr& e, const Statement&
 // the points and the rows of the ranges number at most 2 + (rows - 4) / 8, from 4 rows,
 // without LIMIT: never where the server scanned, so that past the rule it locks more than
 // the server, never less. None for another WHERE.
-std::optional<InnoDb::Path> InnoDb::index_merge(const Table& t, const Statement& s) const {
+std::optional<Path> index_merge(const Table& t, const Statement& s) {
   if (s.limit) return std::nullopt;
   const std::string& key_column = t.schema.key_column;
   for (const Expr& e : s.more().filter) {
@@ -133,7 +133,7 @@ std::optional<InnoDb::Path> InnoDb::index_merge(const Table& t, const Statement&
 }
 
 // Sorts the OR's branches into what they search; false when one searches neither index.
-bool InnoDb::merge_branches(const Expr& e, const Statement& s, const std::string& key_column, bool text, Merge& m) {
+bool merge_branches(const Expr& e, const Statement& s, const std::string& key_column, bool text, Merge& m) {
   if (e.kind == Expr::Kind::logical_or)
     return std::all_of(e.args.begin(), e.args.end(),
                        [&](const Expr& branch) { return merge_branches(branch, s, key_column, text, m); });
@@ -158,7 +158,7 @@ bool InnoDb::merge_branches(const Expr& e, const Statement& s, const std::string
 }
 
 // The range a branch of an OR gives `column`: a bound, or an AND of bounds of it alone.
-std::optional<InnoDb::Range> InnoDb::branch_range(const Expr& e, const Statement& s, const std::string& column, bool text) {
+std::optional<Range> branch_range(const Expr& e, const Statement& s, const std::string& column, bool text) {
   Range r;
   if (e.kind != Expr::Kind::logical_and) return bound_by(e, s, column, text, r) ? std::optional<Range>(r) : std::nullopt;
   for (const Expr& term : e.args)
@@ -168,7 +168,7 @@ std::optional<InnoDb::Range> InnoDb::branch_range(const Expr& e, const Statement
 
 // How many rows a range of `index` holds (its live entries), for the merge's cost: past
 // `most`, most + 1.
-std::size_t InnoDb::rows_in(const Table& t, int index, const Range& r, std::size_t most) const {
+std::size_t rows_in(const Table& t, int index, const Range& r, std::size_t most) {
   std::optional<Entry> at;
   if (index == kKey) {
     at = after(t, kKey, Entry{Key{r.lo.value_or(Value{Null{}})}, kBeforeAll});
@@ -188,7 +188,7 @@ std::size_t InnoDb::rows_in(const Table& t, int index, const Range& r, std::size
 }
 
 // `column = (an expression of constants)` among the WHERE's terms: `id = ? + 1`.
-std::optional<Value> InnoDb::folded_point(const Statement& s, const std::string& column) {
+std::optional<Value> folded_point(const Statement& s, const std::string& column) {
   if (column.empty()) return std::nullopt;
   for (const Expr& e : s.more().filter)
     if (e.kind == Expr::Kind::compare && e.op == Expr::Op::eq && e.args[0].kind == Expr::Kind::column && e.args[0].column == column)
@@ -198,7 +198,7 @@ std::optional<Value> InnoDb::folded_point(const Statement& s, const std::string&
 
 // The value of an expression of constants (literals, `?`s, arithmetic), as the optimizer
 // folds it; none when it reads a column, is NULL or fails.
-std::optional<Value> InnoDb::constant_of(const Expr& e, const Statement& s) {
+std::optional<Value> constant_of(const Expr& e, const Statement& s) {
   std::vector<const Expr*> todo{&e};
   while (!todo.empty()) {
     const Expr* x = todo.back();
@@ -216,7 +216,7 @@ std::optional<Value> InnoDb::constant_of(const Expr& e, const Statement& s) {
 
 // The range `column`'s comparisons and BETWEENs give, if any.
 // Whether `column` holds strings (its default's type; the key column's, key_text).
-bool InnoDb::holds_text(const Table& t, const std::string& column) {
+bool holds_text(const Table& t, const std::string& column) {
   if (column == t.schema.key_column) return t.schema.key_text;
   const auto it = t.schema.columns.find(column);
   return it == t.schema.columns.end() || std::holds_alternative<std::string>(it->second);
@@ -226,7 +226,7 @@ bool InnoDb::holds_text(const Table& t, const std::string& column) {
 // first wildcard, up to every string that begins with it ([abc, abc\xff), bytes compared),
 // the range MariaDB's optimizer reads (conformance range-like-prefix-rr); a pattern with no
 // wildcard, that one string. None where the pattern begins with a wildcard.
-std::optional<std::pair<std::string, bool>> InnoDb::like_prefix(const std::string& pattern) {
+std::optional<std::pair<std::string, bool>> like_prefix(const std::string& pattern) {
   std::string prefix;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' || pattern[i] == '_') return prefix.empty() ? std::nullopt : std::optional(std::pair{prefix, false});
@@ -239,7 +239,7 @@ std::optional<std::pair<std::string, bool>> InnoDb::like_prefix(const std::strin
 // Narrows `r` by the bound the term `e` puts on `column`, if it is one: a comparison with an
 // expression of constants (`id <= ? + 5`), BETWEEN, or on a string column LIKE 'abc%' (the
 // keys beginning with abc; LIKE 'abc' the point). Returns whether it was.
-bool InnoDb::bound_by(const Expr& e, const Statement& s, const std::string& column, bool text, Range& r) {
+bool bound_by(const Expr& e, const Statement& s, const std::string& column, bool text, Range& r) {
   const auto lower = [&](const Value& v, bool closed) {
     if (!r.lo || v > *r.lo || (v == *r.lo && !closed)) r.lo = v, r.lo_closed = closed;
   };
@@ -279,7 +279,7 @@ bool InnoDb::bound_by(const Expr& e, const Statement& s, const std::string& colu
   return false;
 }
 
-std::optional<InnoDb::Range> InnoDb::range_of(const Statement& s, const std::string& column, bool text) {
+std::optional<Range> range_of(const Statement& s, const std::string& column, bool text) {
   Range r;
   bool any = false;
   const auto lower = [&](const Value& v, bool closed) {
@@ -306,7 +306,7 @@ std::optional<InnoDb::Range> InnoDb::range_of(const Statement& s, const std::str
 }
 
 // The entries a search by `p` visits, in index order.
-std::vector<Entry> InnoDb::visited(const Table& t, const Path& p) const {
+std::vector<Entry> visited(const Table& t, const Path& p) {
   if (p.index != kPrimary) return entries_with(t, p.index, *p.key);
   std::vector<Entry> out;
   if (p.key) {

@@ -5,7 +5,7 @@
 
 namespace models::db::innodb {
 
-InnoDb::Path InnoDb::path_for(const Table& t, const Statement& s) const {
+Path path_for(const Table& t, const Statement& s) {
   Path p = weighed_path(t, s);
   if (costs_more_than_scan(t, s, p)) {
     // A search after an equality on the index's first columns becomes the lookup of those
@@ -22,7 +22,7 @@ InnoDb::Path InnoDb::path_for(const Table& t, const Statement& s) const {
   return p;
 }
 
-InnoDb::Path InnoDb::weighed_path(const Table& t, const Statement& s) const {
+Path weighed_path(const Table& t, const Statement& s) {
   if (t.schema.indexes.empty()) return path_on(t, s, kKey);
   // Several secondary indexes: each weighed as if it were the only one. Those that beat the
   // primary key's paths are searched as MariaDB's optimizer weighs them by the rows it
@@ -46,7 +46,7 @@ InnoDb::Path InnoDb::weighed_path(const Table& t, const Statement& s) const {
 
 // How a search by `p` of a secondary index is weighed: 0 for a unique search of a whole key,
 // 1 otherwise, then the live entries it visits (counted up to kMostCounted).
-std::pair<int, std::size_t> InnoDb::path_cost(const Table& t, const Path& p) const {
+std::pair<int, std::size_t> path_cost(const Table& t, const Path& p) {
   if (finds_one(t, p)) return {0, 1};
   return {1, entries_visited(t, p, kMostCounted + 1)};
 }
@@ -62,7 +62,7 @@ std::pair<int, std::size_t> InnoDb::path_cost(const Table& t, const Path& p) con
 // every column a SELECT reads (its list, WHERE and ORDER BY: a covering index); and a lookup
 // of the index's first columns is kept where the WHERE also bounds the column after them,
 // which the optimizer weighs by another rule (conformance scan-instead-ref-*).
-bool InnoDb::costs_more_than_scan(const Table& t, const Statement& s, const Path& p) const {
+bool costs_more_than_scan(const Table& t, const Statement& s, const Path& p) {
   if (p.index == kPrimary || p.index == clustered(t) || p.by == Path::By::merged || finds_one(t, p)) return false;
   const std::size_t rows = t.rows.size();
   if (s.limit && static_cast<std::uint64_t>(s.offset) + static_cast<std::uint64_t>(*s.limit) < rows) return false;
@@ -86,7 +86,7 @@ bool InnoDb::costs_more_than_scan(const Table& t, const Statement& s, const Path
 
 // A secondary index's columns, then the primary key's, which its entries end with (MariaDB's
 // extended keys).
-std::vector<std::string> InnoDb::extended_columns(const Table& t, int index) {
+std::vector<std::string> extended_columns(const Table& t, int index) {
   std::vector<std::string> columns = columns_of(t, index);
   if (!t.schema.clustered_key) columns.push_back("id");
   return columns;
@@ -94,7 +94,7 @@ std::vector<std::string> InnoDb::extended_columns(const Table& t, int index) {
 
 // Whether `columns` hold every column a SELECT reads (StatementExtra::reads_only, the WHERE,
 // ORDER BY), or a NOT EXISTS subquery's WHERE, so that the index alone answers it.
-bool InnoDb::covers(const std::vector<std::string>& columns, const Statement& s) {
+bool covers(const std::vector<std::string>& columns, const Statement& s) {
   const auto has = [&](const std::string& column) { return std::find(columns.begin(), columns.end(), column) != columns.end(); };
   if (s.kind == Statement::Kind::select) {
     if (!s.more().reads_only || !std::all_of(s.more().reads_only->begin(), s.more().reads_only->end(), has)) return false;
@@ -107,7 +107,7 @@ bool InnoDb::covers(const std::vector<std::string>& columns, const Statement& s)
 }
 
 // The live entries a search by `p` of a secondary index visits, counted up to `most`.
-std::size_t InnoDb::entries_visited(const Table& t, const Path& p, std::size_t most) const {
+std::size_t entries_visited(const Table& t, const Path& p, std::size_t most) {
   std::size_t counted = 0;
   const auto& entries = entries_of(t, p.index);
   const auto count = [&](const Key& prefix) {
@@ -143,7 +143,7 @@ std::size_t InnoDb::entries_visited(const Table& t, const Path& p, std::size_t m
 
 // The path a WHERE clause gives with one secondary index (`index`; kKey on a table without
 // one), in the order docs/sql.md lists.
-InnoDb::Path InnoDb::path_on(const Table& t, const Statement& s, int index) const {
+Path path_on(const Table& t, const Statement& s, int index) {
   // `id = NULL` or `key = NULL` (a `?` bound to NULL) is never true: MySQL's "Impossible
   // WHERE" reads nothing and locks nothing.
   const bool has = index != kKey || indexed(t);
@@ -193,7 +193,7 @@ InnoDb::Path InnoDb::path_on(const Table& t, const Statement& s, int index) cons
 // where it then bounds the next column (`merchant IN (1, 2) AND request > 'a'`), that range
 // among each prefix's entries. Past kMostPrefixes combinations, the further columns only
 // filter the rows.
-InnoDb::Path InnoDb::prefix_path(const Table& t, int index, const Statement& s, boost::container::small_vector<Key, 1> prefixes) {
+Path prefix_path(const Table& t, int index, const Statement& s, boost::container::small_vector<Key, 1> prefixes) {
   const std::vector<std::string> columns = columns_of(t, index);
   std::size_t next = prefixes.front().size();
   std::optional<std::vector<Value>> last;  // the last column held, not yet joined to the prefixes
@@ -220,7 +220,7 @@ InnoDb::Path InnoDb::prefix_path(const Table& t, int index, const Statement& s, 
 }
 
 // Each prefix followed by each value, in order.
-boost::container::small_vector<Key, 1> InnoDb::joined(const boost::container::small_vector<Key, 1>& prefixes,
+boost::container::small_vector<Key, 1> joined(const boost::container::small_vector<Key, 1>& prefixes,
                                                      const std::vector<Value>& values) {
   boost::container::small_vector<Key, 1> out;
   out.reserve(prefixes.size() * values.size());

@@ -128,7 +128,7 @@ Result InnoDb::insert(Txn& txn, Table& t, const Statement& s, const Values& give
     if (t.rows.count(id) && lock(txn, t, kPrimary, record_lock(primary_entry(id), true)) == Got::after_wait) continue;
     put_row(txn, t, id, std::move(values), who);
     out.affected += 1;  // REPLACE: 1 + the rows it deleted
-    if (!explicit_id && !txn.statement.generated_id && t.schema.auto_increment) txn.statement.generated_id = id;
+    if (!explicit_id && !txn.statement->generated_id && t.schema.auto_increment) txn.statement->generated_id = id;
     return out;
   }
 }
@@ -233,7 +233,7 @@ std::optional<Result> InnoDb::on_duplicate(Txn& txn, Table& t, const Statement& 
       } else {
         out.insert_id = 0;
       }
-      if (txn.statement.assigned_id) out.insert_id = *txn.statement.assigned_id;
+      if (txn.statement->assigned_id) out.insert_id = *txn.statement->assigned_id;
       return out;
     }
     case OnDuplicate::replace: {

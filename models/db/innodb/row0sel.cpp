@@ -5,11 +5,11 @@
 
 namespace models::db::innodb {
 
-// Drops this transaction's record lock on `at` (READ COMMITTED lets go of rows that do
-// not match).
-void InnoDb::unlock_record(Txn& txn, Table& t, int index, const Entry& at) {
-  t.locks[index].erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted && l.record && !l.gap && l.at == at; });
-  regrant(t.locks[index]);
+// Whether `e` reads a column `pred` holds for.
+template <class Pred>
+bool reads_any(const Expr& e, const Pred& pred) {
+  if (e.kind == Expr::Kind::column && pred(e.column)) return true;
+  return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return reads_any(a, pred); });
 }
 
 // Locks what a locking read or DML finds by its WHERE, as InnoDB's row_search_mvcc does,
@@ -34,9 +34,9 @@ void InnoDb::unlock_record(Txn& txn, Table& t, int index, const Entry& at) {
 std::vector<std::int64_t> InnoDb::locate_locked(Txn& txn, Table& t, const Statement& where, bool exclusive, bool dml) {
   take_table_lock(txn, &t, exclusive);
   const Path p = path_for(t, where);
-  txn.statement.enough.reset();
-  txn.statement.pushed = dml ? std::nullopt : pushed_condition(t, p, where);  // (UPDATE and DELETE check the whole WHERE on the row)
-  if (where.limit && reads_in_order(t, p, where)) txn.statement.enough = static_cast<std::size_t>(where.offset + *where.limit);
+  txn.statement->enough.reset();
+  txn.statement->pushed = dml ? std::nullopt : pushed_condition(t, p, where);  // (UPDATE and DELETE check the whole WHERE on the row)
+  if (where.limit && reads_in_order(t, p, where)) txn.statement->enough = static_cast<std::size_t>(where.offset + *where.limit);
   for (;;) {
     std::vector<std::int64_t> kept;
     bool waited = false;
@@ -73,14 +73,14 @@ std::vector<std::int64_t> InnoDb::locate_locked(Txn& txn, Table& t, const Statem
         break;
     }
     if (waited) continue;  // the rows may have changed while we waited: look again
-    txn.statement.enough.reset();  // (the points and ranges of a path are disjoint: no row is kept twice)
+    txn.statement->enough.reset();  // (the points and ranges of a path are disjoint: no row is kept twice)
     return kept;
   }
 }
 
 // Whether the path reads rows in the statement's ORDER BY (none: any order), so that a
 // LIMIT ends the scan; otherwise every row the path finds is read and locked, then sorted.
-bool InnoDb::reads_in_order(const Table& t, const Path& p, const Statement& s) {
+bool reads_in_order(const Table& t, const Path& p, const Statement& s) {
   if (p.by == Path::By::merged) return false;  // its rows are sorted once both searches are done
   std::vector<std::string> order{"id"};
   std::vector<std::string> fixed;  // the key columns a point holds to one value: any order of them is the same
@@ -118,21 +118,21 @@ bool InnoDb::visit(Txn& txn, Table& t, int index, const Entry& e, bool record_on
     const Version* committed = latest_committed(row);
     Lock probe = record_lock(row_entry, exclusive);
     probe.txn = txn.id;
-    const auto& here = t.locks[cx].on(row_entry);  // a record probe waits only for its own entry's locks
+    const auto& here = queue_of(t, cx).on(row_entry);  // a record probe waits only for its own entry's locks
     const bool busy = std::any_of(here.begin(), here.end(), [&](const Lock* l) { return l->txn != txn.id && has_to_wait(probe, *l); });
     if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) return false;
   }
   Lock mine = record_lock(row_entry, exclusive);
   mine.txn = txn.id;
-  const bool held_before = holds(t, cx, mine);
+  const bool held_before = holds(queue_of(t, cx), mine);
   Lock on_key = record_lock(e, exclusive);
   on_key.txn = txn.id;
-  const bool key_held_before = index != cx && holds(t, index, on_key);
+  const bool key_held_before = index != cx && holds(queue_of(t, index), on_key);
   Got got;
   bool pushed_out = false;  // the entry fails the index condition (pushed_condition)
   if (index != cx) {
     got = lock(txn, t, index, record_lock(e, exclusive, rr && !record_only, before(t, index, e)));
-    pushed_out = got == Got::at_once && txn.statement.pushed && !matches(entry_row(txn.statement.pushed->columns, e), txn.statement.pushed->terms);
+    pushed_out = got == Got::at_once && txn.statement->pushed && !matches(entry_row(txn.statement->pushed->columns, e), txn.statement->pushed->terms);
     if (got == Got::at_once && !pushed_out) got = lock(txn, t, cx, record_lock(row_entry, exclusive));
   } else {
     got = lock(txn, t, cx, record_lock(e, exclusive, rr && !record_only, before(t, cx, e)));
@@ -140,7 +140,7 @@ bool InnoDb::visit(Txn& txn, Table& t, int index, const Entry& e, bool record_on
   if (got == Got::after_wait) return true;
   if (got == Got::skipped) return false;  // SKIP LOCKED: another transaction's row
   if (pushed_out) {  // (its row was not locked)
-    if (!rr && !key_held_before) unlock_record(txn, t, index, e);
+    if (!rr && !key_held_before) lock_sys.unlock_record(txn, queue_of(t, index), e);
     return false;
   }
   const Version* v = t.rows.count(id) ? current(*t.rows.at(id)) : nullptr;
@@ -148,8 +148,8 @@ bool InnoDb::visit(Txn& txn, Table& t, int index, const Entry& e, bool record_on
   if (match) {
     kept.push_back(id);
   } else if (!rr) {
-    if (!held_before) unlock_record(txn, t, cx, row_entry);
-    if (index != cx && !key_held_before) unlock_record(txn, t, index, e);
+    if (!held_before) lock_sys.unlock_record(txn, queue_of(t, cx), row_entry);
+    if (index != cx && !key_held_before) lock_sys.unlock_record(txn, queue_of(t, index), e);
   }
   return false;
 }
@@ -161,7 +161,7 @@ bool InnoDb::visit(Txn& txn, Table& t, int index, const Entry& e, bool record_on
 // locking its row, and goes on without the row where they fail (conformance
 // index-condition-*); UPDATE and DELETE lock the row first. None: no such term, or a search
 // of the clustered index.
-std::optional<IndexCondition> InnoDb::pushed_condition(const Table& t, const Path& p, const Statement& where) {
+std::optional<IndexCondition> pushed_condition(const Table& t, const Path& p, const Statement& where) {
   if (p.index == kPrimary || p.index == clustered(t) || p.by == Path::By::merged) return std::nullopt;
   if (where.where.size() + where.more().filter.size() < 2) return std::nullopt;  // the one term is the search's
   std::vector<std::string> columns = extended_columns(t, p.index);
@@ -181,15 +181,9 @@ std::optional<IndexCondition> InnoDb::pushed_condition(const Table& t, const Pat
   return IndexCondition{std::move(pushed), std::move(columns)};
 }
 
-template <class Pred>
-bool InnoDb::reads_any(const Expr& e, const Pred& pred) {
-  if (e.kind == Expr::Kind::column && pred(e.column)) return true;
-  return std::any_of(e.args.begin(), e.args.end(), [&](const Expr& a) { return reads_any(a, pred); });
-}
-
 // A secondary index's entry as a row of the columns it holds (`columns`: extended_columns);
 // on a table of ids, its last column is id, which the entry holds beside its key.
-Values InnoDb::entry_row(const std::vector<std::string>& columns, const Entry& e) {
+Values entry_row(const std::vector<std::string>& columns, const Entry& e) {
   Values row;
   for (std::size_t i = 0; i < e.key.size() && i < columns.size(); ++i) row.emplace(columns[i], e.key[i]);
   if (e.key.size() < columns.size()) row.emplace(columns.back(), Value{e.id});
@@ -273,7 +267,7 @@ bool InnoDb::scan_range(Txn& txn, Table& t, int index, const Key& prefix, const 
   return false;
 }
 
-std::optional<Entry> InnoDb::last_entry(const Table& t, int index) const {
+std::optional<Entry> last_entry(const Table& t, int index) {
   if (index == kPrimary) {
     for (auto it = t.rows.rbegin(); it != t.rows.rend(); ++it)
       if (live(*it->second)) return primary_entry(it->first);
@@ -285,7 +279,7 @@ std::optional<Entry> InnoDb::last_entry(const Table& t, int index) const {
   return std::nullopt;
 }
 
-std::optional<Entry> InnoDb::first_entry(const Table& t, int index) const {
+std::optional<Entry> first_entry(const Table& t, int index) {
   if (index == kPrimary) {
     for (const auto& [id, row] : t.rows)
       if (live(*row)) return primary_entry(id);

@@ -41,7 +41,7 @@ Result InnoDb::update(Txn& txn, Table& t, const Statement& s, bool remove) {
     assign(s, next, nullptr, Engine::mariadb);
     detail::check_row(t.schema, Engine::mariadb, next);
     assigned_id(txn, s, next);
-    if (txn.statement.assigned_id) out.insert_id = *txn.statement.assigned_id;
+    if (txn.statement->assigned_id) out.insert_id = *txn.statement->assigned_id;
     if (next == old.to_values()) continue;  // matched but unchanged: not counted
     if (moves) move_entries(txn, t, id, old, next);
     add_version(txn, t, id, Version{txn.id, 0, false, t.stored(next)});
@@ -90,7 +90,7 @@ void InnoDb::assigned_id(Txn& txn, const Statement& s, const Values& row) {
   const std::string& column = s.more().sets_last_insert_id;
   if (column.empty()) return;
   const Value& v = row.at(column);
-  txn.statement.assigned_id = is_null(v) ? 0 : as_number(v);
+  txn.statement->assigned_id = is_null(v) ? 0 : as_number(v);
 }
 
 }  // namespace models::db::innodb

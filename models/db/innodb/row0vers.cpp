@@ -13,7 +13,7 @@ Table& InnoDb::table(const std::string& name) {
 
 // The version a list of committed rows shows of a row: its latest committed one (ever: its
 // first committed one), unless that one deletes it.
-const Version* InnoDb::shown(const RowData& row, bool ever) {
+const Version* shown(const RowData& row, bool ever) {
   const Version* v = nullptr;
   if (!ever) {
     v = latest_committed(row);
@@ -31,13 +31,13 @@ void InnoDb::visit_rows(const Table& t, bool ever, const RowVisitor& visit) cons
 }
 
 // The part of a secondary index's key that a unique index holds unique: its own columns.
-Key InnoDb::unique_part(const Table& t, int index, Key key) {
+Key unique_part(const Table& t, int index, Key key) {
   key.resize(width(t, index));
   return key;
 }
 
 // A row's record in the clustered index (its current version's key, on a clustered key).
-Entry InnoDb::record_of(const Table& t, std::int64_t id) const {
+Entry record_of(const Table& t, std::int64_t id) {
   if (!t.schema.clustered_key) return primary_entry(id);
   return Entry{*key_of(t, current(*t.rows.at(id))->values), id};
 }
@@ -47,7 +47,7 @@ Entry InnoDb::record_of(const Table& t, std::int64_t id) const {
 // each kind in the order the table declares them. An insert checks for duplicates in this
 // order, and ON DUPLICATE KEY UPDATE updates the first row found (conformance
 // second-index-upsert-order).
-boost::container::small_vector<int, 2> InnoDb::secondary(const Table& t) {
+boost::container::small_vector<int, 2> secondary(const Table& t) {
   boost::container::small_vector<int, 2> out;
   if (indexed(t)) out.push_back(kKey);
   if (t.schema.indexes.empty()) return out;
@@ -63,7 +63,7 @@ boost::container::small_vector<int, 2> InnoDb::secondary(const Table& t) {
 
 // A secondary index's columns, in order (on a clustered key's table, a further index's end
 // with the primary key's: key_of).
-std::vector<std::string> InnoDb::columns_of(const Table& t, int index) {
+std::vector<std::string> columns_of(const Table& t, int index) {
   if (index == kKey) return t.schema.key_columns();
   std::vector<std::string> columns = t.schema.indexes[static_cast<std::size_t>(index - kExtra)].columns;
   if (t.schema.clustered_key) {
@@ -75,7 +75,7 @@ std::vector<std::string> InnoDb::columns_of(const Table& t, int index) {
 
 // Whether a row with `key` must be alone with it in a secondary index: the index is unique,
 // and the key holds no NULL (a unique index admits any number of NULLs, as both servers' do).
-bool InnoDb::must_be_unique(const Table& t, int index, const std::optional<Key>& key) {
+bool must_be_unique(const Table& t, int index, const std::optional<Key>& key) {
   if (!key || (index == kKey && !indexed(t)) || !unique_index(t, index)) return false;
   const auto own = key->begin() + static_cast<std::ptrdiff_t>(std::min(key->size(), width(t, index)));
   return std::none_of(key->begin(), own, [](const Value& v) { return is_null(v); });
@@ -86,7 +86,7 @@ bool InnoDb::must_be_unique(const Table& t, int index, const std::optional<Key>&
 // An UPDATE that changed the key leaves the old entry there, delete-marked, until it commits
 // (purge is not modelled past that): every version from the latest committed one on holds
 // its entry.
-bool InnoDb::live_entry(const Table& t, int index, const Entry& e) const {
+bool live_entry(const Table& t, int index, const Entry& e) {
   auto it = t.rows.find(e.id);
   if (it == t.rows.end() || !live(*it->second)) return false;
   if (index == kPrimary || key_of(t, index, current(*it->second)->values) == e.key) return true;
@@ -100,13 +100,13 @@ bool InnoDb::live_entry(const Table& t, int index, const Entry& e) const {
 
 // Whether the row of a secondary index's entry holds its key now (not only a delete-marked
 // entry an uncommitted UPDATE left).
-bool InnoDb::holds_key(const Table& t, int index, const Entry& e) const {
+bool holds_key(const Table& t, int index, const Entry& e) {
   const Version* v = current(*t.rows.at(e.id));
   return !v->deleted && key_of(t, index, v->values) == e.key;
 }
 
 // The live entry just below `position` in `index`, if any (nullopt: the infimum).
-std::optional<Entry> InnoDb::before(const Table& t, int index, const Entry& position) const {
+std::optional<Entry> before(const Table& t, int index, const Entry& position) {
   if (index == kPrimary) {
     for (auto it = t.rows.lower_bound(position.id); it != t.rows.begin();) {
       --it;
@@ -123,7 +123,7 @@ std::optional<Entry> InnoDb::before(const Table& t, int index, const Entry& posi
 }
 
 // The live entry just above `position` in `index`, if any (nullopt: the supremum).
-std::optional<Entry> InnoDb::after(const Table& t, int index, const Entry& position) const {
+std::optional<Entry> after(const Table& t, int index, const Entry& position) {
   if (index == kPrimary) {
     for (auto it = t.rows.upper_bound(position.id); it != t.rows.end(); ++it)
       if (live(*it->second)) return primary_entry(it->first);
@@ -137,7 +137,7 @@ std::optional<Entry> InnoDb::after(const Table& t, int index, const Entry& posit
 
 // A secondary index's live entries whose key begins with `prefix` (all its columns: that
 // key's entries, in id order), in index order.
-std::vector<Entry> InnoDb::entries_with(const Table& t, int index, const Key& prefix) const {
+std::vector<Entry> entries_with(const Table& t, int index, const Key& prefix) {
   std::vector<Entry> out;
   const auto& entries = entries_of(t, index);
   for (auto it = entries.lower_bound(Entry{prefix, kBeforeAll}); it != entries.end() && it->begins_with(prefix); ++it)
@@ -147,7 +147,7 @@ std::vector<Entry> InnoDb::entries_with(const Table& t, int index, const Key& pr
 
 // The first live entry of a secondary index past those whose key begins with `prefix`
 // (nullopt: the supremum).
-std::optional<Entry> InnoDb::after_prefix(const Table& t, int index, const Key& prefix) const {
+std::optional<Entry> after_prefix(const Table& t, int index, const Key& prefix) {
   const auto& entries = entries_of(t, index);
   auto it = entries.lower_bound(Entry{prefix, kBeforeAll});
   while (it != entries.end() && it->begins_with(prefix)) ++it;

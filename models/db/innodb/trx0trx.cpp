@@ -43,8 +43,11 @@ void InnoDb::undo_to(Txn& txn, std::size_t mark) {
       t.rows.erase(row);
       bytes -= kInnoDbCosts.row;
     }
-    for (const auto& [index, entry] : gone) inherit_to_gap(t, index, entry, txn.id);
-    if (row_gone && !t.schema.clustered_key) inherit_to_gap(t, kPrimary, primary_entry(u.id), txn.id);
+    const auto pass_on = [&](int index, const Entry& entry) {  // the locks on a gone entry to its gap
+      lock_sys.inherit_to_gap(queue_of(t, index), entry, txn.id, before(t, index, entry), after(t, index, entry));
+    };
+    for (const auto& [index, entry] : gone) pass_on(index, entry);
+    if (row_gone && !t.schema.clustered_key) pass_on(kPrimary, primary_entry(u.id));
   }
 }
 
@@ -98,7 +101,7 @@ void InnoDb::purge_race(const std::vector<Purged>& purged) {
   };
   std::vector<Heir> heirs;
   for (const Purged& p : purged)
-    for (const Lock* l : p.table->locks[p.index].on(p.entry)) {
+    for (const Lock* l : queue_of(*p.table, p.index).on(p.entry)) {
       auto t = txns.find(l->txn);
       if (!l->granted || l->insert_intention || t == txns.end()) continue;
       // Under READ COMMITTED an exclusive lock is not inherited (lock_rec_inherit_to_gap).
@@ -112,17 +115,18 @@ void InnoDb::purge_race(const std::vector<Purged>& purged) {
     Lock gap = gap_lock(h.exclusive, before(t, h.where.index, h.where.entry), after(t, h.where.index, h.where.entry));
     gap.txn = h.txn->id;
     gap.purged = std::make_shared<const Entry>(h.where.entry);
-    if (holds(t, h.where.index, gap)) continue;
+    LockQueue& queue = queue_of(t, h.where.index);
+    if (holds(queue, gap)) continue;
     gap.granted = true;
-    t.locks[h.where.index].add(std::move(gap));
+    queue.add(std::move(gap));
     ++h.txn->lock_structs;
   }
 }
 
 // Ends the transaction: its locks go and waiters are granted.
 void InnoDb::finish(Txn& txn) {
-  drop_waiting(txn);
-  release_locks(txn);
+  lock_sys.drop_waiting(txn);
+  lock_sys.release(txn, tables);
   txns.erase(txn.id);
   txn.id = 0;  // marks it ended; the session drops it
 }

@@ -39,13 +39,13 @@ using detail::row_values;
 using detail::Cell;
 
 using TxnId = std::uint64_t;
+// A table's indexes, by number: where index entries, their lock queues and lock requests are.
 constexpr int kPrimary = 0;  // the clustered index, keyed by id
 constexpr int kKey = 1;      // the secondary index on the key column
-// The table's AUTO-INC lock, in a queue of its own: one exclusive record lock on one entry, held
-// by an insert from the id it takes to its statement's end (InnoDb::take_autoinc).
-constexpr int kAutoInc = 2;
 // The secondary indexes after the key index (TableSchema::indexes): kExtra + their place there.
-constexpr int kExtra = 3;
+constexpr int kExtra = 2;
+// Not an index: where a lock request on the table's AUTO-INC lock is (Table::autoinc_lock).
+constexpr int kAutoInc = -1;
 
 // A key of an index: one value per column of the index, in its order (an id on the primary
 // key). Keys compare column by column, and a key that is the first columns of another (a
@@ -282,7 +282,11 @@ struct Table {
     took_id(id);
     return id;
   }
-  std::vector<LockQueue> locks = std::vector<LockQueue>(kExtra);  // kPrimary, kKey, kAutoInc, then one per further index
+  // The lock queues of its indexes (kPrimary, kKey, then one per further index), and its table
+  // lock: the AUTO-INC lock, one exclusive record lock on one entry, held by an insert from the
+  // id it takes to its statement's end (InnoDb::take_autoinc).
+  std::vector<LockQueue> locks = std::vector<LockQueue>(kExtra);
+  LockQueue autoinc_lock{};
   // An online ADD INDEX in progress: the table's metadata lock is held, and a later ALTER
   // waits for it in `ddl_waiters`, in order.
   struct Build {
@@ -314,8 +318,8 @@ struct IndexCondition {
   std::vector<std::string> columns;
 };
 
-// What the statement a transaction runs now carries while it runs, from its start
-// (InnoDb::run_unstamped) and its searches (InnoDb::locate_locked).
+// What a statement carries while it runs, from its start (InnoDb::run_on_table, which owns it)
+// and its searches (InnoDb::locate_locked); its transaction points at it meanwhile.
 struct StatementState {
   // Its answer to a row lock it would wait for (NOWAIT, SKIP LOCKED), and how many matching
   // rows end its scan (a LIMIT read in index order).
@@ -328,6 +332,7 @@ struct StatementState {
   // inserted, or what a `c = LAST_INSERT_ID(expr)` of it gave.
   std::optional<std::int64_t> generated_id{};
   std::optional<std::int64_t> assigned_id{};
+  std::vector<LockWait> waits{};  // its lock waits, as Result::waits shows them
 };
 
 struct Txn {
@@ -341,7 +346,6 @@ struct Txn {
   bool doomed = false;      // chosen as a deadlock victim, not yet rolled back
   Table* waiting_table = nullptr;
   int waiting_index = 0;
-  std::vector<LockWait> waits;       // the current statement's
   std::vector<std::string> cycle{};  // set when another's request made it a deadlock victim
   // InnoDB's lock structs, which with the undo records make a transaction's weight when a
   // deadlock's victim is chosen: one per table lock (IS, IX) and one per kind of record
@@ -367,7 +371,7 @@ struct Txn {
     if (record_kind_count < kSmall) record_kinds[record_kind_count++] = k;
     return false;
   }
-  StatementState statement{};  // the current statement's
+  StatementState* statement = nullptr;  // the statement it runs, while it runs
 };
 
 // The table lock a statement takes before it locks rows: IX to write, IS to read with locks.

@@ -1,0 +1,62 @@
+#pragma once
+// InnoDB's model: the lock system (InnoDB's lock0lock and lock0wait): a table's lock queues (one
+// per index, and one for its AUTO-INC lock), whether a lock is held, whom a request waits
+// behind, the grants as locks go, and the wait-for graph the deadlock search walks. The wait
+// itself, with the deadlock's victim and its rollback, is the engine's (InnoDb::lock).
+// Internal to models/db/innodb.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/db/innodb/types.hpp"
+
+namespace models::db::innodb {
+
+// The queue a lock request of `place` joins: an index's (kPrimary, kKey, kExtra + n), or the
+// table's AUTO-INC lock (kAutoInc).
+inline LockQueue& queue_of(Table& t, int place) { return place == kAutoInc ? t.autoinc_lock : t.locks[static_cast<std::size_t>(place)]; }
+inline const LockQueue& queue_of(const Table& t, int place) {
+  return place == kAutoInc ? t.autoinc_lock : t.locks[static_cast<std::size_t>(place)];
+}
+
+Lock record_lock(const Entry& at, bool exclusive, bool next_key = false, std::optional<Entry> lo = {});
+Lock gap_lock(bool exclusive, std::optional<Entry> lo, std::optional<Entry> hi);
+Lock insert_intention(const Entry& at);
+
+// Whether the transaction of `want` holds a granted lock in `queue` that covers it.
+bool holds(const LockQueue& queue, const Lock& want);
+// The transactions `req` waits behind: a conflicting granted lock anywhere in its queue, or a
+// conflicting request waiting ahead of it (first come, first served).
+std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req);
+inline bool must_wait(const LockQueue& queue, const Lock& req) { return !blockers(queue, req).empty(); }
+
+class LockSystem {
+ public:
+  explicit LockSystem(const std::map<TxnId, Txn*>& txns) : txns_(txns) {}
+  LockSystem(const LockSystem&) = delete;
+  LockSystem& operator=(const LockSystem&) = delete;
+
+  // Grants each request in `queue` that need no longer wait, and wakes its transaction.
+  void regrant(LockQueue& queue);
+  // Releases every granted lock of `txn`, table by table (its AUTO-INC lock, then its index
+  // locks), granting what waited for them.
+  void release(const Txn& txn, std::map<std::string, Table>& tables);
+  // Releases `txn`'s AUTO-INC lock on `t`, if it holds it (at its statement's end).
+  void release_autoinc(const Txn& txn, Table& t);
+  // Releases `txn`'s record lock on `at` alone (a row READ COMMITTED read and did not keep).
+  void unlock_record(const Txn& txn, LockQueue& queue, const Entry& at);
+  // Takes the request `txn` waits on out of its queue.
+  void drop_waiting(Txn& txn);
+  // When the entry `gone` goes (lo and hi its live neighbours), the locks on it pass to the gap
+  // it leaves (InnoDB's lock_rec_inherit_to_gap); the owner's own record lock just goes.
+  void inherit_to_gap(LockQueue& queue, const Entry& gone, TxnId owner, const std::optional<Entry>& lo, const std::optional<Entry>& hi);
+  // A cycle through `start` in the wait-for graph: the transactions on it, start first.
+  std::vector<Txn*> cycle_from(Txn& start) const;
+
+ private:
+  const std::map<TxnId, Txn*>& txns_;
+};
+
+}  // namespace models::db::innodb
