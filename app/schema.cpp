@@ -106,20 +106,12 @@ json distribution_schema() {
           {"maxProperties", 1}};
 }
 
-// Documents that, read together, reach every key of the format. A key the loader learns to
-// read is reached by adding it here; `locksim schema` fails naming any key none reaches.
+// Documents that, read together, reach every key of the format, with each fault kind's entry
+// (its exemplar()). A key the loader learns to read is reached by adding it here or to its
+// kind's; `locksim schema` fails naming any key none reaches.
 std::vector<json> exemplars() {
-  const json every_fault = {
-      {"gc_pauses", {{"nodes", {"app-1"}}}},
-      {"pauses", {{{"node", "app-1"}, {"length_ms", 10}}}},
-      {"crashes", {{{"node", "redis-1"}}}},
-      {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 10}, {"one_way", true}}}},
-      {"clock_steps", {{{"node", "redis-1"}, {"step_ms", 10}}}},
-      {"latency_spikes", {{{"node", "app-1"}, {"length_ms", 10}}, {{"between", {"app-1", "db-1"}}, {"length_ms", 10}}}},
-      {"explore",
-       {{"pauses", {{"count", 1}, {"length_ms", {{"one_of_ms", {10, 20}}}}, {"nodes", {"app-1"}}}},
-        {"crashes", {{"count", 1}, {"nodes", {"app-1"}}}},
-        {"lost_messages", {{"count", 1}, {"nodes", {"app-1"}}}}}}};
+  json every_fault = json::object();
+  for (const FaultKind* kind : fault_kinds()) every_fault[kind->key()] = kind->exemplar();
   return {
       {{"$schema", "scenario.schema.json"},
        {"name", "account-bind-everything"},
