@@ -3,6 +3,8 @@
 // No clients: its keys of "workload" say how many tasks, how often the schedulers poll, how
 // long a task runs.
 
+#include <any>
+
 #include "app/fault_kind.hpp"
 #include "app/trial.hpp"
 #include "app/workload_kind.hpp"
@@ -18,7 +20,8 @@ namespace strategies = models::strategies;
 // The batch scheduler's trial: no clients, no locks to draw.
 TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, const StrategyChoice& choice,
                              sim::EngineConfig engine) {
-  models::batch::Deployment deployment(std::move(engine), s.deployment, entry.batch(choice.params), s.batch);
+  models::batch::Deployment deployment(std::move(engine), s.deployment, std::any_cast<models::batch::Design>(entry.design(choice.params)),
+                                       s.batch);
   deployment.start();
   inject_faults(s, deployment.fault_surface());
   const sim::RunResult run = deployment.run();
