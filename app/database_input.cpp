@@ -12,6 +12,7 @@
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
+#include "app/workload_kind.hpp"
 #include "models/db/ddl.hpp"
 #include "models/db/postgres/sql.hpp"
 #include "models/db/sql.hpp"
@@ -23,9 +24,13 @@ using json = nlohmann::json;
 
 namespace {
 
-// The names the workloads' own tables have: a scenario's table may not take them.
+// The names the strategies' and the workloads' own tables have: a scenario's table may not take them.
 bool strategy_table(const std::string& name) {
-  return name == models::strategies::kLocks || name == models::strategies::kFences || name == models::batch::kTasks;
+  if (name == models::strategies::kLocks || name == models::strategies::kFences) return true;
+  return std::any_of(workload_kinds().begin(), workload_kinds().end(), [&](const WorkloadKind* k) {
+    const std::vector<std::string> tables = k->tables();
+    return std::find(tables.begin(), tables.end(), name) != tables.end();
+  });
 }
 
 bool is_session_name(const std::string& name) {

@@ -2,8 +2,8 @@
 // Fault kinds: what a scenario file may list under "faults". Each kind is one file in
 // app/faults/: how its entry is read (with the models' defaults), how it is injected into a
 // trial, and how the shrinker makes it smaller. The loader, the runner and the shrinker
-// iterate the kinds; adding one is its file, one line in app/faults/fault_kind.cpp, and its
-// test.
+// iterate the kinds; adding one is its file, one line in app/faults/fault_kind.cpp, its rows in
+// docs/scenario.md, and its test (with its model's files in models/faults/).
 
 #include <algorithm>
 #include <memory>
@@ -59,6 +59,8 @@ class FaultKind {
   virtual const char* key() const = 0;
   /// One line: what it does, for `docs/` and `list`.
   virtual const char* meaning() const = 0;
+  /// An entry that reaches each of its keys, which `locksim schema` reads (app/schema.cpp).
+  virtual json exemplar() const = 0;
   /// Reads the kind's entry; throws InputError (file, JSON path, what was expected).
   virtual std::shared_ptr<const Fault> load(const Reader& entry, const NodeNames& nodes) const = 0;
   /// Candidates one step smaller, given the scenario's whole "faults" object: `removals`

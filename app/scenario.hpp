@@ -3,6 +3,7 @@
 // many trials, and what each strategy is expected to show. Loading validates everything:
 // a mistake is one line naming the file, the JSON path and what was expected.
 
+#include <any>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,6 @@
 
 #include "app/database_input.hpp"
 #include "app/input.hpp"
-#include "models/workloads/batch/batch.hpp"
 #include "models/deployment.hpp"
 #include "models/workloads/lua/workload.hpp"
 #include "models/workloads/rollout/rollout.hpp"
@@ -79,9 +79,11 @@ struct Scenario {
   /// The world and its services; every default is the models' own.
   models::DeploymentConfig deployment;
   sim::Distribution app_work = sim::fixed(sim::Duration{});  // between a handler's read and its write
-  models::batch::BatchConfig batch;
-  /// The sessions workload's steps; and the scenario's CREATE TABLE statements as written.
-  models::sessions::Script script;
+  /// The workload kind's own configuration (the batch scheduler's models::batch::BatchConfig, the
+  /// sessions workload's script), of the type the kind's file names: its keys read into it and
+  /// its trials read it through own_config (app/workload_kind.hpp). Empty for a kind without one.
+  std::any workload_config{};
+  /// The scenario's CREATE TABLE statements as written.
   std::vector<std::string> tables_sql;
   /// Each fault kind the file configures, in the order of fault_kinds().
   std::vector<FaultSetup> faults;

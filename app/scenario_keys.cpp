@@ -291,10 +291,7 @@ void check_population(const Reader& top, const Scenario& s) {
     top.fail(fmt::format("at most {} workers in all (topology.app_servers x topology.workers), got {} x {}", limits::max_clients,
                          d.app_servers, d.server.workers),
              "topology");
-  if (static_cast<std::int64_t>(d.app_servers) * s.batch.consumers_per_node > limits::max_clients)
-    top.fail(fmt::format("at most {} consumers in all (topology.app_servers x workload.consumers_per_node), got {} x {}",
-                         limits::max_clients, d.app_servers, s.batch.consumers_per_node),
-             "workload");
+  s.kind->check_population(top, s);
   if (!d.clients.traffic && static_cast<std::int64_t>(d.clients.clients) * d.clients.operations_per_client > limits::max_operations)
     top.fail(fmt::format("at most {} operations a trial (clients.count x clients.operations), got {} x {}", limits::max_operations,
                          d.clients.clients, d.clients.operations_per_client),

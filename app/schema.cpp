@@ -8,6 +8,7 @@
 
 #include "app/fault_kind.hpp"
 #include "app/scenario.hpp"
+#include "app/workload_kind.hpp"
 
 namespace locksim {
 
@@ -106,21 +107,13 @@ json distribution_schema() {
           {"maxProperties", 1}};
 }
 
-// Documents that, read together, reach every key of the format. A key the loader learns to
-// read is reached by adding it here; `locksim schema` fails naming any key none reaches.
+// Documents that, read together, reach every key of the format: these, each fault kind's entry
+// and each workload kind's scenario (their exemplar()). A key the loader learns to read is reached
+// by adding it here or to its kind's; `locksim schema` fails naming any key none reaches.
 std::vector<json> exemplars() {
-  const json every_fault = {
-      {"gc_pauses", {{"nodes", {"app-1"}}}},
-      {"pauses", {{{"node", "app-1"}, {"length_ms", 10}}}},
-      {"crashes", {{{"node", "redis-1"}}}},
-      {"partitions", {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 10}, {"one_way", true}}}},
-      {"clock_steps", {{{"node", "redis-1"}, {"step_ms", 10}}}},
-      {"latency_spikes", {{{"node", "app-1"}, {"length_ms", 10}}, {{"between", {"app-1", "db-1"}}, {"length_ms", 10}}}},
-      {"explore",
-       {{"pauses", {{"count", 1}, {"length_ms", {{"one_of_ms", {10, 20}}}}, {"nodes", {"app-1"}}}},
-        {"crashes", {{"count", 1}, {"nodes", {"app-1"}}}},
-        {"lost_messages", {{"count", 1}, {"nodes", {"app-1"}}}}}}};
-  return {
+  json every_fault = json::object();
+  for (const FaultKind* kind : fault_kinds()) every_fault[kind->key()] = kind->exemplar();
+  std::vector<json> out = {
       {{"$schema", "scenario.schema.json"},
        {"name", "account-bind-everything"},
        {"workload", {{"kind", "account-bind"}}},
@@ -146,9 +139,6 @@ std::vector<json> exemplars() {
        {"faults", every_fault},
        {"strategies", {"check-then-insert", {{"name", "redis-set-nx-ex-drop"}, {"as", "x"}, {"params", {{"ttl_ms", 5000}}}}}},
        {"expect", {{"x", {{"duplicate_rows", "= 0"}}}}}},
-      {{"name", "lua-workload"},
-       {"workload", {{"script", "workloads/stock.lua"}, {"params", {{"stock", 2}}}}},
-       {"strategies", {{{"script", "workloads/stock/conditional-decrement.lua"}}}}},
       {{"name", "traffic"},
        {"clients",
         {{"traffic",
@@ -159,7 +149,6 @@ std::vector<json> exemplars() {
       {{"name", "traffic-for-a-duration"},
        {"clients", {{"traffic", {{"rate_per_s", 10}, {"duration_s", 1}, {"only", {{0, 2}, {5, 5}}}}}}}},
       {{"name", "traffic-at-listed-times"}, {"clients", {{"traffic", {{"kind", "listed"}, {"times_ms", {0}}}}}}},
-      {{"name", "batch"}, {"workload", {{"kind", "batch-scheduler"}}}},
       {{"name", "rollout"},
        {"rollout",
         {{"running", "check-then-insert"},
@@ -174,13 +163,10 @@ std::vector<json> exemplars() {
             {{"at_s", 10}, {"job", "start"}, {"keys_per_run", 10}, {"interval_s", 1}},
             {{"at_s", 20}, {"sql", "DELETE FROM t_account WHERE open_id = 'x'"}, {"retry_s", 5}},
             {{"at_s", 30}, {"job", "stop"}}}}}}}},
-      // at_ms as a number: as a distribution it would be read as one (the schema allows both).
-      {{"name", "sessions"},
-       {"workload", {{"kind", "sessions"}}},
-       {"database", {{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL)"}}}},
-       {"steps", {{{"session", "s1"}, {"sql", "SELECT * FROM t WHERE k = ?"}, {"args", {"a"}}, {"at_ms", 0}}}},
-       {"expect", {{"steps.1.error", "= 0"}}}},
   };
+  for (const WorkloadKind* kind : workload_kinds())
+    if (json doc = kind->exemplar(); !doc.is_null()) out.push_back(std::move(doc));
+  return out;
 }
 
 // Whole numbers written as such (1000, not 1000.0): the schema is read by people too.

@@ -5,10 +5,12 @@
 // checkers count (models/workloads/<kind>/). The loader, the runner and the metrics' registry go
 // through the kinds and know none of them by name; adding one is its file, one line in
 // app/workloads/workload_kind.cpp, its rows in docs/scenario.md, and its test. A kind declares
-// each of its keys once (app/keys.hpp).
+// each of its keys once (app/keys.hpp), and keeps its own configuration in the scenario's
+// workload_config, of a type its file names (own_config below).
 
 #include <nlohmann/json.hpp>
 
+#include <any>
 #include <string>
 #include <vector>
 
@@ -37,8 +39,18 @@ class WorkloadKind {
   /// What else it reads of the document (null: the scenario has no "workload"), after its keys;
   /// throws InputError (file, JSON path, what was expected).
   virtual void load(const Reader* workload, const Reader& top, Scenario& s) const = 0;
+  /// Its share of the check of the population's size, what a trial may start (the batch
+  /// scheduler's consumers), made with the topology's and the clients' once those are read.
+  virtual void check_population(const Reader&, const Scenario&) const {}
   /// Checks of the whole scenario once its strategies are read (steps against the tables).
   virtual void check_scenario(const Reader&, const Scenario&) const {}
+  /// The tables its own model creates (the batch scheduler's t_task), whose names no scenario's
+  /// own table may take.
+  virtual std::vector<std::string> tables() const { return {}; }
+  /// A scenario of this kind that reaches each of its keys, which `locksim schema` reads
+  /// (app/schema.cpp); null where the documents there reach them. By default the kind named, with
+  /// nothing else: its keys of "workload" are read with their defaults.
+  virtual json exemplar() const;
   /// What else of the effective configuration it owns beyond its keys (the sessions' steps).
   virtual void effective(const Scenario&, json&) const {}
   /// The nodes of its own a fault may name beside the app servers (the sessions).
@@ -58,6 +70,20 @@ class WorkloadKind {
   /// phases), before its trials run.
   virtual void describe(const StrategyChoice&, reports::StrategyResult&) const {}
 };
+
+/// A kind's own configuration in `s` (Scenario::workload_config), of the type its file names:
+/// made with the model's defaults when its keys first read into it.
+template <class Config>
+Config& own_config(Scenario& s) {
+  if (!s.workload_config.has_value()) s.workload_config.emplace<Config>();
+  return std::any_cast<Config&>(s.workload_config);
+}
+/// The same, to read: the model's defaults where the scenario holds none.
+template <class Config>
+const Config& own_config(const Scenario& s) {
+  static const Config defaults{};
+  return s.workload_config.has_value() ? std::any_cast<const Config&>(s.workload_config) : defaults;
+}
 
 /// Every kind; the first is the default, a scenario without "workload".
 const std::vector<const WorkloadKind*>& workload_kinds();

@@ -53,6 +53,7 @@ class ClockStepsKind : public FaultKind {
   const char* meaning() const override {
     return "a node's wall clock jumps by step_ms at a set time (negative: backward), or drifts at drift_ppm from then on";
   }
+  json exemplar() const override { return {{{"node", "redis-1"}, {"step_ms", 10}}}; }
   std::shared_ptr<const Fault> load(const Reader& list, const NodeNames& names) const override {
     auto out = std::make_shared<ClockSteps>();
     each_entry(list, [&](const Reader& c) {

@@ -56,6 +56,7 @@ class CrashesKind : public FaultKind {
     return "a node goes down at a set time and restarts after its downtime, its memory lost (process_only: a Redis process "
            "dies, the OS page cache survives)";
   }
+  json exemplar() const override { return {{{"node", "redis-1"}}}; }
   std::shared_ptr<const Fault> load(const Reader& list, const NodeNames& names) const override {
     auto out = std::make_shared<Crashes>();
     each_entry(list, [&](const Reader& c) {

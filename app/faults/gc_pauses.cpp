@@ -42,6 +42,7 @@ class GcPausesKind : public FaultKind {
   const char* meaning() const override {
     return "stop-the-world pauses at drawn intervals and of drawn lengths, on every app server or the listed nodes";
   }
+  json exemplar() const override { return {{"nodes", {"app-1"}}}; }
   std::shared_ptr<const Fault> load(const Reader& g, const NodeNames& names) const override {
     g.only({"interval", "length", "nodes", "count_over_ms"});
     auto f = std::make_shared<GcPauses>();

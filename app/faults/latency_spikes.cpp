@@ -61,6 +61,7 @@ class LatencySpikesKind : public FaultKind {
   const char* meaning() const override {
     return "for length_ms from at_ms, messages to and from a node (or between two nodes) take factor times as long";
   }
+  json exemplar() const override { return {{{"node", "app-1"}, {"length_ms", 10}}, {{"between", {"app-1", "db-1"}}, {"length_ms", 10}}}; }
   std::shared_ptr<const Fault> load(const Reader& list, const NodeNames& names) const override {
     auto out = std::make_shared<LatencySpikes>();
     each_entry(list, [&](const Reader& r) {

@@ -61,6 +61,7 @@ class PartitionsKind : public FaultKind {
     return "every link between two sides (or from one side to the other) cut at a set time for a set length; messages across "
            "are lost (drop) or held until it heals (hold)";
   }
+  json exemplar() const override { return {{{"side_a", {"app-1"}}, {"side_b", {"db-1"}}, {"length_ms", 10}, {"one_way", true}}}; }
   std::shared_ptr<const Fault> load(const Reader& list, const NodeNames& names) const override {
     auto out = std::make_shared<Partitions>();
     each_entry(list, [&](const Reader& p) {

@@ -45,6 +45,7 @@ class PausesKind : public FaultKind {
  public:
   const char* key() const override { return "pauses"; }
   const char* meaning() const override { return "a node stops at a set time for a set length, then goes on where it was"; }
+  json exemplar() const override { return {{{"node", "app-1"}, {"length_ms", 10}}}; }
   std::shared_ptr<const Fault> load(const Reader& f, const NodeNames& names) const override {
     auto out = std::make_shared<Pauses>();
     each_entry(f, [&](const Reader& p) {

@@ -137,6 +137,11 @@ class PlacedKind : public FaultKind {
     return "faults given as a budget, not a time: explore --mode dfs places each at every point a process can be "
            "interrupted (before and after each message it sends)";
   }
+  json exemplar() const override {
+    return {{"pauses", {{"count", 1}, {"length_ms", {{"one_of_ms", {10, 20}}}}, {"nodes", {"app-1"}}}},
+            {"crashes", {{"count", 1}, {"nodes", {"app-1"}}}},
+            {"lost_messages", {{"count", 1}, {"nodes", {"app-1"}}}}};
+  }
   std::shared_ptr<const Fault> load(const Reader& e, const NodeNames& names) const override {
     e.only({"pauses", "crashes", "lost_messages"});
     auto f = std::make_shared<Placed>();

@@ -101,7 +101,8 @@ void load_lua_workload(const Reader& w, const Reader& top, Scenario& s) {
   }
   s.workload_file = given;
   s.workload = s.lua_workload->name;
-  if (s.workload == "account-bind" || s.workload == "batch-scheduler" || s.workload == "sessions")
+  if (const std::vector<std::string> built_in = workload_kind_names();
+      std::find(built_in.begin(), built_in.end(), s.workload) != built_in.end())
     throw InputError(fmt::format("{}: a Lua workload is named by its file: {} is a built-in workload's name", file, s.workload));
   declare_workload_metrics(file, s.lua_workload->metrics);
   auto& db = s.deployment.database;
@@ -119,6 +120,12 @@ class LuaWorkload : public WorkloadKind, public ClientWorkload {
   void load(const Reader* w, const Reader& top, Scenario& s) const override {
     w->only({"script", "params"});
     load_lua_workload(*w, top, s);
+  }
+  // A workload of the catalogue, with a parameter.
+  json exemplar() const override {
+    return {{"name", "lua-workload"},
+            {"workload", {{"script", "workloads/stock.lua"}, {"params", {{"stock", 2}}}}},
+            {"strategies", {{{"script", "workloads/stock/conditional-decrement.lua"}}}}};
   }
   void effective(const Scenario& s, json& doc) const override {
     json params = json::object();

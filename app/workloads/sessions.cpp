@@ -1,6 +1,7 @@
 // The sessions workload: the scenario's SQL steps, session by session, on one database; its
 // one strategy is the script itself. Its keys of "workload": how long a blocked step is given
-// before the next; its steps are the scenario's "steps".
+// before the next; its steps are the scenario's "steps". Both are its models::sessions::Script,
+// kept in the scenario.
 
 #include <zlib.h>
 
@@ -135,7 +136,7 @@ std::vector<reports::Timeline::Operation> history(const std::vector<reports::Ste
 }
 
 TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, bool in_full) {
-  models::sessions::Deployment deployment(std::move(engine), s.deployment, s.script);
+  models::sessions::Deployment deployment(std::move(engine), s.deployment, own_config<models::sessions::Script>(s));
   inject_faults(s, deployment.fault_surface());
   deployment.start();
   const sim::RunResult run = deployment.run();
@@ -175,19 +176,30 @@ class Sessions : public WorkloadKind {
   const char* name() const override { return "sessions"; }
   // How long a blocked step is given before the next.
   const Keys<Scenario>& keys() const override {
-    static const Keys<Scenario> keys = {keys::millis<Scenario>("settle_ms", [](auto& s) -> auto& { return s.script.settle; }, 0.001)};
+    static const Keys<Scenario> keys = {
+        keys::millis<Scenario>("settle_ms", [](auto& s) -> auto& { return own_config<models::sessions::Script>(s).settle; }, 0.001)};
     return keys;
   }
   std::vector<std::string> top_level_keys() const override { return {"steps"}; }
   void load(const Reader*, const Reader& top, Scenario& s) const override {
-    const sim::Duration settle = s.script.settle;
-    s.script = load_steps(top);
-    s.script.settle = settle;
+    models::sessions::Script& script = own_config<models::sessions::Script>(s);
+    const sim::Duration settle = script.settle;
+    script = load_steps(top);
+    script.settle = settle;
   }
-  void check_scenario(const Reader& top, const Scenario& s) const override { check_steps(top, s.script, s.deployment.database); }
-  void effective(const Scenario& s, json& doc) const override { doc["steps"] = steps_json(s.script); }
-  std::vector<std::string> node_names(const Scenario& s) const override { return s.script.sessions(); }
-  const models::sessions::Script* steps(const Scenario& s) const override { return &s.script; }
+  void check_scenario(const Reader& top, const Scenario& s) const override { check_steps(top, *steps(s), s.deployment.database); }
+  void effective(const Scenario& s, json& doc) const override { doc["steps"] = steps_json(*steps(s)); }
+  std::vector<std::string> node_names(const Scenario& s) const override { return steps(s)->sessions(); }
+  const models::sessions::Script* steps(const Scenario& s) const override { return &own_config<models::sessions::Script>(s); }
+  // A table for its steps, and a step with a ? and its argument, and a time: at_ms as a number
+  // (as a distribution it would be read as one; the schema allows both).
+  json exemplar() const override {
+    return {{"name", "sessions"},
+            {"workload", {{"kind", "sessions"}}},
+            {"database", {{"tables", {"CREATE TABLE t (id BIGINT AUTO_INCREMENT PRIMARY KEY, k VARCHAR(32) NOT NULL)"}}}},
+            {"steps", {{{"session", "s1"}, {"sql", "SELECT * FROM t WHERE k = ?"}, {"args", {"a"}}, {"at_ms", 0}}}},
+            {"expect", {{"steps.1.error", "= 0"}}}};
+  }
   TrialOutcome run_trial(const Scenario& s, const StrategyChoice&, std::uint64_t seed, TraceKept kept, sim::TieBreak tie_break,
                          sim::Chooser chooser, sim::Footprints* footprints) const override {
     return run_sessions_trial(s, engine_config(s, seed, kept, std::move(tie_break), std::move(chooser), footprints), kept == TraceKept::timeline);

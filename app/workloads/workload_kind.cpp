@@ -18,6 +18,8 @@ const Keys<Scenario>& WorkloadKind::keys() const {
   return none;
 }
 
+json WorkloadKind::exemplar() const { return {{"name", name()}, {"workload", {{"kind", name()}}}}; }
+
 const std::vector<const WorkloadKind*>& workload_kinds() {
   static const std::vector<const WorkloadKind*> kinds = {&account_bind_workload(), &batch_scheduler_workload(), &sessions_workload(),
                                                          &lua_workload()};

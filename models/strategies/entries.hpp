@@ -1,5 +1,6 @@
 #pragma once
-// The registry entry of each strategy, one per file.
+// The registry entry of each strategy of this folder, one per file. The strategies a workload
+// keeps in its own folder (models/workloads/<kind>/) are declared where the registry lists them.
 
 #include "models/strategies/strategy.hpp"
 
@@ -44,9 +45,5 @@ Entry rate_limit();
 Entry lock_plus_unique_index();
 Entry create_inside_txn();
 Entry create_then_txn();
-Entry publish_then_mark();
-Entry mark_then_publish();
-Entry cas_mark_then_publish();
-Entry sessions_script();
 
 }  // namespace models::strategies

@@ -4,6 +4,15 @@
 
 namespace models::strategies {
 
+// The strategies a workload keeps in its own folder: the batch scheduler's designs
+// (models/workloads/batch/strategies.cpp) and the sessions workload's script
+// (models/workloads/sessions/strategy.cpp). A new workload's are declared here, beside their place
+// in the list.
+Entry publish_then_mark();
+Entry mark_then_publish();
+Entry cas_mark_then_publish();
+Entry sessions_script();
+
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> all = {
       check_then_insert(),     unique_index(),          insert_catch_reselect(),  insert_ignore_reselect(),

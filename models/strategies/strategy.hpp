@@ -9,6 +9,7 @@
 // (Env::observed()). It knows nothing of scenario files or the command line: its
 // parameters are plain numbers by name.
 
+#include <any>
 #include <exception>
 #include <functional>
 #include <map>
@@ -20,7 +21,6 @@
 #include "models/app/remote.hpp"
 #include "models/app/server.hpp"
 #include "models/db/server.hpp"
-#include "models/workloads/batch/batch.hpp"
 #include "models/checkers/locks.hpp"
 #include "models/coord/consul.hpp"
 #include "models/coord/etcd.hpp"
@@ -283,14 +283,16 @@ class PlainCheckThenInsert : public Strategy {
 
 using Factory = std::function<std::unique_ptr<Strategy>(Env&, const Params&)>;
 
-/// The strategies of the batch-scheduler workload are designs of its scheduler and
-/// consumers rather than request handlers.
-using BatchFactory = std::function<batch::Design(const Params&)>;
+/// The strategies of a workload without clients are designs of its own parts rather than
+/// request handlers (the batch scheduler's: batch::Design of its scheduler and consumers). The
+/// entry makes the design from its parameters; the workload's trial takes it out by its type, so
+/// this header names no workload's design.
+using DesignFactory = std::function<std::any(const Params&)>;
 
 struct Entry {
   Info info;
-  Factory make;             // a handler of the workload's requests; empty for the workloads without clients
-  BatchFactory batch = {};  // the batch-scheduler design; empty for the others
+  Factory make;               // a handler of the workload's requests; empty for the workloads without clients
+  DesignFactory design = {};  // the design of a workload without clients; empty for the others
   /// The workload it is a strategy of: "account-bind", "batch-scheduler", "sessions" (whose one
   /// entry runs the scenario's own script), or a Lua workload's name. A scenario runs the
   /// strategies of its workload alone.

@@ -2,7 +2,8 @@
 // mark-then-publish and cas-mark-then-publish, each with the consumers' 2 -> 3 claim CAS
 // (or without it), the last with or without a reaper.
 
-#include "models/strategies/entries.hpp"
+#include "models/strategies/strategy.hpp"
+#include "models/workloads/batch/batch.hpp"
 
 namespace models::strategies {
 

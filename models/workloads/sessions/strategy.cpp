@@ -1,7 +1,7 @@
 // The sessions workload's one entry: its design is the scenario's own script of statements
 // (models/workloads/sessions/sessions.hpp), so there is nothing to choose and no parameter to set.
 
-#include "models/strategies/entries.hpp"
+#include "models/strategies/strategy.hpp"
 
 namespace models::strategies {
 
