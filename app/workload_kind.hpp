@@ -39,6 +39,9 @@ class WorkloadKind {
   /// What else it reads of the document (null: the scenario has no "workload"), after its keys;
   /// throws InputError (file, JSON path, what was expected).
   virtual void load(const Reader* workload, const Reader& top, Scenario& s) const = 0;
+  /// Whether its trials have clients (the "clients" section: count, operations, arrival,
+  /// traffic), which the shrinker may take away.
+  virtual bool has_clients() const { return false; }
   /// Its share of the check of the population's size, what a trial may start (the batch
   /// scheduler's consumers), made with the topology's and the clients' once those are read.
   virtual void check_population(const Reader&, const Scenario&) const {}
@@ -87,6 +90,8 @@ const Config& own_config(const Scenario& s) {
 
 /// Every kind; the first is the default, a scenario without "workload".
 const std::vector<const WorkloadKind*>& workload_kinds();
+/// The kind of a scenario's "workload" as written (absent: null), once the scenario is read.
+const WorkloadKind& workload_kind_of(const json& workload);
 /// The names of the kinds a scenario names by `workload.kind`.
 std::vector<std::string> workload_kind_names();
 

@@ -18,6 +18,7 @@
 #include "app/search/shrink.hpp"
 #include "app/fault_kind.hpp"
 #include "app/trial.hpp"
+#include "app/workload_kind.hpp"
 #include "sim/errors.hpp"
 
 namespace locksim {
@@ -153,9 +154,8 @@ void traffic_candidates(const Token& t, const json& traffic, const RunSize& size
 // the run first (clients, operations, faults), then shorter pauses, then simpler choices.
 std::vector<Token> candidates(const Token& t, const json& doc, const RunSize& size) {
   std::vector<Token> out;
-  // Clients are the account-bind workload's: the others have none to take away.
-  const json workload = doc.value("workload", json::object());
-  const bool has_clients = !workload.is_object() || workload.value("kind", "account-bind") == "account-bind";
+  // Only a workload with clients has clients to take away.
+  const bool has_clients = workload_kind_of(doc.value("workload", json())).has_clients();
   const json clients = doc.value("clients", json::object());
   if (has_clients && clients.is_object() && clients.contains("traffic")) {
     traffic_candidates(t, clients.at("traffic"), size, out);

@@ -18,6 +18,7 @@ namespace account_bind = models::workloads::account_bind;
 class AccountBind : public WorkloadKind, public ClientWorkload {
  public:
   const char* name() const override { return "account-bind"; }
+  bool has_clients() const override { return true; }
   const Keys<Scenario>& keys() const override {
     static const Keys<Scenario> keys = {keys::choice<Scenario>("operation", [](auto& s) -> auto& { return s.operation; }, {"bind", "rebind"})};
     return keys;

@@ -116,6 +116,7 @@ void load_lua_workload(const Reader& w, const Reader& top, Scenario& s) {
 class LuaWorkload : public WorkloadKind, public ClientWorkload {
  public:
   const char* name() const override { return "script"; }
+  bool has_clients() const override { return true; }
   bool claims(const json& workload) const override { return workload.is_object() && workload.contains("script"); }
   void load(const Reader* w, const Reader& top, Scenario& s) const override {
     w->only({"script", "params"});

@@ -26,6 +26,12 @@ const std::vector<const WorkloadKind*>& workload_kinds() {
   return kinds;
 }
 
+const WorkloadKind& workload_kind_of(const json& workload) {
+  for (const WorkloadKind* k : workload_kinds())
+    if (k->claims(workload) || (workload.is_string() && workload.get<std::string>() == k->name())) return *k;
+  return *workload_kinds().front();
+}
+
 std::vector<std::string> workload_kind_names() {
   std::vector<std::string> names;
   for (const WorkloadKind* k : workload_kinds())

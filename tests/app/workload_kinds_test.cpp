@@ -69,3 +69,15 @@ TEST_CASE("each workload kind's metrics are in the registry once, after those of
     }
   CHECK(of_kinds >= 5);  // account-bind's, the rollout's, the batch scheduler's, the sessions'
 }
+
+TEST_CASE("a scenario's workload as written names its kind, and only the kinds whose trials have clients give the shrinker "
+          "clients to take away") {
+  const auto kind_of = [](const nlohmann::json& workload) { return std::string(locksim::workload_kind_of(workload).name()); };
+  CHECK(kind_of(nullptr) == "account-bind");  // no "workload": the default kind
+  CHECK(kind_of({{"kind", "batch-scheduler"}}) == "batch-scheduler");
+  CHECK(kind_of("sessions") == "sessions");   // the short form
+  CHECK(kind_of({{"script", "workloads/x.lua"}}) == "script");
+  std::map<std::string, bool> with_clients;
+  for (const locksim::WorkloadKind* k : locksim::workload_kinds()) with_clients[k->name()] = k->has_clients();
+  CHECK(with_clients == std::map<std::string, bool>{{"account-bind", true}, {"batch-scheduler", false}, {"sessions", false}, {"script", true}});
+}
