@@ -88,6 +88,19 @@ Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
     }
     return Got::at_once;
   }
+  if (req.record && req.gap && !req.insert_intention) {
+    Lock record = record_lock(req.at, req.exclusive);
+    record.txn = txn.id;
+    if (holds(queue, record)) {
+      // It holds the record already (on its own, as strong): a next-key request that cannot be
+      // granted whole takes just its gap, which waits for nobody, rather than queue behind a
+      // request that waits for this very transaction (InnoDB's lock upgrade; conformance
+      // mtr-deadlock-on-lock-upgrade-scenario2-upgrade-no-deadlock).
+      Lock gap = gap_lock(req.exclusive, req.lo, req.hi);
+      queue.remove(&req);
+      return lock(txn, t, index, std::move(gap));
+    }
+  }
   if (txn.statement->on_locked != Statement::OnLocked::wait && req.record) {
     // NOWAIT fails with 1205 at once, as MariaDB 10.11 does; SKIP LOCKED leaves the row.
     queue.remove(&req);
