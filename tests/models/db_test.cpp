@@ -504,3 +504,39 @@ TEST_CASE("under READ COMMITTED with a unique index, after SELECT FOR UPDATE in 
   CHECK(d.rows_with("k").size() == 1);
   CHECK(d.server.database().stats().deadlocks == 0);
 }
+
+TEST_CASE("a transaction that holds rows' records and scans them FOR UPDATE behind another's waiting request takes the "
+          "gaps alone: no deadlock, and the waiter gets its row once the holder commits",
+          "[db]") {
+  // MariaDB's deadlock_on_lock_upgrade.test, scenario 2 (conformance
+  // mtr-deadlock-on-lock-upgrade-scenario2-upgrade-no-deadlock).
+  SqlDb d("CREATE TABLE t (id INT NOT NULL PRIMARY KEY)");
+  db::Result scanned, waited;
+  sim::Time scanned_at, waited_at;
+  d.a.node.spawn("holder", [&] {
+    auto c = d.a.pool.acquire();
+    c.execute(sql("INSERT INTO t (id) VALUES (1), (2)"));
+    c.begin();
+    c.execute(sql("SELECT id FROM t WHERE id = 1 FOR UPDATE"));
+    c.execute(sql("SELECT id FROM t WHERE id = 2 FOR UPDATE"));
+    sim::sleep_until(at_ms(40));
+    scanned = c.try_execute(sql("SELECT * FROM t FOR UPDATE"));
+    scanned_at = sim::now();
+    sim::sleep_until(at_ms(100));
+    c.commit();
+  });
+  d.b.node.spawn("waiter", [&] {
+    auto c = d.b.pool.acquire();
+    sim::sleep_until(at_ms(20));
+    c.begin();
+    waited = c.try_execute(sql("SELECT id FROM t WHERE id = 1 FOR UPDATE"));
+    waited_at = sim::now();
+    c.commit();
+  });
+  REQUIRE(d.engine.run().ok());
+  CHECK(scanned.code == Code::ok);
+  CHECK(scanned.rows.size() == 2);
+  CHECK(scanned_at < at_ms(60));  // granted at once: the gaps wait for no one
+  CHECK(waited.code == Code::ok);
+  CHECK(waited_at >= at_ms(100));  // behind the holder's record lock until its commit
+}
