@@ -42,7 +42,7 @@ struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-constexpr auto kTick = 100ms;               // the real server's tickTime (coord.py's zoo.cfg)
+constexpr auto kTick = 100ms;               // the real server's tickTime (suite/coord_servers.py's zoo.cfg)
 constexpr std::int64_t kZkBase = 0;        // a fresh server's zxid before the first session
 constexpr std::int64_t kEtcdBase = 1;       // a fresh store's revision
 constexpr auto kResumeRetry = 50ms;         // a resumed client's round trips, as the real side's
