@@ -517,7 +517,7 @@ TEST_CASE("a lock wait timeout carries MySQL's message and undoes only the state
   CHECK(r.waits[0].behind == std::vector<std::string>{"holder"});
 }
 
-TEST_CASE("REPLACE of a row the same in every column, on a table with that one unique key, counts no deletion; a row that "
+TEST_CASE("REPLACE of a row the same in every column, on a table with that one unique key, counts no deletion, and a row that "
           "differs counts its deletion",
           "[db]") {
   // MariaDB rewrites the row in place (conformance mtr-insert-into-empty-mdev29545-replace).
