@@ -214,15 +214,10 @@ int unique_keys(const Table& t) {
 }
 
 // Whether two rows hold the same values in every column but the model's own id.
-bool same_columns(const Values& a, const Values& b) {
-  const auto without_id = [](const Values& v) { return v.size() - v.count("id"); };
-  if (without_id(a) != without_id(b)) return false;
-  for (const auto& [column, value] : b) {
-    if (column == "id") continue;
-    const auto it = a.find(column);
-    if (it == a.end() || it->second != value) return false;
-  }
-  return true;
+bool same_columns(Values a, Values b) {
+  a.erase("id");
+  b.erase("id");
+  return a == b;
 }
 
 }  // namespace
