@@ -34,17 +34,16 @@ void LockSystem::regrant(LockQueue& queue) {
 }
 
 void LockSystem::release(const Txn& txn, std::map<std::string, Table>& tables) {
-  const auto release_in = [&](LockQueue& queue) {
-    if (queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(queue);
-  };
   for (auto& [name, t] : tables) {
-    release_in(t.autoinc_lock);
-    for (LockQueue& queue : t.locks) release_in(queue);
+    release_in(txn, t.autoinc_lock);
+    for (LockQueue& queue : t.locks) release_in(txn, queue);
   }
 }
 
-void LockSystem::release_autoinc(const Txn& txn, Table& t) {
-  if (t.autoinc_lock.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(t.autoinc_lock);
+void LockSystem::release_autoinc(const Txn& txn, Table& t) { release_in(txn, t.autoinc_lock); }
+
+void LockSystem::release_in(const Txn& txn, LockQueue& queue) {
+  if (queue.erase_if([&](const Lock& l) { return l.txn == txn.id && l.granted; }) > 0) regrant(queue);
 }
 
 void LockSystem::unlock_record(const Txn& txn, LockQueue& queue, const Entry& at) {

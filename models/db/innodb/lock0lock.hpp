@@ -56,6 +56,9 @@ class LockSystem {
   std::vector<Txn*> cycle_from(Txn& start) const;
 
  private:
+  // Releases `txn`'s granted locks in `queue`, granting what waited for them.
+  void release_in(const Txn& txn, LockQueue& queue);
+
   const std::map<TxnId, Txn*>& txns_;
 };
 
