@@ -106,6 +106,7 @@ void load_lua_workload(const Reader& w, const Reader& top, Scenario& s) {
     throw InputError(fmt::format("{}: a Lua workload is named by its file: {} is a built-in workload's name", file, s.workload));
   declare_workload_metrics(file, s.lua_workload->metrics);
   auto& db = s.deployment.database;
+  db.server.database.record_history = true;  // its transactions are the user's own: the anomaly checker reads them
   db.tables.insert(db.tables.end(), s.lua_workload->tables.begin(), s.lua_workload->tables.end());
   // The workload's own, not the scenario's: the effective configuration leaves them to its file.
   for (const auto& [table, values] : s.lua_workload->rows) db.rows.push_back({table, values, "workload"});

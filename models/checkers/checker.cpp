@@ -33,13 +33,14 @@ const Checker& unfinished_runs();
 const Checker& lock_wakeups();
 const Checker& client_errors();
 const Checker& script_errors();
+const Checker& anomalies();
 
 // The order of tables, and of `--property any`: the first finding listed is the one a
 // search shrinks towards.
 const std::vector<const Checker*>& registry() {
   static const std::vector<const Checker*> all = {
       &duplicate_rows(),   &lock_holds(),      &max_concurrent_holders(), &stuck_locks(),   &deadlocks(),
-      &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(), &script_errors(),
+      &dropped_requests(), &unfinished_runs(), &lock_wakeups(),           &client_errors(), &script_errors(), &anomalies(),
   };
   return all;
 }

@@ -185,6 +185,8 @@ const DatabaseStats& Database::stats() const { return model_->stats(); }
 
 std::uint64_t Database::bytes_held() const { return model_->bytes_held(); }
 
+const History* Database::history() const { return model_->history(); }
+
 std::uint64_t Database::row_bytes(const Values& values) { return detail::kInnoDbCosts.row + detail::kInnoDbCosts.of_version(RowValues(values)); }
 
 }  // namespace models::db

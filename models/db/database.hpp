@@ -503,6 +503,9 @@ struct DatabaseConfig {
   /// An online ADD INDEX's build time per row of the table: MariaDB 10.11 built a unique
   /// index on 3M rows in about 4 s (docs/sql.md, Online ALTER), 1.33 us a row.
   sim::Duration index_build_per_row = std::chrono::nanoseconds(1333);
+  /// Keep the trial's history of transactions (models/db/history.hpp) for the anomaly checker:
+  /// the workloads whose clients write SQL of their own ask for it.
+  bool record_history = false;
 };
 
 /// Where the server's time for one statement goes, as its service-time model draws it
@@ -523,6 +526,8 @@ struct StatementTiming {
 struct DatabaseStats {
   std::uint64_t statements = 0, commits = 0, rollbacks = 0, deadlocks = 0, lock_wait_timeouts = 0, duplicate_keys = 0, lock_waits = 0;
 };
+
+class History;  // models/db/history.hpp
 
 class Database {
  public:
@@ -587,6 +592,9 @@ class Database {
   static std::uint64_t row_bytes(const Values& values);
   const DatabaseConfig& config() const { return config_; }
   Engine engine() const { return config_.engine; }
+  /// The trial's history of transactions, where DatabaseConfig::record_history asked for one;
+  /// null otherwise.
+  const History* history() const;
 
   /// The engine's model behind these calls (models/db/model.hpp).
   class Model;

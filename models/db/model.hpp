@@ -35,6 +35,8 @@ class Database::Model {
   virtual std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever) const = 0;
   virtual const DatabaseStats& stats() const = 0;
   virtual std::uint64_t bytes_held() const = 0;
+  /// The trial's history (DatabaseConfig::record_history); null where none is kept.
+  virtual const History* history() const = 0;
 };
 
 std::unique_ptr<Database::Model> innodb_model(const DatabaseConfig& config);

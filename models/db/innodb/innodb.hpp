@@ -28,6 +28,7 @@
 #include "models/db/innodb/row0vers.hpp"
 #include "models/db/innodb/types.hpp"
 #include "models/db/innodb/user_locks.hpp"
+#include "models/db/history.hpp"
 #include "models/db/model.hpp"
 #include "models/db/rows.hpp"
 
@@ -37,8 +38,10 @@ class InnoDb final : public Database::Model {
  public:
   using SessionId = Database::SessionId;
   using RowVisitor = Database::RowVisitor;
-  explicit InnoDb(DatabaseConfig config) : config(config) {}
+  explicit InnoDb(DatabaseConfig config)
+      : config(config), recorder(config.record_history ? std::make_unique<History>() : nullptr) {}
   DatabaseConfig config;
+  std::unique_ptr<History> recorder;  // the trial's history, where DatabaseConfig::record_history asks for one
   DatabaseStats stats_;
   std::map<std::string, Table> tables;
   std::map<SessionId, SessionState> sessions;
@@ -119,6 +122,7 @@ class InnoDb final : public Database::Model {
   static Row row_of(std::int64_t id, const RowValues& values);
 
   std::vector<Row> select(Txn& txn, Table& t, const Statement& s);
+  void observed(const Txn& txn, std::int64_t id, const RowData& row, const Version& v);
 
   void add_version(Txn& txn, Table& t, std::int64_t id, Version v);
 
@@ -223,6 +227,7 @@ class InnoDb final : public Database::Model {
 
   const DatabaseStats& stats() const override { return stats_; }
   std::uint64_t bytes_held() const override { return bytes + origins.bytes(); }
+  const History* history() const override { return recorder.get(); }
 };
 
 }  // namespace models::db::innodb

@@ -12,6 +12,7 @@ void InnoDb::add_version(Txn& txn, Table& t, std::int64_t id, Version v) {
   auto [row, fresh] = t.rows.try_emplace(id);
   if (fresh) row->second = std::make_unique<RowData>();
   bytes += kInnoDbCosts.of_version(v.values) + (fresh ? kInnoDbCosts.row : 0);
+  if (recorder) recorder->wrote(txn.id, t.schema.name, id, v.values, v.deleted);
   row->second->push(std::move(v));
   txn.undo.push_back({&t, id});
 }
@@ -44,6 +45,7 @@ std::int64_t InnoDb::load_row_values(const std::string& name, const Values& give
   bytes += Database::row_bytes(values);
   RowData& row = *(t.rows[id] = std::make_unique<RowData>());
   row.push(Version{0, ++commits, false, t.stored(values)});
+  if (recorder) recorder->wrote(History::kSeed, t.schema.name, id, row.versions().back().values, false);
   const sim::Engine* engine = sim::Engine::current();
   origins.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
   if (key) t.entries.insert(StoredEntry(Entry{*key, id}));

@@ -33,6 +33,7 @@ bool reads_any(const Expr& e, const Pred& pred) {
 //   (semi-consistent read).
 std::vector<std::int64_t> InnoDb::locate_locked(Txn& txn, Table& t, const Statement& where, bool exclusive, bool dml) {
   take_table_lock(txn, &t, exclusive);
+  if (recorder) txn.statement->predicate = recorder->predicate(txn.id, t.schema.name, where, commits);
   const Path p = path_for(t, where);
   txn.statement->enough.reset();
   txn.statement->pushed = dml ? std::nullopt : pushed_condition(t, p, where);  // (UPDATE and DELETE check the whole WHERE on the row)
@@ -120,7 +121,10 @@ bool InnoDb::visit(Txn& txn, Table& t, int index, const Entry& e, bool record_on
     probe.txn = txn.id;
     const auto& here = queue_of(t, cx).on(row_entry);  // a record probe waits only for its own entry's locks
     const bool busy = std::any_of(here.begin(), here.end(), [&](const Lock* l) { return l->txn != txn.id && has_to_wait(probe, *l); });
-    if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) return false;
+    if (busy && (committed == nullptr || committed->deleted || !matches(committed->values, where))) {
+      if (committed != nullptr) observed(txn, id, row, *committed);
+      return false;
+    }
   }
   Lock mine = record_lock(row_entry, exclusive);
   mine.txn = txn.id;
@@ -144,6 +148,7 @@ bool InnoDb::visit(Txn& txn, Table& t, int index, const Entry& e, bool record_on
     return false;
   }
   const Version* v = t.rows.count(id) ? current(*t.rows.at(id)) : nullptr;
+  if (v != nullptr) observed(txn, id, *t.rows.at(id), *v);
   const bool match = v != nullptr && !v->deleted && matches(v->values, where);
   if (match) {
     kept.push_back(id);
@@ -188,6 +193,12 @@ Values entry_row(const std::vector<std::string>& columns, const Entry& e) {
   for (std::size_t i = 0; i < e.key.size() && i < columns.size(); ++i) row.emplace(columns[i], e.key[i]);
   if (e.key.size() < columns.size()) row.emplace(columns.back(), Value{e.id});
   return row;
+}
+
+// Notes in the trial's history that the running statement looked at version `v` of row `id`.
+void InnoDb::observed(const Txn& txn, std::int64_t id, const RowData& row, const Version& v) {
+  if (recorder && txn.statement != nullptr && txn.statement->predicate && !v.deleted)
+    recorder->read(*txn.statement->predicate, id, v.txn, ordinal(row, v));
 }
 
 // A point search or a scan (Path without ranges).
@@ -326,8 +337,17 @@ std::vector<Row> InnoDb::select(Txn& txn, Table& t, const Statement& s) {
     return out;
   }
   const std::uint64_t view = read_view(txn);
+  const std::optional<std::uint32_t> predicate =
+      recorder ? recorder->predicate(txn.id, t.schema.name, s, txn.isolation == Isolation::read_uncommitted ? commits : view) : std::nullopt;
+  // A statement that reads only the rows it returns (History::rows_only) records them once they are known.
+  const bool rows_only = History::rows_only(s);
+  std::map<std::int64_t, std::pair<TxnId, std::size_t>> versions_read;
   const auto read = [&](std::int64_t id, const RowData& row) {
     const Version* v = visible(row, txn, view);
+    if (predicate && v != nullptr && !v->deleted) {
+      if (rows_only) versions_read.emplace(id, std::make_pair(v->txn, ordinal(row, *v)));
+      else recorder->read(*predicate, id, v->txn, ordinal(row, *v));
+    }
     if (v != nullptr && !v->deleted && matches(v->values, s)) out.push_back(row_of(id, v->values));
   };
   // A key the statement names: only its rows can match, and every version holding a key has
@@ -358,6 +378,9 @@ std::vector<Row> InnoDb::select(Txn& txn, Table& t, const Statement& s) {
       std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) { return key_of(t, a.values) < key_of(t, b.values); });
   }
   order_and_limit(s, Engine::mariadb, out);
+  if (predicate && rows_only)
+    for (const Row& r : out)
+      if (const auto it = versions_read.find(r.id); it != versions_read.end()) recorder->read(*predicate, r.id, it->second.first, it->second.second);
   return out;
 }
 

@@ -33,6 +33,17 @@ inline const Version* visible(const RowData& row, const Txn& txn, std::uint64_t 
     if (it->txn == txn.id || (it->commit != 0 && it->commit <= view)) return &*it;
   return nullptr;
 }
+// Which of its writer's versions of the row `v` is, counting those that delete nothing, from 0
+// (what History::read names it by).
+inline std::size_t ordinal(const RowData& row, const Version& v) {
+  std::size_t n = 0;
+  for (const Version& other : row.versions()) {
+    if (&other == &v) return n;
+    n += other.txn == v.txn && !other.deleted;
+  }
+  return n;
+}
+
 // A row the indexes still have entries for: not deleted by a committed delete (purge is
 // not modelled: a committed delete takes the entries away at once).
 inline bool live(const RowData& row) {

@@ -10,6 +10,7 @@ Txn& InnoDb::begin(SessionState& s, bool explicit_) {
   s.txn->id = next_txn++;
   s.txn->explicit_ = explicit_;
   s.txn->session = &s;
+  if (recorder) recorder->began(s.txn->id, s.who);
   s.txn->isolation = s.next_isolation.value_or(s.isolation);
   s.next_isolation.reset();
   txns[s.txn->id] = s.txn.get();
@@ -24,6 +25,7 @@ void InnoDb::undo_to(Txn& txn, std::size_t mark) {
     auto row = t.rows.find(u.id);
     RowData& data = *row->second;
     const Version undone = data.pop();
+    if (recorder) recorder->undone(txn.id, t.schema.name, u.id);
     bytes -= kInnoDbCosts.of_version(undone.values);
     // An entry no remaining version holds leaves its index.
     boost::container::small_vector<std::pair<int, Entry>, 1> gone;
@@ -64,6 +66,7 @@ void InnoDb::commit(Txn& txn) {
   for (const Undo& u : txn.undo)
     for (Version& v : u.table->rows.at(u.id)->versions())
       if (v.txn == txn.id && v.commit == 0) v.commit = commits;
+  if (recorder) recorder->committed(txn.id, commits);
   finish(txn);
   purge_race(purged);
   ++stats_.commits;

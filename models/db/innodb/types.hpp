@@ -333,6 +333,8 @@ struct StatementState {
   std::optional<std::int64_t> generated_id{};
   std::optional<std::int64_t> assigned_id{};
   std::vector<LockWait> waits{};  // its lock waits, as Result::waits shows them
+  // Its reading of the table in the trial's history (History::predicate), where one is kept.
+  std::optional<std::uint32_t> predicate{};
 };
 
 struct Txn {

@@ -20,8 +20,10 @@ std::vector<std::pair<std::int64_t, std::size_t>> Postgres::scan(SessionState& s
   const std::uint64_t snap = snapshot(s);
   const Xid me = s.txn->xid;
   std::vector<std::pair<std::int64_t, std::size_t>> out;
+  s.predicate = recorder_ ? recorder_->predicate(me, t.schema.name, st, snap) : std::nullopt;
   const auto consider = [&](std::int64_t id, const RowChain& row) {
     const std::optional<std::size_t> v = visible(row, me, snap);
+    if (v && !History::rows_only(st)) observed(s, t, id, *v);
     if (v && matches(row.versions[*v].values, st)) out.emplace_back(id, *v);
   };
   const auto named = std::find_if(st.where.begin(), st.where.end(), [&](const Condition& c) {
@@ -49,6 +51,15 @@ std::vector<std::pair<std::int64_t, std::size_t>> Postgres::scan(SessionState& s
   return out;
 }
 
+void Postgres::observed(const SessionState& s, const Table& t, std::int64_t id, std::size_t place) {
+  if (!recorder_ || !s.predicate) return;
+  const auto& versions = t.rows.at(id).versions;
+  const Xid writer = versions[place].xmin;
+  const auto ordinal = std::count_if(versions.begin(), versions.begin() + static_cast<std::ptrdiff_t>(place),
+                                     [&](const Tuple& v) { return v.xmin == writer; });
+  recorder_->read(*s.predicate, id, writer, static_cast<std::size_t>(ordinal));
+}
+
 // Locks a row the statement found in its snapshot (the version at `seen`), as heap_lock_tuple
 // and EvalPlanQual do: waits for a conflicting holder; a row changed since the snapshot is
 // read again under READ COMMITTED (its WHERE checked anew; nullopt when it no longer
@@ -62,6 +73,7 @@ std::optional<std::size_t> Postgres::lock_row(SessionState& s, Table& t, std::in
   const std::size_t now = newest(row, me);
   const Tuple& latest = row.versions[now];
   const bool deleted = latest.xmax != 0 && latest.xmax != me && latest.xmax_commit != 0;
+  if (!deleted) observed(s, t, id, now);
   if (now == seen && !deleted) return now;
   if (!per_statement(*s.txn))
     throw Failure{Code::serialization_failure,
@@ -112,8 +124,13 @@ std::vector<Row> Postgres::select(SessionState& s, Table& t, const Statement& st
     for (const auto& [id, v] : locked_rows(s, t, st, mode_of(st.lock))) out.push_back(row_of(id, t.rows.at(id).versions[v].values));
     return out;
   }
-  for (const auto& [id, v] : scan(s, t, st)) out.push_back(row_of(id, t.rows.at(id).versions[v].values));
+  const auto found = scan(s, t, st);
+  for (const auto& [id, v] : found) out.push_back(row_of(id, t.rows.at(id).versions[v].values));
   order_and_limit(st, Engine::postgresql, out);
+  if (recorder_ && History::rows_only(st)) {  // what it read: the rows it returns
+    const std::map<std::int64_t, std::size_t> place(found.begin(), found.end());
+    for (const Row& r : out) observed(s, t, r.id, place.at(r.id));
+  }
   return out;
 }
 

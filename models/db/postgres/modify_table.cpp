@@ -19,6 +19,7 @@ void Postgres::add_version(SessionState& s, Table& t, std::int64_t id, const Val
   add_index_entries(t, id, values, bytes_);
   auto [row, fresh] = t.rows.try_emplace(id);
   bytes_ += kPostgresCosts.of_version(values) + (fresh ? kPostgresCosts.row : 0);
+  if (recorder_) recorder_->wrote(s.txn->xid, t.schema.name, id, values, false);
   row->second.versions.push_back(Tuple{s.txn->xid, 0, 0, 0, std::move(values)});
   if (origin != nullptr) origins_.keep(row->second.origin, origin->who, origin->transaction, origin->inserted_at);
   s.txn->undo.push_back({Undo::Kind::created, &t, id});
@@ -27,6 +28,7 @@ void Postgres::add_version(SessionState& s, Table& t, std::int64_t id, const Val
 void Postgres::mark_deleted(SessionState& s, Table& t, std::int64_t id) {
   if (serializable(*s.txn)) ssi_.write(s.txn->xid, t, id, key_of(t, t.rows.at(id).versions.back().values).value_or(Value{}));
   t.rows.at(id).versions.back().xmax = s.txn->xid;
+  if (recorder_) recorder_->wrote(s.txn->xid, t.schema.name, id, t.rows.at(id).versions.back().values, true);
   s.txn->undo.push_back({Undo::Kind::deleted, &t, id});
 }
 

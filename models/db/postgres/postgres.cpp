@@ -109,6 +109,7 @@ std::int64_t Postgres::load_row(const std::string& name, const Values& given, st
   bytes_ += kPostgresCosts.row + kPostgresCosts.of_version(RowValues(values));
   RowChain& row = t.rows[id];
   row.versions.push_back(Tuple{0, ++commits_, 0, 0, t.stored(values)});
+  if (recorder_) recorder_->wrote(History::kSeed, name, id, row.versions.back().values, false);
   const sim::Engine* engine = sim::Engine::current();
   origins_.keep(row.origin, std::move(who), 0, engine != nullptr ? engine->now() : sim::Time{});
   if (key) t.entries.insert(Entry{*key, id});

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "models/db/database.hpp"
+#include "models/db/history.hpp"
 #include "models/db/model.hpp"
 #include "models/db/postgres/heap.hpp"
 #include "models/db/postgres/lock.hpp"
@@ -77,6 +78,7 @@ struct SessionState {
   std::set<LockKey> advisory;  // session-level advisory keys it holds
   // While it waits: for what, and since when.
   std::optional<LockKey> waiting_on{};
+  std::optional<std::uint32_t> predicate{};  // its statement's reading of a table in the history, where one is kept
   std::list<Waiter>::iterator waiter{};
   std::vector<LockWait> waits;  // the current statement's
   sim::Time statement_start{};
@@ -107,7 +109,8 @@ std::vector<std::pair<int, bool>> probes_of(const Table& t, const Arbiters& arbi
 
 class Postgres final : public Database::Model {
  public:
-  explicit Postgres(DatabaseConfig config) : config_(config) {}
+  explicit Postgres(DatabaseConfig config)
+      : config_(config), recorder_(config.record_history ? std::make_unique<History>() : nullptr) {}
 
   // --- The engine's side of Database's calls (postgres.cpp)
   void create_table(TableSchema schema) override;
@@ -124,6 +127,7 @@ class Postgres final : public Database::Model {
   std::vector<RowRecord> rows_sharing(const std::string& table, const std::string& column, bool ever) const override;
   const DatabaseStats& stats() const override;
   std::uint64_t bytes_held() const override;
+  const History* history() const override { return recorder_.get(); }
   Table& table(const std::string& name);
   const Table& const_table(const std::string& name) const;
 
@@ -194,6 +198,10 @@ class Postgres final : public Database::Model {
   Result end_block(SessionState& s, const Statement& st, const StatementTiming& timing);
 
   DatabaseConfig config_;
+  std::unique_ptr<History> recorder_;  // the trial's history, where DatabaseConfig::record_history asks for one
+  // Notes in the history that the statement whose reading is `s.predicate` looked at `row`'s
+  // version at `place` (heapam.cpp).
+  void observed(const SessionState& s, const Table& t, std::int64_t id, std::size_t place);
   DatabaseStats stats_;
   std::map<std::string, Table> tables_;
   std::map<SessionId, SessionState> sessions_;

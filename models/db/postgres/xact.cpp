@@ -23,6 +23,7 @@ Txn& Postgres::begin(SessionState& s, bool explicit_) {
   txn.isolation = s.next_isolation.value_or(s.isolation);
   s.next_isolation.reset();
   open_xids_.insert(txn.xid);
+  if (recorder_) recorder_->began(txn.xid, s.who);
   take(s, LockKey{LockKey::Kind::transaction, nullptr, static_cast<std::int64_t>(txn.xid)}, Mode::update, true);
   return txn;
 }
@@ -36,6 +37,7 @@ void Postgres::undo_to(Txn& txn, std::size_t keep) {
     txn.undo.pop_back();
     Table& t = *u.table;
     auto row = t.rows.find(u.id);
+    if (recorder_) recorder_->undone(txn.xid, t.schema.name, u.id);
     if (u.kind == Undo::Kind::deleted) {
       for (Tuple& v : row->second.versions)
         if (v.xmax == txn.xid) v.xmax = 0;
@@ -157,6 +159,7 @@ void Postgres::commit(SessionState& s) {
       if (v.xmin == txn.xid && v.xmin_commit == 0) v.xmin_commit = commits_;
       if (v.xmax == txn.xid && v.xmax_commit == 0) v.xmax_commit = commits_;
     }
+  if (recorder_) recorder_->committed(txn.xid, commits_);
   end(s);
   ssi_.prune();
   ++stats_.commits;

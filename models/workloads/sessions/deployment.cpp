@@ -7,7 +7,9 @@ Deployment::Deployment(sim::EngineConfig engine, const DeploymentConfig& config,
   std::vector<Node*> session_nodes;
   for (const std::string& name : script.sessions()) session_nodes.push_back(&add_node(name));
   Node& driver = add_node("script");
-  database_ = std::make_unique<db::Server>(network_, add_node("db-1"), config.database.server);
+  db::ServerConfig server = config.database.server;
+  server.database.record_history = true;  // its steps' transactions are the user's own: the anomaly checker reads them
+  database_ = std::make_unique<db::Server>(network_, add_node("db-1"), std::move(server));
   if (engine_.config().trace == sim::TraceMode::full) database_->keep_log();
   load_tables(*database_, config.database);
   sessions_ = std::make_unique<Sessions>(network_, std::move(session_nodes), driver, *database_, std::move(script));
