@@ -12,6 +12,7 @@
 #include "app/fault_kind.hpp"
 #include "app/metrics.hpp"
 #include "app/workload_kind.hpp"
+#include "models/checkers/anomalies.hpp"
 #include "reports/explain.hpp"
 #include "sim/errors.hpp"
 
@@ -89,6 +90,25 @@ TrialOutcome run_trial(const Scenario& s, const StrategyChoice& choice, std::uin
                                          choice.shown(), seed, scheduled ? " under an explorer's schedule" : "", e.what(),
                                          choice.shown(), seed));
   }
+}
+
+std::vector<reports::Timeline::Anomaly> anomalies_told(const models::db::Database& database, const reports::Timeline& timeline) {
+  std::vector<reports::Timeline::Anomaly> out;
+  if (database.history() == nullptr) return out;
+  // A session is its lane (the sessions workload); a client's connection is named as its statements' runner.
+  const auto lane_of = [&](const std::string& who) {
+    for (const auto& st : timeline.statements)
+      if (st.who.text == who) return st.who.lane;
+    return who;
+  };
+  for (auto& a : models::checkers::explain_anomalies(*database.history())) {
+    reports::Timeline::Anomaly told{a.metric, std::move(a.text)};
+    for (const auto& who : a.who)
+      if (std::string lane = lane_of(who); std::find(told.lanes.begin(), told.lanes.end(), lane) == told.lanes.end())
+        told.lanes.push_back(std::move(lane));
+    out.push_back(std::move(told));
+  }
+  return out;
 }
 
 }  // namespace locksim

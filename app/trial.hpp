@@ -44,4 +44,7 @@ void count_faults(const Scenario& s, const models::FaultSurface& surface, sim::T
 /// What the checkers found, as a trial's outcome.
 void take_findings(models::checkers::Findings&& f, TrialOutcome& out);
 void add_time(models::TimeSpent& sum, const models::TimeSpent& t);
+/// The isolation anomalies of the trial's history of transactions, where `database` keeps one,
+/// each with the lanes of `timeline`'s diagram its sessions run in (docs/anomalies.md).
+std::vector<reports::Timeline::Anomaly> anomalies_told(const models::db::Database& database, const reports::Timeline& timeline);
 }  // namespace locksim

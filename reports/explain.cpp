@@ -678,6 +678,10 @@ std::vector<std::string> explain(const Timeline& t, const std::vector<std::strin
     }
   }
   out = collapse_repeats(std::move(out));
+  for (const auto& a : t.anomalies) {
+    out.push_back(fmt::format("An isolation anomaly in the transactions' history (docs/anomalies.md), {}.", a.text));
+    told.insert(a.metric);
+  }
   for (const auto& f : fired) {
     const std::string name = f.substr(0, f.find(' '));
     if (told.count(name)) continue;

@@ -153,6 +153,7 @@ Focus focus(const Timeline& t, const std::vector<std::string>& fired, const std:
   out.schedule = t.schedule;
   out.end_s = t.end_s;
   out.operations = t.operations;
+  out.anomalies = t.anomalies;
   double from = t.end_s, to = 0;
   const auto span = [&](double a, double b) {
     from = std::min(from, a);

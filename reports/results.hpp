@@ -197,6 +197,15 @@ struct Timeline {
   std::vector<Operation> history{};  // in the order they were invoked; the first kHistoryKept
   std::uint64_t history_left_out = 0;
   static constexpr std::size_t kHistoryKept = 100'000;
+  /// The first isolation anomaly of each class found in the trial's history of transactions
+  /// (docs/anomalies.md): its metric ("anomalies.g_single"), its cycle in words, and the lanes
+  /// of the sessions whose transactions make it, which the diagram marks.
+  struct Anomaly {
+    std::string metric;
+    std::string text;
+    std::vector<std::string> lanes{};
+  };
+  std::vector<Anomaly> anomalies{};
   bool worth_drawing() const { return !inserts.empty() || bars.size() > 1; }
 };
 

@@ -599,15 +599,25 @@ std::string sequence_svg(const Timeline& t, const std::string& title, std::size_
     }
   }
   // Lanes: a head and a line.
+  // The sessions of an isolation anomaly's cycle: their heads in red, with the anomaly as their title.
+  std::map<std::string, std::string> in_cycle;
+  for (const auto& a : t.anomalies)
+    for (const auto& lane : a.lanes) in_cycle.emplace(lane, a.text);
   std::string heads;
-  for (const auto& lane : lanes)
-    heads += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x_of(lane), kTop - 12,
-                         html::escape(cut(lane, 34)));
+  for (const auto& lane : lanes) {
+    const auto cycle = in_cycle.find(lane);
+    heads += cycle == in_cycle.end()
+                 ? fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x_of(lane), kTop - 12,
+                               html::escape(cut(lane, 34)))
+                 : fmt::format("<text class=\"anomaly\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\" fill=\"#c03030\">"
+                               "<title>{}</title>{}</text>\n",
+                               x_of(lane), kTop - 12, html::escape(cycle->second), html::escape(cut(lane, 34)));
+  }
   svg += heads;
   for (const auto& lane : lanes) {
     const int x = x_of(lane);
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#bbbbbb\" stroke-dasharray=\"4 3\"/>\n", x, kTop - 6,
-                       height - 30);
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"4 3\"/>\n", x, kTop - 6,
+                       height - 30, in_cycle.count(lane) ? "#c03030" : "#bbbbbb");
   }
   // Arrows to whom a row waited behind, or whose lock its DEL removed: level, on the row.
   std::string wait_arrows;

@@ -51,7 +51,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Statement, from_s, to_s, who, sql, 
                                    message, waits, waited_for, cycle, undone, undone_rows, held, held_cut)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Message, from, to, request, reply, sent_s, arrived_s, taken_s, replied_s, returned_s,
                                    gave_up_s, operation, attempt)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline::Anomaly, metric, text, lanes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Timeline, seed, schedule, end_s, bars, bands, inserts, statements, messages, calls_left_out,
-                                   bands_left_out, operations)
+                                   bands_left_out, operations, anomalies)
 
 }  // namespace locksim::reports

@@ -138,6 +138,7 @@ TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s,
     out.timeline.operations = out.operations;
     out.timeline.history = history(s, seed, operations);
     out.timeline.history_left_out = out.operations > out.timeline.history.size() ? out.operations - out.timeline.history.size() : 0;
+    out.timeline.anomalies = anomalies_told(deployment.database(), out.timeline);
   }
   return out;
 }

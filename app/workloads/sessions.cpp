@@ -167,6 +167,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
     for (const auto& r : records) out.steps.push_back(step_result(r, deployment.database().engine()));
     for (const auto& t : tables) out.tables.push_back(table_result(t));
     out.timeline.history = history(out.steps);
+    out.timeline.anomalies = anomalies_told(deployment.database(), out.timeline);
   }
   return out;
 }

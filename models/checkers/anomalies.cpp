@@ -57,6 +57,14 @@ constexpr Metric kMetrics[] = {
      "(a row it did not see)"},
 };
 
+// The sessions that ran `txns`, each once, in order.
+std::vector<std::string> who_of(const History& h, const std::vector<Txn>& txns) {
+  std::vector<std::string> out;
+  for (const Txn t : txns)
+    if (std::string who = h.who(t); !who.empty() && std::find(out.begin(), out.end(), who) == out.end()) out.push_back(std::move(who));
+  return out;
+}
+
 class Graph {
  public:
   explicit Graph(const History& h) : h_(h) {}
@@ -149,7 +157,7 @@ class Graph {
   }
 
   // The cycle `nodes` (the first again at the end implied), each step explained.
-  std::string explain(const char* name, const std::vector<Txn>& cycle, unsigned mask) const {
+  Anomaly explain(const char* metric, const char* name, const std::vector<Txn>& cycle, unsigned mask) const {
     std::string text = fmt::format("{}: ", name);
     for (std::size_t i = 0; i < cycle.size(); ++i) text += h_.name(cycle[i]) + " -> ";
     text += h_.name(cycle.front()) + ": ";
@@ -157,7 +165,7 @@ class Graph {
       const Txn a = cycle[i], b = cycle[(i + 1) % cycle.size()];
       text += (i ? "; " : "") + reason(a, b, edges_.at(a).at(b) & mask);
     }
-    return text;
+    return Anomaly{metric, std::move(text), who_of(h_, cycle)};
   }
 
  private:
@@ -200,11 +208,14 @@ class Anomalies : public Checker {
   std::vector<MetricInfo> metrics() const override {
     std::vector<MetricInfo> out;
     for (const Metric& m : kMetrics)
-      out.push_back({.name = m.name, .unit = "anomalies", .meaning = std::string(m.meaning) + " (sessions and Lua workloads; docs/anomalies.md)", .finding = true});
+      out.push_back({.name = m.name,
+                     .unit = "anomalies",
+                     .meaning = std::string(m.meaning) + " (sessions and Lua workloads; docs/anomalies.md)",
+                     .finding = true});
     out.push_back({.name = "anomalies.unchecked",
                    .unit = "trials",
                    .meaning = "trials whose history of transactions was too long to check for anomalies (sessions and Lua workloads; "
-                               "docs/anomalies.md)",
+                              "docs/anomalies.md)",
                    .per_operation = false});
     return out;
   }
@@ -215,11 +226,9 @@ class Anomalies : public Checker {
 };
 
 // Counts each cycle once, as its most specific class, and explains the first of each.
-void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<std::string>& examples);
+void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<Anomaly>& examples);
 
-}  // namespace
-
-void find_anomalies(const History& h, Findings& out) {
+void analyse(const History& h, Findings& out, std::vector<Anomaly>& examples) {
   for (const Metric& m : kMetrics) out.set(m.name, 0);
   if (h.overflowed()) {
     out.set("anomalies.unchecked", 1);
@@ -262,7 +271,7 @@ void find_anomalies(const History& h, Findings& out) {
   // Each statement's reading: the rows it looked at, then every row of its table.
   std::map<std::uint32_t, std::map<std::int64_t, std::size_t>> looked_at;  // by predicate: row -> write
   for (const auto& r : h.reads()) looked_at[r.predicate][r.row] = r.write;
-  std::string g1a_example, g1b_example;
+  std::optional<Anomaly> g1a_example, g1b_example;
   for (std::uint32_t p = 0; p < h.predicates().size(); ++p) {
     const History::Predicate& pred = h.predicates()[p];
     if (!committed(pred.txn)) continue;
@@ -276,15 +285,19 @@ void find_anomalies(const History& h, Findings& out) {
       if (write.txn == reader) continue;
       if (write.undone) {
         out.add("anomalies.g1a", 1);
-        if (g1a_example.empty())
-          g1a_example = fmt::format("G1a: {} read {} {} in {}, which {} wrote and rolled back", h.name(reader), row_name(write),
-                                    shown(write.values, false), reading, h.name(write.txn));
+        if (!g1a_example)
+          g1a_example = Anomaly{"anomalies.g1a",
+                                fmt::format("G1a: {} read {} {} in {}, which {} wrote and rolled back", h.name(reader), row_name(write),
+                                            shown(write.values, false), reading, h.name(write.txn)),
+                                who_of(h, {reader, write.txn})};
       } else if (versions.place[w] >= 0 &&
                  !is_last_of_writer(versions.rows.at({write.table, write.row}), static_cast<std::size_t>(versions.place[w]))) {
         out.add("anomalies.g1b", 1);
-        if (g1b_example.empty())
-          g1b_example = fmt::format("G1b: {} read {} {} in {}, a version {} changed again before it committed", h.name(reader),
-                                    row_name(write), shown(write.values, false), reading, h.name(write.txn));
+        if (!g1b_example)
+          g1b_example = Anomaly{"anomalies.g1b",
+                                fmt::format("G1b: {} read {} {} in {}, a version {} changed again before it committed", h.name(reader),
+                                            row_name(write), shown(write.values, false), reading, h.name(write.txn)),
+                                who_of(h, {reader, write.txn})};
       }
     }
     for (auto it = versions.rows.lower_bound({pred.table, std::numeric_limits<std::int64_t>::min()});
@@ -346,15 +359,28 @@ void find_anomalies(const History& h, Findings& out) {
       }
     }
   }
-  std::vector<std::string> examples;
-  if (!g1a_example.empty()) examples.push_back(g1a_example);
-  if (!g1b_example.empty()) examples.push_back(g1b_example);
+  if (g1a_example) examples.push_back(std::move(*g1a_example));
+  if (g1b_example) examples.push_back(std::move(*g1b_example));
   classify(g, steps, out, examples);
-  for (auto& e : examples) out.examples.push_back(std::move(e));
+}
+
+}  // namespace
+
+void find_anomalies(const History& h, Findings& out) {
+  std::vector<Anomaly> found;
+  analyse(h, out, found);
+  for (auto& a : found) out.examples.push_back(std::move(a.text));
+}
+
+std::vector<Anomaly> explain_anomalies(const History& h) {
+  Findings counts;
+  std::vector<Anomaly> found;
+  analyse(h, counts, found);
+  return found;
 }
 
 namespace {
-void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<std::string>& examples) {
+void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<Anomaly>& examples) {
   const auto cyclic_components = [&](unsigned mask, unsigned needs) {
     // Components of `mask`'s edges with an edge of `needs` inside: one cycle each.
     const std::map<Txn, int> component = g.components(mask);
@@ -372,7 +398,7 @@ void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<s
   const auto report = [&](const char* metric, const char* name, const std::map<int, std::pair<Txn, Txn>>& found, unsigned mask) {
     out.set(metric, static_cast<double>(found.size()));
     if (!found.empty())
-      examples.push_back(g.explain(name, cycle_through(found.begin()->second.first, found.begin()->second.second, mask), mask));
+      examples.push_back(g.explain(metric, name, cycle_through(found.begin()->second.first, found.begin()->second.second, mask), mask));
   };
   report("anomalies.g0", "G0", cyclic_components(kWw, kWw), kWw);
   const auto g1c = cyclic_components(kWw | kWr, kWr);
@@ -381,17 +407,17 @@ void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<s
   // inside a component of every edge can close a cycle.
   const std::map<Txn, int> all = g.components(kWw | kWr | kRw);
   std::set<std::pair<Txn, Txn>> single;
-  std::string single_example;
+  std::optional<Anomaly> single_example;
   for (const auto& [from, to_list] : g.edges())
     for (const auto& [to, m] : to_list) {
       if (!(m & kRw) || all.at(from) != all.at(to) || steps > kMostSteps) continue;
       std::vector<Txn> back = g.path(to, from, kWw | kWr, steps);
       if (back.empty()) continue;
       single.insert({from, to});
-      if (single_example.empty()) {
+      if (!single_example) {
         back.pop_back();
         back.insert(back.begin(), from);
-        single_example = g.explain("G-single", back, kWw | kWr | kRw);
+        single_example = g.explain("anomalies.g_single", "G-single", back, kWw | kWr | kRw);
       }
     }
   if (steps > kMostSteps) {
@@ -401,7 +427,7 @@ void classify(const Graph& g, std::uint64_t& steps, Findings& out, std::vector<s
     return;
   }
   out.set("anomalies.g_single", static_cast<double>(single.size()));
-  if (!single_example.empty()) examples.push_back(single_example);
+  if (single_example) examples.push_back(std::move(*single_example));
   // G2-item, G2: a component holding an anti-dependency that no G-single explains.
   const auto beyond_single = [&](unsigned mask) {
     const std::map<Txn, int> component = g.components(mask);

@@ -76,6 +76,11 @@ bool History::matches(const Predicate& predicate, const RowValues& values) { ret
 
 std::string History::text(const Predicate& predicate) { return to_string(*predicate.where); }
 
+std::string History::who(Txn txn) const {
+  const auto it = who_.find(txn);
+  return it == who_.end() ? std::string() : it->second;
+}
+
 std::string History::name(Txn txn) const {
   if (txn == kSeed) return "the seeded rows";
   const auto it = who_.find(txn);

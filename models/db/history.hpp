@@ -92,6 +92,8 @@ class History {
   static bool matches(const Predicate& predicate, const RowValues& values);
   /// The predicate's statement as SQL.
   static std::string text(const Predicate& predicate);
+  /// Who ran `txn`: its session's name as `began` gave it (empty: not known, or the seeded rows).
+  std::string who(Txn txn) const;
   /// "s1's transaction 7", or "the seeded rows".
   std::string name(Txn txn) const;
   /// Whether a trial's history went past kMostEvents: what it holds is not all that happened.

@@ -593,3 +593,23 @@ TEST_CASE("a long diagram is drawn in parts a screen can show, each naming its l
   short_one.statements.push_back(test::selected(0.0, 0.0001, "s1", "SELECT 1", 1));
   CHECK(count(locksim::reports::sequence_svg(short_one, "one trial"), "<svg xmlns=") == 1);
 }
+
+TEST_CASE("an isolation anomaly is told on the page with its cycle, and its sessions' lanes are marked in the diagram") {
+  // Ward a's two REPEATABLE READ transactions each read both doctors on call and take one off.
+  auto s = locksim::load_scenario(locksim::scenario_path("write-skew-serializable-postgresql"));
+  s.trials = 1;
+  const auto results = locksim::run_scenario(s, {.jobs = 1, .draw_first_violation = true});
+  const auto& st = results.strategies.front();
+  REQUIRE(st.first_violation);
+  const Timeline& t = st.first_violation->timeline;
+  REQUIRE(t.anomalies.size() == 1);
+  CHECK(t.anomalies.front().metric == "anomalies.g2_item");
+  CHECK(t.anomalies.front().lanes == std::vector<std::string>{"s1", "s2"});
+  const std::string why = joined(locksim::reports::explain(t, st.first_violation->fired));
+  CHECK(why.find("An isolation anomaly in the transactions' history (docs/anomalies.md), G2-item: s1's transaction") != std::string::npos);
+  CHECK(why.find("The checker anomalies.g2_item") == std::string::npos);  // told, not listed
+  const std::string svg = locksim::reports::sequence_svg(t, "one trial");
+  CHECK(count(svg, "<text class=\"anomaly\"") == 2);
+  const std::string html = report_files(results, {"report.html"})["report.html"];
+  CHECK(html.find("G2-item: s1's transaction") != std::string::npos);
+}
