@@ -26,7 +26,8 @@
 //   on a unique secondary index under REPEATABLE READ and the record only on the primary
 //   key, and waits for an uncommitted writer; locks of a rolled-back entry pass to the gap
 //   (which is how the manual's three-session example deadlocks);
-// - a FIFO lock-wait queue, deadlock detection on the wait-for graph (1213 rolls back the
+// - a FIFO lock-wait queue, deadlock detection on the wait-for graph as MariaDB 10.6 on searches
+//   it, along each waiter's first blocker, again when that blocker goes (1213 rolls back the
 //   victim's whole transaction) and lock-wait timeout (1205, 50 s by default, rolling back
 //   only the statement, as 1062 does);
 // - the table's AUTO-INC lock (lock mode 1, MariaDB's default): an INSERT ... SELECT takes it

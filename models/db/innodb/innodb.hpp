@@ -71,7 +71,10 @@ class InnoDb final : public Database::Model {
 
   std::vector<HeldLock> locks(std::size_t most) const override;
 
-  void break_deadlock(Txn& txn, int index);
+  void break_deadlock(Txn& txn, int index, bool waiting);
+  // The deadlock searches the last releases called for (LockSystem::take_rechecks), each
+  // breaking the deadlock it finds.
+  void recheck_deadlocks();
   Got lock(Txn& txn, Table& t, int index, Lock want);
 
   // --- Transactions --------------------------------------------------------

@@ -31,6 +31,15 @@ void LockSystem::regrant(LockQueue& queue) {
       l.wake.reset();
     }
   }
+  // A waiter left waiting behind another transaction than before follows the new one; where
+  // that one waits too, a deadlock may have closed (MariaDB's lock_rec_dequeue_from_page).
+  for (Lock& l : queue) {
+    if (l.granted || !l.wake) continue;
+    const TxnId now = first_blocker(queue, l);
+    if (now == l.blocker) continue;
+    l.blocker = now;
+    if (auto t = txns_.find(now); t != txns_.end() && t->second->waiting != nullptr) rechecks_.push_back(l.txn);
+  }
 }
 
 void LockSystem::release(const Txn& txn, std::map<std::string, Table>& tables) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/db/innodb/types.hpp"
@@ -31,6 +32,9 @@ bool holds(const LockQueue& queue, const Lock& want);
 // conflicting request waiting ahead of it (first come, first served).
 std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req);
 inline bool must_wait(const LockQueue& queue, const Lock& req) { return !blockers(queue, req).empty(); }
+// The transaction of the first lock in `queue` (by its place) that `req` waits behind: the one
+// MariaDB's deadlock search follows from a waiter (lock.wait_trx; 0: none).
+TxnId first_blocker(const LockQueue& queue, const Lock& req);
 
 class LockSystem {
  public:
@@ -52,14 +56,21 @@ class LockSystem {
   // When the entry `gone` goes (lo and hi its live neighbours), the locks on it pass to the gap
   // it leaves (InnoDB's lock_rec_inherit_to_gap); the owner's own record lock just goes.
   void inherit_to_gap(LockQueue& queue, const Entry& gone, TxnId owner, const std::optional<Entry>& lo, const std::optional<Entry>& hi);
-  // A cycle through `start` in the wait-for graph: the transactions on it, start first.
+  // A cycle through `start` in the wait-for graph as MariaDB 10.6 and later search it
+  // (Deadlock::find_cycle): from each waiter to its one blocker (Lock::blocker), until the
+  // chain comes back to `start` (the transactions on it, start first) or ends at a transaction
+  // that does not wait (none).
   std::vector<Txn*> cycle_from(Txn& start) const;
+  // The waiters whose blocker became a transaction that itself waits, as releases regranted
+  // their queues: each a deadlock search to make (MariaDB's Deadlock::to_check). Taken once.
+  std::vector<TxnId> take_rechecks() { return std::exchange(rechecks_, {}); }
 
  private:
   // Releases `txn`'s granted locks in `queue`, granting what waited for them.
   void release_in(const Txn& txn, LockQueue& queue);
 
   const std::map<TxnId, Txn*>& txns_;
+  std::vector<TxnId> rechecks_;
 };
 
 }  // namespace models::db::innodb

@@ -20,31 +20,37 @@ std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req) {
   return {out.begin(), out.end()};
 }
 
-// A cycle through `start` in the wait-for graph: the transactions on it, start first.
-std::vector<Txn*> LockSystem::cycle_from(Txn& start) const {
-  std::vector<Txn*> path;
-  std::set<TxnId> seen;
-  std::vector<Txn*> found;
-  auto dfs = [&](auto&& self, Txn& t) -> bool {
-    path.push_back(&t);
-    for (TxnId b : blockers(queue_of(*t.waiting_table, t.waiting_index), *t.waiting)) {
-      if (b == start.id) {
-        found = path;
-        return true;
-      }
-      auto it = txns_.find(b);
-      if (it == txns_.end() || it->second->waiting == nullptr || it->second->doomed || !seen.insert(b).second) continue;
-      if (self(self, *it->second)) return true;
-    }
-    path.pop_back();
-    return false;
+TxnId first_blocker(const LockQueue& queue, const Lock& req) {
+  const Lock* first = nullptr;
+  const auto consider = [&](const Lock& l) {
+    const bool ahead = l.seq < req.seq;
+    if (&l != &req && l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l) && (first == nullptr || l.seq < first->seq)) first = &l;
   };
-  dfs(dfs, start);
-  return found;
+  if (req.insert_intention) {
+    for (const Lock& l : queue) consider(l);
+  } else if (req.record) {
+    for (const Lock* l : queue.on(req.at)) consider(*l);
+  }
+  return first == nullptr ? 0 : first->txn;
 }
 
-// Breaks the deadlock, if any, that the request `txn` waits on (on `index`) closes.
-void InnoDb::break_deadlock(Txn& txn, int index) {
+std::vector<Txn*> LockSystem::cycle_from(Txn& start) const {
+  std::vector<Txn*> path{&start};
+  for (const Txn* t = &start;;) {
+    const TxnId b = t->waiting->blocker;
+    if (b == start.id) return path;
+    const auto it = txns_.find(b);
+    if (it == txns_.end() || it->second->waiting == nullptr || it->second->doomed) return {};
+    if (std::find(path.begin(), path.end(), it->second) != path.end()) return {};  // a cycle that start only waits on
+    t = it->second;
+    path.push_back(it->second);
+  }
+}
+
+// Breaks the deadlock, if any, that the request `txn` waits on (on `index`) closes: as it
+// begins to wait (`waiting`: false), or later, when its blocker changed to a waiting
+// transaction (InnoDb::recheck_deadlocks).
+void InnoDb::break_deadlock(Txn& txn, int index, bool waiting) {
   std::vector<Txn*> cycle = lock_sys.cycle_from(txn);
   if (cycle.empty()) return;
   // The victim is the lightest transaction on the cycle, by undo records and lock
@@ -56,7 +62,7 @@ void InnoDb::break_deadlock(Txn& txn, int index) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < cycle.size(); ++i) names.push_back(who(cycle[(victim + i) % cycle.size()]->id));
   ++stats_.deadlocks;
-  if (victim == 0) {
+  if (victim == 0 && !waiting) {
     lock_sys.drop_waiting(txn);
     const auto changes = static_cast<std::int64_t>(txn.undo.size());
     rollback(txn);
@@ -116,7 +122,8 @@ Got InnoDb::lock(Txn& txn, Table& t, int index, Lock want) {
   txn.statement->waits.push_back(describe(t, index, req));
   const std::size_t wait = txn.statement->waits.size() - 1;
   const sim::Time started = sim::now();
-  break_deadlock(txn, index);
+  req.blocker = first_blocker(queue, req);
+  break_deadlock(txn, index, false);
   sim::Promise<Code> promise("innodb lock wait");
   sim::Future<Code> granted = promise.get_future();
   req.wake.emplace(std::move(promise));
@@ -151,6 +158,14 @@ void LockSystem::drop_waiting(Txn& txn) {
   queue.remove(txn.waiting);
   txn.waiting = nullptr;
   regrant(queue);
+}
+
+void InnoDb::recheck_deadlocks() {
+  for (const TxnId id : lock_sys.take_rechecks()) {
+    const auto it = txns.find(id);
+    if (it == txns.end() || it->second->waiting == nullptr || it->second->doomed) continue;
+    break_deadlock(*it->second, it->second->waiting_index, true);
+  }
 }
 
 }  // namespace models::db::innodb

@@ -132,6 +132,7 @@ void InnoDb::finish(Txn& txn) {
   lock_sys.release(txn, tables);
   txns.erase(txn.id);
   txn.id = 0;  // marks it ended; the session drops it
+  recheck_deadlocks();
 }
 
 }  // namespace models::db::innodb

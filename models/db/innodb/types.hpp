@@ -193,6 +193,9 @@ struct Lock {
   std::shared_ptr<const Entry> purged{};  // a gap lock the purge of this entry handed on (InnoDb::purge_race); rare, so a pointer
   std::optional<sim::Promise<Code>> wake{};  // while waiting: ok when granted, deadlock for a victim
   std::uint64_t seq = 0;  // its place in its queue: later requests have larger ones
+  // While waiting: the one transaction the deadlock search follows from it (InnoDB's
+  // lock.wait_trx), the holder of the first conflicting lock in its queue (first_blocker).
+  TxnId blocker = 0;
 };
 
 // The locks and requests on one index of one table, first come first, as InnoDB's lock hash
