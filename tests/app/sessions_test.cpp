@@ -421,3 +421,22 @@ TEST_CASE("a script's history is its issued steps, each its session's operation:
   REQUIRE(!h[2].result.empty());
   CHECK(h[2].result.back() == std::pair<std::string, locksim::reports::Cell>{"rows", std::string("('a')")});
 }
+
+TEST_CASE("a request whose first blocker does not wait waits, and the deadlock through a later holder is broken when the first commits") {
+  // MariaDB's deadlock_detect.test: con1 and con2 share row 2, default holds row 1 shared;
+  // con2 waits for default on row 1; default's FOR UPDATE of row 2 waits behind con1 first,
+  // which waits for nobody, and meets the cycle through con2 only when con1 commits.
+  const json database = {{"tables", {"CREATE TABLE t1 (id INT PRIMARY KEY)"}}};
+  const auto r = run(sessions({step("default", "INSERT INTO t1 (id) VALUES (1), (2), (3)"), step("default", "BEGIN"),
+                               step("default", "SELECT * FROM t1 WHERE id = 1 LOCK IN SHARE MODE"), step("con1", "BEGIN"),
+                               step("con1", "SELECT * FROM t1 WHERE id = 2 LOCK IN SHARE MODE"), step("con2", "BEGIN"),
+                               step("con2", "SELECT * FROM t1 WHERE id = 2 LOCK IN SHARE MODE"),
+                               step("con2", "SELECT * FROM t1 WHERE id = 1 FOR UPDATE"),
+                               step("default", "SELECT * FROM t1 WHERE id = 2 FOR UPDATE"), step("con1", "COMMIT")},
+                              database));
+  const auto& refused = step_of(r, 9);
+  CHECK(refused.error == 1213);
+  CHECK(refused.waited_ms > 0);                              // it waited first
+  CHECK(refused.finished_ms > step_of(r, 10).issued_ms);  // and was refused once con1 committed
+  CHECK(step_of(r, 8).error == 0);                           // con2 got row 1
+}
