@@ -83,8 +83,8 @@ std::string History::who(Txn txn) const {
 
 std::string History::name(Txn txn) const {
   if (txn == kSeed) return "the seeded rows";
-  const auto it = who_.find(txn);
-  return it == who_.end() || it->second.empty() ? fmt::format("transaction {}", txn) : fmt::format("{}'s transaction {}", it->second, txn);
+  const std::string by = who(txn);
+  return by.empty() ? fmt::format("transaction {}", txn) : fmt::format("{}'s transaction {}", by, txn);
 }
 
 }  // namespace models::db

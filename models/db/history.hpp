@@ -11,7 +11,6 @@
 // (the checker then checks nothing and counts anomalies.unchecked).
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,7 +29,6 @@ class History {
   /// The transaction that wrote the rows seeded before the trial: committed before every other.
   static constexpr Txn kSeed = 0;
   static constexpr std::size_t kMostEvents = 50'000;
-  static constexpr std::size_t kNoWrite = std::numeric_limits<std::size_t>::max();
 
   /// A version of a row one transaction wrote: a new row, an update, or a delete.
   struct Write {
@@ -53,8 +51,7 @@ class History {
     /// nothing of it.
     bool rows_only = false;
   };
-  /// A version a statement looked at (kNoWrite: a row seeded before recording began, which no
-  /// Write holds), in its predicate's table.
+  /// A version a statement looked at (`write`, in writes()), in its predicate's table.
   struct Read {
     Txn txn;
     std::uint32_t predicate;
@@ -82,7 +79,6 @@ class History {
   const std::vector<Read>& reads() const { return reads_; }
   const std::map<Txn, std::uint64_t>& commits() const { return commits_; }
   const std::string& table_name(std::uint32_t table) const { return tables_[table]; }
-  std::size_t tables() const { return tables_.size(); }
   /// Whether a statement's answer depends on the rows it returns alone, not on every row its
   /// WHERE matches: one with a LIMIT (the first rows found; a later row past them changes
   /// nothing) or SKIP LOCKED (a row another holds is left out, whatever it holds). An engine

@@ -6,31 +6,34 @@
 
 namespace models::db::innodb {
 
-std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req) {
-  std::set<TxnId> out;
+namespace {
+// Calls `visit` with each lock in `queue` that `req` waits behind: a conflicting granted lock,
+// or a conflicting request waiting ahead of it.
+template <class Visit>
+void for_each_blocking(const LockQueue& queue, const Lock& req, Visit visit) {
   const auto consider = [&](const Lock& l) {
     const bool ahead = l.seq < req.seq;
-    if (&l != &req && l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l)) out.insert(l.txn);
+    if (&l != &req && l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l)) visit(l);
   };
   if (req.insert_intention) {  // any gap covering its position: look through them all
     for (const Lock& l : queue) consider(l);
   } else if (req.record) {  // only a record lock on its own entry (has_to_wait)
     for (const Lock* l : queue.on(req.at)) consider(*l);
   }  // a gap request never waits
+}
+}  // namespace
+
+std::vector<TxnId> blockers(const LockQueue& queue, const Lock& req) {
+  std::set<TxnId> out;
+  for_each_blocking(queue, req, [&](const Lock& l) { out.insert(l.txn); });
   return {out.begin(), out.end()};
 }
 
 TxnId first_blocker(const LockQueue& queue, const Lock& req) {
   const Lock* first = nullptr;
-  const auto consider = [&](const Lock& l) {
-    const bool ahead = l.seq < req.seq;
-    if (&l != &req && l.txn != req.txn && (l.granted || ahead) && has_to_wait(req, l) && (first == nullptr || l.seq < first->seq)) first = &l;
-  };
-  if (req.insert_intention) {
-    for (const Lock& l : queue) consider(l);
-  } else if (req.record) {
-    for (const Lock* l : queue.on(req.at)) consider(*l);
-  }
+  for_each_blocking(queue, req, [&](const Lock& l) {
+    if (first == nullptr || l.seq < first->seq) first = &l;
+  });
   return first == nullptr ? 0 : first->txn;
 }
 
