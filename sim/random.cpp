@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "sim/errors.hpp"
@@ -89,11 +90,30 @@ void ChoiceSource::set_chooser(Chooser chooser) {
   plain_ = plain_ && !chooser_;
 }
 
-std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bool enumerable) {
+namespace {
+
+// The sum of `weights`: the range a weighted choice draws over.
+std::uint64_t total_of(std::span<const std::uint32_t> weights) {
+  std::uint64_t total = 0;
+  for (const std::uint32_t w : weights) total += w;
+  return total;
+}
+
+// The option a draw in [0, total_of(weights)) falls on.
+std::uint64_t option_of(std::uint64_t drawn, std::span<const std::uint32_t> weights) {
+  std::uint64_t option = 0;
+  while (drawn >= weights[option]) drawn -= weights[option++];
+  return option;
+}
+
+}  // namespace
+
+std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bool enumerable, std::span<const std::uint32_t> weights) {
   if (drawn_ != nullptr) drawn_->push_back(stream);
   std::uint64_t value;
   if (enumerable && chooser_ && replay_pos_ >= replay_.answers.size()) {
-    draw(stream, range);  // drawn and dropped: the stream's later draws stay those of the seed
+    // Drawn and dropped: the stream's later draws stay those of the seed.
+    draw(stream, weights.empty() ? range : total_of(weights));
     value = chooser_(streams_[stream].name, range);
     if (value >= range)
       throw UsageError(fmt::format("sim::ChoiceSource: the chooser answered {} for a choice among {} (stream '{}')",
@@ -114,6 +134,8 @@ std::uint64_t ChoiceSource::answer(std::uint32_t stream, std::uint64_t range, bo
   } else if (replaying_ && after_ == AfterRecord::fail) {
     throw ReplayDivergence(fmt::format("replay ran past the end of its record ({} answers) at stream '{}'",
                                        replay_.answers.size(), streams_[stream].name));
+  } else if (!weights.empty()) {
+    value = option_of(draw(stream, total_of(weights)), weights);
   } else {
     value = draw(stream, range);
   }
@@ -131,6 +153,13 @@ std::uint64_t Stream::pick(std::uint64_t n) {
   if (n == 0) throw UsageError("sim::Stream::pick: n must be at least 1 (stream '" + state_->name + "')");
   if (fast()) return bounded(n, [this] { return state_->rng.next(); });
   return src_->answer(id_, n, n >= 2);
+}
+
+std::uint64_t Stream::pick_weighted(std::span<const std::uint32_t> weights) {
+  if (weights.empty() || std::find(weights.begin(), weights.end(), 0u) != weights.end())
+    throw UsageError("sim::Stream::pick_weighted: each of at least one weight must be at least 1 (stream '" + state_->name + "')");
+  if (fast()) return option_of(bounded(total_of(weights), [this] { return state_->rng.next(); }), weights);
+  return src_->answer(id_, weights.size(), weights.size() >= 2, weights);
 }
 
 }  // namespace sim

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,7 +138,9 @@ class ChoiceSource {
   template <class Name>
   Stream find_or_add(Name&& name);
   std::size_t free_slot(std::uint64_t hash) const;
-  std::uint64_t answer(std::uint32_t stream, std::uint64_t range, bool enumerable = false);
+  // An answer in [0, range) (all 64 bits for 0). An enumerable one may be the chooser's; with
+  // `weights` (range of them), a random answer is option i at odds weights[i] / their sum.
+  std::uint64_t answer(std::uint32_t stream, std::uint64_t range, bool enumerable = false, std::span<const std::uint32_t> weights = {});
   std::uint64_t draw(std::uint32_t stream, std::uint64_t range);
 
   std::uint64_t seed_;
@@ -171,6 +174,12 @@ class Stream {
   /// instead (the order of simultaneous events, a delay from a declared set). Index 0 is
   /// the default an explorer deviates from. n must be at least 1.
   std::uint64_t pick(std::uint64_t n);
+  /// An enumerable choice whose options are not equally likely: option i at odds weights[i] /
+  /// (their sum) in a random run, as the mechanism a model follows makes it (the order a server
+  /// runs waiters woken together). An explorer's chooser answers it as it answers
+  /// pick(weights.size()), and a record keeps the option. The likeliest goes first: index 0 is
+  /// the default an explorer deviates from. Each weight must be at least 1.
+  std::uint64_t pick_weighted(std::span<const std::uint32_t> weights);
   /// A uniform double in [0, 1) with 53 random bits.
   double uniform01() { return static_cast<double>(bits() >> 11) * 0x1.0p-53; }
   const std::string& name() const { return state_->name; }

@@ -132,3 +132,49 @@ TEST_CASE("asking for a stream again by name continues its sequence, and a recor
   CHECK(source.record().answers[0].stream == 0);
   CHECK(source.record().answers[1].stream == 1);
 }
+
+TEST_CASE("a weighted pick gives each option at its weight's odds, recorded and replayed as the option") {
+  const std::vector<std::uint32_t> weights{9, 1};
+  sim::ChoiceSource source(11);
+  auto s = source.stream("innodb.wake");
+  int first = 0;
+  for (int i = 0; i < 10000; ++i) first += s.pick_weighted(weights) == 0 ? 1 : 0;
+  CHECK(first > 8800);  // 9 in 10 expected: 9,000 give or take 30
+  CHECK(first < 9200);
+
+  sim::ChoiceSource original(2);
+  original.start_recording();
+  auto o = original.stream("w");
+  std::vector<std::uint64_t> options;
+  for (int i = 0; i < 40; ++i) options.push_back(o.pick_weighted(weights));
+  CHECK(original.record().answers.front().range == 2);  // the option among two, not the draw
+  sim::ChoiceSource replayed(77);
+  replayed.replay(original.record(), sim::AfterRecord::fail);
+  auto r = replayed.stream("w");
+  std::vector<std::uint64_t> again;
+  for (int i = 0; i < 40; ++i) again.push_back(r.pick_weighted(weights));
+  CHECK(again == options);
+
+  CHECK_THROWS_WITH(s.pick_weighted(std::vector<std::uint32_t>{3, 0}), Catch::Contains("at least 1"));
+  CHECK_THROWS_WITH(s.pick_weighted({}), Catch::Contains("at least 1"));
+}
+
+TEST_CASE("an explorer answers a weighted pick as a choice among its options, leaving the stream's later draws the seed's") {
+  const std::vector<std::uint32_t> weights{9, 1, 1};
+  sim::ChoiceSource plain(4);
+  auto p = plain.stream("w");
+  p.pick_weighted(weights);
+  const std::uint64_t next = p.bits();
+
+  sim::ChoiceSource explored(4);
+  std::vector<std::uint64_t> asked;
+  explored.set_chooser([&](const std::string& stream, std::uint64_t n) -> std::uint64_t {
+    CHECK(stream == "w");
+    asked.push_back(n);
+    return 2;
+  });
+  auto e = explored.stream("w");
+  CHECK(e.pick_weighted(weights) == 2);  // the least likely option, when the explorer says so
+  CHECK(asked == std::vector<std::uint64_t>{3});
+  CHECK(e.bits() == next);
+}
