@@ -11,6 +11,7 @@
 // itself.
 
 #include <boost/context/detail/fcontext.hpp>
+#include <cxxabi.h>
 
 namespace sim::detail {
 
@@ -37,6 +38,18 @@ inline void call_on_stack(void (*fn)(void*), void* arg, void* top) { locksim_cal
 inline constexpr bool kCallOnStack = false;
 inline void call_on_stack(void (*fn)(void*), void* arg, void*) { fn(arg); }
 #endif
+
+/// The C++ runtime's record of the exceptions being handled, kept per thread (the Itanium C++
+/// ABI's __cxa_eh_globals, section 2.2.2: the chain of caught exceptions, newest first, and the
+/// count of those thrown and not yet caught). A process may suspend inside a catch block, so
+/// each context keeps its own and a switch swaps them: with one record per thread, a process's
+/// `throw;` rethrew another's exception, and the end of its handler released the other's.
+struct ExceptionState {
+  void* caught = nullptr;
+  unsigned int uncaught = 0;
+};
+/// The running thread's record, where the runtime keeps it.
+inline ExceptionState* thread_exception_state() { return reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals()); }
 
 /// A context that starts `entry` on the stack below `top` when first continued. `entry`
 /// receives the context that continued it and its data, and must never return.

@@ -25,6 +25,7 @@ struct Process {
   bool finished = false;  // its body has returned: it switched away for the last time
   WaitInfo wait;
   Time since;
+  detail::ExceptionState exceptions;  // while suspended or running: those it is handling
   // Touched at start, exit and crash.
   std::function<void()> body;
   bool daemon = false;
@@ -42,6 +43,16 @@ struct Engine::Switching {
   detail::Context scheduler = nullptr;
   Process* from = nullptr;     // who is switching: nullptr for the scheduler
   Process* arrived = nullptr;  // who switched to the scheduler last
+  // The exceptions the running context handles, as the runtime keeps them for the thread that
+  // runs the engine (found again by run() and shutdown()), and the scheduler's own while a
+  // process runs. A switch files the running context's and puts the next one's in place.
+  detail::ExceptionState* running_exceptions = detail::thread_exception_state();
+  detail::ExceptionState scheduler_exceptions;
+
+  void swap_exceptions(Process* from_process, const Process* to) {
+    (from_process != nullptr ? from_process->exceptions : scheduler_exceptions) = *running_exceptions;
+    *running_exceptions = to != nullptr ? to->exceptions : scheduler_exceptions;
+  }
 #if defined(LOCKSIM_ASAN)
   // The scheduler runs on the thread's own stack, whose bounds only ASan knows: it reports
   // them when a switch from the scheduler lands (the scheduler always switches first).
@@ -73,6 +84,7 @@ struct ProcessEntry {
     // A finished process always switches to the scheduler, which releases its stack.
     p->finished = true;
     engine.switching_->from = p;
+    engine.switching_->swap_exceptions(p, nullptr);
 #if defined(LOCKSIM_ASAN)
     engine.switching_->start(nullptr, nullptr);  // never continued: its fake stack goes
 #endif
@@ -184,6 +196,7 @@ void Engine::shutdown() {
   // Not from a process, nor from a callback: a callback may run in the midst of a process's
   // suspending (see run_here), and that process cannot be resumed from there.
   if (running_) throw UsageError("sim::Engine::shutdown: called while the engine runs");
+  switching_->running_exceptions = detail::thread_exception_state();
   // Unwind every suspended process with Killed, so its destructors run and its stack
   // returns to the pool.
   CurrentEngine scope(this);
@@ -444,6 +457,7 @@ void Engine::resume(Process* p) {
 [[gnu::always_inline]] inline void Engine::switch_to(Process* from, Process* to) {
   const detail::Context target = to != nullptr ? to->context : switching_->scheduler;
   switching_->from = from;
+  switching_->swap_exceptions(from, to);
 #if defined(LOCKSIM_ASAN)
   void* fake_stack = nullptr;
   switching_->start(&fake_stack, to);
@@ -847,6 +861,7 @@ void Engine::dispatch(const Event& e) {
 RunResult Engine::run() {
   if (running_) throw UsageError("sim::Engine::run: the engine is already running");
   CurrentEngine scope(this);
+  switching_->running_exceptions = detail::thread_exception_state();
   // A callback or a replay divergence may throw out of the loop: the engine stays usable.
   struct Running {
     bool& flag;

@@ -535,3 +535,28 @@ TEST_CASE("without a memory budget the models' count is never asked for") {
   CHECK(engine.run().status == sim::RunStatus::completed);
   CHECK_FALSE(asked);
 }
+
+TEST_CASE("a process suspended in a catch block keeps its own exception while another process catches and rethrows one") {
+  sim::Engine engine(config());
+  std::map<std::string, std::string> rethrown;  // process -> what `throw;` rethrew in its handler
+  const auto catcher = [&](const std::string& name, Duration before, Duration inside) {
+    engine.spawn(sim::kWorld, name, [&, name, before, inside] {
+      sim::sleep_for(before);
+      try {
+        throw std::runtime_error(name);
+      } catch (const std::runtime_error& e) {
+        sim::sleep_for(inside);  // the other process throws and catches meanwhile
+        try {
+          throw;
+        } catch (const std::runtime_error& again) {
+          rethrown[name] = std::string(again.what()) + " / " + e.what();
+        }
+      }
+      CHECK(std::uncaught_exceptions() == 0);
+    });
+  };
+  catcher("a", Duration{0}, std::chrono::milliseconds(10));
+  catcher("b", std::chrono::milliseconds(5), std::chrono::milliseconds(10));
+  engine.run();
+  CHECK(rethrown == std::map<std::string, std::string>{{"a", "a / a"}, {"b", "b / b"}});
+}
