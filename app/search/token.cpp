@@ -145,6 +145,10 @@ sim::Chooser chooser_of(const Token& t, std::vector<Asked>* asked) {
       std::vector<std::string> labels;  // what each option is, where the stream says
       if (stream == "sim.ties") labels = engine.tied();
       if (stream == models::db::kPurgeStream) labels = {"the woken waiters first", "InnoDB's purge first"};
+      if (stream == models::db::kWakeStream) {
+        labels = {"the latest granted waiter runs next"};
+        for (std::uint64_t i = 1; i < n; ++i) labels.push_back(fmt::format("the queue's waiter #{} runs next", i));
+      }
       asked->push_back({stream, v, seconds(engine.now()), n, std::move(labels)});
     }
     return v;
@@ -184,6 +188,10 @@ std::string describe_schedule(const std::string& text, const std::vector<Asked>*
           placed.push_back(placed_words(a->at_s, *timeline));
         else if (a != nullptr && a->stream == models::db::kPurgeStream && option == 1)
           choices.push_back(fmt::format("choice {} (t={:.3f} s): InnoDB's purge runs before the waiters a commit woke", choice, a->at_s));
+        else if (a != nullptr && a->stream == models::db::kWakeStream && option != 0)
+          choices.push_back(fmt::format("choice {} (t={:.3f} s): of the waiters one release granted, InnoDB runs the queue's #{} "
+                                        "next rather than the latest",
+                                        choice, a->at_s, option));
         else if (a != nullptr)
           choices.push_back(fmt::format("choice {} (t={:.3f} s) takes option {}", choice, a->at_s, option));
         else

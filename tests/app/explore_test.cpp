@@ -1,7 +1,9 @@
 // Exploring for a violation, replay tokens, and the narrated timeline.
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "app/deadline.hpp"
@@ -470,4 +472,35 @@ TEST_CASE("a dfs search reaches the deadlock of InnoDB's purge race, and the rep
   const auto r = locksim::replay(f.token);
   CHECK(r.outcome.counts.at("deadlocks") == 1);
   CHECK_THAT(r.outcome.timeline.schedule, Catch::Contains("InnoDB's purge runs before the waiters a commit woke"));
+}
+
+TEST_CASE("a dfs search reaches either waiter as the deadlock's victim when one rollback grants both, and the replay names the order") {
+  locksim::ExploreOptions o;
+  o.scenario = "three-inserts-one-rollback";
+  o.strategy = "sessions";
+  o.property = "deadlocks";
+  o.mode = "dfs";
+  o.bound = 1;
+  o.budget = 1000;
+  o.time_s = 600;
+  o.shrink = false;
+  o.count_all = true;
+  std::set<double> victims;  // steps.4.error: 1213 where S2, the first waiter, was the victim
+  o.each_run = [&](const models::checkers::Counts& counts) { victims.insert(counts.at("steps.4.error")); };
+  const auto f = locksim::explore(o);
+  CHECK(f.exhausted);
+  CHECK(victims == std::set<double>{0.0, 1213.0});
+
+  // The default run takes the latest granted first; the replay of the other order says so.
+  const auto default_run = locksim::replay(f.token);
+  CHECK(default_run.outcome.counts.at("steps.4.error") == 1213);
+  const auto wake = std::find_if(default_run.asked.begin(), default_run.asked.end(),
+                                 [](const locksim::Asked& a) { return a.stream == "innodb.wake"; });
+  REQUIRE(wake != default_run.asked.end());
+  CHECK(wake->labels == std::vector<std::string>{"the latest granted waiter runs next", "the queue's waiter #1 runs next"});
+  auto other_order = f.token;
+  other_order.schedule = fmt::format("dfs.{}=1", wake - default_run.asked.begin());
+  const auto r = locksim::replay(other_order);
+  CHECK(r.outcome.counts.at("steps.4.error") == 0);  // S3 was the victim
+  CHECK_THAT(r.outcome.timeline.schedule, Catch::Contains("InnoDB runs the queue's #1 next rather than the latest"));
 }
