@@ -476,6 +476,7 @@ int main(int argc, char** argv) {
   if (args.size() == 1 && args[0] == "explore") {
     const bench::ExploreFigures f = bench::explore_bench();
     fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_reduced_runs_per_s: {:.1f}\n", f.dfs_runs_per_s, f.dfs_reduced_runs_per_s);
+    fmt::print("explore.fork_us: {:.1f} ({:.0f} MB resident), a dfs run {:.1f} us\n", f.fork_us, f.resident_mb, 1e6 / f.dfs_runs_per_s);
     for (const auto& s : f.schedules)
       fmt::print("explore.schedules_bound2.{}: {:.0f} plain, {:.0f} reduced\n", s.strategy, s.plain, s.reduced);
     for (const auto& s : f.swarm_vs_random)
@@ -595,6 +596,11 @@ int main(int argc, char** argv) {
              explore.dfs_runs_per_s, ">=", 50'000),
       figure("explore.dfs_reduced_runs_per_s", "the same with the reduction on (footprints kept, fewer runs): runs/s",
              explore.dfs_reduced_runs_per_s),
+      figure("explore.fork_over_dfs_run",
+             fmt::format("a fork() of the search's process ({:.0f} MB resident), its child's exit and the wait ({:.0f} us), over one "
+                         "whole dfs run above ({:.1f} us): what a branch by fork costs in runs",
+                         explore.resident_mb, explore.fork_us, 1e6 / explore.dfs_runs_per_s),
+             explore.fork_us * explore.dfs_runs_per_s / 1e6),
       figure("explore.dfs_s_1", fmt::format("`{}`, --jobs 1: wall s, whole command", scaling.explore_command), scaling.explore.first_s,
              nullptr, 0, "the command failed"),
       figure("explore.dfs_s_all_cores", fmt::format("the same, --jobs {}", scaling.cores), scaling.explore.second_s, nullptr, 0,

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "app/search/explore.hpp"
@@ -39,6 +41,28 @@ std::optional<double> first_violation(const char* mode) {
   return found;
 }
 
+// The mean wall time of a fork() of this process, the child's exit and the wait for it (0: no fork).
+double fork_wait_us() {
+  constexpr int kForks = 200;
+  const auto start = Clock::now();
+  for (int i = 0; i < kForks; ++i) {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    if (child < 0) return 0;
+    int status = 0;
+    ::waitpid(child, &status, 0);
+  }
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kForks;
+}
+
+// This process's resident memory in MB (/proc/self/statm: pages).
+double resident_mb() {
+  std::ifstream statm("/proc/self/statm");
+  double size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1 << 20);
+}
+
 }  // namespace
 
 ExploreFigures explore_bench() {
@@ -59,6 +83,8 @@ ExploreFigures explore_bench() {
   f.dfs_runs = static_cast<double>(finding.runs);
   f.dfs_runs_per_s = static_cast<double>(finding.runs) / finding.wall_s;
   f.dfs_events_per_run = static_cast<double>(finding.events) / static_cast<double>(finding.runs);
+  f.fork_us = fork_wait_us();
+  f.resident_mb = resident_mb();
   o.reduction = true;
   const auto reduced = locksim::explore(o);
   f.dfs_reduced_runs_per_s = static_cast<double>(reduced.runs) / reduced.wall_s;

@@ -13,6 +13,11 @@ struct ExploreFigures {
   double dfs_runs_per_s = 0;  // one thread
   double dfs_runs = 0;        // explored in the measurement
   double dfs_events_per_run = 0;
+  // What branching a search by fork() would cost a branch: a fork of the search's process (the
+  // scenario loaded, the runs above made), its child's exit and the wait; and that process's
+  // resident memory, which a fork's page tables copy.
+  double fork_us = 0;
+  double resident_mb = 0;
   std::optional<double> first_gc_violation_random_s;  // none: the search failed
   std::optional<double> first_gc_violation_pct_s;
   // Schedules that exhaust bound 2 on two-clients-pause (property duplicate_rows), plain and
