@@ -25,7 +25,7 @@ struct Process {
   bool finished = false;  // its body has returned: it switched away for the last time
   WaitInfo wait;
   Time since;
-  detail::ExceptionState exceptions;  // while suspended or running: those it is handling
+  detail::ExceptionState exceptions;  // those it is handling, filed here while it is suspended
   // Touched at start, exit and crash.
   std::function<void()> body;
   bool daemon = false;
