@@ -457,9 +457,11 @@ TEST_CASE("a trial under way when its deadline passes ends unfinished, where its
   CHECK(deadline.passed());
 }
 
-TEST_CASE("a dfs search reaches the deadlock of InnoDB's purge race, and the replay's title names the purge") {
+namespace {
+// A dfs search for deadlocks over one deviation of a sessions scenario of the catalogue.
+locksim::ExploreOptions sessions_deadlocks(const std::string& scenario) {
   locksim::ExploreOptions o;
-  o.scenario = "delete-commit-unique-key";
+  o.scenario = scenario;
   o.strategy = "sessions";
   o.property = "deadlocks";
   o.mode = "dfs";
@@ -467,7 +469,12 @@ TEST_CASE("a dfs search reaches the deadlock of InnoDB's purge race, and the rep
   o.budget = 1000;
   o.time_s = 600;
   o.shrink = false;
-  const auto f = locksim::explore(o);
+  return o;
+}
+}  // namespace
+
+TEST_CASE("a dfs search reaches the deadlock of InnoDB's purge race, and the replay's title names the purge") {
+  const auto f = locksim::explore(sessions_deadlocks("delete-commit-unique-key"));
   REQUIRE(f.found);
   const auto r = locksim::replay(f.token);
   CHECK(r.outcome.counts.at("deadlocks") == 1);
@@ -475,15 +482,7 @@ TEST_CASE("a dfs search reaches the deadlock of InnoDB's purge race, and the rep
 }
 
 TEST_CASE("a dfs search reaches either waiter as the deadlock's victim when one rollback grants both, and the replay names the order") {
-  locksim::ExploreOptions o;
-  o.scenario = "three-inserts-one-rollback";
-  o.strategy = "sessions";
-  o.property = "deadlocks";
-  o.mode = "dfs";
-  o.bound = 1;
-  o.budget = 1000;
-  o.time_s = 600;
-  o.shrink = false;
+  locksim::ExploreOptions o = sessions_deadlocks("three-inserts-one-rollback");
   o.count_all = true;
   std::set<double> victims;  // steps.4.error: 1213 where S2, the first waiter, was the victim
   o.each_run = [&](const models::checkers::Counts& counts) { victims.insert(counts.at("steps.4.error")); };
