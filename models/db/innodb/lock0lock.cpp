@@ -27,13 +27,14 @@ namespace {
 constexpr std::uint32_t kLatestFirstOdds = 9;
 
 // Wakes the transactions whose requests one release granted (`woken`, in the queue's order).
-// MariaDB grants them in the queue's order and signals each waiting thread as it does; the
-// thread signalled last mostly runs first: of two inserts granted at one rollback the later ran
-// first in 27 of 30 runs of three-inserts-rollback-primary and of -unique (the earlier one then
-// closes the deadlock and is its victim), and the later waiter's insert won 18 of 20 runs of
-// delete-commit-unique (docs/conformance.md, "Races"). So the model runs them one nanosecond
-// apart, in an order drawn one waiter at a time: the latest granted of those left at odds 9 to 1
-// against each other one (kWakeStream), each order a choice `explore` walks.
+// MariaDB grants them in the queue's order and wakes each waiting thread; which of them runs
+// first is the host's scheduling, and there the later granted mostly ran first: of two inserts
+// granted at one rollback, the later ran first in 25 to 27 of 30 runs of
+// three-inserts-rollback-primary and of -unique (the earlier one then closes the deadlock and is
+// its victim), and the later waiter's insert won 18 of 20 runs of delete-commit-unique
+// (docs/conformance.md, "Races"). So the model runs them one nanosecond apart, in an order drawn
+// one waiter at a time: the latest granted of those left at odds 9 to 1 against each other one
+// (kWakeStream), each order a choice `explore` walks.
 void wake_granted(std::vector<sim::Promise<Code>>& woken) {
   sim::Engine* engine = sim::Engine::current();
   if (woken.size() == 1 || engine == nullptr) {
