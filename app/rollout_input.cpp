@@ -137,8 +137,11 @@ std::shared_ptr<const models::strategies::Entry> plan_entry(std::shared_ptr<cons
   entry->info.source = "sources/003 sections 3.3 and 5.3 (the rollout of the production case)";
   entry->info.risks = "duplicates created while the fix rolls out; a unique index that cannot be built";
   entry->info.needs = models::rollout::needs(*plan);
+  // Each rollout shares the plan without a count, the entry keeping it: a trial restored in
+  // place (sim/restorable.hpp) then moves nothing outside itself.
   entry->make = [plan](models::strategies::Env& env, const models::strategies::Params&) {
-    return std::make_unique<models::rollout::Rollout>(env, plan);
+    return std::make_unique<models::rollout::Rollout>(
+        env, std::shared_ptr<const models::rollout::Plan>(std::shared_ptr<const models::rollout::Plan>(), plan.get()));
   };
   return entry;
 }

@@ -656,6 +656,7 @@ Scenario load_document(json doc, const std::string& path, const std::vector<std:
     throw InputError(fmt::format("{}: {}: expected text in UTF-8", shown(path), shown(bad)));
 
   Scenario s;
+  const models::db::sql::PinWhileLoading pinning(*s.pins);
   s.file = path;
   s.resolved = doc.dump();
   s.hash = fnv1a(s.resolved);

@@ -14,6 +14,7 @@
 
 #include "app/database_input.hpp"
 #include "app/input.hpp"
+#include "models/db/sql.hpp"
 #include "models/deployment.hpp"
 #include "models/workloads/lua/workload.hpp"
 #include "models/workloads/rollout/rollout.hpp"
@@ -72,6 +73,9 @@ struct Scenario {
   std::uint64_t workload_hash = 0;  // of its text: a token pins it
   /// What runs the scenario's trials (app/workload_kind.hpp); set by load_document.
   const WorkloadKind* kind = nullptr;
+  /// What its statements share (models::db::sql::pinned): kept here, shared by its trials
+  /// without a reference count, so that a trial restored in place writes nothing of its scenario.
+  std::shared_ptr<models::db::sql::Pins> pins = std::make_shared<models::db::sql::Pins>();
   /// account-bind's operation: "bind" (insert if absent: a later binding of a bound OpenID is
   /// expected to change nothing) or "rebind" (the latest acknowledged binding should stand, so
   /// lost_updates applies).

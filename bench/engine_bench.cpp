@@ -476,6 +476,8 @@ int main(int argc, char** argv) {
   if (args.size() == 1 && args[0] == "explore") {
     const bench::ExploreFigures f = bench::explore_bench();
     fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_reduced_runs_per_s: {:.1f}\n", f.dfs_runs_per_s, f.dfs_reduced_runs_per_s);
+    fmt::print("explore.dfs_branched_runs_per_s: {:.1f} (a save or restore {:.2f} us, {:.0f} KB a save, arena {:.0f} KB)\n",
+               f.dfs_branched_runs_per_s, f.save_restore_us, f.saved_kb, f.arena_kb);
     fmt::print("explore.fork_us: {:.1f} ({:.0f} MB resident), a dfs run {:.1f} us\n", f.fork_us, f.resident_mb, 1e6 / f.dfs_runs_per_s);
     for (const auto& s : f.schedules)
       fmt::print("explore.schedules_bound2.{}: {:.0f} plain, {:.0f} reduced\n", s.strategy, s.plain, s.reduced);
@@ -594,6 +596,13 @@ int main(int argc, char** argv) {
                          "{:.0f} events)",
                          explore.dfs_runs, explore.dfs_events_per_run),
              explore.dfs_runs_per_s, ">=", 50'000),
+      figure("explore.dfs_branched_runs_per_s",
+             fmt::format("the same search, each run branched from its parent's run saved where it deviates: runs/s, one thread "
+                         "(a save or a restore {:.2f} us on average, {:.0f} KB copied a save of an arena of {:.0f} KB at most)",
+                         explore.save_restore_us, explore.saved_kb, explore.arena_kb),
+             explore.dfs_branched_runs_per_s, ">=", 100'000),
+      figure("explore.branched_over_from_zero", "branched / each from time zero, the two searches above",
+             explore.dfs_branched_runs_per_s / explore.dfs_runs_per_s),
       figure("explore.dfs_reduced_runs_per_s", "the same with the reduction on (footprints kept, fewer runs): runs/s",
              explore.dfs_reduced_runs_per_s),
       figure("explore.fork_over_dfs_run",

@@ -78,11 +78,21 @@ ExploreFigures explore_bench() {
   o.time_s = 600;
   o.shrink = false;
   o.reduction = false;  // every schedule: the engine's speed, run by run
+  o.branching = false;
   locksim::explore(o);  // warm-up: the first runs fault in stacks and caches
   const auto finding = locksim::explore(o);
   f.dfs_runs = static_cast<double>(finding.runs);
   f.dfs_runs_per_s = static_cast<double>(finding.runs) / finding.wall_s;
   f.dfs_events_per_run = static_cast<double>(finding.events) / static_cast<double>(finding.runs);
+  o.branching = true;
+  locksim::explore(o);  // warm-up: the arena's pages
+  const auto branched = locksim::explore(o);
+  f.dfs_branched_runs_per_s = static_cast<double>(branched.runs) / branched.wall_s;
+  const auto& b = branched.branching;
+  f.save_restore_us = 1e6 * b.save_restore_s / static_cast<double>(std::max<std::uint64_t>(1, b.saves + b.restores));
+  f.saved_kb = static_cast<double>(b.saved_bytes) / 1024 / static_cast<double>(std::max<std::uint64_t>(1, b.saves));
+  f.arena_kb = static_cast<double>(b.arena_bytes) / 1024;
+  o.branching = false;  // the figures below as before: each run from time zero
   f.fork_us = fork_wait_us();
   f.resident_mb = resident_mb();
   o.reduction = true;

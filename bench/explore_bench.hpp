@@ -10,7 +10,13 @@
 namespace bench {
 
 struct ExploreFigures {
-  double dfs_runs_per_s = 0;  // one thread
+  double dfs_runs_per_s = 0;  // one thread, each run from time zero (--no-branching)
+  // The same search with each run branched from its parent's run saved where it deviates: its
+  // runs/s, the mean wall time of one save and of one restore, the mean bytes a save copied,
+  // and the most an arena held (one thread's trial; a search keeps one save besides).
+  double dfs_branched_runs_per_s = 0;
+  double save_restore_us = 0;
+  double saved_kb = 0, arena_kb = 0;
   double dfs_runs = 0;        // explored in the measurement
   double dfs_events_per_run = 0;
   // What branching a search by fork() would cost a branch: a fork of the search's process (the

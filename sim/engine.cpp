@@ -43,6 +43,7 @@ struct Engine::Switching {
   detail::Context scheduler = nullptr;
   Process* from = nullptr;     // who is switching: nullptr for the scheduler
   Process* arrived = nullptr;  // who switched to the scheduler last
+  Process* calling = nullptr;  // a suspending process whose stack runs a callback (call_here): live below its context
   // The exceptions the running context handles, as the runtime keeps them for the thread that
   // runs the engine (found again by run() and shutdown()), and the scheduler's own while a
   // process runs. A switch files the running context's and puts the next one's in place.
@@ -157,6 +158,30 @@ std::string RunResult::liveness_report() const {
 }
 
 Engine* Engine::current() { return tl_engine; }
+
+Engine* detail::exchange_current_engine(Engine* engine) { return std::exchange(tl_engine, engine); }
+
+namespace {
+// Below a stack's deepest frame, what a snapshot keeps anyway: the red zone and a switch's frame.
+constexpr std::uintptr_t kUnusedMargin = 512;
+}  // namespace
+
+void Engine::unused_stacks(const void* sp, std::vector<std::pair<const void*, const void*>>& out) const {
+  stacks_->free_stacks(out);
+  const auto below = [&](const Process& p, const void* deepest) {
+    const char* low = static_cast<const char*>(p.stack.sp) - p.stack.size;
+    const auto at = reinterpret_cast<std::uintptr_t>(deepest);
+    if (at < reinterpret_cast<std::uintptr_t>(low) + kUnusedMargin || at >= reinterpret_cast<std::uintptr_t>(p.stack.sp)) return;
+    out.emplace_back(low, reinterpret_cast<const void*>(at - kUnusedMargin));
+  };
+  // A process's context is where it stands while it is suspended; the running one, and one whose
+  // stack runs a callback (call_here), stand deeper: at `sp`, if that is on their stack.
+  for (const Slot& slot : slots_)
+    if (const Process* p = slot.process; p != nullptr && !p->finished)
+      below(*p, p == current_ || p == switching_->calling ? sp : p->context);
+}
+
+const void* Engine::scheduler_frame() const { return current_ != nullptr ? switching_->scheduler : nullptr; }
 
 void Engine::count_memory(std::function<std::uint64_t()> held) {
   memory_held_ = std::move(held);
@@ -569,7 +594,9 @@ Process* Engine::run_here(Process* self) {
   void* fake_stack = nullptr;
   detail::start_switch(&fake_stack, switching_->scheduler_stack);
 #endif
+  switching_->calling = self;
   detail::call_on_stack(&Call::run, &call, reinterpret_cast<void*>(below & ~std::uintptr_t{15}));
+  switching_->calling = nullptr;
 #if defined(LOCKSIM_ASAN)
   detail::finish_switch(fake_stack);
 #endif

@@ -282,6 +282,15 @@ class Engine {
   /// The engine running on this thread (inside run()), or nullptr.
   static Engine* current();
 
+  /// The parts of the engine's stacks that hold nothing now, appended to `out` as [low, high):
+  /// every free stack, and each process's stack below its deepest frame (the running one's
+  /// at `sp`, a position on the caller's stack), with a margin. What a snapshot of the memory
+  /// they are in leaves out (sim/restorable.hpp).
+  void unused_stacks(const void* sp, std::vector<std::pair<const void*, const void*>>& out) const;
+  /// The scheduler's deepest frame while a process runs (nullptr while the scheduler does):
+  /// below it, the stack the scheduler runs on holds nothing.
+  const void* scheduler_frame() const;
+
  private:
   friend struct ProcessEntry;
   enum class EventKind : std::uint8_t { wake, kill, callback, node_resume };
@@ -399,6 +408,12 @@ class Engine {
   std::uint64_t next_memory_check_ = ~std::uint64_t{0};  // the event count of the next check: never without a budget
   bool over_memory();
 };
+
+namespace detail {
+/// Makes `engine` the thread's current engine (Engine::current()), returning the one before:
+/// for a computation that stops and goes on inside a run (sim/restorable.hpp).
+Engine* exchange_current_engine(Engine* engine);
+}  // namespace detail
 
 /// Holds the run open while it lives (Engine::hold_open): for a process waiting on
 /// something only a background process can bring, such as a session expiry.

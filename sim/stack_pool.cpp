@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/arena.hpp"
 #include "sim/errors.hpp"
 #include "sim/sanitizer.hpp"
 
@@ -36,7 +37,9 @@ thread_local BlockCache block_cache;
 }  // namespace
 
 StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
-    : guard_pages_(guard_pages), page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
+    : guard_pages_(guard_pages && current_arena() == nullptr),
+      page_bytes_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))),
+      arena_(current_arena()) {
   if (stack_bytes < 4096) throw UsageError("sim::EngineConfig: stack_bytes must be at least 4096");
 #if defined(LOCKSIM_ASAN)
   stack_bytes *= detail::kSanitizerStackScale;
@@ -45,6 +48,10 @@ StackPool::StackPool(std::size_t stack_bytes, bool guard_pages)
 }
 
 StackPool::~StackPool() {
+  if (arena_ != nullptr) {
+    for (void* block : blocks_) Arena::deallocate(block);
+    return;
+  }
   for (void* block : blocks_) {
     if (block_cache.stack_bytes != stack_bytes_) {  // another stack size: start over
       for (void* old : block_cache.blocks) std::free(old);
@@ -67,6 +74,14 @@ StackPool::~StackPool() {
 }
 
 void StackPool::grow() {
+  if (arena_ != nullptr) {
+    // One stack at a time, only as many as the trial keeps alive at once: a snapshot of the arena
+    // copies every stack below its top (but for the holes its caller leaves out).
+    void* stack = arena_->allocate(stack_bytes_, kCacheLine);
+    blocks_.push_back(stack);
+    free_.push_back(static_cast<char*>(stack));
+    return;
+  }
   if (guard_pages_) {
     const std::size_t length = stack_bytes_ + page_bytes_;
     void* vp = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -118,6 +133,10 @@ boost::context::stack_context StackPool::allocate() {
 
 void StackPool::deallocate(boost::context::stack_context& sctx) noexcept {
   free_.push_back(static_cast<char*>(sctx.sp) - sctx.size);
+}
+
+void StackPool::free_stacks(std::vector<std::pair<const void*, const void*>>& out) const {
+  for (char* low : free_) out.emplace_back(low, low + stack_bytes_);
 }
 
 }  // namespace sim

@@ -5,14 +5,18 @@
 // list: no allocator header sits inside a stack, so a live process keeps resident only
 // the pages it has touched. Guarded stacks get a mapping each with a PROT_NONE page
 // below them, so an overflow is a clean SIGSEGV; they cost one memory mapping per
-// process (vm.max_map_count caps them near 30,000), hence for tests and debugging.
+// process (vm.max_map_count caps them near 30,000), hence for tests and debugging. While an
+// arena is in use (sim/arena.hpp), each stack is a block of it and none has a guard page.
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include <boost/context/stack_context.hpp>
 
 namespace sim {
+
+class Arena;
 
 class StackPool {
  public:
@@ -23,6 +27,8 @@ class StackPool {
 
   boost::context::stack_context allocate();
   void deallocate(boost::context::stack_context& sctx) noexcept;
+  /// The free stacks, appended to `out` as [low, high).
+  void free_stacks(std::vector<std::pair<const void*, const void*>>& out) const;
 
  private:
   void grow();
@@ -33,6 +39,7 @@ class StackPool {
   std::vector<char*> free_;     // lowest usable address of each free stack
   std::vector<void*> blocks_;   // plain mode: blocks of many stacks
   std::vector<char*> mappings_; // guarded mode: one mapping (guard page first) per stack
+  Arena* arena_;                // arena mode: each stack a block of the arena, no guard page
 };
 
 }  // namespace sim

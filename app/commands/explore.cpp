@@ -88,7 +88,7 @@ std::pair<Token, bool> shrunk_finding(const ExploreOptions& o, const Finding& f)
 // A flag that does nothing in the mode asked for is a mistake to say, not to ignore.
 void check_flags(const CLI::App& cli, const std::string& mode) {
   const auto given = [&](const char* flag) { return cli.get_option(flag)->count() > 0; };
-  for (const char* flag : {"--bound", "--all", "--no-reduction"})
+  for (const char* flag : {"--bound", "--all", "--no-reduction", "--no-branching", "--check-branches"})
     if (given(flag) && mode != "dfs") throw InputError(fmt::format("{}: only with --mode dfs; --mode {} does not use it", flag, mode));
   if (given("--depth") && mode != "pct") throw InputError(fmt::format("--depth: only with --mode pct; --mode {} does not use it", mode));
 }
@@ -153,6 +153,10 @@ Command explore_command(CLI::App& app) {
              "load this strategy written in Lua (repeatable); --strategy names it");
   cli->add_flag("--no-reduction", [&o](std::int64_t) { o.reduction = false; },
                 "dfs: explore every order of simultaneous events, also those that only swap independent steps");
+  cli->add_flag("--no-branching", [&o](std::int64_t) { o.branching = false; },
+                "dfs: run every schedule from time zero, rather than from its parent's run saved where it deviates");
+  cli->add_flag("--check-branches", o.check_branches,
+                "dfs: run every branched schedule again from time zero and fail unless both end alike (slower)");
   cli->add_flag("--all", o.count_all, "dfs: go on past the first finding and count every schedule in which the property fires");
   cli->add_flag("--check-determinism", c->check_determinism, "replay the finding twice, compare trace hashes");
   return {cli,

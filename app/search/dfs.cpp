@@ -1,12 +1,15 @@
-// The dfs search: bounded exhaustive search, by re-execution, over the tree of a run's
-// enumerable choices (app/search/explore.hpp), with the reduction that skips reorderings of
-// independent steps.
+// The dfs search: bounded exhaustive search over the tree of a run's enumerable choices
+// (app/search/explore.hpp), with the reduction that skips reorderings of independent steps. A
+// run is made by re-execution from time zero, or, where the trial can be restored in place
+// (sim/restorable.hpp), from its parent's run saved at the choice where it deviates.
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "app/search/runs.hpp"
 #include "models/faults/placement.hpp"
 #include "sim/footprints.hpp"
+#include "sim/restorable.hpp"
 
 namespace locksim::search {
 
@@ -36,6 +40,8 @@ struct DfsNode {
   std::uint64_t events = 0;
   std::vector<std::string> fired;
   std::size_t expected_choices = 0;  // how many its parent's run asked (room kept for as many)
+  std::size_t parent = 0;            // its parent's place in the level above
+  std::uint64_t trace_hash = 0;      // with ExploreOptions::check_branches only
 
   // Its deviations that reorder or pick a delay: what the bound counts.
   int reorderings() const {
@@ -103,9 +109,21 @@ void find_equivalent(const sim::Footprints& f, const std::vector<std::uint32_t>&
   }
 }
 
+// Where a run stops for the search to branch it (run_dfs_group): at each choice of `points`
+// (in order) it pauses, and goes on with the option the search hands back: 0, as itself;
+// another, as the child that deviates there, which pauses no more.
+struct BranchPoints {
+  const std::vector<std::uint32_t>& points;
+  std::uint32_t paused_at = 0;  // where it paused last
+};
+
 // Runs `node` under its deviations: the options each choice offered, its events, its findings.
-void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, DfsNode& node) {
+// With `branch`, the run pauses at its branch points, and ends as the run itself or as a child.
+void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, DfsNode& node,
+                  BranchPoints* branch = nullptr) {
   std::size_t asked = 0;
+  std::size_t next_point = 0;
+  bool child = false;
   std::vector<std::uint32_t> tie_choices;  // the choice index of each tie, in order
   // A run asks about as many choices as its parent's did: room for them at once.
   tie_choices.reserve(node.expected_choices);
@@ -116,6 +134,16 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
     const std::size_t at = asked++;
     std::uint64_t v = 0;
     if (next_deviation != node.deviations.end() && next_deviation->first == at) v = (next_deviation++)->second;
+    if (branch != nullptr && !child && next_point < branch->points.size() && branch->points[next_point] == at) {
+      ++next_point;
+      branch->paused_at = static_cast<std::uint32_t>(at);
+      if (const std::uint64_t option = sim::Restorable::pause(); option != 0) {
+        child = true;
+        v = option;
+        next_deviation = node.deviations.emplace_hint(next_deviation, at, static_cast<std::uint32_t>(option));
+        ++next_deviation;
+      }
+    }
     if (v >= n)
       throw std::logic_error(fmt::format("dfs: choice #{} ({}) offers {} options where an earlier run had more: the "
                                          "run is not a function of its choices",
@@ -128,12 +156,140 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
   };
   const bool reduce = o.reduction && reducible(s, choice);
   sim::Footprints footprints;
-  const TrialOutcome outcome = run_trial(s, choice, s.seed, TraceKept::none, {}, chooser, reduce ? &footprints : nullptr);
+  const TrialOutcome outcome = run_trial(s, choice, s.seed, o.check_branches ? TraceKept::hash : TraceKept::none, {}, chooser,
+                                         reduce ? &footprints : nullptr);
   if (reduce)
     find_equivalent(footprints, tie_choices, node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1, node);
   node.events = outcome.events;
   node.fired = fired_checkers(outcome, o.property);
-  if (o.each_run) o.each_run(outcome.counts);
+  node.trace_hash = outcome.trace_hash;
+  if (o.each_run && (branch == nullptr || child)) {
+    const sim::OutsideArena outside;  // what the caller keeps of it
+    o.each_run(outcome.counts);
+  }
+}
+
+// What a run found, the same whether it ran from zero or was branched from its parent.
+bool same_run(const DfsNode& a, const DfsNode& b) {
+  return a.deviations == b.deviations && a.options == b.options && a.placing == b.placing && a.equivalent == b.equivalent &&
+         a.events == b.events && a.fired == b.fired && a.trace_hash == b.trace_hash;
+}
+
+// This thread's trial that can be restored in place; nullptr where no arena is left to make one.
+sim::Restorable* thread_trial() {
+  thread_local std::unique_ptr<sim::Arena> arena;
+  thread_local std::unique_ptr<sim::Restorable> trial;
+  thread_local bool tried = false;
+  if (!std::exchange(tried, true)) try {
+      arena = std::make_unique<sim::Arena>();
+      trial = std::make_unique<sim::Restorable>(*arena);
+    } catch (const std::bad_alloc&) {
+    }
+  return trial.get();
+}
+
+std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
+                            std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost,
+                            sim::Restorable& trial, std::size_t& done);
+
+// The children of `parent` (`children`, in the level's order: by the choice where each
+// deviates, then the option), each made from `parent`'s run saved at that choice instead of
+// from time zero: the run goes once more up to each choice where a child deviates, is saved
+// there, and each child goes on from the saved point. Returns how many ran: all of them, or
+// up to the first that `stops`. Where the thread has no arena, or a trial outgrows it, from
+// time zero.
+std::size_t run_dfs_group(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
+                          std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost) {
+  // Each from zero, from the `from`th on.
+  const auto from_zero = [&](std::size_t from) {
+    for (std::size_t i = from; i < children.size(); ++i) {
+      run_dfs_node(o, s, choice, children[i]);
+      if (stops(children[i])) return i + 1;
+    }
+    return children.size();
+  };
+  sim::Restorable* restorable = thread_trial();
+  if (restorable == nullptr) return from_zero(0);
+  std::size_t done = 0;  // children made
+  try {
+    return branch_children(o, s, choice, parent, children, stops, cost, *restorable, done);
+  } catch (const std::bad_alloc&) {
+    return from_zero(done);  // a trial larger than the arena: the rest from zero
+  }
+}
+
+// run_dfs_group() with a restorable trial; `done` counts the children made.
+std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
+                            std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost,
+                            sim::Restorable& trial, std::size_t& done) {
+  std::vector<std::uint32_t> points;
+  std::vector<std::uint32_t> option_of(children.size());
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    const auto& [at, option] = *children[i].deviations.rbegin();
+    option_of[i] = option;
+    if (points.empty() || points.back() != at) points.push_back(at);
+  }
+  BranchPoints branch{points};
+  DfsNode ran;  // what the body hands out
+  const auto body = [&] {
+    DfsNode node;
+    node.deviations = parent.deviations;
+    node.expected_choices = parent.options.size();
+    run_dfs_node(o, s, choice, node, &branch);
+    const sim::OutsideArena outside;
+    ran = node;
+  };
+  sim::Restorable::Point saved;
+  const auto timed = [&](auto&& step) {
+    const auto start = Clock::now();
+    step();
+    cost.save_restore_s += seconds_since(start);
+  };
+  std::size_t next = 0;
+  bool paused = trial.start(body);
+  for (const std::uint32_t at : points) {
+    if (!paused || branch.paused_at != at)
+      throw std::logic_error(fmt::format("dfs: the run with {} did not come to choice #{} again: the run is not a function of its choices",
+                                         Schedule::dfs(parent.deviations).text(), at));
+    timed([&] { trial.save(saved); });
+    ++cost.saves;
+    cost.saved_bytes += saved.memory.copied();
+    cost.arena_bytes = std::max<std::uint64_t>(cost.arena_bytes, saved.memory.size());
+    for (bool first = true; next < children.size() && children[next].deviations.rbegin()->first == at; first = false) {
+      DfsNode& c = children[next++];
+      if (!first) {
+        timed([&] { trial.restore(saved); });
+        ++cost.restores;
+      }
+      if (trial.resume(option_of[next - 1]))
+        throw std::logic_error("dfs: a branched run paused again");
+      if (ran.deviations != c.deviations)
+        throw std::logic_error(fmt::format("dfs: the run branched for {} took {}", Schedule::dfs(c.deviations).text(),
+                                           Schedule::dfs(ran.deviations).text()));
+      const std::size_t expected = c.expected_choices, parent_at = c.parent;
+      c = std::move(ran);
+      c.expected_choices = expected;
+      c.parent = parent_at;
+      if (o.check_branches) {
+        DfsNode fresh;
+        fresh.deviations = c.deviations;
+        fresh.expected_choices = expected;
+        ExploreOptions uncounted = o;  // the run is counted once
+        uncounted.each_run = nullptr;
+        run_dfs_node(uncounted, s, choice, fresh);
+        if (!same_run(c, fresh))
+          throw std::logic_error(fmt::format("dfs: the run with {} branched from its parent differs from the same run from time zero",
+                                             Schedule::dfs(c.deviations).text()));
+      }
+      done = next;
+      if (stops(c)) return next;
+    }
+    if (at == points.back()) break;  // the rest of the parent's run is known
+    timed([&] { trial.restore(saved); });
+    ++cost.restores;
+    paused = trial.resume(0);
+  }
+  return next;
 }
 
 // A dfs run's answer from another rank: what run_dfs_node() found.
@@ -159,7 +315,8 @@ void read_dfs_answer(const std::string& answer, DfsNode& node) {
 // found equivalent (counted in `f`).
 std::vector<DfsNode> level_below(const std::vector<DfsNode>& level, const ExploreOptions& o, Finding& f) {
   std::vector<DfsNode> below;
-  for (const DfsNode& node : level) {
+  for (std::size_t parent = 0; parent < level.size(); ++parent) {
+    const DfsNode& node = level[parent];
     const std::size_t from = node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1;
     const bool may_reorder = node.reorderings() < o.bound;
     std::size_t skip = 0;  // node.equivalent, in (choice, option) order
@@ -175,6 +332,7 @@ std::vector<DfsNode> level_below(const std::vector<DfsNode>& level, const Explor
         below.back().deviations = node.deviations;
         below.back().deviations[at] = option;
         below.back().expected_choices = node.options.size();
+        below.back().parent = parent;
       }
     }
   }
@@ -228,6 +386,10 @@ void serve_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice&
 // finding is the one with the fewest deviations, and among those the first in that order,
 // whatever `jobs` and ranks. With `count_all` the search goes on past the first finding and
 // counts every run that fires.
+// Branched (ExploreOptions::branching, one rank, where the build gives arenas), a level's runs
+// go by parent: a thread takes all the children of one run, which it makes by running the
+// parent once more, saving it at each choice where a child deviates and restoring the saved
+// state for each child (run_dfs_group). The runs, their order and what they find are the same.
 Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
   if (!exec::leader()) {
     serve_dfs(o, s, choice);
@@ -237,24 +399,57 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   Finding f;
   for (const auto& fault : s.faults) f.placed += fault.faults->placed_text();
   f.reduced = o.reduction && reducible(s, choice);
-  std::vector<DfsNode> level(1);
+  // Other ranks take runs one by one, named by their deviations: they run each from zero.
+  f.branched = o.branching && ranks.threads() == 0 && sim::Arena::supported();
+  std::vector<DfsNode> level(1), parents;
   std::optional<DfsNode> found;
   for (;;) {
     const std::uint64_t limit = std::min<std::uint64_t>(level.size(), static_cast<std::uint64_t>(o.budget) - f.runs);
     // Counting, a run that fires is no reason to stop: the search takes it as a miss.
     const auto stops = [&](const DfsNode& n) { return !n.fired.empty() && !o.count_all; };
+    const auto out_of_time = [&] { return seconds_since(started) > o.time_s; };
     const RemoteRuns remote{ranks, [&](std::uint64_t i) { return Schedule::dfs(level[i].deviations).text(); },
                             [&](std::uint64_t i, std::string&& answer) {
                               read_dfs_answer(answer, level[i]);
                               return stops(level[i]);
                             }};
-    const FirstHit hit = first_hit(
-        o.jobs, limit, [&] { return seconds_since(started) > o.time_s; },
-        [&](std::uint64_t i) {
-          run_dfs_node(o, s, choice, level[i]);
-          return stops(level[i]);
-        },
-        remote);
+    FirstHit hit;
+    if (f.branched && !parents.empty()) {
+      // The level's runs by parent ([first, end) each), each parent's run branched once for all
+      // its children: numbered groups handed to the threads as runs are, the same runs counted.
+      std::vector<std::pair<std::size_t, std::size_t>> groups;
+      for (std::size_t i = 0; i < limit; ++i)
+        if (groups.empty() || level[i].parent != level[groups.back().first].parent) groups.emplace_back(i, i + 1);
+        else groups.back().second = i + 1;
+      std::vector<std::size_t> ran_in(groups.size());
+      std::vector<Finding::Branching> cost(groups.size());
+      const FirstHit by_group = first_hit(
+          o.jobs, groups.size(), out_of_time,
+          [&](std::uint64_t g) {
+            const auto [first, end] = groups[g];
+            ran_in[g] = run_dfs_group(o, s, choice, parents[level[first].parent], std::span(level).subspan(first, end - first), stops,
+                                      cost[g]);
+            return ran_in[g] > 0 && stops(level[first + ran_in[g] - 1]);
+          },
+          remote);
+      for (const Finding::Branching& c : cost) {
+        f.branching.saves += c.saves;
+        f.branching.restores += c.restores;
+        f.branching.saved_bytes += c.saved_bytes;
+        f.branching.arena_bytes = std::max(f.branching.arena_bytes, c.arena_bytes);
+        f.branching.save_restore_s += c.save_restore_s;
+      }
+      if (by_group.hit) hit.hit = groups[*by_group.hit].first + ran_in[*by_group.hit] - 1;
+      hit.ran = hit.hit ? *hit.hit + 1 : by_group.ran == 0 ? 0 : groups[by_group.ran - 1].second;
+    } else {
+      hit = first_hit(
+          o.jobs, limit, out_of_time,
+          [&](std::uint64_t i) {
+            run_dfs_node(o, s, choice, level[i]);
+            return stops(level[i]);
+          },
+          remote);
+    }
     count_level(level, hit.ran, f, found);
     f.runs += hit.ran;
     if (f.runs == 1 && hit.ran == 1) f.estimated_schedules = estimated_schedules(level.front(), o, s);  // the default run
@@ -265,6 +460,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
       f.exhausted = true;
       break;
     }
+    parents = std::move(level);
     level = std::move(below);
   }
   if (found) {

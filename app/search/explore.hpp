@@ -56,6 +56,12 @@ struct ExploreOptions {
   int jobs = 1;                  // threads running the search's runs; the finding does not depend on it
   bool count_all = false;        // dfs: go on past the first finding, counting every run that fires
   bool reduction = true;         // dfs: skip reorderings that only commute independent steps
+  /// dfs: make each run from its parent's run saved at the choice where it deviates (restored in
+  /// place: sim/restorable.hpp) rather than from time zero; the same runs either way.
+  bool branching = true;
+  /// dfs: run each branched run again from time zero, and fail unless both end alike (their
+  /// choices, events, findings and trace hashes): a check, slower.
+  bool check_branches = false;
   /// dfs: called with every run's metrics, from the thread that ran it (a test compares the
   /// outcomes of the plain and the reduced search).
   std::function<void(const models::checkers::Counts&)> each_run{};
@@ -77,6 +83,13 @@ struct Finding {
   std::uint64_t firing_runs = 0;  // dfs: runs in which the property fired (all of them with count_all)
   std::vector<std::string> faults_on;  // swarm: the finding's faults ("pauses.0", "gc_pauses")
   bool reduced = false;           // dfs: the reduction applied (on, and the strategy allows it)
+  bool branched = false;          // dfs: runs branched from their parents' saved runs (ExploreOptions::branching)
+  /// dfs, branched: the runs saved, the restores, the bytes the saves copied, the most bytes an
+  /// arena held (what a save copies at most), and the wall seconds the saves and restores took.
+  struct Branching {
+    std::uint64_t saves = 0, restores = 0, saved_bytes = 0, arena_bytes = 0;
+    double save_restore_s = 0;
+  } branching{};
   std::uint64_t equivalent_skipped = 0;  // dfs: runs not spawned, each equivalent to one explored
   /// dfs: about how many schedules the bound holds, from the default run's choices (each set of
   /// at most `bound` reorderings, times each set of placements the budget allows), before the

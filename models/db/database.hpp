@@ -365,7 +365,7 @@ struct Statement {
   }
   StatementExtra& edit() {
     if (!extra) extra = std::make_shared<StatementExtra>();
-    else if (extra.use_count() > 1) extra = std::make_shared<StatementExtra>(*extra);
+    else if (extra.use_count() != 1) extra = std::make_shared<StatementExtra>(*extra);  // shared, or pinned (sql::pinned)
     return *extra;
   }
   /// SELECT COUNT(*) (or another aggregate: StatementExtra::aggregate): one row, its column

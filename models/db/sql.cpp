@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -83,6 +84,56 @@ Statement bind(const Prepared& prepared, const std::vector<Value>& args) {
   }
   for (const std::string& column : prepared.from_values) s.on_update[column] = s.values.at(column);
   return s;
+}
+
+namespace {
+// `p` kept in `keeper`, and shared from now on without a count.
+template <class T>
+void pin(std::shared_ptr<T>& p, Pins& keeper) {
+  if (!p || p.use_count() == 0) return;  // none, or pinned already
+  keeper.push_back(p);
+  p = std::shared_ptr<T>(std::shared_ptr<T>(), p.get());
+}
+}  // namespace
+
+namespace {
+thread_local Pins* loading_pins = nullptr;
+}  // namespace
+
+PinWhileLoading::PinWhileLoading(Pins& keeper) : outer_(std::exchange(loading_pins, &keeper)) {}
+PinWhileLoading::~PinWhileLoading() { loading_pins = outer_; }
+
+Prepared pinned_while_loading(Prepared prepared) {
+  return loading_pins != nullptr ? pinned(std::move(prepared), loading_pins) : prepared;
+}
+
+Prepared pinned(Prepared prepared, Pins* keeper) {
+  static std::mutex forever_mutex;
+  static Pins* const forever = new Pins;  // a constant's: never released
+  std::unique_lock<std::mutex> lock(forever_mutex, std::defer_lock);
+  if (keeper == nullptr) {
+    lock.lock();
+    keeper = forever;
+  }
+  Statement& s = prepared.statement;
+  if (s.extra) {
+    // Pinned, shared by every binding, never written: edit() copies it first.
+    StatementExtra& extra = *s.extra;
+    pin(extra.conflict_where, *keeper);
+    pin(extra.conflict_index_where, *keeper);
+    if (extra.index_def && extra.index_def.use_count() != 0) {
+      auto def = std::make_shared<IndexDef>(*extra.index_def);
+      pin(def->where, *keeper);
+      extra.index_def = def;
+      pin(extra.index_def, *keeper);
+    }
+    pin(extra.having, *keeper);
+  }
+  pin(s.extra, *keeper);
+  pin(s.written, *keeper);
+  if (prepared.create)
+    for (IndexDef& index : prepared.create->indexes) pin(index.where, *keeper);
+  return prepared;
 }
 
 std::string as_written(const Statement& statement, Engine engine) {

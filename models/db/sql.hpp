@@ -40,6 +40,7 @@
 // most 64 KiB with at most 1000 columns, values, rows, conditions and `?`s each.
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -119,6 +120,29 @@ Prepared prepare(std::string_view text);
 /// The statement with its `?`s replaced by `args`, in order. Throws sim::UsageError when the
 /// count differs, and for a CREATE TABLE (which goes to Server::create_table as `create`).
 Statement bind(const Prepared& prepared, const std::vector<Value>& args);
+
+/// Where pinned() keeps what it pins.
+using Pins = std::vector<std::shared_ptr<const void>>;
+/// `prepared`, its parts that every binding shares (Statement::extra and ::written, and what they
+/// and a table's partial indexes point to) kept alive in `keeper` and shared without a
+/// reference count: binding it then writes nothing outside the binding, which a trial restored
+/// in place needs of a statement it did not make (sim/restorable.hpp). For a statement that
+/// lives no longer than `keeper`; without one, for good (a strategy's constant).
+Prepared pinned(Prepared prepared, Pins* keeper = nullptr);
+/// While alive on a thread, the statements prepared there are pinned into `keeper`: a scenario's,
+/// while it loads, whose statements then live as long as it does.
+class PinWhileLoading {
+ public:
+  explicit PinWhileLoading(Pins& keeper);
+  ~PinWhileLoading();
+  PinWhileLoading(const PinWhileLoading&) = delete;
+  PinWhileLoading& operator=(const PinWhileLoading&) = delete;
+
+ private:
+  Pins* outer_;
+};
+/// `prepared`, pinned into the keeper of the thread's PinWhileLoading if one is alive.
+Prepared pinned_while_loading(Prepared prepared);
 
 /// A statement as its user wrote it, for reports: the text it was parsed from with each `?`
 /// (or, Written::numbered, each `$n`) replaced by the value bound to it and each run of

@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
+
+#include "sim/arena.hpp"
 
 namespace models::lua {
 
@@ -38,6 +41,29 @@ double read_factor(const Runtime& rt) {
   return rt.long_lengths.empty() ? 1.0 : 1.0 + static_cast<double>(*rt.long_lengths.rbegin()) / kBytesReadPerInstruction;
 }
 
+// A script's memory comes from the trial's arena while one is in use (sim/arena.hpp), so that a
+// trial restored in place gets its scripts' states back with it; else from the C heap.
+void release(void* p) {
+  if (sim::Arena::owner(p) != nullptr) return sim::Arena::deallocate(p);
+  std::free(p);
+}
+void* resize(void* p, std::size_t old, std::size_t n) {
+  sim::Arena* arena = sim::current_arena();
+  if (arena == nullptr && (p == nullptr || sim::Arena::owner(p) == nullptr)) return std::realloc(p, n);
+  void* q = nullptr;
+  try {
+    q = arena != nullptr ? arena->allocate(n) : std::malloc(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  if (q == nullptr) return nullptr;
+  if (p != nullptr) {
+    std::memcpy(q, p, std::min(old, n));
+    release(p);
+  }
+  return q;
+}
+
 void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size) {
   Runtime& rt = *static_cast<Runtime*>(ud);
   const std::size_t old = ptr == nullptr ? 0 : old_size;
@@ -47,12 +73,12 @@ void* allocate(void* ud, void* ptr, std::size_t old_size, std::size_t new_size) 
         rt.long_lengths.erase(rt.long_lengths.find(it->second));
         rt.long_strings.erase(it);
       }
-    std::free(ptr);
+    if (ptr != nullptr) release(ptr);
     rt.used -= old;
     return nullptr;
   }
   if (rt.enforce && new_size > old && rt.used - old + new_size > rt.limits.memory_bytes) return nullptr;
-  void* p = std::realloc(ptr, new_size);
+  void* p = resize(ptr, old, new_size);
   if (p == nullptr) return nullptr;
   rt.used = rt.used - old + new_size;
   if (new_size > old + kLongString && rt.enforce)

@@ -5,9 +5,9 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kInsertIfAbsent = db::sql::prepare(
+const db::sql::Prepared kInsertIfAbsent = db::sql::pinned(db::sql::prepare(
     "INSERT INTO t_account (open_id, device) SELECT ?, ? FROM DUAL "
-    "WHERE NOT EXISTS (SELECT 1 FROM t_account WHERE open_id = ?)");
+    "WHERE NOT EXISTS (SELECT 1 FROM t_account WHERE open_id = ?)"));
 
 class InsertWhereNotExists : public Strategy {
  public:

@@ -10,9 +10,9 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kTakeLock = db::sql::prepare("INSERT INTO t_lock (lock_key, owner) VALUES (?, ?)");
+const db::sql::Prepared kTakeLock = db::sql::pinned(db::sql::prepare("INSERT INTO t_lock (lock_key, owner) VALUES (?, ?)"));
 // Only the owner's row: a lock another holder took since is left alone.
-const db::sql::Prepared kReleaseLock = db::sql::prepare("DELETE FROM t_lock WHERE lock_key = ? AND owner = ?");
+const db::sql::Prepared kReleaseLock = db::sql::pinned(db::sql::prepare("DELETE FROM t_lock WHERE lock_key = ? AND owner = ?"));
 }  // namespace
 
 LockGuard LockClients::guard(checkers::Hold hold, LockGuard::Unlock unlock, std::int64_t token) {
@@ -214,11 +214,11 @@ std::optional<LockGuard> LockClients::table(db::Connection& c, const std::string
 
 std::optional<LockGuard> LockClients::pg_advisory(db::Connection& c, std::int64_t key, const PgAdvisoryOptions& options) {
   // Prepared on first use, not at start-up: PostgreSQL's parser is another file's static.
-  static const db::sql::Prepared kLock = db::pg::prepare("SELECT pg_advisory_lock($1)");
-  static const db::sql::Prepared kTryLock = db::pg::prepare("SELECT pg_try_advisory_lock($1)");
-  static const db::sql::Prepared kXactLock = db::pg::prepare("SELECT pg_advisory_xact_lock($1)");
-  static const db::sql::Prepared kTryXactLock = db::pg::prepare("SELECT pg_try_advisory_xact_lock($1)");
-  static const db::sql::Prepared kUnlock = db::pg::prepare("SELECT pg_advisory_unlock($1)");
+  static const db::sql::Prepared kLock = db::sql::pinned(db::pg::prepare("SELECT pg_advisory_lock($1)"));
+  static const db::sql::Prepared kTryLock = db::sql::pinned(db::pg::prepare("SELECT pg_try_advisory_lock($1)"));
+  static const db::sql::Prepared kXactLock = db::sql::pinned(db::pg::prepare("SELECT pg_advisory_xact_lock($1)"));
+  static const db::sql::Prepared kTryXactLock = db::sql::pinned(db::pg::prepare("SELECT pg_try_advisory_xact_lock($1)"));
+  static const db::sql::Prepared kUnlock = db::sql::pinned(db::pg::prepare("SELECT pg_advisory_unlock($1)"));
   if (c.engine() != db::Engine::postgresql)
     throw sim::UsageError("strategies::LockClients: an advisory lock needs database.engine \"postgresql\"");
   TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);
@@ -239,8 +239,8 @@ std::optional<LockGuard> LockClients::pg_advisory(db::Connection& c, std::int64_
 }
 
 std::optional<LockGuard> LockClients::get_lock(db::Connection& c, const std::string& name, std::int64_t timeout_seconds) {
-  static const db::sql::Prepared kGetLock = db::sql::prepare("SELECT GET_LOCK(?, ?)");
-  static const db::sql::Prepared kRelease = db::sql::prepare("SELECT RELEASE_LOCK(?)");
+  static const db::sql::Prepared kGetLock = db::sql::pinned(db::sql::prepare("SELECT GET_LOCK(?, ?)"));
+  static const db::sql::Prepared kRelease = db::sql::pinned(db::sql::prepare("SELECT RELEASE_LOCK(?)"));
   if (c.engine() != db::Engine::mariadb)
     throw sim::UsageError("strategies::LockClients: GET_LOCK is MariaDB's (database.engine \"mariadb\")");
   TimeSpentIn acquiring(worker_.time, &TimeSpent::lock_service);

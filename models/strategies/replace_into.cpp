@@ -5,7 +5,7 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kReplace = db::sql::prepare("REPLACE INTO t_account (open_id, device) VALUES (?, ?)");
+const db::sql::Prepared kReplace = db::sql::pinned(db::sql::prepare("REPLACE INTO t_account (open_id, device) VALUES (?, ?)"));
 
 class ReplaceInto : public Strategy {
  public:

@@ -262,8 +262,10 @@ std::shared_ptr<const Entry> load_script(const std::string& name, const std::str
   entry->info = std::move(info);
   entry->script = file;
   if (!compiled->workload.empty()) entry->workload = compiled->workload;
+  // Each strategy shares the compiled script without a count, the entry keeping it: a trial
+  // restored in place (sim/restorable.hpp) then moves nothing outside itself.
   entry->make = [compiled = std::shared_ptr<const Compiled>(std::move(compiled))](Env& env, const Params& params) {
-    return make_script_strategy(env, params, compiled);
+    return make_script_strategy(env, params, std::shared_ptr<const Compiled>(std::shared_ptr<const Compiled>(), compiled.get()));
   };
   return entry;
 }

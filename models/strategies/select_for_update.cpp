@@ -5,8 +5,8 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kFindForUpdate = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ? FOR UPDATE");
-const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+const db::sql::Prepared kFindForUpdate = db::sql::pinned(db::sql::prepare("SELECT id FROM t_account WHERE open_id = ? FOR UPDATE"));
+const db::sql::Prepared kInsert = db::sql::pinned(db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)"));
 
 class SelectForUpdate : public Strategy {
  public:

@@ -6,9 +6,9 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kInsertUnbound = db::sql::prepare("INSERT IGNORE INTO t_account (open_id) VALUES (?)");
+const db::sql::Prepared kInsertUnbound = db::sql::pinned(db::sql::prepare("INSERT IGNORE INTO t_account (open_id) VALUES (?)"));
 const db::sql::Prepared kBind =
-    db::sql::prepare("UPDATE t_account SET device = ?, status = 1 WHERE open_id = ? AND status = 0");
+    db::sql::pinned(db::sql::prepare("UPDATE t_account SET device = ?, status = 1 WHERE open_id = ? AND status = 0"));
 
 class StatusCas : public Strategy {
  public:

@@ -18,12 +18,12 @@ db::TableSchema fence_table() {
 }
 
 namespace {
-const db::sql::Prepared kFindAccount = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
-const db::sql::Prepared kInsertAccount = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
-const db::sql::Prepared kLinkWallet = db::sql::prepare("UPDATE t_account SET wallet = ? WHERE id = ?");
-const db::sql::Prepared kInsertFence = db::sql::prepare("INSERT IGNORE INTO t_fence (lock_key) VALUES (?)");
+const db::sql::Prepared kFindAccount = db::sql::pinned(db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?"));
+const db::sql::Prepared kInsertAccount = db::sql::pinned(db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)"));
+const db::sql::Prepared kLinkWallet = db::sql::pinned(db::sql::prepare("UPDATE t_account SET wallet = ? WHERE id = ?"));
+const db::sql::Prepared kInsertFence = db::sql::pinned(db::sql::prepare("INSERT IGNORE INTO t_fence (lock_key) VALUES (?)"));
 // The fencing check: raises the fence to this holder's token unless a higher one was seen.
-const db::sql::Prepared kRaiseFence = db::sql::prepare("UPDATE t_fence SET token = ? WHERE lock_key = ? AND token < ?");
+const db::sql::Prepared kRaiseFence = db::sql::pinned(db::sql::prepare("UPDATE t_fence SET token = ? WHERE lock_key = ? AND token < ?"));
 
 checkers::LockServers lock_servers(const Services& services) {
   checkers::LockServers servers{

@@ -4,8 +4,8 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kUpsert = db::sql::prepare(
-    "INSERT INTO t_account (open_id, device) VALUES (?, ?) ON DUPLICATE KEY UPDATE device = VALUES(device)");
+const db::sql::Prepared kUpsert = db::sql::pinned(db::sql::prepare(
+    "INSERT INTO t_account (open_id, device) VALUES (?, ?) ON DUPLICATE KEY UPDATE device = VALUES(device)"));
 
 class Upsert : public Strategy {
  public:

@@ -6,10 +6,10 @@
 
 namespace models::strategies {
 namespace {
-const db::sql::Prepared kFind = db::sql::prepare("SELECT id, version FROM t_account WHERE open_id = ?");
-const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device, version) VALUES (?, ?, 1)");
+const db::sql::Prepared kFind = db::sql::pinned(db::sql::prepare("SELECT id, version FROM t_account WHERE open_id = ?"));
+const db::sql::Prepared kInsert = db::sql::pinned(db::sql::prepare("INSERT INTO t_account (open_id, device, version) VALUES (?, ?, 1)"));
 const db::sql::Prepared kUpdateIfVersion =
-    db::sql::prepare("UPDATE t_account SET device = ?, version = ? WHERE id = ? AND version = ?");
+    db::sql::pinned(db::sql::prepare("UPDATE t_account SET device = ?, version = ? WHERE id = ? AND version = ?"));
 
 class VersionCas : public Strategy {
  public:

@@ -14,8 +14,8 @@
 namespace models::strategies {
 namespace {
 
-const db::sql::Prepared kFind = db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?");
-const db::sql::Prepared kInsert = db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)");
+const db::sql::Prepared kFind = db::sql::pinned(db::sql::prepare("SELECT id FROM t_account WHERE open_id = ?"));
+const db::sql::Prepared kInsert = db::sql::pinned(db::sql::prepare("INSERT INTO t_account (open_id, device) VALUES (?, ?)"));
 
 class ZookeeperChecked : public Strategy {
  public:

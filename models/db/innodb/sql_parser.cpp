@@ -230,7 +230,7 @@ Prepared prepare(std::string_view text) {
   }
   Prepared out = mariadb::Parser(text).statement();
   if (!out.create) out.statement.written = std::make_shared<const Written>(Written{out.text, out.params});
-  return out;
+  return pinned_while_loading(std::move(out));
 }
 
 }  // namespace models::db::sql

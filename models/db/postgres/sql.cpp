@@ -183,7 +183,7 @@ sql::Prepared prepare(std::string_view text) {
   if (tree == nullptr) throw Error("XX000", 0, "libpg_query's parse tree could not be read");
   if (tree->n_stmts == 0) refuse(0, "an empty statement");
   if (tree->n_stmts > 1) refuse(position(tree->stmts[1]->stmt_location), "more than one statement");
-  return Converter(text).convert(tree->stmts[0]->stmt, position(tree->stmts[0]->stmt_location));
+  return sql::pinned_while_loading(Converter(text).convert(tree->stmts[0]->stmt, position(tree->stmts[0]->stmt_location)));
 }
 
 }  // namespace models::db::pg

@@ -6,14 +6,14 @@
 
 namespace models::batch {
 namespace {
-const db::sql::Prepared kSubmit = db::sql::prepare("INSERT INTO t_task () VALUES ()");
-const db::sql::Prepared kFindByStatus = db::sql::prepare("SELECT id FROM t_task WHERE status = ?");
-const db::sql::Prepared kMark = db::sql::prepare("UPDATE t_task SET status = ?, marked_at = ? WHERE id = ?");
+const db::sql::Prepared kSubmit = db::sql::pinned(db::sql::prepare("INSERT INTO t_task () VALUES ()"));
+const db::sql::Prepared kFindByStatus = db::sql::pinned(db::sql::prepare("SELECT id FROM t_task WHERE status = ?"));
+const db::sql::Prepared kMark = db::sql::pinned(db::sql::prepare("UPDATE t_task SET status = ?, marked_at = ? WHERE id = ?"));
 const db::sql::Prepared kMarkIfStatus =
-    db::sql::prepare("UPDATE t_task SET status = ?, marked_at = ? WHERE id = ? AND status = ?");
-const db::sql::Prepared kSetStatus = db::sql::prepare("UPDATE t_task SET status = ? WHERE id = ?");
-const db::sql::Prepared kSetStatusIf = db::sql::prepare("UPDATE t_task SET status = ? WHERE id = ? AND status = ?");
-const db::sql::Prepared kReap = db::sql::prepare("UPDATE t_task SET status = ? WHERE status = ? AND marked_at < ?");
+    db::sql::pinned(db::sql::prepare("UPDATE t_task SET status = ?, marked_at = ? WHERE id = ? AND status = ?"));
+const db::sql::Prepared kSetStatus = db::sql::pinned(db::sql::prepare("UPDATE t_task SET status = ? WHERE id = ?"));
+const db::sql::Prepared kSetStatusIf = db::sql::pinned(db::sql::prepare("UPDATE t_task SET status = ? WHERE id = ? AND status = ?"));
+const db::sql::Prepared kReap = db::sql::pinned(db::sql::prepare("UPDATE t_task SET status = ? WHERE status = ? AND marked_at < ?"));
 }  // namespace
 
 db::TableSchema tasks_table() {
