@@ -41,7 +41,7 @@ Searched search(const std::string& scenario, const std::string& strategy, int bo
 
 }  // namespace
 
-TEST_CASE("dfs branched from saved runs counts the same runs, in the same order, as dfs running each from time zero") {
+TEST_CASE("dfs branched from saved runs counts the same runs, in the same order, as dfs running each from time zero", "[arena]") {
   REQUIRE(sim::Arena::supported());
   struct Case {
     std::string scenario, strategy;
@@ -75,7 +75,7 @@ TEST_CASE("dfs branched from saved runs counts the same runs, in the same order,
 // events, findings and trace hash), with the scenario itself read-only while the search runs:
 // a trial that wrote to what it was given (a reference count moved on a statement it shares)
 // would fault here, and could not be restored in place.
-TEST_CASE("every catalogue scenario's runs, branched from saved runs, end as the same runs from time zero, writing nothing shared") {
+TEST_CASE("every catalogue scenario's runs, branched from saved runs, end as the same runs from time zero, writing nothing shared", "[arena]") {
   REQUIRE(sim::Arena::supported());
   int searched = 0;
   // One arena for every scenario, kept for good: loading a scenario also fills registries that

@@ -78,7 +78,7 @@ Ran fresh(const Deviations& d) {
 
 }  // namespace
 
-TEST_CASE("an arena's snapshot, put back, gives back its blocks and its free lists at the same addresses") {
+TEST_CASE("an arena's snapshot, put back, gives back its blocks and its free lists at the same addresses", "[arena]") {
   REQUIRE(sim::Arena::supported());
   sim::Arena arena;
   auto* a = static_cast<char*>(arena.allocate(100));
@@ -101,7 +101,7 @@ TEST_CASE("an arena's snapshot, put back, gives back its blocks and its free lis
   CHECK(arena.allocate(1 << 20) == d);
 }
 
-TEST_CASE("operator new allocates from the arena in use, and a static built meanwhile lives outside it") {
+TEST_CASE("operator new allocates from the arena in use, and a static built meanwhile lives outside it", "[arena]") {
   REQUIRE(sim::Arena::supported());
   sim::Arena arena;
   const std::string* in = nullptr;
@@ -127,7 +127,7 @@ TEST_CASE("operator new allocates from the arena in use, and a static built mean
   delete in;  // back to its arena, from outside it
 }
 
-TEST_CASE("a trial restored at each of its choices goes on as the same trial run again from the start") {
+TEST_CASE("a trial restored at each of its choices goes on as the same trial run again from the start", "[arena]") {
   REQUIRE(sim::Arena::supported());
   const Ran plain = fresh({});
   REQUIRE(plain.options.size() >= 6);
@@ -174,7 +174,7 @@ TEST_CASE("a trial restored at each of its choices goes on as the same trial run
   CHECK(children >= plain.options.size());
 }
 
-TEST_CASE("an exception out of a restorable computation reaches its caller with its message") {
+TEST_CASE("an exception out of a restorable computation reaches its caller with its message", "[arena]") {
   REQUIRE(sim::Arena::supported());
   sim::Arena arena;
   sim::Restorable trial(arena);
