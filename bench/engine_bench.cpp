@@ -478,6 +478,7 @@ int main(int argc, char** argv) {
     fmt::print("explore.dfs_runs_per_s: {:.1f}\nexplore.dfs_reduced_runs_per_s: {:.1f}\n", f.dfs_runs_per_s, f.dfs_reduced_runs_per_s);
     fmt::print("explore.dfs_branched_runs_per_s: {:.1f} (a save or restore {:.2f} us, {:.0f} KB a save, arena {:.0f} KB)\n",
                f.dfs_branched_runs_per_s, f.save_restore_us, f.saved_kb, f.arena_kb);
+    fmt::print("explore.fencing_bound2_s: {:.2f} from time zero, {:.2f} branched\n", f.fencing_from_zero_s, f.fencing_branched_s);
     fmt::print("explore.fork_us: {:.1f} ({:.0f} MB resident), a dfs run {:.1f} us\n", f.fork_us, f.resident_mb, 1e6 / f.dfs_runs_per_s);
     for (const auto& s : f.schedules)
       fmt::print("explore.schedules_bound2.{}: {:.0f} plain, {:.0f} reduced\n", s.strategy, s.plain, s.reduced);
@@ -603,6 +604,11 @@ int main(int argc, char** argv) {
              explore.dfs_branched_runs_per_s, ">=", 100'000),
       figure("explore.branched_over_from_zero", "branched / each from time zero, the two searches above",
              explore.dfs_branched_runs_per_s / explore.dfs_runs_per_s),
+      figure("explore.fencing_bound2_from_zero_over_branched",
+             fmt::format("fencing token exhausting bound 2 on two-clients-pause with the reduction (10,411 runs of about 370 events): "
+                         "wall s from time zero ({:.2f}) / branched ({:.2f})",
+                         explore.fencing_from_zero_s, explore.fencing_branched_s),
+             explore.fencing_from_zero_s / explore.fencing_branched_s),
       figure("explore.dfs_reduced_runs_per_s", "the same with the reduction on (footprints kept, fewer runs): runs/s",
              explore.dfs_reduced_runs_per_s),
       figure("explore.fork_over_dfs_run",

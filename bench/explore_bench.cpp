@@ -108,6 +108,18 @@ ExploreFigures explore_bench() {
     s.reduction = true;
     f.schedules.push_back({strategy, plain, static_cast<double>(locksim::explore(s).runs)});
   }
+  {
+    locksim::ExploreOptions s = o;
+    s.strategy = "fencing-token";
+    s.property = "duplicate_rows";
+    s.bound = 2;
+    s.reduction = true;
+    s.budget = 100'000;
+    s.branching = false;
+    f.fencing_from_zero_s = locksim::explore(s).wall_s;
+    s.branching = true;
+    f.fencing_branched_s = locksim::explore(s).wall_s;
+  }
   for (const std::string& file : locksim::catalogue()) {
     const locksim::Scenario s = locksim::load_scenario(file);
     if (s.faults.empty() || s.lua_workload || s.strategies.empty()) continue;

@@ -17,6 +17,9 @@ struct ExploreFigures {
   double dfs_branched_runs_per_s = 0;
   double save_restore_us = 0;
   double saved_kb = 0, arena_kb = 0;
+  // fencing token exhausting bound 2 on two-clients-pause (reduced, 369 events a run): wall
+  // seconds from time zero and branched.
+  double fencing_from_zero_s = 0, fencing_branched_s = 0;
   double dfs_runs = 0;        // explored in the measurement
   double dfs_events_per_run = 0;
   // What branching a search by fork() would cost a branch: a fork of the search's process (the
