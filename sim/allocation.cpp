@@ -66,8 +66,7 @@ void* allocate_or_null(std::size_t size, Align... align) noexcept {
 }
 
 void release(void* p) noexcept {
-  if (p == nullptr) return;
-  if (sim::Arena::owner(p) != nullptr) return sim::Arena::deallocate(p);
+  if (p == nullptr || sim::Arena::release(p)) return;
   heap_free(p);
 }
 
@@ -137,8 +136,7 @@ void* __cxa_allocate_exception(std::size_t thrown_size) noexcept {
 }
 
 void __cxa_free_exception(void* thrown) noexcept {
-  char* block = static_cast<char*>(thrown) - kExceptionHeader;
-  if (sim::Arena::owner(block) != nullptr) return sim::Arena::deallocate(block);
+  if (sim::Arena::release(static_cast<char*>(thrown) - kExceptionHeader)) return;
   runtime().free_exception(thrown);
 }
 
@@ -156,7 +154,7 @@ void* __cxa_allocate_dependent_exception() noexcept {
 }
 
 void __cxa_free_dependent_exception(void* dependent) noexcept {
-  if (sim::Arena::owner(dependent) != nullptr) return sim::Arena::deallocate(dependent);
+  if (sim::Arena::release(dependent)) return;
   runtime().free_dependent(dependent);
 }
 

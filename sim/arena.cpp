@@ -169,6 +169,15 @@ Arena* Arena::owner(const void* p) noexcept {
   return slots[offset >> shift];
 }
 
+bool Arena::release(void* p) noexcept {
+  const std::uintptr_t base = reservation.load(std::memory_order_relaxed);
+  const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(p) - base;
+  const unsigned shift = slot_shift.load(std::memory_order_relaxed);
+  if (base == 0 || offset >= (kSlots << shift)) return false;
+  if (slots[offset >> shift] != nullptr) deallocate(p);
+  return true;
+}
+
 std::size_t Arena::used() const noexcept { return books_->top; }
 
 void Arena::protect(bool read_only) {

@@ -49,6 +49,9 @@ class Arena {
   static void deallocate(void* p) noexcept;
   /// The arena `p` was allocated from, or nullptr for memory of no arena.
   static Arena* owner(const void* p) noexcept;
+  /// Gives `p` back to its arena if it is an arena's block, and says whether it was: a block of
+  /// an arena no longer there is dropped, never handed to another allocator.
+  static bool release(void* p) noexcept;
   bool contains(const void* p) const noexcept {
     return reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(start_) < capacity_;
   }

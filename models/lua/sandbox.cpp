@@ -44,8 +44,7 @@ double read_factor(const Runtime& rt) {
 // A script's memory comes from the trial's arena while one is in use (sim/arena.hpp), so that a
 // trial restored in place gets its scripts' states back with it; else from the C heap.
 void release(void* p) {
-  if (sim::Arena::owner(p) != nullptr) return sim::Arena::deallocate(p);
-  std::free(p);
+  if (!sim::Arena::release(p)) std::free(p);
 }
 void* resize(void* p, std::size_t old, std::size_t n) {
   sim::Arena* arena = sim::current_arena();
