@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -37,7 +38,7 @@ void heap_free(void* p) { mi_free(p); }
 #else
 void* heap_allocate(std::size_t size) { return std::malloc(size == 0 ? 1 : size); }
 void* heap_allocate(std::size_t size, std::size_t align) {
-  return std::aligned_alloc(align, (size + align - 1) / align * align == 0 ? align : (size + align - 1) / align * align);
+  return std::aligned_alloc(align, std::max(align, (size + align - 1) / align * align));  // a multiple of align, as C asks
 }
 void heap_free(void* p) { std::free(p); }
 #endif

@@ -188,36 +188,6 @@ sim::Restorable* thread_trial() {
   return trial.get();
 }
 
-std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
-                            std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost,
-                            sim::Restorable& trial, std::size_t& done);
-
-// The children of `parent` (`children`, in the level's order: by the choice where each
-// deviates, then the option), each made from `parent`'s run saved at that choice instead of
-// from time zero: the run goes once more up to each choice where a child deviates, is saved
-// there, and each child goes on from the saved point. Returns how many ran: all of them, or
-// up to the first that `stops`. Where the thread has no arena, or a trial outgrows it, from
-// time zero.
-std::size_t run_dfs_group(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
-                          std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost) {
-  // Each from zero, from the `from`th on.
-  const auto from_zero = [&](std::size_t from) {
-    for (std::size_t i = from; i < children.size(); ++i) {
-      run_dfs_node(o, s, choice, children[i]);
-      if (stops(children[i])) return i + 1;
-    }
-    return children.size();
-  };
-  sim::Restorable* restorable = thread_trial();
-  if (restorable == nullptr) return from_zero(0);
-  std::size_t done = 0;  // children made
-  try {
-    return branch_children(o, s, choice, parent, children, stops, cost, *restorable, done);
-  } catch (const std::bad_alloc&) {
-    return from_zero(done);  // a trial larger than the arena: the rest from zero
-  }
-}
-
 // run_dfs_group() with a restorable trial; `done` counts the children made.
 std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
                             std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost,
@@ -251,10 +221,15 @@ std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const St
     if (!paused || branch.paused_at != at)
       throw std::logic_error(fmt::format("dfs: the run with {} did not come to choice #{} again: the run is not a function of its choices",
                                          Schedule::dfs(parent.deviations).text(), at));
-    timed([&] { trial.save(saved); });
-    ++cost.saves;
-    cost.saved_bytes += saved.memory.copied();
-    cost.arena_bytes = std::max<std::uint64_t>(cost.arena_bytes, saved.memory.size());
+    // Saved for a second child, or for the parent's run to go on; at the last choice with one
+    // child, the child goes on from where the run stands.
+    const bool last = at == points.back();
+    if (!last || (next + 1 < children.size() && children[next + 1].deviations.rbegin()->first == at)) {
+      timed([&] { trial.save(saved); });
+      ++cost.saves;
+      cost.saved_bytes += saved.memory.copied();
+      cost.arena_bytes = std::max<std::uint64_t>(cost.arena_bytes, saved.memory.size());
+    }
     for (bool first = true; next < children.size() && children[next].deviations.rbegin()->first == at; first = false) {
       DfsNode& c = children[next++];
       if (!first) {
@@ -284,12 +259,38 @@ std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const St
       done = next;
       if (stops(c)) return next;
     }
-    if (at == points.back()) break;  // the rest of the parent's run is known
+    if (last) break;  // the rest of the parent's run is known
     timed([&] { trial.restore(saved); });
     ++cost.restores;
     paused = trial.resume(0);
   }
   return next;
+}
+
+// The children of `parent` (`children`, in the level's order: by the choice where each
+// deviates, then the option), each made from `parent`'s run saved at that choice instead of
+// from time zero: the run goes once more up to each choice where a child deviates, is saved
+// there, and each child goes on from the saved point. Returns how many ran: all of them, or
+// up to the first that `stops`. Where the thread has no arena, or a trial outgrows it, from
+// time zero.
+std::size_t run_dfs_group(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
+                          std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost) {
+  // Each from zero, from the `from`th on.
+  const auto from_zero = [&](std::size_t from) {
+    for (std::size_t i = from; i < children.size(); ++i) {
+      run_dfs_node(o, s, choice, children[i]);
+      if (stops(children[i])) return i + 1;
+    }
+    return children.size();
+  };
+  sim::Restorable* restorable = thread_trial();
+  if (restorable == nullptr) return from_zero(0);
+  std::size_t done = 0;  // children made
+  try {
+    return branch_children(o, s, choice, parent, children, stops, cost, *restorable, done);
+  } catch (const std::bad_alloc&) {
+    return from_zero(done);  // a trial larger than the arena: the rest from zero
+  }
 }
 
 // A dfs run's answer from another rank: what run_dfs_node() found.
