@@ -161,6 +161,12 @@ void Arena::deallocate(void* p) noexcept {
   books->free[head.size_class] = block;
 }
 
+std::size_t Arena::usable(const void* p) noexcept {
+  Head head;
+  std::memcpy(&head, static_cast<const char*>(p) - sizeof(Head), sizeof(Head));
+  return size_of(head.size_class) - head.shift;
+}
+
 Arena* Arena::owner(const void* p) noexcept {
   const std::uintptr_t base = reservation.load(std::memory_order_relaxed);
   const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(p) - base;

@@ -47,6 +47,9 @@ class Arena {
   void* allocate(std::size_t size, std::size_t align = 16);
   /// Gives back a block allocate() returned.
   static void deallocate(void* p) noexcept;
+  /// How many bytes from `p` (as allocate() returned it) to the end of its block: its size
+  /// rounded up to its class, which a save should leave out where the caller never writes it.
+  static std::size_t usable(const void* p) noexcept;
   /// The arena `p` was allocated from, or nullptr for memory of no arena.
   static Arena* owner(const void* p) noexcept;
   /// Gives `p` back to its arena if it is an arena's block, and says whether it was: a block of

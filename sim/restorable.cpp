@@ -76,6 +76,14 @@ std::uint64_t Restorable::pause() {
   return reinterpret_cast<std::uintptr_t>(t.data);
 }
 
+void Restorable::finish() {
+  Restorable* self = tl_running;
+  if (self == nullptr) throw UsageError("sim::Restorable::finish: called outside a computation");
+  self->ended_ = true;
+  detail::jump_context(self->caller_, nullptr);
+  __builtin_unreachable();  // nothing resumes an ended computation: start() or restore() come first
+}
+
 void Restorable::entry(detail::Transfer t) {
   Restorable* self = tl_running;
   self->caller_ = t.fctx;
@@ -111,6 +119,7 @@ void Restorable::save(Point& into) {
     if (scheduler != nullptr && !paused_here) deepest = scheduler;
   }
   if (const Arena::Range own = unused_below(deepest); own.first != own.second) holes_.push_back(own);
+  holes_.emplace_back(stack_ + stack_bytes_, stack_ + Arena::usable(stack_));  // its block's tail, never written
   std::sort(holes_.begin(), holes_.end());
   arena_.save(into.memory, holes_);
   into.context = fiber_;

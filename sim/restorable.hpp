@@ -47,6 +47,10 @@ class Restorable {
   bool resume(std::uint64_t value);
   /// From inside the computation: stops here until resume(). Throws UsageError outside one.
   static std::uint64_t pause();
+  /// From inside the computation, once it has handed out its result: ends it here, as if its
+  /// body had returned, without unwinding: its frames and whatever it allocated are left in
+  /// the arena for the next start() or restore() to take back. Throws UsageError outside one.
+  [[noreturn]] static void finish();
   /// Whether the computation is stopped in pause(), which resume() would continue.
   bool paused() const { return paused_; }
 

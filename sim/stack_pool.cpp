@@ -137,6 +137,9 @@ void StackPool::deallocate(boost::context::stack_context& sctx) noexcept {
 
 void StackPool::free_stacks(std::vector<std::pair<const void*, const void*>>& out) const {
   for (char* low : free_) out.emplace_back(low, low + stack_bytes_);
+  if (arena_ != nullptr)
+    for (const void* block : blocks_)
+      out.emplace_back(static_cast<const char*>(block) + stack_bytes_, static_cast<const char*>(block) + Arena::usable(block));
 }
 
 }  // namespace sim

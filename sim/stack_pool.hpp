@@ -27,7 +27,8 @@ class StackPool {
 
   boost::context::stack_context allocate();
   void deallocate(boost::context::stack_context& sctx) noexcept;
-  /// The free stacks, appended to `out` as [low, high).
+  /// What no process uses, appended to `out` as [low, high): the free stacks, and in arena mode
+  /// each block's tail past its stack (a block is rounded up to its size class).
   void free_stacks(std::vector<std::pair<const void*, const void*>>& out) const;
 
  private:

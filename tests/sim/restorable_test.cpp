@@ -84,6 +84,8 @@ TEST_CASE("an arena's snapshot, put back, gives back its blocks and its free lis
   auto* a = static_cast<char*>(arena.allocate(100));
   auto* b = static_cast<char*>(arena.allocate(5000, 256));
   CHECK(reinterpret_cast<std::uintptr_t>(b) % 256 == 0);
+  CHECK(sim::Arena::usable(b) >= 5000);  // to its block's end, before the next block
+  CHECK(sim::Arena::usable(a) >= 100);
   CHECK(sim::Arena::owner(a) == &arena);
   CHECK(sim::Arena::owner(&arena) == nullptr);
   std::strcpy(a, "before");
@@ -180,4 +182,40 @@ TEST_CASE("an exception out of a restorable computation reaches its caller with 
   sim::Restorable trial(arena);
   CHECK_THROWS_WITH(trial.start([] { throw std::logic_error("the trial failed"); }), "the trial failed");
   CHECK_THROWS_AS(sim::Restorable::pause(), sim::UsageError);
+}
+
+TEST_CASE("a computation that finishes ends there without unwinding, and a restored point goes on as before", "[arena]") {
+  REQUIRE(sim::Arena::supported());
+  sim::Arena arena;
+  sim::Restorable trial(arena);
+  int unwound = 0;
+  std::vector<std::uint64_t> handed;
+  struct Counts {
+    int& n;
+    ~Counts() { ++n; }
+  };
+  const auto body = [&] {
+    const Counts frame{unwound};
+    const std::uint64_t v = sim::Restorable::pause();
+    {
+      sim::OutsideArena outside;
+      handed.push_back(v);
+    }
+    if (v != 0) sim::Restorable::finish();  // a child: its frame is left to the arena
+  };
+  REQUIRE(trial.start(body));
+  sim::Restorable::Point point;
+  trial.save(point);
+  // Of its stack, a save copies the frames in use, not the rest of the block it was carved from.
+  CHECK(point.memory.copied() < 16 * 1024);
+  CHECK(point.memory.size() > sim::Restorable::kStackBytes);
+  CHECK_FALSE(trial.resume(7));
+  CHECK(unwound == 0);
+  CHECK_FALSE(trial.paused());
+  CHECK_THROWS_AS(trial.resume(1), sim::UsageError);
+  trial.restore(point);
+  CHECK_FALSE(trial.resume(0));  // the same point, as the run itself: it returns and unwinds
+  CHECK(unwound == 1);
+  CHECK(handed == std::vector<std::uint64_t>{7, 0});
+  CHECK_THROWS_AS(sim::Restorable::finish(), sim::UsageError);
 }
