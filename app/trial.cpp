@@ -23,7 +23,16 @@ double seconds(sim::Duration d) { return std::chrono::duration<double>(d).count(
 
 namespace {
 thread_local const std::atomic<bool>* trials_interrupt = nullptr;
+thread_local const OutcomeTaker* outcome_taker = nullptr;
 }  // namespace
+
+TakeOutcome::TakeOutcome(const OutcomeTaker* taker) : outer_(outcome_taker) { outcome_taker = taker; }
+
+TakeOutcome::~TakeOutcome() { outcome_taker = outer_; }
+
+void outcome_ready(const TrialOutcome& out) {
+  if (outcome_taker != nullptr && *outcome_taker) (*outcome_taker)(out);
+}
 
 InterruptTrials::InterruptTrials(const std::atomic<bool>* flag) : outer_(trials_interrupt) { trials_interrupt = flag; }
 

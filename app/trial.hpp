@@ -4,6 +4,7 @@
 // workload kind (workload_kind.hpp) runs its trials with these; the runner folds the outcomes.
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +33,26 @@ class InterruptTrials {
  private:
   const std::atomic<bool>* outer_;
 };
+
+/// Who takes a trial's outcome where its workload has made it, while its world still stands.
+using OutcomeTaker = std::function<void(const TrialOutcome&)>;
+/// While one is alive on a thread, each trial the thread runs hands its outcome to `taker`
+/// (nullptr: to nobody) before its world is torn down: every workload calls outcome_ready()
+/// with the outcome it then returns. A taker that does not return (a dfs search's branched run
+/// ends there, sim::Restorable::finish()) spares the trial its teardown. Scopes nest; the
+/// innermost holds.
+class TakeOutcome {
+ public:
+  explicit TakeOutcome(const OutcomeTaker* taker);
+  ~TakeOutcome();
+  TakeOutcome(const TakeOutcome&) = delete;
+  TakeOutcome& operator=(const TakeOutcome&) = delete;
+
+ private:
+  const OutcomeTaker* outer_;
+};
+/// A workload's outcome, as it will return it: to the thread's TakeOutcome, if any.
+void outcome_ready(const TrialOutcome& out);
 
 /// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any, and the
 /// thread's InterruptTrials flag.

@@ -18,6 +18,7 @@
 
 #include "app/fault_kind.hpp"
 #include "app/search/runs.hpp"
+#include "app/trial.hpp"
 #include "models/faults/placement.hpp"
 #include "sim/footprints.hpp"
 #include "sim/restorable.hpp"
@@ -111,10 +112,17 @@ void find_equivalent(const sim::Footprints& f, const std::vector<std::uint32_t>&
 
 // Where a run stops for the search to branch it (run_dfs_group): at each choice of `points`
 // (in order) it pauses, and goes on with the option the search hands back: 0, as itself;
-// another, as the child that deviates there, which pauses no more.
+// another, as the child that deviates there, which pauses no more and ends where its outcome
+// is made, handed out into `ran`.
 struct BranchPoints {
   const std::vector<std::uint32_t>& points;
+  DfsNode& ran;                 // outside the arena
   std::uint32_t paused_at = 0;  // where it paused last
+
+  void hand_out(const DfsNode& node) {
+    const sim::OutsideArena outside;
+    ran = node;
+  }
 };
 
 // Runs `node` under its deviations: the options each choice offered, its events, its findings.
@@ -156,17 +164,27 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
   };
   const bool reduce = o.reduction && reducible(s, choice);
   sim::Footprints footprints;
-  const TrialOutcome outcome = run_trial(s, choice, s.seed, o.check_branches ? TraceKept::hash : TraceKept::none, {}, chooser,
-                                         reduce ? &footprints : nullptr);
-  if (reduce)
-    find_equivalent(footprints, tie_choices, node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1, node);
-  node.events = outcome.events;
-  node.fired = fired_checkers(outcome, o.property);
-  node.trace_hash = outcome.trace_hash;
-  if (o.each_run && (branch == nullptr || child)) {
-    const sim::OutsideArena outside;  // what the caller keeps of it
-    o.each_run(outcome.counts);
-  }
+  const auto take = [&](const TrialOutcome& outcome) {
+    if (reduce)
+      find_equivalent(footprints, tie_choices, node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1, node);
+    node.events = outcome.events;
+    node.fired = fired_checkers(outcome, o.property);
+    node.trace_hash = outcome.trace_hash;
+    if (o.each_run && (branch == nullptr || child)) {
+      const sim::OutsideArena outside;  // what the caller keeps of it
+      o.each_run(outcome.counts);
+    }
+  };
+  // A child ends where its workload has made its outcome: the world it leaves is the arena's,
+  // which the next restore or start overwrites, so it is not torn down.
+  const OutcomeTaker ends_child = [&](const TrialOutcome& outcome) {
+    if (branch == nullptr || !child) return;
+    take(outcome);
+    branch->hand_out(node);
+    sim::Restorable::finish();
+  };
+  const TakeOutcome taking(branch != nullptr ? &ends_child : nullptr);
+  take(run_trial(s, choice, s.seed, o.check_branches ? TraceKept::hash : TraceKept::none, {}, chooser, reduce ? &footprints : nullptr));
 }
 
 // What a run found, the same whether it ran from zero or was branched from its parent.
@@ -175,23 +193,32 @@ bool same_run(const DfsNode& a, const DfsNode& b) {
          a.events == b.events && a.fired == b.fired && a.trace_hash == b.trace_hash;
 }
 
-// This thread's trial that can be restored in place; nullptr where no arena is left to make one.
-sim::Restorable* thread_trial() {
-  thread_local std::unique_ptr<sim::Arena> arena;
-  thread_local std::unique_ptr<sim::Restorable> trial;
+// A thread's trial that can be restored in place, and the point it saves, whose memory one
+// group after another reuses (a fresh one would be zeroed and faulted in for each).
+struct ThreadTrial {
+  std::unique_ptr<sim::Arena> arena;
+  std::unique_ptr<sim::Restorable> trial;
+  sim::Restorable::Point saved;
+};
+
+// This thread's; nullptr where no arena is left to make one.
+ThreadTrial* thread_trial() {
+  thread_local ThreadTrial t;
   thread_local bool tried = false;
   if (!std::exchange(tried, true)) try {
-      arena = std::make_unique<sim::Arena>();
-      trial = std::make_unique<sim::Restorable>(*arena);
+      t.arena = std::make_unique<sim::Arena>();
+      t.trial = std::make_unique<sim::Restorable>(*t.arena);
     } catch (const std::bad_alloc&) {
     }
-  return trial.get();
+  return t.trial ? &t : nullptr;
 }
 
 // run_dfs_group() with a restorable trial; `done` counts the children made.
 std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, const DfsNode& parent,
                             std::span<DfsNode> children, const std::function<bool(const DfsNode&)>& stops, Finding::Branching& cost,
-                            sim::Restorable& trial, std::size_t& done) {
+                            ThreadTrial& thread, std::size_t& done) {
+  sim::Restorable& trial = *thread.trial;
+  sim::Restorable::Point& saved = thread.saved;
   std::vector<std::uint32_t> points;
   std::vector<std::uint32_t> option_of(children.size());
   for (std::size_t i = 0; i < children.size(); ++i) {
@@ -199,17 +226,18 @@ std::size_t branch_children(const ExploreOptions& o, const Scenario& s, const St
     option_of[i] = option;
     if (points.empty() || points.back() != at) points.push_back(at);
   }
-  BranchPoints branch{points};
   DfsNode ran;  // what the body hands out
+  BranchPoints branch{points, ran};
   const auto body = [&] {
     DfsNode node;
     node.deviations = parent.deviations;
     node.expected_choices = parent.options.size();
     run_dfs_node(o, s, choice, node, &branch);
-    const sim::OutsideArena outside;
-    ran = node;
+    branch.hand_out(node);
   };
-  sim::Restorable::Point saved;
+  // The trial's runs point the thread's TakeOutcome into the arena, and a child that ends
+  // there never restores it: it is put back as it was when this returns.
+  const TakeOutcome none(nullptr);
   const auto timed = [&](auto&& step) {
     const auto start = Clock::now();
     step();
@@ -283,11 +311,11 @@ std::size_t run_dfs_group(const ExploreOptions& o, const Scenario& s, const Stra
     }
     return children.size();
   };
-  sim::Restorable* restorable = thread_trial();
-  if (restorable == nullptr) return from_zero(0);
+  ThreadTrial* thread = thread_trial();
+  if (thread == nullptr) return from_zero(0);
   std::size_t done = 0;  // children made
   try {
-    return branch_children(o, s, choice, parent, children, stops, cost, *restorable, done);
+    return branch_children(o, s, choice, parent, children, stops, cost, *thread, done);
   } catch (const std::bad_alloc&) {
     return from_zero(done);  // a trial larger than the arena: the rest from zero
   }

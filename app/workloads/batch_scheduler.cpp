@@ -44,6 +44,7 @@ TrialOutcome run_batch_trial(const Scenario& s, const strategies::Entry& entry, 
   out.counts["operations"] = static_cast<double>(out.operations);
   count_faults(s, deployment.fault_surface(), deployment.engine().now(), out);
   out.db_statements = deployment.database().stats().statements;
+  outcome_ready(out);
   return out;
 }
 

@@ -140,6 +140,7 @@ TrialOutcome run_client_trial(const ClientWorkload& workload, const Scenario& s,
     out.timeline.history_left_out = out.operations > out.timeline.history.size() ? out.operations - out.timeline.history.size() : 0;
     out.timeline.anomalies = anomalies_told(deployment.database(), out.timeline);
   }
+  outcome_ready(out);
   return out;
 }
 

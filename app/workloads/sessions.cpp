@@ -169,6 +169,7 @@ TrialOutcome run_sessions_trial(const Scenario& s, sim::EngineConfig engine, boo
     out.timeline.history = history(out.steps);
     out.timeline.anomalies = anomalies_told(deployment.database(), out.timeline);
   }
+  outcome_ready(out);
   return out;
 }
 
