@@ -322,21 +322,45 @@ std::size_t run_dfs_group(const ExploreOptions& o, const Scenario& s, const Stra
 }
 
 // A dfs run's answer from another rank: what run_dfs_node() found.
-std::string dfs_answer(const DfsNode& node) {
+nlohmann::json dfs_answer(const DfsNode& node) {
   return nlohmann::json{{"options", node.options},
                         {"placing", node.placing},
                         {"equivalent", node.equivalent},
                         {"events", node.events},
-                        {"fired", node.fired}}
-      .dump();
+                        {"fired", node.fired}};
 }
-void read_dfs_answer(const std::string& answer, DfsNode& node) {
-  const nlohmann::json j = nlohmann::json::parse(answer);
+void read_dfs_answer(const nlohmann::json& j, DfsNode& node) {
   j.at("options").get_to(node.options);
   j.at("placing").get_to(node.placing);
   j.at("equivalent").get_to(node.equivalent);
   j.at("events").get_to(node.events);
   j.at("fired").get_to(node.fired);
+}
+
+// A group of runs handed to another rank (run_dfs_group there): this first line, the parent's
+// schedule, then each child's, a line each. Its answer: the children's answers up to the first
+// that stops, and what branching them cost.
+constexpr std::string_view kGroupRequest = "group";
+
+std::string group_request(const DfsNode& parent, std::span<const DfsNode> children) {
+  std::string out = fmt::format("{}\n{}", kGroupRequest, Schedule::dfs(parent.deviations).text());
+  for (const DfsNode& c : children) out += "\n" + Schedule::dfs(c.deviations).text();
+  return out;
+}
+
+// Another rank's answer to a group: its runs read into `children`; how many ran.
+std::size_t read_group_answer(const std::string& answer, std::span<DfsNode> children, Finding::Branching& cost) {
+  const nlohmann::json j = nlohmann::json::parse(answer);
+  const nlohmann::json& runs = j.at("runs");
+  if (runs.size() > children.size()) throw std::runtime_error("dfs: a rank answered more runs than its group holds");
+  for (std::size_t i = 0; i < runs.size(); ++i) read_dfs_answer(runs[i], children[i]);
+  const nlohmann::json& c = j.at("cost");
+  c.at("saves").get_to(cost.saves);
+  c.at("restores").get_to(cost.restores);
+  c.at("saved_bytes").get_to(cost.saved_bytes);
+  c.at("arena_bytes").get_to(cost.arena_bytes);
+  c.at("save_restore_s").get_to(cost.save_restore_s);
+  return runs.size();
 }
 
 // The level below `level`: each run spawns the runs that add one deviation past its last one,
@@ -391,13 +415,40 @@ double estimated_schedules(const DfsNode& first, const ExploreOptions& o, const 
   return schedules_within(reorder, o.bound) * schedules_within(place, placeable);
 }
 
-// A rank's share of a dfs search: the runs the leader hands out, each named by its deviations.
+// A rank's share of a dfs search: the runs the leader hands out, each named by its deviations,
+// or the groups of a branched search, each its parent's and its children's (group_request).
 void serve_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice) {
   exec::serve(search_fingerprint(o, s, choice, 0, 0), o.jobs, [&](std::uint64_t, const std::string& request) {
-    DfsNode node;
-    node.deviations = Schedule::parse(request).deviations;
-    run_dfs_node(o, s, choice, node);
-    return dfs_answer(node);
+    if (!request.starts_with(kGroupRequest)) {
+      DfsNode node;
+      node.deviations = Schedule::parse(request).deviations;
+      run_dfs_node(o, s, choice, node);
+      return dfs_answer(node).dump();
+    }
+    std::vector<std::string_view> lines;
+    for (std::string_view rest = request; !rest.empty();) {
+      const std::size_t end = std::min(rest.find('\n'), rest.size());
+      lines.push_back(rest.substr(0, end));
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+    if (lines.size() < 3) throw std::runtime_error("dfs: a group of runs without a parent or a child");
+    DfsNode parent;
+    parent.deviations = Schedule::parse(std::string(lines[1])).deviations;
+    std::vector<DfsNode> children(lines.size() - 2);
+    for (std::size_t i = 0; i < children.size(); ++i) children[i].deviations = Schedule::parse(std::string(lines[i + 2])).deviations;
+    Finding::Branching cost;
+    const auto stops = [&](const DfsNode& n) { return !n.fired.empty() && !o.count_all; };  // as the leader's
+    const std::size_t ran = run_dfs_group(o, s, choice, parent, children, stops, cost);
+    nlohmann::json runs = nlohmann::json::array();
+    for (std::size_t i = 0; i < ran; ++i) runs.push_back(dfs_answer(children[i]));
+    return nlohmann::json{{"runs", std::move(runs)},
+                          {"cost",
+                           {{"saves", cost.saves},
+                            {"restores", cost.restores},
+                            {"saved_bytes", cost.saved_bytes},
+                            {"arena_bytes", cost.arena_bytes},
+                            {"save_restore_s", cost.save_restore_s}}}}
+        .dump();
   });
 }
 
@@ -415,10 +466,11 @@ void serve_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice&
 // finding is the one with the fewest deviations, and among those the first in that order,
 // whatever `jobs` and ranks. With `count_all` the search goes on past the first finding and
 // counts every run that fires.
-// Branched (ExploreOptions::branching, one rank, where the build gives arenas), a level's runs
-// go by parent: a thread takes all the children of one run, which it makes by running the
-// parent once more, saving it at each choice where a child deviates and restoring the saved
-// state for each child (run_dfs_group). The runs, their order and what they find are the same.
+// Branched (ExploreOptions::branching, where the build gives arenas), a level's runs go by
+// parent: a thread (of this rank or another) takes all the children of one run, which it makes
+// by running the parent once more, saving it at each choice where a child deviates and
+// restoring the saved state for each child (run_dfs_group). The runs, their order and what
+// they find are the same.
 Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice, Clock::time_point started) {
   if (!exec::leader()) {
     serve_dfs(o, s, choice);
@@ -428,8 +480,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   Finding f;
   for (const auto& fault : s.faults) f.placed += fault.faults->placed_text();
   f.reduced = o.reduction && reducible(s, choice);
-  // Other ranks take runs one by one, named by their deviations: they run each from zero.
-  f.branched = o.branching && ranks.threads() == 0 && sim::Arena::supported();
+  f.branched = o.branching && sim::Arena::supported();
   std::vector<DfsNode> level(1), parents;
   std::optional<DfsNode> found;
   for (;;) {
@@ -439,7 +490,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
     const auto out_of_time = [&] { return seconds_since(started) > o.time_s; };
     const RemoteRuns remote{ranks, [&](std::uint64_t i) { return Schedule::dfs(level[i].deviations).text(); },
                             [&](std::uint64_t i, std::string&& answer) {
-                              read_dfs_answer(answer, level[i]);
+                              read_dfs_answer(nlohmann::json::parse(answer), level[i]);
                               return stops(level[i]);
                             }};
     FirstHit hit;
@@ -452,15 +503,24 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
         else groups.back().second = i + 1;
       std::vector<std::size_t> ran_in(groups.size());
       std::vector<Finding::Branching> cost(groups.size());
+      const auto children_of = [&](std::uint64_t g) {
+        return std::span(level).subspan(groups[g].first, groups[g].second - groups[g].first);
+      };
+      // Other ranks take whole groups, which they branch as this process's threads do.
+      const RemoteRuns remote_groups{ranks,
+                                     [&](std::uint64_t g) { return group_request(parents[level[groups[g].first].parent], children_of(g)); },
+                                     [&](std::uint64_t g, std::string&& answer) {
+                                       ran_in[g] = read_group_answer(answer, children_of(g), cost[g]);
+                                       return ran_in[g] > 0 && stops(level[groups[g].first + ran_in[g] - 1]);
+                                     }};
       const FirstHit by_group = first_hit(
           o.jobs, groups.size(), out_of_time,
           [&](std::uint64_t g) {
-            const auto [first, end] = groups[g];
-            ran_in[g] = run_dfs_group(o, s, choice, parents[level[first].parent], std::span(level).subspan(first, end - first), stops,
-                                      cost[g]);
+            const std::size_t first = groups[g].first;
+            ran_in[g] = run_dfs_group(o, s, choice, parents[level[first].parent], children_of(g), stops, cost[g]);
             return ran_in[g] > 0 && stops(level[first + ran_in[g] - 1]);
           },
-          remote);
+          remote_groups);
       for (const Finding::Branching& c : cost) {
         f.branching.saves += c.saves;
         f.branching.restores += c.restores;

@@ -6,7 +6,8 @@ Usage: check_cluster.py LOCKSIM SCENARIO_DIR
 - run: results.json equal apart from wall times, for a client workload (timelines, latency
   histograms) and the sessions workload (steps, tables);
 - sweep: points.json equal;
-- explore random and dfs (exhaustive and finding): the same finding, token and count of runs;
+- explore random and dfs (exhaustive and finding; branched runs checked on each rank): the same finding,
+  token and count of runs;
 - a rank that fails (bad input on it alone) ends the whole run with its message, exit 2;
 - a rank that reads other work than rank 0 is refused, exit 2;
 - a rank killed in the middle of a run ends the whole run (mpirun ends the others).
@@ -122,6 +123,11 @@ def main():
                  ["explore", scenario("two-clients-pause"), "--strategy", "redis-set-nx-ex-drop", "--mode", "dfs"])
     same_explore("explore dfs over 2 ranks: the same exhaustive count",
                  ["explore", scenario("two-clients-pause"), "--strategy", "unique-index", "--mode", "dfs"])
+    # Each rank branches the groups of runs it takes from their parent's saved run, and checks every
+    # branched run against the same run from time zero (a mismatch fails that rank, and the run).
+    same_explore("explore dfs over 2 ranks, branched runs checked on each rank: the same exhaustive count",
+                 ["explore", scenario("two-clients-pause"), "--strategy", "fencing-token", "--mode", "dfs", "--bound", "2",
+                  "--budget", "20000", "--check-branches"])
 
     with tempfile.TemporaryDirectory() as folder:
         good = ["run", scenario("three-inserts-one-rollback"), "--trials", "50"]
