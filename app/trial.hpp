@@ -51,7 +51,9 @@ class TakeOutcome {
  private:
   const OutcomeTaker* outer_;
 };
-/// A workload's outcome, as it will return it: to the thread's TakeOutcome, if any.
+/// A workload's outcome, as it will return it: to the thread's TakeOutcome, if any. (A workload
+/// that never calls it is still searched right: its trials are torn down and their outcome taken
+/// where run_trial returns it.)
 void outcome_ready(const TrialOutcome& out);
 
 /// A trial's engine: its seed, the scenario's budgets, an explorer's schedule if any, and the
