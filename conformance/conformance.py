@@ -50,6 +50,7 @@ and redis_side.py (a script on the real server), outcomes.py (a step's outcome a
 (the comparison and the report).
 """
 
+import faulthandler
 import os
 import shutil
 import signal
@@ -57,6 +58,8 @@ import sys
 import tempfile
 import time
 
+# A crash of the interpreter (a client module's C code) prints every thread's Python stack.
+faulthandler.enable()
 HERE = os.path.dirname(os.path.realpath(__file__))
 # Python puts the script's folder first on its path: nothing here may stand in for a client module.
 # The suite's own modules come from suite/, a folder of theirs alone.

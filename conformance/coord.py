@@ -88,6 +88,7 @@ report.py.
 """
 
 import ctypes  # noqa: F401  (imported here, not first in a forked child: servers.die_with_parent)
+import faulthandler
 import os
 import shutil
 import signal
@@ -96,6 +97,8 @@ import sys
 import tempfile
 import time
 
+# A crash of the interpreter (a client module's C code) prints every thread's Python stack.
+faulthandler.enable()
 HERE = os.path.dirname(os.path.realpath(__file__))
 # Python puts the script's folder first on its path: nothing here may stand in for a client module.
 # The suite's own modules come from suite/, a folder of theirs alone.
