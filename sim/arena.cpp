@@ -167,20 +167,25 @@ std::size_t Arena::usable(const void* p) noexcept {
   return size_of(head.size_class) - head.shift;
 }
 
-Arena* Arena::owner(const void* p) noexcept {
+namespace {
+// The slot of the reservation `p` lies in; kSlots for memory outside it.
+std::size_t slot_of(const void* p) noexcept {
   const std::uintptr_t base = reservation.load(std::memory_order_relaxed);
   const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(p) - base;
   const unsigned shift = slot_shift.load(std::memory_order_relaxed);
-  if (base == 0 || offset >= (kSlots << shift)) return nullptr;
-  return slots[offset >> shift];
+  return base == 0 || offset >= (kSlots << shift) ? kSlots : offset >> shift;
+}
+}  // namespace
+
+Arena* Arena::owner(const void* p) noexcept {
+  const std::size_t slot = slot_of(p);
+  return slot < kSlots ? slots[slot] : nullptr;
 }
 
 bool Arena::release(void* p) noexcept {
-  const std::uintptr_t base = reservation.load(std::memory_order_relaxed);
-  const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(p) - base;
-  const unsigned shift = slot_shift.load(std::memory_order_relaxed);
-  if (base == 0 || offset >= (kSlots << shift)) return false;
-  if (slots[offset >> shift] != nullptr) deallocate(p);
+  const std::size_t slot = slot_of(p);
+  if (slot == kSlots) return false;
+  if (slots[slot] != nullptr) deallocate(p);
   return true;
 }
 

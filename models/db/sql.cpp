@@ -94,9 +94,7 @@ void pin(std::shared_ptr<T>& p, Pins& keeper) {
   keeper.push_back(p);
   p = std::shared_ptr<T>(std::shared_ptr<T>(), p.get());
 }
-}  // namespace
 
-namespace {
 thread_local Pins* loading_pins = nullptr;
 }  // namespace
 
