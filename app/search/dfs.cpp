@@ -187,6 +187,10 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
   take(run_trial(s, choice, s.seed, o.check_branches ? TraceKept::hash : TraceKept::none, {}, chooser, reduce ? &footprints : nullptr));
 }
 
+// Whether run `n` ends the search (it fired), on whichever rank it ran. Counting, a run that
+// fires is no reason to stop: the search takes it as a miss.
+bool stops_search(const ExploreOptions& o, const DfsNode& n) { return !n.fired.empty() && !o.count_all; }
+
 // What a run found, the same whether it ran from zero or was branched from its parent.
 bool same_run(const DfsNode& a, const DfsNode& b) {
   return a.deviations == b.deviations && a.options == b.options && a.placing == b.placing && a.equivalent == b.equivalent &&
@@ -337,15 +341,13 @@ void read_dfs_answer(const nlohmann::json& j, DfsNode& node) {
   j.at("fired").get_to(node.fired);
 }
 
-// A group of runs handed to another rank (run_dfs_group there): this first line, the parent's
-// schedule, then each child's, a line each. Its answer: the children's answers up to the first
-// that stops, and what branching them cost.
-constexpr std::string_view kGroupRequest = "group";
-
+// A group of runs handed to another rank (run_dfs_group there), as JSON: the parent's schedule
+// and each child's (a single run's request is its schedule alone). Its answer: the children's
+// answers up to the first that stops, and what branching them cost.
 std::string group_request(const DfsNode& parent, std::span<const DfsNode> children) {
-  std::string out = fmt::format("{}\n{}", kGroupRequest, Schedule::dfs(parent.deviations).text());
-  for (const DfsNode& c : children) out += "\n" + Schedule::dfs(c.deviations).text();
-  return out;
+  nlohmann::json group = {{"parent", Schedule::dfs(parent.deviations).text()}, {"children", nlohmann::json::array()}};
+  for (const DfsNode& c : children) group["children"].push_back(Schedule::dfs(c.deviations).text());
+  return group.dump();
 }
 
 // Another rank's answer to a group: its runs read into `children`; how many ran.
@@ -419,26 +421,20 @@ double estimated_schedules(const DfsNode& first, const ExploreOptions& o, const 
 // or the groups of a branched search, each its parent's and its children's (group_request).
 void serve_dfs(const ExploreOptions& o, const Scenario& s, const StrategyChoice& choice) {
   exec::serve(search_fingerprint(o, s, choice, 0, 0), o.jobs, [&](std::uint64_t, const std::string& request) {
-    if (!request.starts_with(kGroupRequest)) {
+    if (!request.starts_with('{')) {
       DfsNode node;
       node.deviations = Schedule::parse(request).deviations;
       run_dfs_node(o, s, choice, node);
       return dfs_answer(node).dump();
     }
-    std::vector<std::string_view> lines;
-    for (std::string_view rest = request; !rest.empty();) {
-      const std::size_t end = std::min(rest.find('\n'), rest.size());
-      lines.push_back(rest.substr(0, end));
-      rest.remove_prefix(std::min(end + 1, rest.size()));
-    }
-    if (lines.size() < 3) throw std::runtime_error("dfs: a group of runs without a parent or a child");
+    const nlohmann::json group = nlohmann::json::parse(request);
     DfsNode parent;
-    parent.deviations = Schedule::parse(std::string(lines[1])).deviations;
-    std::vector<DfsNode> children(lines.size() - 2);
-    for (std::size_t i = 0; i < children.size(); ++i) children[i].deviations = Schedule::parse(std::string(lines[i + 2])).deviations;
+    parent.deviations = Schedule::parse(group.at("parent").get<std::string>()).deviations;
+    std::vector<DfsNode> children;
+    for (const nlohmann::json& child : group.at("children"))
+      children.emplace_back().deviations = Schedule::parse(child.get<std::string>()).deviations;
     Finding::Branching cost;
-    const auto stops = [&](const DfsNode& n) { return !n.fired.empty() && !o.count_all; };  // as the leader's
-    const std::size_t ran = run_dfs_group(o, s, choice, parent, children, stops, cost);
+    const std::size_t ran = run_dfs_group(o, s, choice, parent, children, [&](const DfsNode& n) { return stops_search(o, n); }, cost);
     nlohmann::json runs = nlohmann::json::array();
     for (std::size_t i = 0; i < ran; ++i) runs.push_back(dfs_answer(children[i]));
     return nlohmann::json{{"runs", std::move(runs)},
@@ -485,8 +481,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   std::optional<DfsNode> found;
   for (;;) {
     const std::uint64_t limit = std::min<std::uint64_t>(level.size(), static_cast<std::uint64_t>(o.budget) - f.runs);
-    // Counting, a run that fires is no reason to stop: the search takes it as a miss.
-    const auto stops = [&](const DfsNode& n) { return !n.fired.empty() && !o.count_all; };
+    const auto stops = [&](const DfsNode& n) { return stops_search(o, n); };
     const auto out_of_time = [&] { return seconds_since(started) > o.time_s; };
     const RemoteRuns remote{ranks, [&](std::uint64_t i) { return Schedule::dfs(level[i].deviations).text(); },
                             [&](std::uint64_t i, std::string&& answer) {
