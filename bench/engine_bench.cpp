@@ -481,7 +481,8 @@ int main(int argc, char** argv) {
     fmt::print("explore.fencing_bound2_s: {:.2f} from time zero, {:.2f} branched\n", f.fencing_from_zero_s, f.fencing_branched_s);
     fmt::print("explore.fork_us: {:.1f} ({:.0f} MB resident), a dfs run {:.1f} us\n", f.fork_us, f.resident_mb, 1e6 / f.dfs_runs_per_s);
     for (const auto& s : f.schedules)
-      fmt::print("explore.schedules_bound2.{}: {:.0f} plain, {:.0f} reduced\n", s.strategy, s.plain, s.reduced);
+      fmt::print("explore.schedules_bound2 on {}, {}: {:.0f} plain, {:.0f} reduced, {:.0f} classes\n", s.scenario, s.strategy, s.plain,
+                 s.reduced, s.classes);
     for (const auto& s : f.swarm_vs_random)
       fmt::print("explore.first_finding_runs.{}: random {:.0f}, swarm {:.0f}\n", s.scenario, s.random, s.swarm);
     return 0;
@@ -661,11 +662,17 @@ int main(int argc, char** argv) {
     figures.push_back(figure("explore.first_finding_runs." + s.scenario + ".swarm", "the same, --mode swarm", s.swarm));
   }
   for (const auto& s : explore.schedules) {
-    const std::string key = std::string("explore.schedules_bound2.") + s.strategy;
-    figures.push_back(figure(key + ".plain", fmt::format("dfs on two-clients-pause, {}, bound 2, property duplicate_rows: schedules run, "
-                                                         "--no-reduction", s.strategy),
+    const std::string scenario = s.scenario;
+    const std::string key =
+        "explore.schedules_bound2." + (scenario == "two-clients-pause" ? std::string() : scenario + ".") + s.strategy;
+    figures.push_back(figure(key + ".plain", fmt::format("dfs on {}, {}, bound 2, property duplicate_rows: schedules run, "
+                                                         "--no-reduction", s.scenario, s.strategy),
                              s.plain));
     figures.push_back(figure(key + ".reduced", "the same with the reduction", s.reduced));
+    figures.push_back(figure(key + ".classes",
+                             "the classes of equivalent runs among them (--count-classes): the fewest runs a sound reduction "
+                             "on the models' footprints could make",
+                             s.classes));
   }
   for (const auto& t : scripts.twins) {
     figures.push_back(figure("scripts." + t.strategy + ".cpp_trials_per_s", "account-bind: " + t.strategy + " (C++), trials/s, one thread",

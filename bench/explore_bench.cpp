@@ -98,15 +98,22 @@ ExploreFigures explore_bench() {
   o.reduction = true;
   const auto reduced = locksim::explore(o);
   f.dfs_reduced_runs_per_s = static_cast<double>(reduced.runs) / reduced.wall_s;
-  for (const char* strategy : {"redis-set-nx-ex-drop", "fencing-token", "unique-index"}) {
+  const std::pair<const char*, const char*> searched[] = {{"two-clients-pause", "redis-set-nx-ex-drop"},
+                                                          {"two-clients-pause", "fencing-token"},
+                                                          {"two-clients-pause", "unique-index"},
+                                                          {"pause-anywhere", "fencing-token"}};
+  for (const auto& [scenario, strategy] : searched) {
     locksim::ExploreOptions s = o;
+    s.scenario = scenario;
     s.strategy = strategy;
     s.property = "duplicate_rows";
     s.bound = 2;
     s.reduction = false;
     const double plain = static_cast<double>(locksim::explore(s).runs);
     s.reduction = true;
-    f.schedules.push_back({strategy, plain, static_cast<double>(locksim::explore(s).runs)});
+    s.count_classes = true;
+    const locksim::Finding reduced = locksim::explore(s);
+    f.schedules.push_back({scenario, strategy, plain, static_cast<double>(reduced.runs), static_cast<double>(reduced.classes.size())});
   }
   {
     locksim::ExploreOptions s = o;

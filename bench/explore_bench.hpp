@@ -30,10 +30,13 @@ struct ExploreFigures {
   std::optional<double> first_gc_violation_random_s;  // none: the search failed
   std::optional<double> first_gc_violation_pct_s;
   // Schedules that exhaust bound 2 on two-clients-pause (property duplicate_rows), plain and
-  // with the reduction: SET NX EX (to its finding), fencing token, unique index.
+  // with the reduction: SET NX EX (to its finding), fencing token, unique index; and fencing
+  // token on pause-anywhere. With the classes of equivalent runs among them: the fewest runs a
+  // sound reduction on the models' footprints could make.
   struct Schedules {
+    const char* scenario;
     const char* strategy;
-    double plain = 0, reduced = 0;
+    double plain = 0, reduced = 0, classes = 0;
   };
   std::vector<Schedules> schedules;
   double dfs_reduced_runs_per_s = 0;

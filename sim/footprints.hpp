@@ -41,6 +41,18 @@ struct Footprints {
   /// Whether steps `a` and `b` may not be swapped: the same node, the world node, something
   /// touched by both, or either touched everything.
   bool dependent(std::size_t a, std::size_t b) const;
+  /// The run's class of equivalent runs (its Mazurkiewicz trace under dependent()), as a hash:
+  /// the same for every run that differs from this one only by swapping adjacent independent
+  /// steps. A step is named by what such swaps keep: its node, its place among that node's
+  /// steps, its instant, and the step that scheduled its event (so named; none, for an event of
+  /// the world's start) with the event's place among those that step scheduled. The hash covers
+  /// every step's name, the order of the steps on each thing touched (a stream named by the
+  /// first step that drew from it, whose number depends on the order streams were made in), and
+  /// for each step how many steps that depend on every other came before it. So it gives every
+  /// dependent pair's order: runs with one hash are equivalent (but for a collision of 64-bit
+  /// hashes), runs with two are not. The hashes among a search's runs count its classes, of
+  /// which a sound reduction on these footprints runs one run at least.
+  std::uint64_t trace_class() const;
   void clear() {
     steps.clear();
     touched.clear();

@@ -63,6 +63,12 @@ void print_coverage(const ExploreOptions& o, const Finding& f, const reports::Se
                f.exhausted ? "the space within the bound is exhausted"
                            : (f.found && !claim.counted_all ? "stopped at the first violation"
                                                            : "the budget ran out before the space was covered"));
+  if (o.mode == "dfs" && o.count_classes && f.classes_counted)
+    fmt::print("dfs: the {} runs fall in {} classes of equivalent runs (runs that differ only by swapping independent steps): "
+               "a sound reduction on the models' footprints runs at least one of each\n",
+               reports::grouped(f.runs), reports::grouped(f.classes.size()));
+  else if (o.mode == "dfs" && o.count_classes)
+    fmt::print("dfs: classes not counted: a Lua script's state is shared by every app server, which no footprint shows\n");
   if (o.mode == "dfs" && !f.exhausted && (!f.found || claim.counted_all) && f.estimated_schedules > 0)
     fmt::print("dfs: bound {} holds about {} schedules, by the choices the default run asked{} (an estimate: a run off the "
                "default may ask others); this search ran {}: lower --bound, or raise --budget or --time, to exhaust it\n",
@@ -88,7 +94,7 @@ std::pair<Token, bool> shrunk_finding(const ExploreOptions& o, const Finding& f)
 // A flag that does nothing in the mode asked for is a mistake to say, not to ignore.
 void check_flags(const CLI::App& cli, const std::string& mode) {
   const auto given = [&](const char* flag) { return cli.get_option(flag)->count() > 0; };
-  for (const char* flag : {"--bound", "--all", "--no-reduction", "--no-branching", "--check-branches"})
+  for (const char* flag : {"--bound", "--all", "--no-reduction", "--no-branching", "--check-branches", "--count-classes"})
     if (given(flag) && mode != "dfs") throw InputError(fmt::format("{}: only with --mode dfs; --mode {} does not use it", flag, mode));
   if (given("--depth") && mode != "pct") throw InputError(fmt::format("--depth: only with --mode pct; --mode {} does not use it", mode));
 }
@@ -157,6 +163,8 @@ Command explore_command(CLI::App& app) {
                 "dfs: run every schedule from time zero, rather than from its parent's run saved where it deviates");
   cli->add_flag("--check-branches", o.check_branches,
                 "dfs: run every branched schedule again from time zero and fail unless both end alike (slower)");
+  cli->add_flag("--count-classes", o.count_classes,
+                "dfs: count the classes of equivalent runs among the runs: the fewest a sound reduction could make");
   cli->add_flag("--all", o.count_all, "dfs: go on past the first finding and count every schedule in which the property fires");
   cli->add_flag("--check-determinism", c->check_determinism, "replay the finding twice, compare trace hashes");
   return {cli,

@@ -43,6 +43,7 @@ struct DfsNode {
   std::size_t expected_choices = 0;  // how many its parent's run asked (room kept for as many)
   std::size_t parent = 0;            // its parent's place in the level above
   std::uint64_t trace_hash = 0;      // with ExploreOptions::check_branches only
+  std::uint64_t trace_class = 0;     // with ExploreOptions::count_classes only
 
   // Its deviations that reorder or pick a delay: what the bound counts.
   int reorderings() const {
@@ -163,10 +164,12 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
     return v;
   };
   const bool reduce = o.reduction && reducible(s, choice);
+  const bool classes = o.count_classes && reducible(s, choice);
   sim::Footprints footprints;
   const auto take = [&](const TrialOutcome& outcome) {
     if (reduce)
       find_equivalent(footprints, tie_choices, node.deviations.empty() ? 0 : node.deviations.rbegin()->first + 1, node);
+    if (classes) node.trace_class = footprints.trace_class();
     node.events = outcome.events;
     node.fired = fired_checkers(outcome, o.property);
     node.trace_hash = outcome.trace_hash;
@@ -184,7 +187,8 @@ void run_dfs_node(const ExploreOptions& o, const Scenario& s, const StrategyChoi
     sim::Restorable::finish();
   };
   const TakeOutcome taking(branch != nullptr ? &ends_child : nullptr);
-  take(run_trial(s, choice, s.seed, o.check_branches ? TraceKept::hash : TraceKept::none, {}, chooser, reduce ? &footprints : nullptr));
+  take(run_trial(s, choice, s.seed, o.check_branches ? TraceKept::hash : TraceKept::none, {}, chooser,
+                 reduce || classes ? &footprints : nullptr));
 }
 
 // Whether run `n` ends the search (it fired), on whichever rank it ran. Counting, a run that
@@ -194,7 +198,7 @@ bool stops_search(const ExploreOptions& o, const DfsNode& n) { return !n.fired.e
 // What a run found, the same whether it ran from zero or was branched from its parent.
 bool same_run(const DfsNode& a, const DfsNode& b) {
   return a.deviations == b.deviations && a.options == b.options && a.placing == b.placing && a.equivalent == b.equivalent &&
-         a.events == b.events && a.fired == b.fired && a.trace_hash == b.trace_hash;
+         a.events == b.events && a.fired == b.fired && a.trace_hash == b.trace_hash && a.trace_class == b.trace_class;
 }
 
 // A thread's trial that can be restored in place, and the point it saves, whose memory one
@@ -331,7 +335,8 @@ nlohmann::json dfs_answer(const DfsNode& node) {
                         {"placing", node.placing},
                         {"equivalent", node.equivalent},
                         {"events", node.events},
-                        {"fired", node.fired}};
+                        {"fired", node.fired},
+                        {"class", node.trace_class}};
 }
 void read_dfs_answer(const nlohmann::json& j, DfsNode& node) {
   j.at("options").get_to(node.options);
@@ -339,6 +344,7 @@ void read_dfs_answer(const nlohmann::json& j, DfsNode& node) {
   j.at("equivalent").get_to(node.equivalent);
   j.at("events").get_to(node.events);
   j.at("fired").get_to(node.fired);
+  j.at("class").get_to(node.trace_class);
 }
 
 // A group of runs handed to another rank (run_dfs_group there), as JSON: the parent's schedule
@@ -398,6 +404,7 @@ std::vector<DfsNode> level_below(const std::vector<DfsNode>& level, const Explor
 void count_level(const std::vector<DfsNode>& level, std::uint64_t ran, Finding& f, std::optional<DfsNode>& found) {
   for (std::uint64_t i = 0; i < ran; ++i) {
     const DfsNode& n = level[i];
+    if (f.classes_counted) f.classes.push_back(n.trace_class);
     f.events += n.events;
     f.choice_points = std::max<std::uint64_t>(f.choice_points, n.options.size());
     f.placement_points =
@@ -406,6 +413,8 @@ void count_level(const std::vector<DfsNode>& level, std::uint64_t ran, Finding& 
     ++f.firing_runs;
     if (!found) found = n;
   }
+  std::sort(f.classes.begin(), f.classes.end());  // each class once, whatever the order runs came in
+  f.classes.erase(std::unique(f.classes.begin(), f.classes.end()), f.classes.end());
 }
 
 // How wide the bound is, from the default run's choices.
@@ -477,6 +486,7 @@ Finding explore_dfs(const ExploreOptions& o, const Scenario& s, const StrategyCh
   for (const auto& fault : s.faults) f.placed += fault.faults->placed_text();
   f.reduced = o.reduction && reducible(s, choice);
   f.branched = o.branching && sim::Arena::supported();
+  f.classes_counted = o.count_classes && reducible(s, choice);
   std::vector<DfsNode> level(1), parents;
   std::optional<DfsNode> found;
   for (;;) {

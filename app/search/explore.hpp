@@ -62,6 +62,10 @@ struct ExploreOptions {
   /// dfs: run each branched run again from time zero, and fail unless both end alike (their
   /// choices, events, findings and trace hashes): a check, slower.
   bool check_branches = false;
+  /// dfs: name each run's class of equivalent runs (sim::Footprints::trace_class) and count the
+  /// classes among the runs (Finding::classes): the fewest runs a sound reduction on the models'
+  /// footprints could make. Keeps every run's footprints. Not with a Lua strategy or workload.
+  bool count_classes = false;
   /// dfs: called with every run's metrics, from the thread that ran it (a test compares the
   /// outcomes of the plain and the reduced search).
   std::function<void(const models::checkers::Counts&)> each_run{};
@@ -91,6 +95,10 @@ struct Finding {
     double save_restore_s = 0;
   } branching{};
   std::uint64_t equivalent_skipped = 0;  // dfs: runs not spawned, each equivalent to one explored
+  /// dfs with ExploreOptions::count_classes (where the reduction could apply): the classes of
+  /// equivalent runs its runs fell in, each once, in order; `classes_counted` says it counted.
+  std::vector<std::uint64_t> classes;
+  bool classes_counted = false;
   /// dfs: about how many schedules the bound holds, from the default run's choices (each set of
   /// at most `bound` reorderings, times each set of placements the budget allows), before the
   /// reduction; an estimate, since a run off the default may ask other choices. 0: not known.

@@ -33,6 +33,7 @@ Searched search(const std::string& scenario, const std::string& strategy, int bo
   o.time_s = 600;
   o.jobs = 1;
   o.branching = branching;
+  o.count_classes = true;  // each run's footprints too
   Searched s;
   o.each_run = [&](const models::checkers::Counts& counts) { s.runs.push_back(nlohmann::json(counts).dump()); };
   s.finding = locksim::explore(o);
@@ -67,6 +68,7 @@ TEST_CASE("dfs branched from saved runs counts the same runs, in the same order,
     CHECK(branched.finding.equivalent_skipped == plain.finding.equivalent_skipped);
     CHECK(branched.finding.exhausted == plain.finding.exhausted);
     CHECK(branched.runs == plain.runs);
+    CHECK(branched.finding.classes == plain.finding.classes);
   }
 }
 

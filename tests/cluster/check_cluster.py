@@ -7,7 +7,7 @@ Usage: check_cluster.py LOCKSIM SCENARIO_DIR
   histograms) and the sessions workload (steps, tables);
 - sweep: points.json equal;
 - explore random and dfs (exhaustive and finding; branched runs checked on each rank): the same finding,
-  token and count of runs;
+  token and count of runs, and the same count of classes of equivalent runs;
 - a rank that fails (bad input on it alone) ends the whole run with its message, exit 2;
 - a rank that reads other work than rank 0 is refused, exit 2;
 - a rank killed in the middle of a run ends the whole run (mpirun ends the others).
@@ -121,8 +121,8 @@ def main():
                  ["explore", scenario("gc-pause-longer-than-lease"), "--strategy", "redis-set-nx-ex-drop", "--mode", "random"])
     same_explore("explore dfs over 2 ranks: the same finding, token and runs",
                  ["explore", scenario("two-clients-pause"), "--strategy", "redis-set-nx-ex-drop", "--mode", "dfs"])
-    same_explore("explore dfs over 2 ranks: the same exhaustive count",
-                 ["explore", scenario("two-clients-pause"), "--strategy", "unique-index", "--mode", "dfs"])
+    same_explore("explore dfs over 2 ranks: the same exhaustive count, and the same classes of equivalent runs",
+                 ["explore", scenario("two-clients-pause"), "--strategy", "unique-index", "--mode", "dfs", "--count-classes"])
     # Each rank branches the groups of runs it takes from their parent's saved run, and checks every
     # branched run against the same run from time zero (a mismatch fails that rank, and the run).
     same_explore("explore dfs over 2 ranks, branched runs checked on each rank: the same exhaustive count",
