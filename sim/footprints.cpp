@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/trace.hpp"
+
 namespace sim {
 
 bool Footprints::dependent(std::size_t a, std::size_t b) const {
@@ -19,17 +21,6 @@ bool Footprints::dependent(std::size_t a, std::size_t b) const {
   return false;
 }
 
-namespace {
-// 64-bit FNV-1a over the bytes of each value fed.
-struct Hash {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  Hash& operator<<(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
-    return *this;
-  }
-};
-}  // namespace
-
 std::uint64_t Footprints::trace_class() const {
   const std::size_t n = steps.size();
   // Each step's name (see the header), from its creator's, which ran before it.
@@ -43,19 +34,18 @@ std::uint64_t Footprints::trace_class() const {
   for (std::size_t q = 0; q < n; ++q) {
     const Step& s = steps[q];
     if (on_node.size() <= s.node) on_node.resize(s.node + 1, 0);
-    Hash h;
+    WordHash h;
     h << s.node << on_node[s.node]++ << static_cast<std::uint64_t>(s.at);
     const std::uint32_t c = s.seq < creator.size() ? creator[s.seq] : kNone;
     if (c != kNone && c < q) h << name[c];
     else h << kEverything;  // scheduled before the run's first step
     if (s.seq < place.size()) h << place[s.seq];
-    name[q] = h.h;
+    name[q] = h.value;
   }
   // Everything touched, by thing: (thing, step) in the steps' order; a stream (no top bit) is
-  // named by the first step that drew from it and its place in that step's entries.
-  // A step that depends on every other keeps its place among all: each step is counted with the
-  // number of such steps before it.
-  Hash out;
+  // named by the first step that drew from it and its place in that step's entries. And each
+  // step with the number of steps before it that depend on every other, which keep their place.
+  WordHash out;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> touches;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> streams;  // stream id -> its name, as met
   std::vector<std::pair<std::uint64_t, std::uint64_t>> placed(n);   // (name, universal steps before it)
@@ -72,7 +62,7 @@ std::uint64_t Footprints::trace_class() const {
       if ((thing >> 63) == 0) {
         auto it = std::find_if(streams.begin(), streams.end(), [&](const auto& e) { return e.first == thing; });
         if (it == streams.end()) {
-          const std::uint64_t named = (Hash{} << name[q] << (i - steps[q].touched)).h;
+          const std::uint64_t named = (WordHash{} << name[q] << (i - steps[q].touched)).value;
           it = streams.insert(streams.end(), {thing, named & ~(std::uint64_t{1} << 63)});  // never a model's object
         }
         thing = it->second;
@@ -88,7 +78,7 @@ std::uint64_t Footprints::trace_class() const {
   }
   std::sort(placed.begin(), placed.end());
   for (const auto& [step, before] : placed) out << step << before;
-  return out.h;
+  return out.value;
 }
 
 }  // namespace sim

@@ -11,6 +11,17 @@
 
 namespace sim {
 
+/// A running 64-bit hash of a sequence of words: a trace's hash, a run's class of equivalent
+/// runs (sim/footprints.hpp).
+struct WordHash {
+  std::uint64_t value = 0x84222325cbf29ce4ull;
+  WordHash& operator<<(std::uint64_t x) {
+    value ^= x + 0x9e3779b97f4a7c15ull + (value << 6) + (value >> 2);
+    value *= 0xff51afd7ed558ccdull;
+    return *this;
+  }
+};
+
 enum class TraceMode { off, hash, full };
 
 /// The type of a trace event. The engine's own kinds are below; models register
@@ -59,7 +70,7 @@ class Trace {
   }
 
   /// A hash of every event recorded so far (0 when the mode is off).
-  std::uint64_t hash() const { return hash_; }
+  std::uint64_t hash() const { return hash_.value; }
   std::uint64_t count() const { return count_; }
   const std::vector<TraceEvent>& events() const { return events_; }
 
@@ -72,13 +83,10 @@ class Trace {
     step(static_cast<std::uint64_t>(e.a));
     step(static_cast<std::uint64_t>(e.b));
   }
-  void step(std::uint64_t x) {
-    hash_ ^= x + 0x9e3779b97f4a7c15ull + (hash_ << 6) + (hash_ >> 2);
-    hash_ *= 0xff51afd7ed558ccdull;
-  }
+  void step(std::uint64_t x) { hash_ << x; }
 
   TraceMode mode_;
-  std::uint64_t hash_ = 0x84222325cbf29ce4ull;
+  WordHash hash_;
   std::uint64_t count_ = 0;
   std::vector<TraceEvent> events_;
   std::vector<std::string> model_kind_names_;  // kind first_model_kind + i is the i-th
